@@ -4,54 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
-
-// Column describes one result-set column (a ColumnDefinition41 packet).
-type Column struct {
-	Schema   string
-	Table    string // alias
-	OrgTable string
-	Name     string // alias
-	OrgName  string
-	Type     byte   // MySQL type code (parser/mysql.TypeXxx)
-	Flags    uint16 // NOT_NULL, PRI_KEY, UNSIGNED, BINARY, ... (parser/mysql.XxxFlag)
-	Length   uint32
-	Decimals byte
-	Charset  uint16 // collation id: 63 binary, 255 utf8mb4_0900_ai_ci, 46 utf8mb4_bin, ...
-}
-
-// OK is the outcome of a statement that returns no rows.
-type OK struct {
-	AffectedRows uint64
-	LastInsertID uint64
-	Warnings     uint16
-	Info         string
-	// SessionState, when set, is sent as session-state-change data (CLIENT_SESSION_TRACK) if the
-	// client asked for it: the commit's log position, as DESIGN.md describes.
-	SessionState []byte
-}
-
-// ResultWriter receives the results of one COM_QUERY or COM_STMT_EXECUTE. Each statement produces
-// either OK, or Columns, then Rows, then EndRows. more says whether another result follows (multi
-// statements), which sets SERVER_MORE_RESULTS_EXISTS.
-type ResultWriter interface {
-	Columns(cols []Column) error
-	Row(vals []types.Value) error
-	EndRows(warnings uint16, more bool) error
-	OK(ok OK, more bool) error
-}
-
-// ConnInfo is what the handshake learned about a client.
-type ConnInfo struct {
-	ConnID       uint32
-	User         string
-	Host         string // the client's address, without port
-	DB           string // database from the handshake, "" if none
-	Capabilities uint32
-	Collation    uint16 // the client's handshake collation id
-	Attrs        map[string]string
-}
 
 // Handler is the server behind the protocol. internal/server implements it.
 type Handler interface {
@@ -60,28 +15,21 @@ type Handler interface {
 	LookupUser(user, host string) (password string, ok bool)
 	// Open creates the session of an authenticated connection. An error (e.g. 1040 too many
 	// connections, 1049 unknown database) is sent to the client and the connection closed.
-	Open(ctx context.Context, info ConnInfo) (Session, error)
-}
-
-// StmtInfo describes a prepared statement.
-type StmtInfo struct {
-	ID      uint32
-	Params  int      // number of placeholders
-	Columns []Column // result columns, nil if none or unknown until execution
+	Open(ctx context.Context, info proto.ConnInfo) (Session, error)
 }
 
 // Session is one client connection's state, driven by one goroutine at a time (the connection's).
 // ctx passed to each call is cancelled when the connection closes; KILL is the session's business.
 type Session interface {
 	// Query runs a COM_QUERY; text may hold several statements when multi-statements is on.
-	Query(ctx context.Context, text string, w ResultWriter) error
+	Query(ctx context.Context, text string, w proto.ResultWriter) error
 	// Prepare parses a COM_STMT_PREPARE.
-	Prepare(ctx context.Context, text string) (StmtInfo, error)
+	Prepare(ctx context.Context, text string) (proto.StmtInfo, error)
 	// Execute runs a prepared statement with its bound arguments (long data already merged).
 	// Arguments arrive as Values decoded from the binary protocol: integers as KindInt/KindUint,
 	// floats as KindFloat, strings as KindString (KindBytes for blobs sent as binary), NULL as Null,
 	// dates/times as KindDate/KindDatetime/KindDuration, decimals as KindString (MySQL sends text).
-	Execute(ctx context.Context, id uint32, args []types.Value, w ResultWriter) error
+	Execute(ctx context.Context, id uint32, args []types.Value, w proto.ResultWriter) error
 	CloseStmt(id uint32)
 	// UseDB handles COM_INIT_DB.
 	UseDB(ctx context.Context, db string) error
@@ -95,4 +43,12 @@ type Session interface {
 	IdleTimeout() time.Duration
 	// Close is called once when the connection ends, for whatever reason.
 	Close()
+}
+
+// MultiStatementsSetter may be implemented by a Session that wants to know when the client turns
+// multi-statements on or off with COM_SET_OPTION after the handshake (the handshake's setting is
+// in ConnInfo.Capabilities). With it off, a Query text holding several statements is a syntax
+// error, as in MySQL.
+type MultiStatementsSetter interface {
+	SetMultiStatements(on bool)
 }

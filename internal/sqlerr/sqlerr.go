@@ -121,6 +121,8 @@ const (
 	ErrWrongArgCount                = 1582
 	ErrUnsupportedPS                = 1295
 	ErrIncorrectValue               = 1525
+	ErrWrongNameForIndex            = 1280
+	ErrWrongGroupField              = 1056
 )
 
 var states = map[uint16]string{

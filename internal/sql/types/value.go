@@ -1,11 +1,42 @@
 // Package types owns Kiln's SQL values and column types: the Value every layer passes around, MySQL's
-// conversion, comparison and arithmetic rules, collations, and the two storage encodings (the
-// order-preserving key encoding and the row encoding).
+// conversion, comparison and arithmetic rules, collations, the builtin pure functions, and the two
+// storage encodings (the order-preserving key encoding and the row encoding).
 //
-// Invariants:
-//   - EncodeKey is order-preserving: bytes.Compare of two encodings equals Compare of the values under
-//     the column's collation, with NULL first.
-//   - DecodeRow(EncodeRow(v)) == v for every value Convert can produce for the column's type.
+// Invariants (the tests check each of them):
+//   - AppendKey is order-preserving: for two values a, b already Convert()ed to a column type t,
+//     bytes.Compare(AppendKey(nil, a, t), AppendKey(nil, b, t)) == Compare(a, b, t.Coll()), with NULL
+//     first. Keys are self-delimiting, so composite keys are plain concatenations.
+//   - DecodeKey inverts AppendKey whenever KeyReversible(t) is true; otherwise it returns
+//     ErrKeyNotReversible and the caller reads the row.
+//   - DecodeRow(AppendRow(v)) == v for every value Convert can produce, and DecodeRow never panics
+//     on corrupt input.
+//   - Collation.Key(a) == Collation.Key(b) iff Collation.Compare(a, b) == 0, and Key order is
+//     Compare order.
+//
+// Value conventions:
+//   - KindDecimal and the time kinds carry their display scale / fsp in Frac.
+//   - KindFloat uses Frac to remember how MySQL would print it: 0 prints the shortest round-trip
+//     form (DOUBLE), FracFloat32 prints 6 significant digits (FLOAT columns), n > 0 prints exactly n
+//     decimals (DOUBLE(M,D), FLOAT(M,D), PI()).
+//   - Strings are UTF-8 whatever the column's charset: latin1 and ascii columns only restrict which
+//     characters Convert accepts.
+//
+// Conversion choices:
+//   - Convert(v, t, ConvertCtx{Strict, Column, Row}) returns the converted value, the warnings
+//     (each with its level: MySQL reports some truncations as Notes even in strict mode) and, in
+//     strict mode, the *sqlerr.Error that aborts the statement. Row is 1-based as in MySQL messages.
+//   - DOUBLE→integer conversions round half to even (MySQL calls rint()); DECIMAL and string→integer
+//     conversions round half away from zero, as MySQL does.
+//
+// Approximations (to be made exact later):
+//   - The _ci collations use simple case folding and, for the accent-insensitive ones, NFD base
+//     letters, not MySQL's weight tables. utf8mb4_0900_ai_ci and utf8mb4_unicode_ci order ASCII like
+//     the UCA (punctuation < digits < letters, controls ignorable) and other characters by their
+//     folded code point after all ASCII; only a handful of expansions (ß, æ, œ, ĳ, ligatures) exist.
+//     latin1_swedish_ci puts Å, Ä/Æ, Ö/Ø after Z and treats Ü as Y.
+//   - Comparing a TIME with a DATE/DATETIME, or converting a TIME to a DATETIME, uses the local
+//     current date.
+//   - TIMESTAMP range checks take the value as UTC: the session time zone is the executor's.
 package types
 
 import (
@@ -27,6 +58,10 @@ const (
 	KindDatetime      // I: packed datetime; Frac: fsp (0-6). Also TIMESTAMP.
 	KindDuration      // I: TIME as signed microseconds; Frac: fsp
 )
+
+// FracFloat32 in a KindFloat's Frac marks a FLOAT (single precision) value, which MySQL prints with
+// 6 significant digits.
+const FracFloat32 = -1
 
 // Value is one SQL value. The zero Value is NULL.
 type Value struct {
@@ -50,8 +85,46 @@ func NewDecimal(d decimal.Decimal, frac int) Value {
 	return Value{K: KindDecimal, D: d, Frac: int8(frac)}
 }
 
+// NewFloat32 returns a FLOAT (single precision) value.
+func NewFloat32(f float32) Value { return Value{K: KindFloat, F: float64(f), Frac: FracFloat32} }
+
+// NewDate returns a DATE from a packed value (see PackTime); any time part is dropped.
+func NewDate(p int64) Value { return Value{K: KindDate, I: p &^ (1<<41 - 1)} }
+
+// NewDatetime returns a DATETIME/TIMESTAMP from a packed value with fsp fractional digits.
+func NewDatetime(p int64, fsp int) Value {
+	return Value{K: KindDatetime, I: p, Frac: int8(clampFsp(fsp))}
+}
+
+// NewDuration returns a TIME of micros microseconds with fsp fractional digits.
+func NewDuration(micros int64, fsp int) Value {
+	return Value{K: KindDuration, I: micros, Frac: int8(clampFsp(fsp))}
+}
+
 // IsNull reports whether v is SQL NULL.
 func (v Value) IsNull() bool { return v.K == KindNull }
 
 // U returns the unsigned value of a KindUint.
 func (v Value) U() uint64 { return uint64(v.I) }
+
+// String renders v as the text protocol would, NULL as "NULL".
+func (v Value) String() string {
+	if v.K == KindNull {
+		return "NULL"
+	}
+	if v.K == KindString || v.K == KindBytes {
+		return v.S
+	}
+	var buf [64]byte
+	return string(AppendText(buf[:0], v))
+}
+
+func clampFsp(fsp int) int {
+	if fsp < 0 {
+		return 0
+	}
+	if fsp > 6 {
+		return 6
+	}
+	return fsp
+}

@@ -1,0 +1,132 @@
+// Command kiln is the Kiln server and its tools: `kiln serve` runs a node.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+
+	"github.com/kiln-db/kiln/internal/mysql"
+	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/server"
+)
+
+// version is the Kiln release; the server reports 8.0.40-kiln-<version>.
+const version = "0.1.0"
+
+func main() {
+	root := &cobra.Command{Use: "kiln", Short: "Kiln: a MySQL-compatible OLTP database on a replicated binlog", SilenceUsage: true}
+	root.AddCommand(serveCmd())
+	root.AddCommand(&cobra.Command{Use: "version", Short: "Print the version", Run: func(*cobra.Command, []string) {
+		fmt.Println(serverVersion())
+	}})
+	if err := root.Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+
+func serverVersion() string { return "8.0.40-kiln-" + version }
+
+func serveCmd() *cobra.Command {
+	var dataDir, listen, httpAddr string
+	var maxConn int
+	var maxPacket int
+	var lockWait time.Duration
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run a Kiln server",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			slog.SetDefault(logger)
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return serve(ctx, logger, dataDir, listen, httpAddr, maxConn, maxPacket, lockWait)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dataDir, "data-dir", "./kiln-data", "data directory (created and initialised on first start)")
+	f.StringVar(&listen, "listen", "127.0.0.1:3306", "MySQL protocol address")
+	f.StringVar(&httpAddr, "http", "127.0.0.1:8080", "HTTP address for /health and /metrics")
+	f.IntVar(&maxConn, "max-connections", 151, "maximum concurrent client connections (error 1040 beyond)")
+	f.IntVar(&maxPacket, "max-allowed-packet", 64<<20, "largest packet accepted from a client, bytes (error 1153 beyond)")
+	f.DurationVar(&lockWait, "lock-wait-timeout", 50*time.Second, "default innodb_lock_wait_timeout")
+	return cmd
+}
+
+// handler adapts the server to the protocol's Handler interface (server must not import mysql).
+type handler struct{ s *server.Server }
+
+func (h handler) LookupUser(user, host string) (string, bool) { return h.s.LookupUser(user, host) }
+func (h handler) Open(ctx context.Context, info proto.ConnInfo) (mysql.Session, error) {
+	return h.s.OpenSession(ctx, info)
+}
+
+func serve(ctx context.Context, logger *slog.Logger, dataDir, listen, httpAddr string, maxConn, maxPacket int, lockWait time.Duration) error {
+	start := time.Now()
+	srv, err := server.Open(ctx, server.Config{DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, Logger: logger})
+	if err != nil {
+		return err
+	}
+	logger.Info("data directory open", "dir", dataDir, "took", time.Since(start))
+	ps := mysql.NewServer(mysql.Config{ServerVersion: serverVersion(), MaxAllowedPacket: maxPacket}, handler{srv}, logger)
+	srv.CloseConn = ps.CloseConn
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		srv.Close()
+		return fmt.Errorf("listen %s: %w", listen, err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(srv.Collector())
+	mux := http.NewServeMux()
+	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	hs := &http.Server{Addr: httpAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	hln, err := net.Listen("tcp", httpAddr)
+	if err != nil {
+		ln.Close()
+		srv.Close()
+		return fmt.Errorf("listen %s: %w", httpAddr, err)
+	}
+	go func() {
+		if err := hs.Serve(hln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("http server", "err", err)
+		}
+	}()
+	logger.Info("kiln serving", "version", serverVersion(), "mysql", ln.Addr().String(), "http", hln.Addr().String(), "pid", strconv.Itoa(os.Getpid()))
+	errc := make(chan error, 1)
+	go func() { errc <- ps.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down")
+	case err := <-errc:
+		if err != nil {
+			logger.Error("mysql server stopped", "err", err)
+		}
+	}
+	ps.Close()
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(shutCtx)
+	if err := srv.Close(); err != nil {
+		return fmt.Errorf("close: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}

@@ -1,0 +1,60 @@
+// Package proto owns the protocol-neutral shapes that cross from the server up to the wire protocol:
+// result-set columns, OK results, the ResultWriter a statement writes its results into, and what a
+// handshake learned about a client. internal/mysql (above) encodes them; internal/server (below it in
+// the import order: it must not import internal/mysql) produces them.
+package proto
+
+import "github.com/kiln-db/kiln/internal/sql/types"
+
+// Column describes one result-set column (a ColumnDefinition41 packet).
+type Column struct {
+	Schema   string
+	Table    string // alias
+	OrgTable string
+	Name     string // alias
+	OrgName  string
+	Type     byte   // MySQL type code (parser/mysql.TypeXxx)
+	Flags    uint16 // NOT_NULL, PRI_KEY, UNSIGNED, BINARY, ... (parser/mysql.XxxFlag)
+	Length   uint32
+	Decimals byte
+	Charset  uint16 // collation id: 63 binary, 255 utf8mb4_0900_ai_ci, 46 utf8mb4_bin, ...
+}
+
+// OK is the outcome of a statement that returns no rows.
+type OK struct {
+	AffectedRows uint64
+	LastInsertID uint64
+	Warnings     uint16
+	Info         string
+	// SessionState, when set, is sent as session-state-change data (CLIENT_SESSION_TRACK) if the
+	// client asked for it: the commit's log position, as DESIGN.md describes.
+	SessionState []byte
+}
+
+// ResultWriter receives the results of one COM_QUERY or COM_STMT_EXECUTE. Each statement produces
+// either OK, or Columns, then Rows, then EndRows. more says whether another result follows (multi
+// statements), which sets SERVER_MORE_RESULTS_EXISTS.
+type ResultWriter interface {
+	Columns(cols []Column) error
+	Row(vals []types.Value) error
+	EndRows(warnings uint16, more bool) error
+	OK(ok OK, more bool) error
+}
+
+// ConnInfo is what the handshake learned about a client.
+type ConnInfo struct {
+	ConnID       uint32
+	User         string
+	Host         string // the client's address, without port
+	DB           string // database from the handshake, "" if none
+	Capabilities uint32
+	Collation    uint16 // the client's handshake collation id
+	Attrs        map[string]string
+}
+
+// StmtInfo describes a prepared statement.
+type StmtInfo struct {
+	ID      uint32
+	Params  int      // number of placeholders
+	Columns []Column // result columns, nil if none or unknown until execution
+}

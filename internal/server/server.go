@@ -1,0 +1,348 @@
+// Package server owns a running Kiln node's sessions: it opens the data directory (format version,
+// engine, commit path, catalog), authenticates users, enforces connection limits, tracks connections
+// for KILL and SHOW PROCESSLIST, runs each command under a cancellable context, and exposes status
+// and metrics. The wire protocol (internal/mysql) sits above it and the SQL layer below.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kiln-db/kiln/internal/engine"
+	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql"
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+	"github.com/kiln-db/kiln/internal/txn"
+)
+
+// DataFormatVersion is written to DATA/FORMAT on initialisation.
+const DataFormatVersion = 1
+
+// Config configures a server.
+type Config struct {
+	DataDir         string
+	Version         string
+	MaxConnections  int
+	LockWaitTimeout time.Duration
+	Logger          *slog.Logger
+}
+
+// Server is an open node.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	eng       *engine.Engine
+	committer *txn.BatchCommitter
+	locks     *txn.LockManager
+	DB        *sql.DB
+	started   time.Time
+
+	mu       sync.Mutex
+	sessions map[uint32]*Session
+	active   atomic.Int64
+
+	// CloseConn closes a client connection by id (KILL CONNECTION); set by the protocol layer's owner.
+	CloseConn func(id uint32)
+
+	queries   atomic.Uint64
+	commits   atomic.Uint64
+	rollbacks atomic.Uint64
+	errors    atomic.Uint64
+	aborted   atomic.Uint64
+	totalConn atomic.Uint64
+}
+
+// Open opens or initialises the data directory.
+func Open(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = 151
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	if err := checkFormat(cfg.DataDir); err != nil {
+		return nil, err
+	}
+	eng, err := engine.Open(filepath.Join(cfg.DataDir, "engine"), engine.Options{Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	committer, err := txn.NewBatchCommitter(eng)
+	if err != nil {
+		eng.Close()
+		return nil, err
+	}
+	locks := txn.NewLockManager(txn.DefaultLockConfig())
+	txm := txn.NewManager(eng, locks, committer)
+	db, err := sql.Open(ctx, txm, sql.Config{Version: cfg.Version, LockWaitTimeout: cfg.LockWaitTimeout, MaxConnections: cfg.MaxConnections})
+	if err != nil {
+		eng.Close()
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, eng: eng, committer: committer, locks: locks, DB: db, started: time.Now(), sessions: map[uint32]*Session{}}
+	db.Processes = s.processes
+	db.Kill = s.kill
+	db.Status = s.status
+	return s, nil
+}
+
+// checkFormat initialises DATA/FORMAT or refuses a data directory of another format.
+func checkFormat(dir string) error {
+	p := filepath.Join(dir, "FORMAT")
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		entries, _ := os.ReadDir(dir)
+		if len(entries) > 0 {
+			return fmt.Errorf("data directory %s is not empty and has no FORMAT file: refusing to start", dir)
+		}
+		tmp := p + ".tmp"
+		if err := os.WriteFile(tmp, []byte(fmt.Sprintf("kiln-format %d\n", DataFormatVersion)), 0o644); err != nil {
+			return fmt.Errorf("initialise data directory: %w", err)
+		}
+		if err := os.Rename(tmp, p); err != nil {
+			return fmt.Errorf("initialise data directory: %w", err)
+		}
+		return syncDir(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", p, err)
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 || f[0] != "kiln-format" {
+		return fmt.Errorf("%s is not a Kiln format file: refusing to start", p)
+	}
+	v, err := strconv.Atoi(f[1])
+	if err != nil || v != DataFormatVersion {
+		return fmt.Errorf("data directory %s has on-disk format version %s; this build supports version %d: refusing to start", dir, f[1], DataFormatVersion)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Close stops the node: sessions roll back, the engine flushes and closes.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	sessions := make([]*Session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		sessions = append(sessions, ss)
+	}
+	s.mu.Unlock()
+	for _, ss := range sessions {
+		ss.cancelQuery()
+	}
+	_ = s.eng.Flush()
+	return s.eng.Close()
+}
+
+// LookupUser implements the protocol's user lookup: root with an empty password, from loopback.
+func (s *Server) LookupUser(user, host string) (string, bool) {
+	if user != "root" {
+		return "", false
+	}
+	h := host
+	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() || h == "localhost" {
+		return "", true
+	}
+	return "", false
+}
+
+// OpenSession creates the session of an authenticated connection.
+func (s *Server) OpenSession(ctx context.Context, info proto.ConnInfo) (*Session, error) {
+	maxConn := s.DB.GlobalInt("max_connections")
+	if n := s.active.Add(1); n > maxConn {
+		s.active.Add(-1)
+		s.aborted.Add(1)
+		return nil, sqlerr.New(sqlerr.ErrConCount, "Too many connections")
+	}
+	ss := &Session{srv: s, sql: s.DB.NewSession(info.ConnID, info.User, info.Host, ""), id: info.ConnID, started: time.Now()}
+	ss.sql.FoundRowsFlag = info.Capabilities&clientFoundRows != 0
+	if info.DB != "" {
+		if err := ss.sql.UseDB(info.DB); err != nil {
+			s.active.Add(-1)
+			return nil, err
+		}
+	}
+	s.totalConn.Add(1)
+	s.mu.Lock()
+	s.sessions[info.ConnID] = ss
+	s.mu.Unlock()
+	return ss, nil
+}
+
+const clientFoundRows = 2
+
+func (s *Server) processes() []sql.ProcessInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]sql.ProcessInfo, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		ss.mu.Lock()
+		p := ss.info
+		ss.mu.Unlock()
+		out = append(out, p)
+	}
+	return out
+}
+
+func (s *Server) kill(id uint32, query bool) error {
+	s.mu.Lock()
+	ss, ok := s.sessions[id]
+	s.mu.Unlock()
+	if !ok {
+		return sqlerr.New(sqlerr.ErrNoSuchThread, "Unknown thread id: %d", id)
+	}
+	ss.cancelQuery()
+	if !query {
+		ss.killed.Store(true)
+		if s.CloseConn != nil {
+			s.CloseConn(id)
+		}
+	}
+	return nil
+}
+
+func (s *Server) status() map[string]string {
+	commits, groups := s.committer.Stats()
+	ls := s.locks.Stats()
+	m := map[string]string{
+		"Uptime":                        strconv.FormatInt(int64(time.Since(s.started).Seconds()), 10),
+		"Threads_connected":             strconv.FormatInt(s.active.Load(), 10),
+		"Connections":                   strconv.FormatUint(s.totalConn.Load(), 10),
+		"Aborted_connects":              strconv.FormatUint(s.aborted.Load(), 10),
+		"Questions":                     strconv.FormatUint(s.queries.Load(), 10),
+		"Queries":                       strconv.FormatUint(s.queries.Load(), 10),
+		"Com_commit":                    strconv.FormatUint(s.commits.Load(), 10),
+		"Com_rollback":                  strconv.FormatUint(s.rollbacks.Load(), 10),
+		"Kiln_commits":                  strconv.FormatUint(commits, 10),
+		"Kiln_commit_groups":            strconv.FormatUint(groups, 10),
+		"Innodb_row_lock_waits":         strconv.FormatUint(ls.Waits, 10),
+		"Innodb_deadlocks":              strconv.FormatUint(ls.Deadlocks, 10),
+		"Kiln_lock_wait_timeouts":       strconv.FormatUint(ls.Timeouts, 10),
+		"Innodb_row_lock_current_waits": strconv.FormatInt(int64(ls.CurrentWaits), 10),
+		"Max_used_connections":          strconv.FormatInt(s.active.Load(), 10),
+	}
+	return m
+}
+
+// Session is one connection's session: it implements the protocol's Session.
+type Session struct {
+	srv     *Server
+	sql     *sql.Session
+	id      uint32
+	started time.Time
+	killed  atomic.Bool
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	info   sql.ProcessInfo
+}
+
+// begin runs at the start of each command: a cancellable context for KILL QUERY.
+func (ss *Session) begin(ctx context.Context, cmd, text string) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	ss.mu.Lock()
+	ss.cancel = cancel
+	ss.info = sql.ProcessInfo{ID: ss.id, User: ss.sql.User, Host: ss.sql.Host, DB: ss.sql.CurDB, Command: cmd, State: "executing", Info: text}
+	ss.mu.Unlock()
+	start := time.Now()
+	return ctx, func() {
+		cancel()
+		ss.mu.Lock()
+		ss.cancel = nil
+		ss.info = sql.ProcessInfo{ID: ss.id, User: ss.sql.User, Host: ss.sql.Host, DB: ss.sql.CurDB, Command: "Sleep", Time: 0}
+		ss.mu.Unlock()
+		_ = start
+	}
+}
+
+func (ss *Session) cancelQuery() {
+	ss.mu.Lock()
+	if ss.cancel != nil {
+		ss.cancel()
+	}
+	ss.mu.Unlock()
+}
+
+func (ss *Session) count(err error) {
+	ss.srv.queries.Add(1)
+	if err != nil {
+		ss.srv.errors.Add(1)
+	}
+}
+
+// Query implements the protocol Session.
+func (ss *Session) Query(ctx context.Context, text string, w proto.ResultWriter) error {
+	ctx, done := ss.begin(ctx, "Query", text)
+	defer done()
+	err := ss.sql.Query(ctx, text, w)
+	ss.count(err)
+	return err
+}
+
+// Prepare implements the protocol Session.
+func (ss *Session) Prepare(ctx context.Context, text string) (proto.StmtInfo, error) {
+	ctx, done := ss.begin(ctx, "Prepare", text)
+	defer done()
+	return ss.sql.Prepare(ctx, text)
+}
+
+// Execute implements the protocol Session.
+func (ss *Session) Execute(ctx context.Context, id uint32, args []types.Value, w proto.ResultWriter) error {
+	ctx, done := ss.begin(ctx, "Execute", "")
+	defer done()
+	err := ss.sql.Execute(ctx, id, args, w)
+	ss.count(err)
+	return err
+}
+
+// CloseStmt implements the protocol Session.
+func (ss *Session) CloseStmt(id uint32) { ss.sql.CloseStmt(id) }
+
+// UseDB implements the protocol Session.
+func (ss *Session) UseDB(ctx context.Context, db string) error { return ss.sql.UseDB(db) }
+
+// Status implements the protocol Session.
+func (ss *Session) Status() uint16 { return ss.sql.Status() }
+
+// ResetConnection implements the protocol Session: roll back, forget statements and variables.
+func (ss *Session) ResetConnection(ctx context.Context) error {
+	cur := ss.sql.CurDB
+	ss.sql.Close()
+	ss.sql = ss.srv.DB.NewSession(ss.id, ss.sql.User, ss.sql.Host, cur)
+	return nil
+}
+
+// IdleTimeout implements the protocol Session (wait_timeout).
+func (ss *Session) IdleTimeout() time.Duration { return ss.sql.WaitTimeout() }
+
+// Close implements the protocol Session.
+func (ss *Session) Close() {
+	ss.cancelQuery()
+	ss.sql.Close()
+	ss.srv.mu.Lock()
+	delete(ss.srv.sessions, ss.id)
+	ss.srv.mu.Unlock()
+	ss.srv.active.Add(-1)
+}

@@ -1,0 +1,418 @@
+package sql
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/txn"
+)
+
+// accessKind is how one table of a query is read.
+type accessKind uint8
+
+const (
+	accFull  accessKind = iota // every row, through the primary key
+	accPoint                   // one key of a unique index (PK or unique secondary)
+	accBatch                   // a list of keys of a unique index (IN list)
+	accRange                   // an index range: equality prefix, optional range on the next column
+)
+
+// access is the plan for reading one table. Bound expressions are evaluated when the access is opened,
+// against the row built so far (earlier join levels), so a prepared plan is reused with new parameters
+// and an inner join level is a lookup per outer row (index nested loop).
+type access struct {
+	tbl      *Table
+	kind     accessKind
+	idx      *Index
+	eq       []Expr // values for the first len(eq) index columns
+	in       []Expr // accBatch: values for index column len(eq)
+	lo, hi   Expr   // accRange: bounds on index column len(eq); nil = open
+	loIncl   bool
+	hiIncl   bool
+	reverse  bool
+	covering bool         // the index holds every column the query reads
+	latest   bool         // current read: latest committed state (DML, locking reads)
+	lock     txn.LockMode // lock each row read (0: none)
+	hint     string       // why this path was chosen, for EXPLAIN
+}
+
+// rowIter produces rows; a nil row with a nil error is the end.
+type rowIter interface {
+	next() ([]types.Value, error)
+	close()
+}
+
+// accessIter runs an access.
+type accessIter struct {
+	a      *access
+	env    *Env
+	t      *txn.Txn
+	keys   [][]byte      // point/batch keys still to read
+	it     *txn.Iterator // range or full scan
+	lastPK []byte        // primary key of the last row returned
+	done   bool
+}
+
+func (a *access) open(env *Env, outer []types.Value) (*accessIter, error) {
+	ai := &accessIter{a: a, env: env, t: env.txn()}
+	tbl, ix := a.tbl, a.idx
+	prefix := indexPrefix(nil, tbl.ID, ix.ID)
+	// Evaluate the equality prefix; a value that does not convert exactly to the column type makes
+	// the key useless, so fall back to scanning what the exact part allows (the filter still runs).
+	key := append([]byte(nil), prefix...)
+	nEq := 0
+	for i, e := range a.eq {
+		v, err := e.Eval(env, outer)
+		if err != nil {
+			return nil, err
+		}
+		if v.IsNull() {
+			ai.done = true // col = NULL matches nothing
+			return ai, nil
+		}
+		col := tbl.Columns[ix.cols[i]]
+		kv, ok := keyValue(v, col)
+		if !ok {
+			break
+		}
+		key = types.AppendKey(key, kv, &col.Type)
+		nEq++
+	}
+	kind := a.kind
+	if nEq < len(a.eq) {
+		kind = accRange
+	}
+	switch kind {
+	case accPoint:
+		ai.keys = [][]byte{key}
+		return ai, nil
+	case accBatch:
+		col := tbl.Columns[ix.cols[nEq]]
+		seen := map[string]bool{}
+		for _, e := range a.in {
+			v, err := e.Eval(env, outer)
+			if err != nil {
+				return nil, err
+			}
+			if v.IsNull() {
+				continue
+			}
+			kv, ok := keyValue(v, col)
+			if !ok {
+				// Cannot build this key exactly: scan the prefix instead.
+				return ai.openRange(key, types.Null, types.Null, false, false, nEq)
+			}
+			k := types.AppendKey(append([]byte(nil), key...), kv, &col.Type)
+			if !seen[string(k)] {
+				seen[string(k)] = true
+				ai.keys = append(ai.keys, k)
+			}
+		}
+		sort.Slice(ai.keys, func(i, j int) bool { return bytes.Compare(ai.keys[i], ai.keys[j]) < 0 })
+		if a.reverse {
+			for i, j := 0, len(ai.keys)-1; i < j; i, j = i+1, j-1 {
+				ai.keys[i], ai.keys[j] = ai.keys[j], ai.keys[i]
+			}
+		}
+		return ai, nil
+	case accRange:
+		var lo, hi types.Value
+		if nEq == len(a.eq) && a.lo != nil {
+			v, err := a.lo.Eval(env, outer)
+			if err != nil {
+				return nil, err
+			}
+			if v.IsNull() {
+				ai.done = true
+				return ai, nil
+			}
+			lo = v
+		}
+		if nEq == len(a.eq) && a.hi != nil {
+			v, err := a.hi.Eval(env, outer)
+			if err != nil {
+				return nil, err
+			}
+			if v.IsNull() {
+				ai.done = true
+				return ai, nil
+			}
+			hi = v
+		}
+		return ai.openRange(key, lo, hi, a.loIncl, a.hiIncl, nEq)
+	default:
+		return ai.openRange(key, types.Null, types.Null, false, false, nEq)
+	}
+}
+
+// openRange scans prefix + [lo, hi] on index column nEq. Bounds that do not convert exactly are
+// widened (the residual filter decides).
+func (ai *accessIter) openRange(prefix []byte, lo, hi types.Value, loIncl, hiIncl bool, nEq int) (*accessIter, error) {
+	a := ai.a
+	lower := append([]byte(nil), prefix...)
+	upper := prefixEnd(prefix)
+	if nEq < len(a.idx.cols) {
+		col := a.tbl.Columns[a.idx.cols[nEq]]
+		if !lo.IsNull() {
+			if kv, ok := keyValueBound(lo, col); ok {
+				lower = types.AppendKey(append([]byte(nil), prefix...), kv, &col.Type)
+				if !loIncl {
+					lower = prefixEnd(lower)
+				}
+			}
+		} else if !hi.IsNull() {
+			// col < x excludes NULLs, which sort first (marker 0x00).
+			lower = append(append([]byte(nil), prefix...), 0x01)
+		}
+		if !hi.IsNull() {
+			if kv, ok := keyValueBound(hi, col); ok {
+				upper = types.AppendKey(append([]byte(nil), prefix...), kv, &col.Type)
+				if hiIncl {
+					upper = prefixEnd(upper)
+				}
+			}
+		}
+	}
+	if bytes.Compare(lower, upper) >= 0 {
+		ai.done = true
+		return ai, nil
+	}
+	it, err := ai.t.NewIter(lower, upper, a.reverse, a.latest)
+	if err != nil {
+		return nil, err
+	}
+	ai.it = it
+	return ai, nil
+}
+
+// prefixEnd returns the smallest key greater than every key with prefix p.
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] != 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return append(end, 0xff) // unreachable for our keys, which start below 0xff
+}
+
+// keyValue converts v to col's type for an equality key, reporting false if the conversion is not
+// exact (then no key equality can stand for the SQL comparison).
+func keyValue(v types.Value, col *Column) (types.Value, bool) {
+	out, warns, err := types.Convert(v, &col.Type, types.ConvertCtx{Strict: true})
+	if err != nil || len(warns) > 0 {
+		return types.Null, false
+	}
+	if types.Compare(out, v, nil) != 0 && !(isStringType(col.Type) && (v.K == types.KindString || v.K == types.KindBytes)) {
+		return types.Null, false
+	}
+	if isStringType(col.Type) && v.K != types.KindString && v.K != types.KindBytes {
+		// A number compared with a string column compares as numbers: '1.0' = 1.
+		return types.Null, false
+	}
+	return out, true
+}
+
+// keyValueBound is keyValue for range bounds: the same exactness rule.
+func keyValueBound(v types.Value, col *Column) (types.Value, bool) { return keyValue(v, col) }
+
+// next returns the next row of the table (all columns; for covering reads only the index's columns).
+func (ai *accessIter) next() ([]types.Value, error) {
+	for !ai.done {
+		if err := ai.env.checkKilled(); err != nil {
+			return nil, err
+		}
+		if ai.it == nil {
+			if len(ai.keys) == 0 {
+				ai.done = true
+				break
+			}
+			k := ai.keys[0]
+			ai.keys = ai.keys[1:]
+			row, ok, err := ai.pointRead(k)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return row, nil
+			}
+			continue
+		}
+		if !ai.it.Valid() {
+			if err := ai.it.Err(); err != nil {
+				return nil, err
+			}
+			ai.done = true
+			break
+		}
+		k, v := ai.it.Key(), ai.it.Value()
+		row, ok, err := ai.entryRow(k, v)
+		ai.it.Next()
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return row, nil
+		}
+	}
+	return nil, nil
+}
+
+// pointRead reads one key of a unique index.
+func (ai *accessIter) pointRead(k []byte) ([]types.Value, bool, error) {
+	a := ai.a
+	if a.idx.Primary {
+		if a.lock != 0 {
+			// Lock first, also when the row does not exist: a later insert of this key waits.
+			if err := ai.env.lockRow(k, a.lock); err != nil {
+				return nil, false, err
+			}
+			return ai.readPK(k, true)
+		}
+		return ai.readPK(k, a.latest)
+	}
+	if a.lock != 0 {
+		if err := ai.env.lockRow(k, a.lock); err != nil {
+			return nil, false, err
+		}
+	}
+	var v []byte
+	var ok bool
+	var err error
+	if a.latest || a.lock != 0 {
+		v, ok, err = ai.t.GetLatest(k)
+	} else {
+		v, ok, err = ai.t.Get(k)
+	}
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return ai.entryRow(k, v)
+}
+
+// entryRow turns an index entry into a row: a primary entry is the row; a secondary entry holds the
+// index and primary key columns, enough for covering reads, else the row is fetched by primary key.
+func (ai *accessIter) entryRow(k, v []byte) ([]types.Value, bool, error) {
+	a := ai.a
+	tbl := a.tbl
+	if a.idx.Primary {
+		if a.lock != 0 {
+			pk := append([]byte(nil), k...)
+			if err := ai.env.lockRow(pk, a.lock); err != nil {
+				return nil, false, err
+			}
+			return ai.readPK(pk, true)
+		}
+		row, err := decodeRow(tbl, v)
+		if err != nil {
+			return nil, false, fmt.Errorf("table %s: key %x: %w", tbl.Name, k, err)
+		}
+		ai.lastPK = append(ai.lastPK[:0], k...)
+		return row, true, nil
+	}
+	part := make([]types.Value, len(tbl.Columns))
+	if err := types.DecodeRow(v, tbl.colPos, part); err != nil {
+		return nil, false, fmt.Errorf("index %s.%s: key %x: %w", tbl.Name, a.idx.Name, k, err)
+	}
+	pk := primaryKey(nil, tbl, part)
+	if a.lock != 0 {
+		if err := ai.env.lockRow(pk, a.lock); err != nil {
+			return nil, false, err
+		}
+		return ai.readPK(pk, true)
+	}
+	if a.covering {
+		ai.lastPK = append(ai.lastPK[:0], pk...)
+		return part, true, nil
+	}
+	return ai.readPK(pk, a.latest)
+}
+
+func (ai *accessIter) readPK(pk []byte, latest bool) ([]types.Value, bool, error) {
+	var v []byte
+	var ok bool
+	var err error
+	if latest {
+		v, ok, err = ai.t.GetLatest(pk)
+	} else {
+		v, ok, err = ai.t.Get(pk)
+	}
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	row, err := decodeRow(ai.a.tbl, v)
+	if err != nil {
+		return nil, false, fmt.Errorf("table %s: key %x: %w", ai.a.tbl.Name, pk, err)
+	}
+	ai.lastPK = append(ai.lastPK[:0], pk...)
+	return row, true, nil
+}
+
+func (ai *accessIter) close() {
+	if ai.it != nil {
+		_ = ai.it.Close()
+		ai.it = nil
+	}
+}
+
+// decodeRow decodes a stored row into a new slice in the table's column order.
+func decodeRow(tbl *Table, v []byte) ([]types.Value, error) {
+	row := make([]types.Value, len(tbl.Columns))
+	for i, c := range tbl.Columns {
+		row[i] = c.Absent
+	}
+	if err := types.DecodeRow(v, tbl.colPos, row); err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
+// primaryKey builds the primary-index key of a row.
+func primaryKey(buf []byte, tbl *Table, row []types.Value) []byte {
+	ix := tbl.Indexes[0]
+	buf = indexPrefix(buf, tbl.ID, ix.ID)
+	for _, ci := range ix.cols {
+		buf = types.AppendKey(buf, row[ci], &tbl.Columns[ci].Type)
+	}
+	return buf
+}
+
+// secondaryKey builds a secondary index entry (key, value) for a row. Non-unique indexes, and unique
+// ones whose key has a NULL (NULLs never collide), append the primary key columns to the key.
+func secondaryKey(tbl *Table, ix *Index, row []types.Value) (key, val []byte, unique bool) {
+	key = indexPrefix(nil, tbl.ID, ix.ID)
+	hasNull := false
+	for _, ci := range ix.cols {
+		if row[ci].IsNull() {
+			hasNull = true
+		}
+		key = types.AppendKey(key, row[ci], &tbl.Columns[ci].Type)
+	}
+	unique = ix.Unique && !hasNull
+	pk := tbl.Indexes[0]
+	if !unique {
+		for _, ci := range pk.cols {
+			key = types.AppendKey(key, row[ci], &tbl.Columns[ci].Type)
+		}
+	}
+	ids := make([]uint32, 0, len(ix.cols)+len(pk.cols))
+	vals := make([]types.Value, 0, cap(ids))
+	for _, ci := range ix.cols {
+		ids = append(ids, tbl.Columns[ci].ID)
+		vals = append(vals, row[ci])
+	}
+	for _, ci := range pk.cols {
+		ids = append(ids, tbl.Columns[ci].ID)
+		vals = append(vals, row[ci])
+	}
+	val = types.AppendRow(nil, ids, vals)
+	return key, val, unique
+}
+
+// encodeRow encodes a full row for the primary index.
+func encodeRow(buf []byte, tbl *Table, row []types.Value) []byte {
+	return types.AppendRow(buf, tbl.colIDs, row)
+}

@@ -1,0 +1,322 @@
+package sql
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
+)
+
+// FormatVersion is the on-disk format of the catalog and key layout. A data directory with another
+// version refuses to start.
+const FormatVersion = 1
+
+// Key layout (order-preserving, see types.AppendKey):
+//
+//	0x00 'a' 'p' 'p' 'l' 'i' 'e' 'd'          engine's applied position (internal/engine)
+//	0x01 'v'                                   format version
+//	0x01 'n'                                   next table id
+//	0x01 'd' <db name>                         database definition (JSON)
+//	0x01 't' <table id: 8 bytes>               table definition (JSON)
+//	't' <table id: 8 bytes> <index id: 4 bytes> <key columns>   rows (index 1) and index entries
+const (
+	sysPrefix   = 0x01
+	tablePrefix = 't'
+	primaryID   = 1
+)
+
+var (
+	keyFormatVersion = []byte{sysPrefix, 'v'}
+	keyNextTableID   = []byte{sysPrefix, 'n'}
+)
+
+func dbDefKey(name string) []byte   { return append([]byte{sysPrefix, 'd'}, name...) }
+func dbDefPrefix() ([]byte, []byte) { return []byte{sysPrefix, 'd'}, []byte{sysPrefix, 'e'} }
+func tableDefKey(id uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{sysPrefix, 't'}, id)
+}
+func tableDefPrefix() ([]byte, []byte) { return []byte{sysPrefix, 't'}, []byte{sysPrefix, 'u'} }
+
+// tableSpan returns [lo, hi) of every key of table id.
+func tableSpan(id uint64) ([]byte, []byte) {
+	lo := binary.BigEndian.AppendUint64([]byte{tablePrefix}, id)
+	hi := binary.BigEndian.AppendUint64([]byte{tablePrefix}, id+1)
+	return lo, hi
+}
+
+// indexPrefix returns the key prefix of index iid of table tid.
+func indexPrefix(buf []byte, tid uint64, iid uint32) []byte {
+	buf = append(buf, tablePrefix)
+	buf = binary.BigEndian.AppendUint64(buf, tid)
+	return binary.BigEndian.AppendUint32(buf, iid)
+}
+
+// indexSpan returns [lo, hi) of index iid of table tid.
+func indexSpan(tid uint64, iid uint32) ([]byte, []byte) {
+	return indexPrefix(nil, tid, iid), indexPrefix(nil, tid, iid+1)
+}
+
+// Database is a schema.
+type Database struct {
+	Name      string `json:"name"`
+	Charset   string `json:"charset"`
+	Collation string `json:"collation"`
+}
+
+// Column is a table column.
+type Column struct {
+	ID          uint32        `json:"id"`
+	Name        string        `json:"name"`
+	Type        types.ColType `json:"type"`
+	NotNull     bool          `json:"not_null,omitempty"`
+	HasDefault  bool          `json:"has_default,omitempty"`
+	Default     types.Value   `json:"default"`                 // the literal default, converted
+	DefaultNow  bool          `json:"default_now,omitempty"`   // DEFAULT CURRENT_TIMESTAMP
+	OnUpdateNow bool          `json:"on_update_now,omitempty"` // ON UPDATE CURRENT_TIMESTAMP
+	AutoInc     bool          `json:"auto_inc,omitempty"`
+	Hidden      bool          `json:"hidden,omitempty"` // the row id of a table without primary key
+	Comment     string        `json:"comment,omitempty"`
+	// Absent is the value of rows written before the column was added (ADD COLUMN rewrites no row).
+	Absent types.Value `json:"absent"`
+	offset int
+}
+
+// IndexColumn is one key part.
+type IndexColumn struct {
+	Col    uint32 `json:"col"`
+	Prefix int    `json:"prefix,omitempty"` // prefix length in characters, 0 = whole value
+	Desc   bool   `json:"desc,omitempty"`
+}
+
+// Index is the primary key or a secondary index.
+type Index struct {
+	ID      uint32        `json:"id"`
+	Name    string        `json:"name"`
+	Columns []IndexColumn `json:"columns"`
+	Unique  bool          `json:"unique,omitempty"`
+	Primary bool          `json:"primary,omitempty"`
+	cols    []int         // offsets of key columns in Table.Columns
+}
+
+// Table is a table definition. Indexes[0] is always the primary (clustered) index: the declared
+// primary key, or the hidden row id.
+type Table struct {
+	ID          uint64    `json:"id"`
+	DB          string    `json:"db"`
+	Name        string    `json:"name"`
+	Columns     []*Column `json:"columns"`
+	Indexes     []*Index  `json:"indexes"`
+	NextColID   uint32    `json:"next_col_id"`
+	NextIndexID uint32    `json:"next_index_id"`
+	AutoIncBase uint64    `json:"auto_inc_base,omitempty"` // ALTER TABLE ... AUTO_INCREMENT = n
+	Charset     string    `json:"charset"`
+	Collation   string    `json:"collation"`
+	Engine      string    `json:"engine,omitempty"`
+	Comment     string    `json:"comment,omitempty"`
+	Version     uint64    `json:"version"`
+
+	colByName map[string]int
+	colPos    []int // by column id: offset in Columns, or -1
+	colIDs    []uint32
+	autoInc   int // offset of the AUTO_INCREMENT column, -1 if none
+	hiddenPK  bool
+}
+
+// init builds the derived lookup structures.
+func (t *Table) init() {
+	t.colByName = make(map[string]int, len(t.Columns))
+	maxID := uint32(0)
+	t.autoInc = -1
+	t.colIDs = t.colIDs[:0]
+	for i, c := range t.Columns {
+		c.offset = i
+		t.colByName[strings.ToLower(c.Name)] = i
+		if c.ID > maxID {
+			maxID = c.ID
+		}
+		if c.AutoInc && !c.Hidden {
+			t.autoInc = i
+		}
+		t.colIDs = append(t.colIDs, c.ID)
+	}
+	t.colPos = make([]int, maxID+1)
+	for i := range t.colPos {
+		t.colPos[i] = -1
+	}
+	for i, c := range t.Columns {
+		t.colPos[c.ID] = i
+	}
+	for _, ix := range t.Indexes {
+		ix.cols = ix.cols[:0]
+		for _, ic := range ix.Columns {
+			ix.cols = append(ix.cols, t.colPos[ic.Col])
+		}
+	}
+	t.hiddenPK = len(t.Indexes) > 0 && t.Columns[t.Indexes[0].cols[0]].Hidden
+}
+
+// Col returns the offset of a column by name (case-insensitive), or -1.
+func (t *Table) Col(name string) int {
+	if i, ok := t.colByName[strings.ToLower(name)]; ok {
+		return i
+	}
+	return -1
+}
+
+// Primary returns the clustered index.
+func (t *Table) Primary() *Index { return t.Indexes[0] }
+
+// IndexByName finds an index by name (case-insensitive).
+func (t *Table) IndexByName(name string) *Index {
+	for _, ix := range t.Indexes {
+		if strings.EqualFold(ix.Name, name) {
+			return ix
+		}
+	}
+	return nil
+}
+
+// VisibleColumns returns the columns a SELECT * sees.
+func (t *Table) VisibleColumns() []*Column {
+	out := make([]*Column, 0, len(t.Columns))
+	for _, c := range t.Columns {
+		if !c.Hidden {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (t *Table) clone() *Table {
+	b, err := json.Marshal(t)
+	if err != nil {
+		panic(fmt.Sprintf("catalog: clone table %s: %v", t.Name, err))
+	}
+	var n Table
+	if err := json.Unmarshal(b, &n); err != nil {
+		panic(fmt.Sprintf("catalog: clone table %s: %v", t.Name, err))
+	}
+	n.init()
+	return &n
+}
+
+// Catalog is an immutable view of all schemas. DDL builds a new one and swaps it in.
+type Catalog struct {
+	Version   uint64
+	dbs       map[string]*Database         // lower-case name
+	tables    map[string]map[string]*Table // db (lower) -> table (lower)
+	byID      map[uint64]*Table
+	nextTable uint64
+}
+
+func newCatalog() *Catalog {
+	return &Catalog{dbs: map[string]*Database{}, tables: map[string]map[string]*Table{}, byID: map[uint64]*Table{}, nextTable: 100}
+}
+
+// copy returns a shallow copy whose maps may be modified.
+func (c *Catalog) copy() *Catalog {
+	n := &Catalog{Version: c.Version + 1, dbs: make(map[string]*Database, len(c.dbs)), tables: make(map[string]map[string]*Table, len(c.tables)), byID: make(map[uint64]*Table, len(c.byID)), nextTable: c.nextTable}
+	for k, v := range c.dbs {
+		n.dbs[k] = v
+	}
+	for k, m := range c.tables {
+		nm := make(map[string]*Table, len(m))
+		for tk, tv := range m {
+			nm[tk] = tv
+		}
+		n.tables[k] = nm
+	}
+	for k, v := range c.byID {
+		n.byID[k] = v
+	}
+	return n
+}
+
+// DB returns a database by name.
+func (c *Catalog) DB(name string) (*Database, bool) {
+	d, ok := c.dbs[strings.ToLower(name)]
+	return d, ok
+}
+
+// Table returns a table.
+func (c *Catalog) Table(db, name string) (*Table, bool) {
+	m, ok := c.tables[strings.ToLower(db)]
+	if !ok {
+		return nil, false
+	}
+	t, ok := m[strings.ToLower(name)]
+	return t, ok
+}
+
+// TableByID returns a table by id.
+func (c *Catalog) TableByID(id uint64) (*Table, bool) {
+	t, ok := c.byID[id]
+	return t, ok
+}
+
+// DBNames returns the database names, sorted.
+func (c *Catalog) DBNames() []string {
+	out := make([]string, 0, len(c.dbs))
+	for _, d := range c.dbs {
+		out = append(out, d.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Tables returns a database's tables sorted by name.
+func (c *Catalog) Tables(db string) []*Table {
+	m := c.tables[strings.ToLower(db)]
+	out := make([]*Table, 0, len(m))
+	for _, t := range m {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (c *Catalog) putTable(t *Table) {
+	db := strings.ToLower(t.DB)
+	if c.tables[db] == nil {
+		c.tables[db] = map[string]*Table{}
+	}
+	c.tables[db][strings.ToLower(t.Name)] = t
+	c.byID[t.ID] = t
+}
+
+func (c *Catalog) removeTable(t *Table) {
+	delete(c.tables[strings.ToLower(t.DB)], strings.ToLower(t.Name))
+	delete(c.byID, t.ID)
+}
+
+// writer is what catalog changes are written through: a transaction's write set.
+type writer interface {
+	Set(key, val []byte)
+	Delete(key []byte)
+	DeleteRange(lo, hi []byte)
+}
+
+func saveTable(w writer, t *Table) error {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("catalog: encode table %s: %w", t.Name, err)
+	}
+	w.Set(tableDefKey(t.ID), b)
+	return nil
+}
+
+func saveDB(w writer, d *Database) error {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("catalog: encode database %s: %w", d.Name, err)
+	}
+	w.Set(dbDefKey(strings.ToLower(d.Name)), b)
+	return nil
+}
+
+func saveNextTableID(w writer, n uint64) {
+	w.Set(keyNextTableID, binary.BigEndian.AppendUint64(nil, n))
+}

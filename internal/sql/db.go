@@ -1,0 +1,254 @@
+// Package sql owns Kiln's SQL layer: the catalog, the planner and executor over the TiDB parser's AST,
+// DML and DDL with MySQL semantics, sessions (variables, transactions, prepared statements) and the
+// virtual schemas. It reads and writes rows through internal/txn and never touches storage directly.
+//
+// Invariants:
+//   - The catalog changes only through a committed transaction (DDL writes catalog keys in the same
+//     write set as its data changes); the in-memory Catalog is replaced, never mutated, after commit.
+//   - DML statements hold the metadata lock (shared) for their transaction's lifetime; DDL takes it
+//     exclusively, so no transaction writes rows of a table whose definition changed under it.
+//   - Every row write goes with its index entries in the same write set, under the row's lock.
+package sql
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/txn"
+)
+
+// Config holds server-wide settings the SQL layer needs.
+type Config struct {
+	Version         string        // server version string, e.g. 8.0.40-kiln-0.1.0
+	LockWaitTimeout time.Duration // innodb_lock_wait_timeout default
+	MaxConnections  int
+}
+
+// ProcessInfo is one row of SHOW PROCESSLIST.
+type ProcessInfo struct {
+	ID      uint32
+	User    string
+	Host    string
+	DB      string
+	Command string
+	Time    int64
+	State   string
+	Info    string
+}
+
+// DB is one server's SQL state over its storage.
+type DB struct {
+	cfg   Config
+	txm   *txn.Manager
+	cat   atomic.Pointer[Catalog]
+	mdl   sync.RWMutex // metadata lock: shared per transaction, exclusive per DDL
+	ddlMu sync.Mutex
+
+	autoMu  sync.Mutex
+	autoInc map[autoKey]*autoIncState
+
+	globals   *globalVars
+	Processes func() []ProcessInfo // set by the server: SHOW PROCESSLIST
+	Kill      func(id uint32, query bool) error
+	Status    func() map[string]string // extra status variables from the server
+}
+
+type autoKey struct {
+	table uint64
+	col   uint32
+}
+
+type autoIncState struct {
+	mu     sync.Mutex
+	next   uint64
+	loaded bool
+}
+
+// Open loads the catalog from storage, initialising a fresh store.
+func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
+	if cfg.LockWaitTimeout == 0 {
+		cfg.LockWaitTimeout = 50 * time.Second
+	}
+	db := &DB{cfg: cfg, txm: txm, autoInc: map[autoKey]*autoIncState{}, globals: newGlobalVars(cfg)}
+	eng := txm.Engine()
+	v, ok, err := eng.Get(keyFormatVersion)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		// Fresh data directory: record the format version through the commit path.
+		t := txm.Begin(txn.RepeatableRead, false)
+		t.Set(keyFormatVersion, binary.BigEndian.AppendUint32(nil, FormatVersion))
+		saveNextTableID(t, 100)
+		if err := saveDB(t, &Database{Name: "test", Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci"}); err != nil {
+			return nil, err
+		}
+		if _, err := t.Commit(ctx); err != nil {
+			return nil, fmt.Errorf("initialise catalog: %w", err)
+		}
+	} else if len(v) != 4 || binary.BigEndian.Uint32(v) != FormatVersion {
+		return nil, fmt.Errorf("data directory has on-disk format version %x, this build reads version %d: refusing to start", v, FormatVersion)
+	}
+	cat, err := loadCatalog(txm)
+	if err != nil {
+		return nil, err
+	}
+	db.cat.Store(cat)
+	return db, nil
+}
+
+func loadCatalog(txm *txn.Manager) (*Catalog, error) {
+	eng := txm.Engine()
+	cat := newCatalog()
+	lo, hi := dbDefPrefix()
+	it, err := eng.NewIter(lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		var d Database
+		if err := json.Unmarshal(it.Value(), &d); err != nil {
+			it.Close()
+			return nil, fmt.Errorf("catalog: database %q: %w", it.Key(), err)
+		}
+		cat.dbs[strings.ToLower(d.Name)] = &d
+	}
+	it.Close()
+	lo, hi = tableDefPrefix()
+	it, err = eng.NewIter(lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		var t Table
+		if err := json.Unmarshal(it.Value(), &t); err != nil {
+			it.Close()
+			return nil, fmt.Errorf("catalog: table %x: %w", it.Key(), err)
+		}
+		t.init()
+		cat.putTable(&t)
+	}
+	it.Close()
+	v, ok, err := eng.Get(keyNextTableID)
+	if err != nil {
+		return nil, err
+	}
+	if ok && len(v) == 8 {
+		cat.nextTable = binary.BigEndian.Uint64(v)
+	}
+	return cat, nil
+}
+
+// Catalog returns the current catalog.
+func (db *DB) Catalog() *Catalog { return db.cat.Load() }
+
+// SetLockManagerDeadlockDetect is the innodb_deadlock_detect switch.
+func (db *DB) setDeadlockDetect(on bool) { db.txm.Locks.SetDeadlockDetect(on) }
+
+// nextAutoInc allocates n consecutive auto-increment values for a table.
+func (db *DB) nextAutoInc(env *Env, tbl *Table, col *Column, n uint64) (uint64, error) {
+	st := db.autoIncFor(tbl.ID, col.ID)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.loaded {
+		mx, err := maxAutoInc(env, tbl, col)
+		if err != nil {
+			return 0, err
+		}
+		st.next = max(mx+1, 1)
+		if !col.Hidden {
+			st.next = max(st.next, tbl.AutoIncBase)
+		}
+		st.loaded = true
+	}
+	v := st.next
+	st.next += n
+	return v, nil
+}
+
+// observeAutoInc moves the counter past an explicitly inserted value.
+func (db *DB) observeAutoInc(env *Env, tbl *Table, col *Column, v uint64) error {
+	st := db.autoIncFor(tbl.ID, col.ID)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.loaded {
+		mx, err := maxAutoInc(env, tbl, col)
+		if err != nil {
+			return err
+		}
+		st.next = max(mx+1, 1)
+		if !col.Hidden {
+			st.next = max(st.next, tbl.AutoIncBase)
+		}
+		st.loaded = true
+	}
+	if v >= st.next {
+		st.next = v + 1
+	}
+	return nil
+}
+
+func (db *DB) autoIncFor(id uint64, col uint32) *autoIncState {
+	db.autoMu.Lock()
+	defer db.autoMu.Unlock()
+	k := autoKey{id, col}
+	st, ok := db.autoInc[k]
+	if !ok {
+		st = &autoIncState{}
+		db.autoInc[k] = st
+	}
+	return st
+}
+
+// resetAutoInc forgets a table's counters (TRUNCATE, DROP, ALTER ... AUTO_INCREMENT).
+func (db *DB) resetAutoInc(id uint64) {
+	db.autoMu.Lock()
+	for k := range db.autoInc {
+		if k.table == id {
+			delete(db.autoInc, k)
+		}
+	}
+	db.autoMu.Unlock()
+}
+
+// maxAutoInc finds the largest value of the auto-increment column in the latest committed state, from
+// the last entry of an index that starts with it (MySQL requires one).
+func maxAutoInc(env *Env, tbl *Table, col *Column) (uint64, error) {
+	for _, ix := range tbl.Indexes {
+		if len(ix.cols) == 0 || ix.cols[0] != col.offset {
+			continue
+		}
+		lo, hi := indexSpan(tbl.ID, ix.ID)
+		it, err := env.s.db.txm.Engine().NewIter(lo, hi)
+		if err != nil {
+			return 0, err
+		}
+		defer it.Close()
+		if !it.Last() {
+			return 0, it.Error()
+		}
+		k := it.Key()[len(lo):]
+		v, _, err := types.DecodeKey(k, &col.Type)
+		if err != nil {
+			return 0, fmt.Errorf("auto-increment of %s: %w", tbl.Name, err)
+		}
+		if v.IsNull() {
+			return 0, nil
+		}
+		if v.K == types.KindInt && v.I < 0 {
+			return 0, nil
+		}
+		if v.K == types.KindFloat {
+			return uint64(v.F), nil
+		}
+		return toUint64(v), nil
+	}
+	return 0, nil
+}

@@ -1,0 +1,935 @@
+package sql
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	ptypes "github.com/pingcap/tidb/pkg/parser/types"
+
+	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+	"github.com/kiln-db/kiln/internal/txn"
+)
+
+// runDDL commits any open transaction (DDL causes an implicit commit, as in MySQL), takes the
+// metadata lock exclusively, and applies the change through one transaction: catalog keys and data
+// changes (index builds, range deletions) commit together or not at all.
+func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more bool) error {
+	if err := s.commit(env.ctx); err != nil {
+		return err
+	}
+	db := s.db
+	db.ddlMu.Lock()
+	defer db.ddlMu.Unlock()
+	db.mdl.Lock()
+	defer db.mdl.Unlock()
+	cur := db.Catalog()
+	next := cur.copy()
+	t := db.txm.Begin(txn.RepeatableRead, false)
+	ddl := &ddlCtx{s: s, env: &Env{s: s, ctx: env.ctx}, cat: next, t: t}
+	ddl.env.t = t
+	var err error
+	switch x := st.(type) {
+	case *ast.CreateDatabaseStmt:
+		err = ddl.createDatabase(x)
+	case *ast.DropDatabaseStmt:
+		err = ddl.dropDatabase(x)
+	case *ast.AlterDatabaseStmt:
+		err = nil
+	case *ast.CreateTableStmt:
+		err = ddl.createTable(x)
+	case *ast.DropTableStmt:
+		err = ddl.dropTables(x)
+	case *ast.TruncateTableStmt:
+		err = ddl.truncate(x)
+	case *ast.RenameTableStmt:
+		err = ddl.rename(x)
+	case *ast.CreateIndexStmt:
+		err = ddl.createIndex(x)
+	case *ast.DropIndexStmt:
+		err = ddl.dropIndex(x)
+	case *ast.AlterTableStmt:
+		err = ddl.alterTable(x)
+	case *ast.CreateViewStmt:
+		err = sqlerr.New(sqlerr.ErrNotSupportedYet, "views are not supported yet")
+	}
+	if err != nil {
+		t.Rollback()
+		return err
+	}
+	if ddl.noop {
+		t.Rollback()
+		return w.OK(proto.OK{Warnings: s.warningCount()}, more)
+	}
+	saveNextTableID(t, next.nextTable)
+	pos, err := t.Commit(env.ctx)
+	if err != nil {
+		return commitError(err)
+	}
+	s.lastPos = pos
+	db.cat.Store(next)
+	for _, id := range ddl.resetAuto {
+		db.resetAutoInc(id)
+	}
+	return w.OK(proto.OK{Warnings: s.warningCount()}, more)
+}
+
+type ddlCtx struct {
+	s         *Session
+	env       *Env
+	cat       *Catalog
+	t         *txn.Txn
+	noop      bool
+	resetAuto []uint64
+	pending   []string // index names taken in this statement
+}
+
+func (d *ddlCtx) dbName(n string) (string, error) {
+	if n == "" {
+		n = d.s.CurDB
+		if n == "" {
+			return "", sqlerr.New(sqlerr.ErrNoDB, "No database selected")
+		}
+	}
+	db, ok := d.cat.DB(n)
+	if !ok {
+		return "", sqlerr.New(sqlerr.ErrBadDB, "Unknown database '%s'", n)
+	}
+	return db.Name, nil
+}
+
+func (d *ddlCtx) createDatabase(x *ast.CreateDatabaseStmt) error {
+	name := x.Name.O
+	if err := checkIdent(name, sqlerr.ErrWrongDBName, "database"); err != nil {
+		return err
+	}
+	if _, ok := d.cat.DB(name); ok || isVirtualDB(name) {
+		if x.IfNotExists {
+			d.s.addWarning("Note", sqlerr.ErrDBCreateExists, fmt.Sprintf("Can't create database '%s'; database exists", name))
+			d.noop = true
+			return nil
+		}
+		return sqlerr.New(sqlerr.ErrDBCreateExists, "Can't create database '%s'; database exists", name)
+	}
+	db := &Database{Name: name, Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci"}
+	for _, o := range x.Options {
+		switch o.Tp {
+		case ast.DatabaseOptionCharset:
+			db.Charset = strings.ToLower(o.Value)
+			if c, ok := types.DefaultCollation(db.Charset); ok {
+				db.Collation = c.Name
+			} else {
+				return sqlerr.New(sqlerr.ErrUnknownCharset, "Unknown character set: '%s'", o.Value)
+			}
+		case ast.DatabaseOptionCollate:
+			c, ok := types.LookupCollation(strings.ToLower(o.Value))
+			if !ok {
+				return sqlerr.New(sqlerr.ErrUnknownCollation, "Unknown collation: '%s'", o.Value)
+			}
+			db.Collation, db.Charset = c.Name, c.Charset
+		}
+	}
+	d.cat.dbs[strings.ToLower(name)] = db
+	return saveDB(d.t, db)
+}
+
+func (d *ddlCtx) dropDatabase(x *ast.DropDatabaseStmt) error {
+	name := x.Name.O
+	db, ok := d.cat.DB(name)
+	if !ok {
+		if x.IfExists {
+			d.s.addWarning("Note", sqlerr.ErrDBDropExists, fmt.Sprintf("Can't drop database '%s'; database doesn't exist", name))
+			d.noop = true
+			return nil
+		}
+		return sqlerr.New(sqlerr.ErrDBDropExists, "Can't drop database '%s'; database doesn't exist", name)
+	}
+	for _, t := range d.cat.Tables(db.Name) {
+		d.dropTable(t)
+	}
+	delete(d.cat.dbs, strings.ToLower(name))
+	delete(d.cat.tables, strings.ToLower(name))
+	d.t.Delete(dbDefKey(strings.ToLower(db.Name)))
+	if strings.EqualFold(d.s.CurDB, name) {
+		d.s.CurDB = ""
+	}
+	return nil
+}
+
+func checkIdent(name string, code uint16, what string) error {
+	if name == "" || len(name) > 64 || strings.HasSuffix(name, " ") {
+		return sqlerr.New(code, "Incorrect %s name '%s'", what, name)
+	}
+	return nil
+}
+
+// colType converts a parser column type.
+func colType(ft *ptypes.FieldType, tblCharset, tblColl string) (types.ColType, error) {
+	t := types.ColType{Tp: ft.GetType(), Len: ft.GetFlen(), Frac: ft.GetDecimal(), Unsigned: mysql.HasUnsignedFlag(ft.GetFlag())}
+	switch t.Tp {
+	case mysql.TypeString, mysql.TypeVarchar, mysql.TypeVarString, mysql.TypeTinyBlob, mysql.TypeBlob, mysql.TypeMediumBlob, mysql.TypeLongBlob:
+		cs, coll := ft.GetCharset(), ft.GetCollate()
+		if mysql.HasBinaryFlag(ft.GetFlag()) && cs == "" && (t.Tp == mysql.TypeString || t.Tp == mysql.TypeVarchar || t.Tp == mysql.TypeVarString) && coll == "" {
+			// CHAR(n) BINARY means the charset's _bin collation, not a binary string.
+			cs = tblCharset
+			if c, ok := types.DefaultCollation(cs); ok {
+				coll = strings.TrimSuffix(strings.TrimSuffix(c.Name, "_0900_ai_ci"), "_general_ci")
+				coll = cs + "_bin"
+			}
+		}
+		if cs == "binary" || coll == "binary" {
+			t.Charset, t.Collation = "binary", "binary"
+			break
+		}
+		if cs == "" {
+			cs = tblCharset
+		}
+		if cs == "utf8" {
+			cs = "utf8mb3"
+		}
+		if coll == "" {
+			if cs == tblCharset && tblColl != "" {
+				coll = tblColl
+			} else if c, ok := types.DefaultCollation(cs); ok {
+				coll = c.Name
+			} else {
+				return t, sqlerr.New(sqlerr.ErrUnknownCharset, "Unknown character set: '%s'", cs)
+			}
+		}
+		c, ok := types.LookupCollation(coll)
+		if !ok {
+			return t, sqlerr.New(sqlerr.ErrUnknownCollation, "Unknown collation: '%s'", coll)
+		}
+		t.Charset, t.Collation = c.Charset, c.Name
+		if t.Tp == mysql.TypeVarString {
+			t.Tp = mysql.TypeVarchar
+		}
+		if (t.Tp == mysql.TypeString) && t.Len < 0 {
+			t.Len = 1
+		}
+		if t.Tp == mysql.TypeVarchar && t.Len < 0 {
+			return t, sqlerr.New(sqlerr.ErrParse, "You have an error in your SQL syntax; VARCHAR needs a length")
+		}
+		if t.Len > 65535 && (t.Tp == mysql.TypeVarchar || t.Tp == mysql.TypeString) {
+			return t, sqlerr.New(sqlerr.ErrTooBigFieldLength, "Column length too big (max = 16383); use BLOB or TEXT instead")
+		}
+	case mysql.TypeNewDecimal:
+		if t.Len < 0 {
+			t.Len = 10
+		}
+		if t.Frac < 0 {
+			t.Frac = 0
+		}
+		if t.Len > 65 {
+			return t, sqlerr.New(sqlerr.ErrTooBigPrecision, "Too-big precision %d specified. Maximum is 65.", t.Len)
+		}
+		if t.Frac > 30 {
+			return t, sqlerr.New(sqlerr.ErrTooBigScale, "Too big scale %d specified. Maximum is 30.", t.Frac)
+		}
+		if t.Frac > t.Len {
+			return t, sqlerr.New(sqlerr.ErrMBiggerThanD, "For float(M,D), double(M,D) or decimal(M,D), M must be >= D")
+		}
+		t.Collation = "binary"
+	case mysql.TypeDatetime, mysql.TypeTimestamp, mysql.TypeDuration:
+		if t.Frac < 0 {
+			t.Frac = 0
+		}
+		if t.Frac > 6 {
+			return t, sqlerr.New(sqlerr.ErrTooBigPrecision, "Too-big precision %d specified. Maximum is 6.", t.Frac)
+		}
+		t.Collation = "binary"
+	case mysql.TypeEnum, mysql.TypeSet, mysql.TypeJSON, mysql.TypeGeometry, mysql.TypeTiDBVectorFloat32:
+		return t, sqlerr.New(sqlerr.ErrNotSupportedYet, "column type %s is not supported yet", ptypes.TypeToStr(t.Tp, ""))
+	case mysql.TypeBit:
+		return t, sqlerr.New(sqlerr.ErrNotSupportedYet, "column type BIT is not supported yet")
+	default:
+		t.Collation = "binary"
+	}
+	return t, nil
+}
+
+// buildColumn turns a column definition into a catalog column; it returns inline key constraints.
+func (d *ddlCtx) buildColumn(tbl *Table, cd *ast.ColumnDef) (*Column, []*ast.Constraint, error) {
+	name := cd.Name.Name.O
+	if err := checkIdent(name, sqlerr.ErrWrongColumnName, "column"); err != nil {
+		return nil, nil, err
+	}
+	ct, err := colType(cd.Tp, tbl.Charset, tbl.Collation)
+	if err != nil {
+		return nil, nil, err
+	}
+	col := &Column{ID: tbl.NextColID, Name: name, Type: ct}
+	tbl.NextColID++
+	var keys []*ast.Constraint
+	var defNode ast.ExprNode
+	explicitNull := false
+	for _, o := range cd.Options {
+		switch o.Tp {
+		case ast.ColumnOptionNotNull:
+			col.NotNull = true
+		case ast.ColumnOptionNull:
+			explicitNull = true
+		case ast.ColumnOptionAutoIncrement:
+			col.AutoInc = true
+		case ast.ColumnOptionPrimaryKey:
+			col.NotNull = true
+			keys = append(keys, &ast.Constraint{Tp: ast.ConstraintPrimaryKey, Keys: []*ast.IndexPartSpecification{{Column: cd.Name}}})
+		case ast.ColumnOptionUniqKey:
+			keys = append(keys, &ast.Constraint{Tp: ast.ConstraintUniq, Name: name, Keys: []*ast.IndexPartSpecification{{Column: cd.Name}}})
+		case ast.ColumnOptionDefaultValue:
+			defNode = o.Expr
+		case ast.ColumnOptionOnUpdate:
+			col.OnUpdateNow = true
+		case ast.ColumnOptionComment:
+			if v, ok := o.Expr.(ast.ValueExpr); ok {
+				col.Comment = fmt.Sprint(v.GetValue())
+			}
+		case ast.ColumnOptionCollate:
+			c, ok := types.LookupCollation(strings.ToLower(o.StrValue))
+			if !ok {
+				return nil, nil, sqlerr.New(sqlerr.ErrUnknownCollation, "Unknown collation: '%s'", o.StrValue)
+			}
+			col.Type.Collation, col.Type.Charset = c.Name, c.Charset
+		case ast.ColumnOptionGenerated:
+			return nil, nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "generated columns are not supported yet")
+		case ast.ColumnOptionReference, ast.ColumnOptionCheck, ast.ColumnOptionColumnFormat, ast.ColumnOptionStorage:
+		}
+	}
+	if explicitNull && col.NotNull {
+		return nil, nil, sqlerr.New(sqlerr.ErrParse, "You have an error in your SQL syntax: column '%s' is both NULL and NOT NULL", name)
+	}
+	if col.Type.Tp == mysql.TypeTimestamp && !explicitNull && false {
+		col.NotNull = true
+	}
+	if defNode != nil {
+		if fc, ok := defNode.(*ast.FuncCallExpr); ok && isNowFunc(fc.FnName.L) {
+			if col.Type.Tp != mysql.TypeDatetime && col.Type.Tp != mysql.TypeTimestamp {
+				return nil, nil, sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)
+			}
+			col.DefaultNow, col.HasDefault = true, true
+		} else {
+			c := (&planner{s: d.s}).newCompiler(&scope{})
+			e, err := c.compile(defNode)
+			if err != nil {
+				return nil, nil, sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)
+			}
+			v, err := e.Eval(d.env, nil)
+			if err != nil {
+				return nil, nil, sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)
+			}
+			if v.IsNull() {
+				if col.NotNull {
+					return nil, nil, sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)
+				}
+			} else {
+				if col.Type.IsBlob() {
+					return nil, nil, sqlerr.New(sqlerr.ErrBlobCantHaveDefault, "BLOB, TEXT, GEOMETRY or JSON column '%s' can't have a default value", name)
+				}
+				cv, _, err := types.Convert(v, &col.Type, types.ConvertCtx{Strict: true, Column: name, Row: 1})
+				if err != nil {
+					return nil, nil, sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)
+				}
+				v = cv
+			}
+			col.Default, col.HasDefault = v, true
+		}
+	}
+	if col.AutoInc {
+		if !col.Type.IsInteger() && col.Type.Tp != mysql.TypeFloat && col.Type.Tp != mysql.TypeDouble {
+			return nil, nil, sqlerr.New(sqlerr.ErrWrongAutoKey, "Incorrect column specifier for column '%s'", name)
+		}
+		col.NotNull = true
+		if col.HasDefault {
+			return nil, nil, sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)
+		}
+	}
+	return col, keys, nil
+}
+
+func isNowFunc(n string) bool {
+	switch n {
+	case "now", "current_timestamp", "localtime", "localtimestamp":
+		return true
+	}
+	return false
+}
+
+func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
+	dbName, err := d.dbName(x.Table.Schema.O)
+	if err != nil {
+		return err
+	}
+	name := x.Table.Name.O
+	if err := checkIdent(name, sqlerr.ErrWrongTableName, "table"); err != nil {
+		return err
+	}
+	if _, ok := d.cat.Table(dbName, name); ok {
+		if x.IfNotExists {
+			d.s.addWarning("Note", sqlerr.ErrTableExists, fmt.Sprintf("Table '%s' already exists", name))
+			d.noop = true
+			return nil
+		}
+		return sqlerr.New(sqlerr.ErrTableExists, "Table '%s' already exists", name)
+	}
+	if x.ReferTable != nil {
+		src, ok := d.cat.Table(orDefault(x.ReferTable.Schema.O, dbName), x.ReferTable.Name.O)
+		if !ok {
+			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", orDefault(x.ReferTable.Schema.O, dbName), x.ReferTable.Name.O)
+		}
+		nt := src.clone()
+		nt.ID, nt.DB, nt.Name, nt.Version = d.cat.nextTable, dbName, name, 1
+		d.cat.nextTable++
+		nt.init()
+		d.cat.putTable(nt)
+		return saveTable(d.t, nt)
+	}
+	if x.Select != nil {
+		return sqlerr.New(sqlerr.ErrNotSupportedYet, "CREATE TABLE ... SELECT is not supported yet")
+	}
+	if x.TemporaryKeyword != ast.TemporaryNone {
+		return sqlerr.New(sqlerr.ErrNotSupportedYet, "temporary tables are not supported yet")
+	}
+	dbDef, _ := d.cat.DB(dbName)
+	tbl := &Table{ID: d.cat.nextTable, DB: dbName, Name: name, NextColID: 1, NextIndexID: 2, Charset: dbDef.Charset, Collation: dbDef.Collation, Engine: "InnoDB", Version: 1}
+	d.cat.nextTable++
+	for _, o := range x.Options {
+		switch o.Tp {
+		case ast.TableOptionCharset:
+			cs := strings.ToLower(o.StrValue)
+			if cs == "utf8" {
+				cs = "utf8mb3"
+			}
+			c, ok := types.DefaultCollation(cs)
+			if !ok {
+				return sqlerr.New(sqlerr.ErrUnknownCharset, "Unknown character set: '%s'", o.StrValue)
+			}
+			tbl.Charset, tbl.Collation = cs, c.Name
+		case ast.TableOptionCollate:
+			c, ok := types.LookupCollation(strings.ToLower(o.StrValue))
+			if !ok {
+				return sqlerr.New(sqlerr.ErrUnknownCollation, "Unknown collation: '%s'", o.StrValue)
+			}
+			tbl.Charset, tbl.Collation = c.Charset, c.Name
+		case ast.TableOptionAutoIncrement:
+			tbl.AutoIncBase = o.UintValue
+		case ast.TableOptionComment:
+			tbl.Comment = o.StrValue
+		case ast.TableOptionEngine:
+			if o.StrValue != "" {
+				tbl.Engine = o.StrValue
+			}
+		}
+	}
+	if x.Partition != nil {
+		d.s.addWarning("Warning", sqlerr.ErrNotSupportedYet, "PARTITION BY is ignored: Kiln tables are not partitioned")
+	}
+	var constraints []*ast.Constraint
+	seen := map[string]bool{}
+	for _, cd := range x.Cols {
+		col, keys, err := d.buildColumn(tbl, cd)
+		if err != nil {
+			return err
+		}
+		if seen[strings.ToLower(col.Name)] {
+			return sqlerr.New(sqlerr.ErrDupFieldName, "Duplicate column name '%s'", col.Name)
+		}
+		seen[strings.ToLower(col.Name)] = true
+		tbl.Columns = append(tbl.Columns, col)
+		constraints = append(constraints, keys...)
+	}
+	if len(tbl.Columns) == 0 {
+		return sqlerr.New(1113, "A table must have at least 1 column")
+	}
+	constraints = append(constraints, x.Constraints...)
+	tbl.init()
+	var pk *Index
+	var secondary []*Index
+	for _, c := range constraints {
+		ix, err := d.buildIndex(tbl, c)
+		if err != nil {
+			return err
+		}
+		if ix == nil {
+			continue
+		}
+		if ix.Primary {
+			if pk != nil {
+				return sqlerr.New(sqlerr.ErrMultiplePriKey, "Multiple primary key defined")
+			}
+			pk = ix
+			continue
+		}
+		for _, o := range secondary {
+			if strings.EqualFold(o.Name, ix.Name) {
+				return sqlerr.New(sqlerr.ErrDupKeyName, "Duplicate key name '%s'", ix.Name)
+			}
+		}
+		secondary = append(secondary, ix)
+	}
+	if pk == nil {
+		hidden := &Column{ID: tbl.NextColID, Name: "_kiln_rowid", Type: types.ColType{Tp: mysql.TypeLonglong, Unsigned: true, Len: 20, Collation: "binary"}, NotNull: true, AutoInc: true, Hidden: true}
+		tbl.NextColID++
+		tbl.Columns = append(tbl.Columns, hidden)
+		pk = &Index{ID: primaryID, Name: "PRIMARY", Primary: true, Unique: true, Columns: []IndexColumn{{Col: hidden.ID}}}
+	}
+	tbl.Indexes = append([]*Index{pk}, secondary...)
+	tbl.init()
+	if err := checkAutoIncKey(tbl); err != nil {
+		return err
+	}
+	d.cat.putTable(tbl)
+	return saveTable(d.t, tbl)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func checkAutoIncKey(tbl *Table) error {
+	n := 0
+	for ci, c := range tbl.Columns {
+		if !c.AutoInc || c.Hidden {
+			continue
+		}
+		n++
+		keyed := false
+		for _, ix := range tbl.Indexes {
+			if len(ix.cols) > 0 && ix.cols[0] == ci {
+				keyed = true
+			}
+		}
+		if !keyed {
+			return sqlerr.New(sqlerr.ErrWrongAutoKey, "Incorrect table definition; there can be only one auto column and it must be defined as a key")
+		}
+	}
+	if n > 1 {
+		return sqlerr.New(sqlerr.ErrWrongAutoKey, "Incorrect table definition; there can be only one auto column and it must be defined as a key")
+	}
+	return nil
+}
+
+// buildIndex turns a key constraint into an index definition (nil for constraints Kiln ignores).
+func (d *ddlCtx) buildIndex(tbl *Table, c *ast.Constraint) (*Index, error) {
+	ix := &Index{Name: c.Name}
+	switch c.Tp {
+	case ast.ConstraintPrimaryKey:
+		ix.Primary, ix.Unique, ix.Name, ix.ID = true, true, "PRIMARY", primaryID
+	case ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
+		ix.Unique = true
+	case ast.ConstraintKey, ast.ConstraintIndex:
+	case ast.ConstraintForeignKey, ast.ConstraintCheck:
+		return nil, nil // accepted, not enforced yet (the compatibility issue enforces foreign keys)
+	case ast.ConstraintFulltext:
+		d.s.addWarning("Warning", sqlerr.ErrNotSupportedYet, "FULLTEXT index is ignored")
+		return nil, nil
+	default:
+		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "unsupported constraint")
+	}
+	for _, k := range c.Keys {
+		if k.Expr != nil {
+			return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "functional index parts are not supported yet")
+		}
+		ci := tbl.Col(k.Column.Name.O)
+		if ci < 0 || tbl.Columns[ci].Hidden {
+			return nil, sqlerr.New(sqlerr.ErrKeyColumnDoesNotExit, "Key column '%s' doesn't exist in table", k.Column.Name.O)
+		}
+		col := tbl.Columns[ci]
+		if col.Type.IsBlob() && k.Length <= 0 {
+			return nil, sqlerr.New(sqlerr.ErrBlobKeyWithoutLength, "BLOB/TEXT column '%s' used in key specification without a key length", col.Name)
+		}
+		if ix.Primary {
+			col.NotNull = true
+		}
+		// Prefix lengths are recorded; the whole value is indexed (prefix-only uniqueness is the
+		// compatibility issue's).
+		ix.Columns = append(ix.Columns, IndexColumn{Col: col.ID, Prefix: k.Length, Desc: k.Desc})
+	}
+	if ix.Name == "" && !ix.Primary {
+		base := tbl.Columns[tbl.colPos[ix.Columns[0].Col]].Name
+		ix.Name = base
+		for i := 2; tbl.IndexByName(ix.Name) != nil || d.nameTaken(tbl, ix.Name); i++ {
+			ix.Name = fmt.Sprintf("%s_%d", base, i)
+		}
+	}
+	if !ix.Primary {
+		if strings.EqualFold(ix.Name, "PRIMARY") {
+			return nil, sqlerr.New(sqlerr.ErrWrongNameForIndex, "Incorrect index name '%s'", ix.Name)
+		}
+		ix.ID = tbl.NextIndexID
+		tbl.NextIndexID++
+		d.pending = append(d.pending, ix.Name)
+	}
+	return ix, nil
+}
+
+func (d *ddlCtx) nameTaken(tbl *Table, name string) bool {
+	for _, n := range d.pending {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *ddlCtx) dropTable(t *Table) {
+	lo, hi := tableSpan(t.ID)
+	d.t.DeleteRange(lo, hi)
+	d.t.Delete(tableDefKey(t.ID))
+	d.cat.removeTable(t)
+	d.resetAuto = append(d.resetAuto, t.ID)
+}
+
+func (d *ddlCtx) dropTables(x *ast.DropTableStmt) error {
+	if x.IsView {
+		return sqlerr.New(sqlerr.ErrNotSupportedYet, "views are not supported yet")
+	}
+	var missing []string
+	var drop []*Table
+	for _, tn := range x.Tables {
+		db := orDefault(tn.Schema.O, d.s.CurDB)
+		if db == "" {
+			return sqlerr.New(sqlerr.ErrNoDB, "No database selected")
+		}
+		t, ok := d.cat.Table(db, tn.Name.O)
+		if !ok {
+			missing = append(missing, db+"."+tn.Name.O)
+			continue
+		}
+		drop = append(drop, t)
+	}
+	if len(missing) > 0 && !x.IfExists {
+		return sqlerr.New(sqlerr.ErrBadTable, "Unknown table '%s'", strings.Join(missing, ","))
+	}
+	for _, m := range missing {
+		d.s.addWarning("Note", sqlerr.ErrBadTable, fmt.Sprintf("Unknown table '%s'", m))
+	}
+	if len(drop) == 0 {
+		d.noop = true
+	}
+	for _, t := range drop {
+		d.dropTable(t)
+	}
+	return nil
+}
+
+func (d *ddlCtx) truncate(x *ast.TruncateTableStmt) error {
+	db := orDefault(x.Table.Schema.O, d.s.CurDB)
+	t, ok := d.cat.Table(db, x.Table.Name.O)
+	if !ok {
+		return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, x.Table.Name.O)
+	}
+	lo, hi := tableSpan(t.ID)
+	d.t.DeleteRange(lo, hi)
+	nt := t.clone()
+	nt.AutoIncBase = 0
+	nt.Version++
+	d.cat.putTable(nt)
+	d.resetAuto = append(d.resetAuto, t.ID)
+	return saveTable(d.t, nt)
+}
+
+func (d *ddlCtx) rename(x *ast.RenameTableStmt) error {
+	for _, tt := range x.TableToTables {
+		db := orDefault(tt.OldTable.Schema.O, d.s.CurDB)
+		t, ok := d.cat.Table(db, tt.OldTable.Name.O)
+		if !ok {
+			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, tt.OldTable.Name.O)
+		}
+		ndb := orDefault(tt.NewTable.Schema.O, d.s.CurDB)
+		if _, ok := d.cat.DB(ndb); !ok {
+			return sqlerr.New(sqlerr.ErrBadDB, "Unknown database '%s'", ndb)
+		}
+		if _, ok := d.cat.Table(ndb, tt.NewTable.Name.O); ok {
+			return sqlerr.New(sqlerr.ErrTableExists, "Table '%s' already exists", tt.NewTable.Name.O)
+		}
+		nt := t.clone()
+		nt.DB, nt.Name = ndb, tt.NewTable.Name.O
+		nt.Version++
+		d.cat.removeTable(t)
+		d.cat.putTable(nt)
+		if err := saveTable(d.t, nt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *ddlCtx) tableFor(tn *ast.TableName) (*Table, error) {
+	db := orDefault(tn.Schema.O, d.s.CurDB)
+	if db == "" {
+		return nil, sqlerr.New(sqlerr.ErrNoDB, "No database selected")
+	}
+	t, ok := d.cat.Table(db, tn.Name.O)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, tn.Name.O)
+	}
+	return t, nil
+}
+
+func (d *ddlCtx) createIndex(x *ast.CreateIndexStmt) error {
+	t, err := d.tableFor(x.Table)
+	if err != nil {
+		return err
+	}
+	c := &ast.Constraint{Name: x.IndexName, Keys: x.IndexPartSpecifications, Tp: ast.ConstraintIndex}
+	switch x.KeyType {
+	case ast.IndexKeyTypeUnique:
+		c.Tp = ast.ConstraintUniq
+	case ast.IndexKeyTypeFulltext:
+		c.Tp = ast.ConstraintFulltext
+	}
+	nt := t.clone()
+	if nt.IndexByName(x.IndexName) != nil {
+		if x.IfNotExists {
+			d.noop = true
+			return nil
+		}
+		return sqlerr.New(sqlerr.ErrDupKeyName, "Duplicate key name '%s'", x.IndexName)
+	}
+	return d.addIndexes(nt, []*ast.Constraint{c})
+}
+
+// addIndexes adds indexes to nt (a clone) and builds their entries from the table's rows.
+func (d *ddlCtx) addIndexes(nt *Table, cs []*ast.Constraint) error {
+	var added []*Index
+	for _, c := range cs {
+		ix, err := d.buildIndex(nt, c)
+		if err != nil {
+			return err
+		}
+		if ix == nil {
+			continue
+		}
+		if ix.Primary {
+			return sqlerr.New(sqlerr.ErrNotSupportedYet, "adding a primary key to an existing table is not supported yet")
+		}
+		if nt.IndexByName(ix.Name) != nil {
+			return sqlerr.New(sqlerr.ErrDupKeyName, "Duplicate key name '%s'", ix.Name)
+		}
+		nt.Indexes = append(nt.Indexes, ix)
+		added = append(added, ix)
+	}
+	nt.init()
+	if err := checkAutoIncKey(nt); err != nil {
+		return err
+	}
+	if err := d.buildEntries(nt, added); err != nil {
+		return err
+	}
+	nt.Version++
+	d.cat.putTable(nt)
+	return saveTable(d.t, nt)
+}
+
+// buildEntries scans the table and writes entries of the given indexes, failing on duplicates of a
+// unique index (1062), as MySQL's ALTER does.
+func (d *ddlCtx) buildEntries(nt *Table, ixs []*Index) error {
+	if len(ixs) == 0 {
+		return nil
+	}
+	lo, hi := indexSpan(nt.ID, primaryID)
+	it, err := d.t.NewIter(lo, hi, false, true)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ; it.Valid(); it.Next() {
+		row, err := decodeRow(nt, it.Value())
+		if err != nil {
+			return err
+		}
+		for _, ix := range ixs {
+			k, v, unique := secondaryKey(nt, ix, row)
+			if unique {
+				if _, exists, err := d.t.GetLatest(k); err != nil {
+					return err
+				} else if exists {
+					return sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(nt, ix, row))
+				}
+			}
+			d.t.Set(k, v)
+		}
+	}
+	return it.Err()
+}
+
+func (d *ddlCtx) dropIndex(x *ast.DropIndexStmt) error {
+	t, err := d.tableFor(x.Table)
+	if err != nil {
+		return err
+	}
+	nt := t.clone()
+	if err := d.dropIndexFrom(nt, x.IndexName, x.IfExists); err != nil || d.noop {
+		return err
+	}
+	nt.Version++
+	d.cat.putTable(nt)
+	return saveTable(d.t, nt)
+}
+
+func (d *ddlCtx) dropIndexFrom(nt *Table, name string, ifExists bool) error {
+	for i, ix := range nt.Indexes {
+		if strings.EqualFold(ix.Name, name) {
+			if ix.Primary {
+				return sqlerr.New(sqlerr.ErrNotSupportedYet, "dropping the primary key is not supported yet")
+			}
+			lo, hi := indexSpan(nt.ID, ix.ID)
+			d.t.DeleteRange(lo, hi)
+			nt.Indexes = append(nt.Indexes[:i], nt.Indexes[i+1:]...)
+			nt.init()
+			return checkAutoIncKey(nt)
+		}
+	}
+	if ifExists {
+		d.noop = true
+		return nil
+	}
+	return sqlerr.New(sqlerr.ErrCantDropFieldOrKey, "Can't DROP '%s'; check that column/key exists", name)
+}
+
+func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
+	t, err := d.tableFor(x.Table)
+	if err != nil {
+		return err
+	}
+	nt := t.clone()
+	var addIdx []*ast.Constraint
+	for _, spec := range x.Specs {
+		switch spec.Tp {
+		case ast.AlterTableAddColumns:
+			for _, cd := range spec.NewColumns {
+				if nt.Col(cd.Name.Name.O) >= 0 {
+					return sqlerr.New(sqlerr.ErrDupFieldName, "Duplicate column name '%s'", cd.Name.Name.O)
+				}
+				col, keys, err := d.buildColumn(nt, cd)
+				if err != nil {
+					return err
+				}
+				if col.AutoInc {
+					return sqlerr.New(sqlerr.ErrNotSupportedYet, "adding an AUTO_INCREMENT column to an existing table is not supported yet")
+				}
+				if col.NotNull && !col.HasDefault {
+					col.Absent = implicitDefault(col)
+				} else if col.HasDefault && !col.DefaultNow {
+					col.Absent = col.Default
+				} else if col.DefaultNow {
+					col.Absent = timeValue(d.env.now(), max(col.Type.Frac, 0))
+				}
+				// Existing rows read the new column as Absent: no row is rewritten.
+				pos := len(nt.Columns)
+				if nt.hiddenPK {
+					pos-- // keep the hidden row id last
+				}
+				if spec.Position != nil {
+					switch spec.Position.Tp {
+					case ast.ColumnPositionFirst:
+						pos = 0
+					case ast.ColumnPositionAfter:
+						ai := nt.Col(spec.Position.RelativeColumn.Name.O)
+						if ai < 0 {
+							return sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in '%s'", spec.Position.RelativeColumn.Name.O, nt.Name)
+						}
+						pos = ai + 1
+					}
+				}
+				nt.Columns = append(nt.Columns[:pos], append([]*Column{col}, nt.Columns[pos:]...)...)
+				nt.init()
+				for _, k := range keys {
+					addIdx = append(addIdx, k)
+				}
+			}
+		case ast.AlterTableDropColumn:
+			name := spec.OldColumnName.Name.O
+			ci := nt.Col(name)
+			if ci < 0 || nt.Columns[ci].Hidden {
+				return sqlerr.New(sqlerr.ErrCantDropFieldOrKey, "Can't DROP '%s'; check that column/key exists", name)
+			}
+			if len(nt.VisibleColumns()) == 1 {
+				return sqlerr.New(1090, "You can't delete all columns with ALTER TABLE; use DROP TABLE instead")
+			}
+			colID := nt.Columns[ci].ID
+			var rebuild []*Index
+			for i := 0; i < len(nt.Indexes); i++ {
+				ix := nt.Indexes[i]
+				var keep []IndexColumn
+				for _, ic := range ix.Columns {
+					if ic.Col != colID {
+						keep = append(keep, ic)
+					}
+				}
+				if len(keep) == len(ix.Columns) {
+					continue
+				}
+				if ix.Primary {
+					return sqlerr.New(sqlerr.ErrNotSupportedYet, "dropping a primary key column is not supported yet")
+				}
+				lo, hi := indexSpan(nt.ID, ix.ID)
+				d.t.DeleteRange(lo, hi)
+				if len(keep) == 0 {
+					nt.Indexes = append(nt.Indexes[:i], nt.Indexes[i+1:]...)
+					i--
+					continue
+				}
+				nix := &Index{ID: nt.NextIndexID, Name: ix.Name, Unique: ix.Unique, Columns: keep}
+				nt.NextIndexID++
+				nt.Indexes[i] = nix
+				rebuild = append(rebuild, nix)
+			}
+			nt.Columns = append(nt.Columns[:ci], nt.Columns[ci+1:]...)
+			nt.init()
+			if err := d.buildEntries(nt, rebuild); err != nil {
+				return err
+			}
+		case ast.AlterTableAddConstraint:
+			addIdx = append(addIdx, spec.Constraint)
+		case ast.AlterTableDropIndex:
+			if err := d.dropIndexFrom(nt, spec.Name, spec.IfExists); err != nil {
+				return err
+			}
+			d.noop = false
+		case ast.AlterTableDropPrimaryKey:
+			return sqlerr.New(sqlerr.ErrNotSupportedYet, "dropping the primary key is not supported yet")
+		case ast.AlterTableDropForeignKey:
+		case ast.AlterTableRenameTable:
+			ndb := orDefault(spec.NewTable.Schema.O, nt.DB)
+			if _, ok := d.cat.Table(ndb, spec.NewTable.Name.O); ok {
+				return sqlerr.New(sqlerr.ErrTableExists, "Table '%s' already exists", spec.NewTable.Name.O)
+			}
+			d.cat.removeTable(t)
+			nt.DB, nt.Name = ndb, spec.NewTable.Name.O
+		case ast.AlterTableOption:
+			for _, o := range spec.Options {
+				switch o.Tp {
+				case ast.TableOptionAutoIncrement:
+					nt.AutoIncBase = o.UintValue
+					d.resetAuto = append(d.resetAuto, nt.ID)
+				case ast.TableOptionComment:
+					nt.Comment = o.StrValue
+				case ast.TableOptionEngine, ast.TableOptionCharset, ast.TableOptionCollate:
+				}
+			}
+		case ast.AlterTableEnableKeys, ast.AlterTableDisableKeys, ast.AlterTableLock, ast.AlterTableAlgorithm, ast.AlterTableForce:
+		case ast.AlterTableRenameIndex:
+			ix := nt.IndexByName(spec.FromKey.O)
+			if ix == nil {
+				return sqlerr.New(sqlerr.ErrKeyDoesNotExist, "Key '%s' doesn't exist in table '%s'", spec.FromKey.O, nt.Name)
+			}
+			ix.Name = spec.ToKey.O
+		default:
+			return sqlerr.New(sqlerr.ErrNotSupportedYet, "this ALTER TABLE operation is not supported yet")
+		}
+	}
+	if len(addIdx) > 0 {
+		return d.addIndexes(nt, addIdx)
+	}
+	nt.Version++
+	nt.init()
+	d.cat.putTable(nt)
+	return saveTable(d.t, nt)
+}

@@ -1,0 +1,744 @@
+package sql
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+
+	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+	"github.com/kiln-db/kiln/internal/txn"
+)
+
+// runDML plans and runs INSERT, REPLACE, UPDATE and DELETE inside the statement scope.
+func (s *Session) runDML(env *Env, st ast.StmtNode, w proto.ResultWriter, more bool) error {
+	var ok proto.OK
+	err := s.stmtScope(env, func() error {
+		var err error
+		switch x := st.(type) {
+		case *ast.InsertStmt:
+			ok, err = s.insert(env, x)
+		case *ast.UpdateStmt:
+			ok, err = s.update(env, x)
+		case *ast.DeleteStmt:
+			ok, err = s.delete(env, x)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	ok.Warnings = s.warningCount()
+	s.rowCount = int64(ok.AffectedRows)
+	return w.OK(ok, more)
+}
+
+func (s *Session) tableRef(n ast.ResultSetNode) (*Table, string, error) {
+	var tn *ast.TableName
+	alias := ""
+	switch x := n.(type) {
+	case *ast.Join:
+		if x.Right != nil {
+			return nil, "", sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table UPDATE and DELETE are not supported yet")
+		}
+		return s.tableRef(x.Left)
+	case *ast.TableSource:
+		alias = x.AsName.O
+		t, ok := x.Source.(*ast.TableName)
+		if !ok {
+			return nil, "", sqlerr.New(sqlerr.ErrNotSupportedYet, "unsupported target table")
+		}
+		tn = t
+	case *ast.TableName:
+		tn = x
+	default:
+		return nil, "", sqlerr.New(sqlerr.ErrNotSupportedYet, "unsupported target table")
+	}
+	tbl, err := s.lookupTable(tn.Schema.O, tn.Name.O)
+	if err != nil {
+		return nil, "", err
+	}
+	if alias == "" {
+		alias = tbl.Name
+	}
+	return tbl, alias, nil
+}
+
+func (s *Session) lookupTable(db, name string) (*Table, error) {
+	if db == "" {
+		db = s.CurDB
+		if db == "" {
+			return nil, sqlerr.New(sqlerr.ErrNoDB, "No database selected")
+		}
+	}
+	tbl, ok := s.catalog().Table(db, name)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, name)
+	}
+	return tbl, nil
+}
+
+// tableScope is the scope of one table's row.
+func tableScope(tbl *Table, alias string) *scope {
+	sc := &scope{}
+	for _, c := range tbl.Columns {
+		name := c.Name
+		if c.Hidden {
+			name = ""
+		}
+		sc.cols = append(sc.cols, scopeCol{db: tbl.DB, table: alias, orgTable: tbl.Name, name: name, t: c.Type, col: c, notNull: c.NotNull})
+	}
+	return sc
+}
+
+// insert runs INSERT / REPLACE, with IGNORE, ON DUPLICATE KEY UPDATE and INSERT ... SELECT.
+func (s *Session) insert(env *Env, x *ast.InsertStmt) (proto.OK, error) {
+	tbl, _, err := s.tableRef(x.Table.TableRefs)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	// Target columns.
+	var cols []int
+	switch {
+	case len(x.Columns) > 0:
+		seen := map[int]bool{}
+		for _, cn := range x.Columns {
+			i := tbl.Col(cn.Name.O)
+			if i < 0 || tbl.Columns[i].Hidden {
+				return proto.OK{}, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", cn.Name.O)
+			}
+			if seen[i] {
+				return proto.OK{}, sqlerr.New(sqlerr.ErrFieldSpecifiedTwice, "Column '%s' specified twice", cn.Name.O)
+			}
+			seen[i] = true
+			cols = append(cols, i)
+		}
+	default:
+		for i, c := range tbl.Columns {
+			if !c.Hidden {
+				cols = append(cols, i)
+			}
+		}
+	}
+	p := &planner{s: s}
+	c := p.newCompiler(&scope{})
+	ins := &inserter{env: env, s: s, tbl: tbl, ignore: x.IgnoreErr, replace: x.IsReplace, strict: s.strict() && !x.IgnoreErr}
+	// ON DUPLICATE KEY UPDATE compiles against the existing row; VALUES(col) reads the new row.
+	if len(x.OnDuplicate) > 0 {
+		sc := tableScope(tbl, tbl.Name)
+		uc := p.newCompiler(sc)
+		uc.valuesRow = func(name string) (Expr, error) {
+			i := tbl.Col(name)
+			if i < 0 {
+				return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", name)
+			}
+			return &closureExpr{typed: typed{tbl.Columns[i].Type}, fn: func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+				if ins.newRow == nil {
+					return types.Null, nil
+				}
+				return ins.newRow[i], nil
+			}}, nil
+		}
+		for _, a := range x.OnDuplicate {
+			i := tbl.Col(a.Column.Name.O)
+			if i < 0 {
+				return proto.OK{}, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", a.Column.Name.O)
+			}
+			e, err := uc.compile(a.Expr)
+			if err != nil {
+				return proto.OK{}, err
+			}
+			ins.onDup = append(ins.onDup, assignment{col: i, e: e})
+		}
+	}
+	if x.Select != nil {
+		pl, err := p.planResultSet(x.Select.(ast.ResultSetNode), nil)
+		if err != nil {
+			return proto.OK{}, err
+		}
+		if pl.nVisible != len(cols) {
+			return proto.OK{}, sqlerr.New(sqlerr.ErrWrongValueCount, "Column count doesn't match value count at row 1")
+		}
+		rows, err := env.materialize(pl)
+		if err != nil {
+			return proto.OK{}, err
+		}
+		for _, r := range rows {
+			vals := make([]types.Value, len(cols))
+			copy(vals, r[:len(cols)])
+			if err := ins.insertValues(cols, vals, nil); err != nil {
+				return proto.OK{}, err
+			}
+		}
+	} else {
+		lists := x.Lists
+		for ri, list := range lists {
+			if len(list) != len(cols) && !(len(list) == 0 && len(x.Columns) == 0) {
+				return proto.OK{}, sqlerr.New(sqlerr.ErrWrongValueCount, "Column count doesn't match value count at row %d", ri+1)
+			}
+			vals := make([]types.Value, len(cols))
+			isDefault := make([]bool, len(cols))
+			if len(list) == 0 {
+				for i := range isDefault {
+					isDefault[i] = true
+				}
+			}
+			for i, n := range list {
+				if _, ok := n.(*ast.DefaultExpr); ok {
+					isDefault[i] = true
+					continue
+				}
+				e, err := c.compile(n)
+				if err != nil {
+					return proto.OK{}, err
+				}
+				if vals[i], err = e.Eval(env, ins.partialRow(cols, vals, i)); err != nil {
+					return proto.OK{}, err
+				}
+			}
+			ins.row = ri + 1
+			if err := ins.insertValues(cols, vals, isDefault); err != nil {
+				return proto.OK{}, err
+			}
+		}
+	}
+	if ins.firstAutoID != 0 {
+		s.lastInsertID = ins.firstAutoID
+	}
+	ok := proto.OK{AffectedRows: ins.affected, LastInsertID: ins.firstAutoID}
+	if ins.nRows > 1 || x.Select != nil {
+		ok.Info = fmt.Sprintf("Records: %d  Duplicates: %d  Warnings: %d", ins.nRows, ins.dups, len(s.warnings))
+	}
+	if ins.firstAutoID == 0 && ins.lastExplicitAuto != 0 {
+		ok.LastInsertID = ins.lastExplicitAuto
+	}
+	return ok, nil
+}
+
+type assignment struct {
+	col int
+	e   Expr
+}
+
+// inserter carries the state of one INSERT statement.
+type inserter struct {
+	env              *Env
+	s                *Session
+	tbl              *Table
+	ignore, replace  bool
+	strict           bool
+	onDup            []assignment
+	newRow           []types.Value
+	row              int
+	affected         uint64
+	nRows            uint64
+	dups             uint64
+	firstAutoID      uint64
+	lastExplicitAuto uint64
+}
+
+// partialRow lets a VALUES expression read earlier columns of the same row (MySQL allows that).
+func (ins *inserter) partialRow([]int, []types.Value, int) []types.Value { return nil }
+
+// insertValues builds the full row from target columns and defaults, converts it, and writes it.
+func (ins *inserter) insertValues(cols []int, vals []types.Value, isDefault []bool) error {
+	tbl := ins.tbl
+	row := make([]types.Value, len(tbl.Columns))
+	given := make([]bool, len(tbl.Columns))
+	for i, ci := range cols {
+		if isDefault != nil && isDefault[i] {
+			continue
+		}
+		row[ci] = vals[i]
+		given[ci] = true
+	}
+	ins.nRows++
+	if ins.row == 0 {
+		ins.row = int(ins.nRows)
+	}
+	for ci, col := range tbl.Columns {
+		if !given[ci] {
+			v, err := ins.defaultValue(col)
+			if err != nil {
+				return err
+			}
+			row[ci] = v
+			continue
+		}
+		if col.AutoInc && !col.Hidden {
+			continue // converted below, after allocation
+		}
+		v, err := ins.convert(row[ci], col)
+		if err != nil {
+			return err
+		}
+		row[ci] = v
+	}
+	if err := ins.fillAuto(row, given); err != nil {
+		return err
+	}
+	ins.newRow = row
+	defer func() { ins.newRow = nil; ins.row = 0 }()
+	return ins.write(row)
+}
+
+func (ins *inserter) convert(v types.Value, col *Column) (types.Value, error) {
+	if v.IsNull() {
+		if col.NotNull && !col.AutoInc {
+			if ins.strict {
+				return v, sqlerr.New(sqlerr.ErrBadNull, "Column '%s' cannot be null", col.Name)
+			}
+			ins.s.addWarning("Warning", sqlerr.ErrBadNull, fmt.Sprintf("Column '%s' cannot be null", col.Name))
+			return implicitDefault(col), nil
+		}
+		return v, nil
+	}
+	out, warns, err := types.Convert(v, &col.Type, types.ConvertCtx{Strict: ins.strict, Column: col.Name, Row: ins.row})
+	if err != nil {
+		return v, err
+	}
+	for _, w := range warns {
+		ins.s.addWarning(w.Level, w.Code, w.Message)
+	}
+	return out, nil
+}
+
+// implicitDefault is the value MySQL uses for a NOT NULL column without a default outside strict mode.
+func implicitDefault(col *Column) types.Value {
+	t := &col.Type
+	switch {
+	case t.IsInteger():
+		if t.Unsigned {
+			return types.NewUint(0)
+		}
+		return types.NewInt(0)
+	case t.Tp == mysql.TypeFloat || t.Tp == mysql.TypeDouble:
+		return types.NewFloat(0)
+	case t.Tp == mysql.TypeNewDecimal:
+		v, _, _ := types.Convert(types.NewInt(0), t, types.ConvertCtx{})
+		return v
+	case t.Tp == mysql.TypeDate:
+		return types.NewDate(0)
+	case t.Tp == mysql.TypeDatetime || t.Tp == mysql.TypeTimestamp:
+		return types.NewDatetime(0, max(t.Frac, 0))
+	case t.Tp == mysql.TypeDuration:
+		return types.NewDuration(0, max(t.Frac, 0))
+	case t.IsBinaryString():
+		return types.NewBytes("")
+	}
+	return types.NewString("")
+}
+
+func (ins *inserter) defaultValue(col *Column) (types.Value, error) {
+	switch {
+	case col.Hidden || col.AutoInc:
+		return types.Null, nil
+	case col.DefaultNow:
+		return timeValue(ins.env.now(), max(col.Type.Frac, 0)), nil
+	case col.HasDefault:
+		return col.Default, nil
+	case !col.NotNull:
+		return types.Null, nil
+	}
+	if ins.strict {
+		return types.Null, sqlerr.New(sqlerr.ErrNoDefaultForField, "Field '%s' doesn't have a default value", col.Name)
+	}
+	ins.s.addWarning("Warning", sqlerr.ErrNoDefaultForField, fmt.Sprintf("Field '%s' doesn't have a default value", col.Name))
+	return implicitDefault(col), nil
+}
+
+// fillAuto allocates the auto-increment column (NULL or 0 ask for a value, unless
+// NO_AUTO_VALUE_ON_ZERO) and the hidden row id.
+func (ins *inserter) fillAuto(row []types.Value, given []bool) error {
+	tbl := ins.tbl
+	for ci, col := range tbl.Columns {
+		if !col.AutoInc {
+			continue
+		}
+		v := row[ci]
+		zero := !v.IsNull() && types.ToFloat(v) == 0 && !ins.s.sqlModeHas("NO_AUTO_VALUE_ON_ZERO")
+		if v.IsNull() || zero || col.Hidden {
+			id, err := ins.s.db.nextAutoInc(ins.env, tbl, col, 1)
+			if err != nil {
+				return err
+			}
+			if col.Hidden {
+				row[ci] = types.NewUint(id)
+				continue
+			}
+			cv, err := ins.convert(types.NewUint(id), col)
+			if err != nil {
+				return err
+			}
+			row[ci] = cv
+			if ins.firstAutoID == 0 {
+				ins.firstAutoID = id
+			}
+			continue
+		}
+		cv, err := ins.convert(v, col)
+		if err != nil {
+			return err
+		}
+		row[ci] = cv
+		if f := types.ToFloat(cv); f > 0 {
+			if err := ins.s.db.observeAutoInc(ins.env, tbl, col, toUint64(cv)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// write inserts a row, resolving duplicate keys as REPLACE, IGNORE or ON DUPLICATE KEY UPDATE say.
+func (ins *inserter) write(row []types.Value) error {
+	env, tbl := ins.env, ins.tbl
+	for attempt := 0; ; attempt++ {
+		if attempt > 100 {
+			return sqlerr.New(sqlerr.ErrUnknownError, "too many duplicate-key retries on %s", tbl.Name)
+		}
+		dupKey, dupRow, dupIdx, err := findDuplicate(env, tbl, row, nil)
+		if err != nil {
+			return err
+		}
+		if dupRow == nil {
+			if err := putRow(env, tbl, row, nil); err != nil {
+				return err
+			}
+			ins.affected++
+			return nil
+		}
+		switch {
+		case ins.replace:
+			if err := deleteRow(env, tbl, dupKey, dupRow); err != nil {
+				return err
+			}
+			ins.affected++
+			continue
+		case len(ins.onDup) > 0:
+			newRow := append([]types.Value(nil), dupRow...)
+			for _, a := range ins.onDup {
+				v, err := a.e.Eval(env, newRow)
+				if err != nil {
+					return err
+				}
+				col := tbl.Columns[a.col]
+				cv, err := ins.convert(v, col)
+				if err != nil {
+					return err
+				}
+				newRow[a.col] = cv
+			}
+			changed, err := updateRow(env, tbl, dupKey, dupRow, newRow, ins.s.strict(), ins.row)
+			if err != nil {
+				return err
+			}
+			if changed {
+				ins.affected += 2
+				touchOnUpdate(env, tbl, dupRow, newRow)
+			}
+			if ai := tbl.autoInc; ai >= 0 && !tbl.Columns[ai].Hidden && ins.firstAutoID == 0 {
+				ins.lastExplicitAuto = toUint64(dupRow[ai])
+			}
+			ins.dups++
+			return nil
+		case ins.ignore:
+			ins.dups++
+			ins.s.addWarning("Warning", sqlerr.ErrDupEntry, dupMessage(tbl, dupIdx, row))
+			return nil
+		default:
+			return sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(tbl, dupIdx, row))
+		}
+	}
+}
+
+func touchOnUpdate(*Env, *Table, []types.Value, []types.Value) {}
+
+func dupMessage(tbl *Table, ix *Index, row []types.Value) string {
+	var parts []string
+	for _, ci := range ix.cols {
+		parts = append(parts, types.ToString(row[ci]))
+	}
+	name := ix.Name
+	if ix.Primary {
+		name = "PRIMARY"
+	}
+	return fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", strings.Join(parts, "-"), tbl.Name, name)
+}
+
+// findDuplicate locks and checks every unique key the row would take (primary and unique secondary,
+// also when absent, so a concurrent insert of the same key waits for us), and returns the first
+// existing row that holds one of them. skipPK is the row's own primary key when updating.
+func findDuplicate(env *Env, tbl *Table, row []types.Value, skipPK []byte) ([]byte, []types.Value, *Index, error) {
+	t := env.txn()
+	pk := primaryKey(nil, tbl, row)
+	if skipPK == nil || string(skipPK) != string(pk) {
+		if err := env.lockRow(pk, txn.LockExclusive); err != nil {
+			return nil, nil, nil, err
+		}
+		v, ok, err := t.GetLatest(pk)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ok {
+			old, err := decodeRow(tbl, v)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			return pk, old, tbl.Indexes[0], nil
+		}
+	}
+	for _, ix := range tbl.Indexes[1:] {
+		if !ix.Unique {
+			continue
+		}
+		k, _, unique := secondaryKey(tbl, ix, row)
+		if !unique {
+			continue // a NULL in a unique key never collides
+		}
+		if err := env.lockRow(k, txn.LockExclusive); err != nil {
+			return nil, nil, nil, err
+		}
+		v, ok, err := t.GetLatest(k)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if !ok {
+			continue
+		}
+		part := make([]types.Value, len(tbl.Columns))
+		if err := types.DecodeRow(v, tbl.colPos, part); err != nil {
+			return nil, nil, nil, err
+		}
+		opk := primaryKey(nil, tbl, part)
+		if skipPK != nil && string(opk) == string(skipPK) {
+			continue
+		}
+		if err := env.lockRow(opk, txn.LockExclusive); err != nil {
+			return nil, nil, nil, err
+		}
+		rv, ok, err := t.GetLatest(opk)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if !ok {
+			return nil, nil, nil, fmt.Errorf("index %s.%s: entry %x points to a missing row", tbl.Name, ix.Name, k)
+		}
+		old, err := decodeRow(tbl, rv)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return opk, old, ix, nil
+	}
+	return nil, nil, nil, nil
+}
+
+// putRow writes a row and its index entries. old, when set, is the previous version under the same
+// primary key: index entries that did not change are not rewritten.
+func putRow(env *Env, tbl *Table, row []types.Value, old []types.Value) error {
+	t := env.txn()
+	pk := primaryKey(nil, tbl, row)
+	t.Set(pk, encodeRow(nil, tbl, row))
+	for _, ix := range tbl.Indexes[1:] {
+		k, v, _ := secondaryKey(tbl, ix, row)
+		if old != nil {
+			ok, ov, _ := secondaryKey(tbl, ix, old)
+			if string(ok) == string(k) && string(ov) == string(v) {
+				continue
+			}
+			t.Delete(ok)
+		}
+		t.Set(k, v)
+	}
+	return nil
+}
+
+// deleteRow removes a row and its index entries. The caller holds the row's lock.
+func deleteRow(env *Env, tbl *Table, pk []byte, row []types.Value) error {
+	t := env.txn()
+	t.Delete(pk)
+	for _, ix := range tbl.Indexes[1:] {
+		k, _, _ := secondaryKey(tbl, ix, row)
+		t.Delete(k)
+	}
+	return nil
+}
+
+// updateRow replaces old by new (same or different primary key), checking unique keys.
+func updateRow(env *Env, tbl *Table, pk []byte, old, new []types.Value, strict bool, rowNum int) (bool, error) {
+	same := true
+	for i := range old {
+		if old[i].K != new[i].K || types.Compare(old[i], new[i], nil) != 0 && !(old[i].IsNull() && new[i].IsNull()) {
+			same = false
+			break
+		}
+	}
+	if same {
+		return false, nil
+	}
+	newPK := primaryKey(nil, tbl, new)
+	_, dupRow, dupIdx, err := findDuplicate(env, tbl, new, pk)
+	if err != nil {
+		return false, err
+	}
+	if dupRow != nil {
+		return false, sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(tbl, dupIdx, new))
+	}
+	if string(newPK) != string(pk) {
+		if err := deleteRow(env, tbl, pk, old); err != nil {
+			return false, err
+		}
+		return true, putRow(env, tbl, new, nil)
+	}
+	return true, putRow(env, tbl, new, old)
+}
+
+// targetPlan plans the row source of UPDATE/DELETE: a locking current read of one table.
+func (s *Session) targetPlan(tbl *Table, alias string, where ast.ExprNode, order *ast.OrderByClause, limit *ast.Limit) (*selectPlan, error) {
+	sel := &ast.SelectStmt{
+		SelectStmtOpts: &ast.SelectStmtOpts{SQLCache: true},
+		Fields:         &ast.FieldList{Fields: []*ast.SelectField{{WildCard: &ast.WildCardField{}}}},
+		From: &ast.TableRefsClause{TableRefs: &ast.Join{Left: &ast.TableSource{
+			Source: &ast.TableName{Schema: ast.NewCIStr(tbl.DB), Name: ast.NewCIStr(tbl.Name)}, AsName: ast.NewCIStr(alias)}}},
+		Where:    where,
+		OrderBy:  order,
+		Limit:    limit,
+		LockInfo: &ast.SelectLockInfo{LockType: ast.SelectLockForUpdate},
+	}
+	pl, err := (&planner{s: s}).planSelect(sel, nil)
+	if err != nil {
+		return nil, err
+	}
+	// Return whole rows, hidden columns included.
+	pl.proj = pl.proj[:0]
+	for i, c := range tbl.Columns {
+		pl.proj = append(pl.proj, &colExpr{typed{c.Type}, i, c.Name})
+	}
+	pl.nVisible = len(pl.proj)
+	return pl, nil
+}
+
+func (s *Session) update(env *Env, x *ast.UpdateStmt) (proto.OK, error) {
+	if x.MultipleTable {
+		return proto.OK{}, sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table UPDATE is not supported yet")
+	}
+	tbl, alias, err := s.tableRef(x.TableRefs.TableRefs)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	pl, err := s.targetPlan(tbl, alias, x.Where, x.Order, x.Limit)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	c := (&planner{s: s}).newCompiler(tableScope(tbl, alias))
+	var sets []assignment
+	for _, a := range x.List {
+		if a.Column.Table.O != "" && !strings.EqualFold(a.Column.Table.O, alias) {
+			return proto.OK{}, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s.%s' in 'field list'", a.Column.Table.O, a.Column.Name.O)
+		}
+		i := tbl.Col(a.Column.Name.O)
+		if i < 0 || tbl.Columns[i].Hidden {
+			return proto.OK{}, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", a.Column.Name.O)
+		}
+		var e Expr
+		if _, ok := a.Expr.(*ast.DefaultExpr); ok {
+			col := tbl.Columns[i]
+			e = &closureExpr{typed: typed{col.Type}, fn: func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+				ins := &inserter{env: env, s: s, tbl: tbl, strict: s.strict()}
+				return ins.defaultValue(col)
+			}}
+		} else if e, err = c.compile(a.Expr); err != nil {
+			return proto.OK{}, err
+		}
+		sets = append(sets, assignment{col: i, e: e})
+	}
+	rows, err := env.materialize(pl)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	strict := s.strict() && !x.IgnoreErr
+	ins := &inserter{env: env, s: s, tbl: tbl, strict: strict}
+	var matched, changed uint64
+	for ri, old := range rows {
+		ins.row = ri + 1
+		matched++
+		nr := append([]types.Value(nil), old...)
+		for _, a := range sets {
+			v, err := a.e.Eval(env, nr)
+			if err != nil {
+				return proto.OK{}, err
+			}
+			cv, err := ins.convert(v, tbl.Columns[a.col])
+			if err != nil {
+				return proto.OK{}, err
+			}
+			nr[a.col] = cv
+		}
+		for ci, col := range tbl.Columns {
+			if col.OnUpdateNow && !assigned(sets, ci) && !rowsEqual(old, nr) {
+				nr[ci] = timeValue(env.now(), max(col.Type.Frac, 0))
+			}
+		}
+		ok, err := updateRow(env, tbl, primaryKey(nil, tbl, old), old, nr, strict, ri+1)
+		if err != nil {
+			if x.IgnoreErr && sqlerr.Is(err, sqlerr.ErrDupEntry) {
+				s.addWarning("Warning", sqlerr.ErrDupEntry, sqlerr.As(err).Message)
+				continue
+			}
+			return proto.OK{}, err
+		}
+		if ok {
+			changed++
+		}
+	}
+	affected := changed
+	if s.FoundRowsFlag {
+		affected = matched
+	}
+	return proto.OK{AffectedRows: affected, Info: fmt.Sprintf("Rows matched: %d  Changed: %d  Warnings: %d", matched, changed, len(s.warnings))}, nil
+}
+
+func assigned(sets []assignment, ci int) bool {
+	for _, a := range sets {
+		if a.col == ci {
+			return true
+		}
+	}
+	return false
+}
+
+func rowsEqual(a, b []types.Value) bool {
+	for i := range a {
+		if a[i].K != b[i].K || (!a[i].IsNull() && types.Compare(a[i], b[i], nil) != 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Session) delete(env *Env, x *ast.DeleteStmt) (proto.OK, error) {
+	if x.IsMultiTable {
+		return proto.OK{}, sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table DELETE is not supported yet")
+	}
+	tbl, alias, err := s.tableRef(x.TableRefs.TableRefs)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	pl, err := s.targetPlan(tbl, alias, x.Where, x.Order, x.Limit)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	rows, err := env.materialize(pl)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	for _, r := range rows {
+		if err := deleteRow(env, tbl, primaryKey(nil, tbl, r), r); err != nil {
+			return proto.OK{}, err
+		}
+	}
+	return proto.OK{AffectedRows: uint64(len(rows))}, nil
+}

@@ -1,0 +1,107 @@
+package sql
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+	"github.com/kiln-db/kiln/internal/txn"
+)
+
+// Env is the state of one statement execution: its session, bound parameters, statement time, and the
+// rows of enclosing queries for correlated subqueries.
+type Env struct {
+	s        *Session
+	ctx      context.Context
+	params   []types.Value
+	stmtTime time.Time
+	outer    [][]types.Value
+	subCache map[*subqueryExpr]*subResult
+	reCache  map[string]*regexp.Regexp
+	deadline time.Time // max_execution_time, zero = none
+	rows     int       // rows examined since the last cancellation check
+	t        *txn.Txn  // overrides the session's transaction (DDL runs in its own)
+}
+
+func (env *Env) txn() *txn.Txn {
+	if env.t != nil {
+		return env.t
+	}
+	return env.s.txn
+}
+
+func (env *Env) now() time.Time {
+	if env.stmtTime.IsZero() {
+		env.stmtTime = time.Now().In(env.s.location())
+	}
+	return env.stmtTime
+}
+
+func (env *Env) warn(e *sqlerr.Error) { env.s.addWarning("Warning", e.Code, e.Message) }
+
+func (env *Env) divByZero() {
+	env.s.addWarning("Warning", sqlerr.ErrDivisionByZero, "Division by 0")
+}
+
+// checkKilled returns an error once the statement was killed, its connection closed, or its
+// max_execution_time passed. It is cheap enough to call per row.
+func (env *Env) checkKilled() error {
+	env.rows++
+	if env.rows&63 != 0 {
+		return nil
+	}
+	return env.interrupted()
+}
+
+func (env *Env) interrupted() error {
+	if err := env.ctx.Err(); err != nil {
+		if errors.Is(context.Cause(env.ctx), errTimeout) {
+			return sqlerr.New(sqlerr.ErrQueryTimeout, "Query execution was interrupted, maximum statement execution time exceeded")
+		}
+		return sqlerr.New(sqlerr.ErrQueryInterrupted, "Query execution was interrupted")
+	}
+	return nil
+}
+
+var errTimeout = errors.New("max_execution_time exceeded")
+
+// lockRow takes a row lock for the statement's transaction, waiting innodb_lock_wait_timeout.
+func (env *Env) lockRow(key []byte, mode txn.LockMode) error {
+	t := env.txn()
+	if t.ReadOnly && mode == txn.LockExclusive {
+		return sqlerr.New(sqlerr.ErrReadOnlyTrans, "Cannot execute statement in a READ ONLY transaction.")
+	}
+	err := t.Lock(env.ctx, key, mode, env.s.lockWaitTimeout())
+	if err != nil && env.ctx.Err() != nil && !sqlerr.Is(err, sqlerr.ErrLockDeadlock) && !sqlerr.Is(err, sqlerr.ErrLockWaitTimeout) {
+		return env.interrupted()
+	}
+	return err
+}
+
+func (env *Env) regexp(p string) (*regexp.Regexp, error) {
+	if env.reCache == nil {
+		env.reCache = map[string]*regexp.Regexp{}
+	}
+	if re, ok := env.reCache[p]; ok {
+		return re, nil
+	}
+	re, err := regexp.Compile(p)
+	if err != nil {
+		return nil, err
+	}
+	env.reCache[p] = re
+	return re, nil
+}
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x10
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}

@@ -1,0 +1,856 @@
+package sql
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shopspring/decimal"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+)
+
+// open starts executing a plan. outer is the enclosing query's current row (correlated subqueries).
+func (pl *selectPlan) open(env *Env) (rowIter, error) {
+	if pl.union != nil {
+		return pl.union.open(env)
+	}
+	var it rowIter = &joinIter{pl: pl, env: env}
+	if pl.static != nil {
+		rows, err := pl.static(env)
+		if err != nil {
+			return nil, err
+		}
+		it = &sliceIter{rows: rows}
+	}
+	if pl.where != nil {
+		it = &filterIter{src: it, env: env, cond: pl.where}
+	}
+	if pl.grouped {
+		it = &aggIter{pl: pl, env: env, src: it}
+		if pl.having != nil {
+			it = &filterIter{src: it, env: env, cond: pl.having}
+		}
+	}
+	it = &projIter{src: it, env: env, proj: pl.proj}
+	if pl.distinct {
+		it = &distinctIter{src: it, n: pl.nVisible, seen: map[string]struct{}{}, colls: projColls(pl)}
+	}
+	limit, offset := int64(-1), int64(0)
+	if pl.limit != nil {
+		v, err := pl.limit.Eval(env, nil)
+		if err != nil {
+			return nil, err
+		}
+		limit = toIntLenient(v)
+		if limit < 0 {
+			limit = 0
+		}
+	}
+	if pl.offset != nil {
+		v, err := pl.offset.Eval(env, nil)
+		if err != nil {
+			return nil, err
+		}
+		offset = max(toIntLenient(v), 0)
+	}
+	if pl.sortNeeded {
+		it = &sortIter{src: it, env: env, keys: pl.order, colls: projColls(pl), limit: limit, offset: offset}
+	}
+	if limit >= 0 || offset > 0 {
+		it = &limitIter{src: it, limit: limit, offset: offset}
+	}
+	if len(pl.proj) > pl.nVisible {
+		it = &trimIter{src: it, n: pl.nVisible}
+	}
+	return it, nil
+}
+
+func projColls(pl *selectPlan) []*types.Collation {
+	out := make([]*types.Collation, len(pl.proj))
+	for i, e := range pl.proj {
+		t := e.Type()
+		if isStringType(t) && t.Collation != "" {
+			out[i], _ = types.LookupCollation(t.Collation)
+		}
+	}
+	return out
+}
+
+// joinIter runs the FROM levels as nested loops and yields combined rows.
+type joinIter struct {
+	pl      *selectPlan
+	env     *Env
+	row     []types.Value
+	its     []rowIter
+	state   []uint8 // per level: 0 need open, 1 iterating, 2 null row emitted / exhausted
+	matched []bool
+	depth   int
+	started bool
+	done    bool
+}
+
+func (j *joinIter) next() ([]types.Value, error) {
+	pl := j.pl
+	n := len(pl.levels)
+	if j.done {
+		return nil, nil
+	}
+	if n == 0 {
+		j.done = true
+		return []types.Value{}, nil
+	}
+	if !j.started {
+		j.started = true
+		j.row = make([]types.Value, pl.width)
+		j.its = make([]rowIter, n)
+		j.state = make([]uint8, n)
+		j.matched = make([]bool, n)
+	} else {
+		// Resume below the deepest level that produced the last row.
+		j.depth = n - 1
+	}
+	for {
+		L := j.depth
+		lv := pl.levels[L]
+		if j.state[L] == 0 {
+			it, err := j.openLevel(lv)
+			if err != nil {
+				return nil, err
+			}
+			j.its[L], j.state[L], j.matched[L] = it, 1, false
+		}
+		var r []types.Value
+		if j.state[L] == 1 {
+			var err error
+			if r, err = j.its[L].next(); err != nil {
+				return nil, err
+			}
+			if r == nil {
+				j.its[L].close()
+				j.its[L] = nil
+				if lv.left && !j.matched[L] {
+					j.state[L] = 2
+					for i := lv.off; i < lv.off+lv.width; i++ {
+						j.row[i] = types.Null
+					}
+					if out, ok := j.descend(L); ok {
+						return out, nil
+					}
+					continue
+				}
+				j.state[L] = 0
+				if L == 0 {
+					j.done = true
+					return nil, nil
+				}
+				j.depth--
+				continue
+			}
+			copy(j.row[lv.off:lv.off+lv.width], r)
+			if lv.filter != nil {
+				v, err := lv.filter.Eval(j.env, j.row)
+				if err != nil {
+					return nil, err
+				}
+				if b, null := types.ToBool(v); !b || null {
+					continue
+				}
+			}
+			j.matched[L] = true
+			if out, ok := j.descend(L); ok {
+				return out, nil
+			}
+			continue
+		}
+		// state 2: the NULL-extended row was emitted; this level is finished.
+		j.state[L] = 0
+		if L == 0 {
+			j.done = true
+			return nil, nil
+		}
+		j.depth--
+	}
+}
+
+// descend moves to the next level, or returns a copy of the row when the last level is placed.
+func (j *joinIter) descend(L int) ([]types.Value, bool) {
+	if L == len(j.pl.levels)-1 {
+		out := make([]types.Value, len(j.row))
+		copy(out, j.row)
+		return out, true
+	}
+	j.depth = L + 1
+	j.state[L+1] = 0
+	return nil, false
+}
+
+func (j *joinIter) openLevel(lv *level) (rowIter, error) {
+	if lv.acc != nil {
+		return lv.acc.open(j.env, j.row)
+	}
+	// Derived table or virtual table: materialize once per execution.
+	rows, err := j.env.materialize(lv.sub)
+	if err != nil {
+		return nil, err
+	}
+	return &sliceIter{rows: rows}, nil
+}
+
+func (j *joinIter) close() {
+	for i, it := range j.its {
+		if it != nil {
+			it.close()
+			j.its[i] = nil
+		}
+	}
+}
+
+// materialize runs a plan to completion (derived tables, subqueries).
+func (env *Env) materialize(pl *selectPlan) ([][]types.Value, error) {
+	it, err := pl.open(env)
+	if err != nil {
+		return nil, err
+	}
+	defer it.close()
+	var rows [][]types.Value
+	for {
+		r, err := it.next()
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			return rows, nil
+		}
+		rows = append(rows, r)
+	}
+}
+
+type sliceIter struct {
+	rows [][]types.Value
+	i    int
+}
+
+func (s *sliceIter) next() ([]types.Value, error) {
+	if s.i >= len(s.rows) {
+		return nil, nil
+	}
+	r := s.rows[s.i]
+	s.i++
+	return r, nil
+}
+func (s *sliceIter) close() {}
+
+type filterIter struct {
+	src  rowIter
+	env  *Env
+	cond Expr
+}
+
+func (f *filterIter) next() ([]types.Value, error) {
+	for {
+		r, err := f.src.next()
+		if err != nil || r == nil {
+			return nil, err
+		}
+		v, err := f.cond.Eval(f.env, r)
+		if err != nil {
+			return nil, err
+		}
+		if b, null := types.ToBool(v); b && !null {
+			return r, nil
+		}
+	}
+}
+func (f *filterIter) close() { f.src.close() }
+
+type projIter struct {
+	src  rowIter
+	env  *Env
+	proj []Expr
+}
+
+func (p *projIter) next() ([]types.Value, error) {
+	r, err := p.src.next()
+	if err != nil || r == nil {
+		return nil, err
+	}
+	out := make([]types.Value, len(p.proj))
+	for i, e := range p.proj {
+		if out[i], err = e.Eval(p.env, r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+func (p *projIter) close() { p.src.close() }
+
+type trimIter struct {
+	src rowIter
+	n   int
+}
+
+func (t *trimIter) next() ([]types.Value, error) {
+	r, err := t.src.next()
+	if err != nil || r == nil {
+		return nil, err
+	}
+	return r[:t.n], nil
+}
+func (t *trimIter) close() { t.src.close() }
+
+type limitIter struct {
+	src           rowIter
+	limit, offset int64
+	n             int64
+}
+
+func (l *limitIter) next() ([]types.Value, error) {
+	for l.offset > 0 {
+		r, err := l.src.next()
+		if err != nil || r == nil {
+			return nil, err
+		}
+		l.offset--
+	}
+	if l.limit >= 0 && l.n >= l.limit {
+		return nil, nil
+	}
+	r, err := l.src.next()
+	if err != nil || r == nil {
+		return nil, err
+	}
+	l.n++
+	return r, nil
+}
+func (l *limitIter) close() { l.src.close() }
+
+// groupKey appends a key under which equal values (by SQL comparison) collide: numbers of any kind
+// by their exact decimal value, strings by their collation key.
+func groupKey(buf []byte, v types.Value, coll *types.Collation) []byte {
+	switch v.K {
+	case types.KindNull:
+		return append(buf, 0)
+	case types.KindInt, types.KindUint, types.KindDecimal:
+		buf = append(buf, 1)
+		return append(append(buf, types.ToDecimal(v).String()...), 0)
+	case types.KindFloat:
+		buf = append(buf, 1)
+		if math.Trunc(v.F) == v.F && math.Abs(v.F) < 1e18 {
+			return append(append(buf, decimal.NewFromInt(int64(v.F)).String()...), 0)
+		}
+		return append(append(buf, decimal.NewFromFloat(v.F).String()...), 0)
+	case types.KindString:
+		buf = append(buf, 2)
+		if coll != nil {
+			k := coll.Key(nil, v.S)
+			buf = appendLen(buf, len(k))
+			return append(buf, k...)
+		}
+		buf = appendLen(buf, len(v.S))
+		return append(buf, v.S...)
+	case types.KindBytes:
+		buf = append(buf, 2)
+		buf = appendLen(buf, len(v.S))
+		return append(buf, v.S...)
+	default:
+		buf = append(buf, 3)
+		return append(append(buf, types.ToString(v)...), 0)
+	}
+}
+
+func appendLen(buf []byte, n int) []byte {
+	return append(buf, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}
+
+type distinctIter struct {
+	src   rowIter
+	n     int
+	seen  map[string]struct{}
+	colls []*types.Collation
+	buf   []byte
+}
+
+func (d *distinctIter) next() ([]types.Value, error) {
+	for {
+		r, err := d.src.next()
+		if err != nil || r == nil {
+			return nil, err
+		}
+		d.buf = d.buf[:0]
+		for i := 0; i < d.n; i++ {
+			d.buf = groupKey(d.buf, r[i], d.colls[i])
+		}
+		if _, ok := d.seen[string(d.buf)]; ok {
+			continue
+		}
+		d.seen[string(d.buf)] = struct{}{}
+		return r, nil
+	}
+}
+func (d *distinctIter) close() { d.src.close() }
+
+// sortIter sorts its input (stable, NULLs first ascending as MySQL). With a LIMIT it keeps only
+// offset+limit rows.
+type sortIter struct {
+	src           rowIter
+	env           *Env
+	keys          []sortKey
+	colls         []*types.Collation
+	limit, offset int64
+	rows          [][]types.Value
+	i             int
+	loaded        bool
+}
+
+func (s *sortIter) next() ([]types.Value, error) {
+	if !s.loaded {
+		s.loaded = true
+		for {
+			r, err := s.src.next()
+			if err != nil {
+				return nil, err
+			}
+			if r == nil {
+				break
+			}
+			s.rows = append(s.rows, r)
+		}
+		sort.SliceStable(s.rows, func(a, b int) bool { return compareRows(s.rows[a], s.rows[b], s.keys, s.colls) < 0 })
+	}
+	if s.i >= len(s.rows) {
+		return nil, nil
+	}
+	r := s.rows[s.i]
+	s.i++
+	return r, nil
+}
+func (s *sortIter) close() { s.src.close() }
+
+func compareRows(a, b []types.Value, keys []sortKey, colls []*types.Collation) int {
+	for _, k := range keys {
+		x, y := a[k.idx], b[k.idx]
+		var c int
+		switch {
+		case x.IsNull() && y.IsNull():
+			c = 0
+		case x.IsNull():
+			c = -1
+		case y.IsNull():
+			c = 1
+		default:
+			c = types.Compare(x, y, colls[k.idx])
+		}
+		if k.desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// aggIter groups rows and computes aggregates. Each output row is the group's first input row
+// followed by the aggregate values, which is what post-aggregation expressions are compiled against.
+type aggIter struct {
+	pl     *selectPlan
+	env    *Env
+	src    rowIter
+	out    [][]types.Value
+	i      int
+	loaded bool
+}
+
+type aggState struct {
+	count   int64
+	sum     types.Value
+	fsum    float64
+	fsq     float64
+	isFloat bool
+	val     types.Value // min/max
+	bits    uint64
+	parts   [][]types.Value
+	seen    map[string]struct{}
+	hasVal  bool
+}
+
+type group struct {
+	first  []types.Value
+	states []aggState
+}
+
+func (a *aggIter) next() ([]types.Value, error) {
+	if !a.loaded {
+		a.loaded = true
+		if err := a.load(); err != nil {
+			return nil, err
+		}
+	}
+	if a.i >= len(a.out) {
+		return nil, nil
+	}
+	r := a.out[a.i]
+	a.i++
+	return r, nil
+}
+
+func (a *aggIter) load() error {
+	pl := a.pl
+	groups := map[string]*group{}
+	var order []*group
+	var key []byte
+	colls := make([]*types.Collation, len(pl.groupBy))
+	for i, e := range pl.groupBy {
+		if t := e.Type(); isStringType(t) {
+			colls[i], _ = types.LookupCollation(t.Collation)
+		}
+	}
+	for {
+		r, err := a.src.next()
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			break
+		}
+		key = key[:0]
+		for i, e := range pl.groupBy {
+			v, err := e.Eval(a.env, r)
+			if err != nil {
+				return err
+			}
+			key = groupKey(key, v, colls[i])
+		}
+		g, ok := groups[string(key)]
+		if !ok {
+			g = &group{first: r, states: make([]aggState, len(pl.aggs))}
+			groups[string(key)] = g
+			order = append(order, g)
+		}
+		for i := range pl.aggs {
+			if err := a.accumulate(&pl.aggs[i], &g.states[i], r); err != nil {
+				return err
+			}
+		}
+	}
+	if len(order) == 0 && len(pl.groupBy) == 0 {
+		// Aggregates over no rows still return one row (COUNT 0, SUM NULL).
+		order = append(order, &group{first: make([]types.Value, pl.width), states: make([]aggState, len(pl.aggs))})
+	}
+	for _, g := range order {
+		row := make([]types.Value, pl.width+len(pl.aggs))
+		copy(row, g.first)
+		for i := range pl.aggs {
+			row[pl.width+i] = finalize(&pl.aggs[i], &g.states[i])
+		}
+		a.out = append(a.out, row)
+	}
+	return nil
+}
+
+func (a *aggIter) accumulate(spec *aggSpec, st *aggState, r []types.Value) error {
+	if spec.star {
+		st.count++
+		return nil
+	}
+	vals := make([]types.Value, len(spec.args))
+	for i, e := range spec.args {
+		v, err := e.Eval(a.env, r)
+		if err != nil {
+			return err
+		}
+		vals[i] = v
+	}
+	nArgs := len(vals) - len(spec.order)
+	for _, v := range vals[:nArgs] {
+		if v.IsNull() {
+			return nil // aggregates skip NULLs (COUNT(a, b) counts rows where all are non-NULL)
+		}
+	}
+	if spec.distinct {
+		if st.seen == nil {
+			st.seen = map[string]struct{}{}
+		}
+		var k []byte
+		for _, v := range vals[:nArgs] {
+			var coll *types.Collation
+			if v.K == types.KindString {
+				coll, _ = types.LookupCollation(spec.args[0].Type().Collation)
+			}
+			k = groupKey(k, v, coll)
+		}
+		if _, ok := st.seen[string(k)]; ok {
+			return nil
+		}
+		st.seen[string(k)] = struct{}{}
+	}
+	v := vals[0]
+	st.count++
+	switch spec.fn {
+	case "count":
+	case "sum", "avg":
+		if v.K == types.KindFloat || v.K == types.KindString || v.K == types.KindBytes || st.isFloat {
+			if !st.isFloat && st.hasVal {
+				st.fsum = types.ToFloat(st.sum)
+			}
+			st.isFloat = true
+			st.fsum += types.ToFloat(v)
+		} else if !st.hasVal {
+			st.sum = types.NewDecimal(types.ToDecimal(v), 0)
+		} else {
+			st.sum = types.NewDecimal(types.ToDecimal(st.sum).Add(types.ToDecimal(v)), 0)
+		}
+		st.hasVal = true
+	case "min", "max":
+		if !st.hasVal {
+			st.val, st.hasVal = v, true
+			return nil
+		}
+		var coll *types.Collation
+		if t := spec.args[0].Type(); isStringType(t) {
+			coll, _ = types.LookupCollation(t.Collation)
+		}
+		c := types.Compare(v, st.val, coll)
+		if spec.fn == "min" && c < 0 || spec.fn == "max" && c > 0 {
+			st.val = v
+		}
+	case "group_concat":
+		st.parts = append(st.parts, vals)
+	case "bit_and":
+		if !st.hasVal {
+			st.bits = ^uint64(0)
+		}
+		st.bits &= toUint64(v)
+		st.hasVal = true
+	case "bit_or":
+		st.bits |= toUint64(v)
+	case "bit_xor":
+		st.bits ^= toUint64(v)
+	case "std", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp":
+		f := types.ToFloat(v)
+		st.fsum += f
+		st.fsq += f * f
+	default:
+		return sqlerr.New(sqlerr.ErrNotSupportedYet, "aggregate %s is not supported", spec.fn)
+	}
+	return nil
+}
+
+func finalize(spec *aggSpec, st *aggState) types.Value {
+	switch spec.fn {
+	case "count":
+		return types.NewInt(st.count)
+	case "sum":
+		if st.count == 0 {
+			return types.Null
+		}
+		if st.isFloat {
+			return types.NewFloat(st.fsum)
+		}
+		return types.NewDecimal(types.ToDecimal(st.sum), spec.t.Frac)
+	case "avg":
+		if st.count == 0 {
+			return types.Null
+		}
+		if st.isFloat {
+			return types.NewFloat(st.fsum / float64(st.count))
+		}
+		d := types.ToDecimal(st.sum).DivRound(decimal.NewFromInt(st.count), int32(spec.t.Frac))
+		return types.NewDecimal(d, spec.t.Frac)
+	case "min", "max":
+		if !st.hasVal {
+			return types.Null
+		}
+		return st.val
+	case "group_concat":
+		if len(st.parts) == 0 {
+			return types.Null
+		}
+		if len(spec.order) > 0 {
+			colls := make([]*types.Collation, len(spec.args))
+			sort.SliceStable(st.parts, func(a, b int) bool { return compareRows(st.parts[a], st.parts[b], spec.order, colls) < 0 })
+		}
+		var sb strings.Builder
+		nArgs := len(spec.args) - len(spec.order)
+		for i, p := range st.parts {
+			if i > 0 {
+				sb.WriteString(spec.sep)
+			}
+			for _, v := range p[:nArgs] {
+				sb.WriteString(types.ToString(v))
+			}
+			if sb.Len() > 1024 {
+				break
+			}
+		}
+		s := sb.String()
+		if len(s) > 1024 {
+			s = s[:1024]
+		}
+		return types.NewString(s)
+	case "bit_and":
+		if !st.hasVal {
+			return types.NewUint(^uint64(0))
+		}
+		return types.NewUint(st.bits)
+	case "bit_or", "bit_xor":
+		return types.NewUint(st.bits)
+	case "std", "stddev", "stddev_pop", "variance", "var_pop", "stddev_samp", "var_samp":
+		if st.count == 0 {
+			return types.Null
+		}
+		n := float64(st.count)
+		mean := st.fsum / n
+		variance := st.fsq/n - mean*mean
+		if spec.fn == "stddev_samp" || spec.fn == "var_samp" {
+			if st.count < 2 {
+				return types.Null
+			}
+			variance = (st.fsq - n*mean*mean) / (n - 1)
+		}
+		if variance < 0 {
+			variance = 0
+		}
+		if strings.HasPrefix(spec.fn, "var") {
+			return types.NewFloat(variance)
+		}
+		return types.NewFloat(math.Sqrt(variance))
+	}
+	return types.Null
+}
+
+func (a *aggIter) close() { a.src.close() }
+
+// subKind is how a subquery's result is used.
+type subKind uint8
+
+const (
+	subScalar subKind = iota
+	subExists
+	subIn
+	subAny
+	subAll
+)
+
+// subPlan is a planned subquery.
+type subPlan struct {
+	plan *selectPlan
+}
+
+type subResult struct {
+	rows [][]types.Value
+}
+
+// subqueryExpr evaluates a subquery: once per statement when it is not correlated, per outer row
+// when it is.
+type subqueryExpr struct {
+	typed
+	kind       subKind
+	plan       *selectPlan
+	correlated bool
+	left       Expr
+	not        bool
+	op         string // for ANY/ALL: the comparison
+	coll       *types.Collation
+}
+
+func (s *subqueryExpr) rows(env *Env, row []types.Value) ([][]types.Value, error) {
+	if !s.correlated {
+		if r, ok := env.subCache[s]; ok {
+			return r.rows, nil
+		}
+	}
+	if s.correlated {
+		env.outer = append(env.outer, row)
+		defer func() { env.outer = env.outer[:len(env.outer)-1] }()
+	}
+	rows, err := env.materialize(s.plan)
+	if err != nil {
+		return nil, err
+	}
+	if !s.correlated {
+		if env.subCache == nil {
+			env.subCache = map[*subqueryExpr]*subResult{}
+		}
+		env.subCache[s] = &subResult{rows: rows}
+	}
+	return rows, nil
+}
+
+func (s *subqueryExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
+	var left types.Value
+	if s.left != nil {
+		var err error
+		if left, err = s.left.Eval(env, row); err != nil {
+			return types.Null, err
+		}
+	}
+	rows, err := s.rows(env, row)
+	if err != nil {
+		return types.Null, err
+	}
+	switch s.kind {
+	case subScalar:
+		if len(rows) == 0 {
+			return types.Null, nil
+		}
+		if len(rows) > 1 {
+			return types.Null, sqlerr.New(sqlerr.ErrSubqueryNo1Row, "Subquery returns more than 1 row")
+		}
+		return rows[0][0], nil
+	case subExists:
+		return boolVal(len(rows) > 0), nil
+	case subIn:
+		if len(rows) == 0 {
+			return boolVal(s.not), nil
+		}
+		if left.IsNull() {
+			return types.Null, nil
+		}
+		sawNull := false
+		for _, r := range rows {
+			if r[0].IsNull() {
+				sawNull = true
+				continue
+			}
+			if types.Compare(left, r[0], s.coll) == 0 {
+				return boolVal(!s.not), nil
+			}
+		}
+		if sawNull {
+			return types.Null, nil
+		}
+		return boolVal(s.not), nil
+	case subAny, subAll:
+		if len(rows) == 0 {
+			return boolVal(s.kind == subAll), nil
+		}
+		if left.IsNull() {
+			return types.Null, nil
+		}
+		sawNull := false
+		for _, r := range rows {
+			if r[0].IsNull() {
+				sawNull = true
+				continue
+			}
+			ok := cmpResult(opFromString(s.op), types.Compare(left, r[0], s.coll))
+			if s.kind == subAny && ok {
+				return vTrue, nil
+			}
+			if s.kind == subAll && !ok {
+				return vFalse, nil
+			}
+		}
+		if sawNull {
+			return types.Null, nil
+		}
+		return boolVal(s.kind == subAll), nil
+	}
+	return types.Null, nil
+}
+
+var _ = mysql.TypeNull

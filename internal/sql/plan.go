@@ -1,0 +1,823 @@
+package sql
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+	"github.com/kiln-db/kiln/internal/txn"
+)
+
+// level is one FROM item in nested-loop order. Its rows are placed at row[off:off+width] of the
+// combined row.
+type level struct {
+	acc    *access     // a base table
+	sub    *selectPlan // a derived table
+	alias  string
+	off    int
+	width  int
+	left   bool // LEFT JOIN: an unmatched outer row gets NULLs here
+	filter Expr // conditions checked once this level's row is placed
+	conds  []*conjunct
+	hints  []*ast.IndexHint
+}
+
+// aggSpec is one aggregate function.
+type aggSpec struct {
+	fn       string
+	args     []Expr
+	distinct bool
+	star     bool
+	sep      string
+	t        types.ColType
+	order    []sortKey // GROUP_CONCAT ... ORDER BY, over args
+}
+
+type sortKey struct {
+	idx  int
+	desc bool
+}
+
+// selectPlan is an immutable plan for a SELECT; each execution opens new iterators over it.
+type selectPlan struct {
+	levels     []*level
+	width      int
+	where      Expr // post-join filter
+	grouped    bool
+	groupBy    []Expr
+	aggs       []aggSpec
+	having     Expr
+	proj       []Expr
+	nVisible   int
+	distinct   bool
+	order      []sortKey
+	sortNeeded bool
+	limit      Expr
+	offset     Expr
+	cols       []proto.Column
+	lock       txn.LockMode
+	union      *unionPlan
+	correlated bool
+	// static produces the rows of a virtual table (information_schema, SHOW).
+	static func(env *Env) ([][]types.Value, error)
+}
+
+// conjunct is one AND-ed condition with the FROM levels it reads.
+type conjunct struct {
+	e    Expr
+	refs uint64
+	node ast.ExprNode
+	used bool
+}
+
+// splitAnd flattens a AND b AND c.
+func splitAnd(n ast.ExprNode, out []ast.ExprNode) []ast.ExprNode {
+	if n == nil {
+		return out
+	}
+	if p, ok := n.(*ast.ParenthesesExpr); ok {
+		return splitAnd(p.Expr, out)
+	}
+	if b, ok := n.(*ast.BinaryOperationExpr); ok && b.Op == opcode.LogicAnd {
+		out = splitAnd(b.L, out)
+		return splitAnd(b.R, out)
+	}
+	return append(out, n)
+}
+
+type fromItem struct {
+	tn    *ast.TableName
+	sub   ast.ResultSetNode
+	alias string
+	left  bool
+	on    ast.ExprNode
+	using []*ast.ColumnName
+}
+
+// flattenFrom turns the join tree into nested-loop order. RIGHT JOIN is rewritten as a LEFT JOIN with
+// the sides swapped.
+func flattenFrom(n ast.ResultSetNode, out []fromItem) ([]fromItem, error) {
+	switch x := n.(type) {
+	case *ast.Join:
+		if x.Right == nil {
+			return flattenFrom(x.Left, out)
+		}
+		l, r := x.Left, x.Right
+		leftJoin := x.Tp == ast.LeftJoin
+		if x.Tp == ast.RightJoin {
+			l, r = r, l
+			leftJoin = true
+		}
+		var err error
+		if out, err = flattenFrom(l, out); err != nil {
+			return nil, err
+		}
+		if _, ok := r.(*ast.Join); ok && leftJoin {
+			return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "LEFT JOIN of a nested join is not supported yet")
+		}
+		start := len(out)
+		if out, err = flattenFrom(r, out); err != nil {
+			return nil, err
+		}
+		last := &out[len(out)-1]
+		if leftJoin {
+			out[start].left = true
+		}
+		if x.On != nil {
+			if last.on != nil {
+				last.on = &ast.BinaryOperationExpr{Op: opcode.LogicAnd, L: last.on, R: x.On.Expr}
+			} else {
+				last.on = x.On.Expr
+			}
+		}
+		last.using = append(last.using, x.Using...)
+		if x.NaturalJoin {
+			last.using = append(last.using, &ast.ColumnName{}) // marker: natural join, resolved later
+		}
+		return out, nil
+	case *ast.TableSource:
+		switch s := x.Source.(type) {
+		case *ast.TableName:
+			alias := s.Name.O
+			if x.AsName.O != "" {
+				alias = x.AsName.O
+			}
+			return append(out, fromItem{tn: s, alias: alias}), nil
+		case *ast.SelectStmt, *ast.SetOprStmt:
+			if x.AsName.O == "" {
+				return nil, sqlerr.New(1248, "Every derived table must have its own alias")
+			}
+			return append(out, fromItem{sub: s, alias: x.AsName.O}), nil
+		case *ast.Join:
+			return flattenFrom(s, out)
+		}
+	}
+	return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "unsupported FROM clause %T", n)
+}
+
+// planner builds plans for one statement.
+type planner struct {
+	s      *Session
+	params *int
+}
+
+// planSelect plans a SELECT (or UNION) with an optional enclosing scope for correlated references.
+func (p *planner) planResultSet(n ast.ResultSetNode, parent *scope) (*selectPlan, error) {
+	switch x := n.(type) {
+	case *ast.SelectStmt:
+		return p.planSelect(x, parent)
+	case *ast.SetOprStmt:
+		return p.planUnion(x, parent)
+	}
+	return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "unsupported query %T", n)
+}
+
+func (p *planner) newCompiler(sc *scope) *compiler {
+	return &compiler{s: p.s, sc: sc, params: p.params, planSub: func(c *compiler, sel ast.ResultSetNode) (*subPlan, error) {
+		sp, err := p.planResultSet(sel, c.sc)
+		if err != nil {
+			return nil, err
+		}
+		return &subPlan{plan: sp}, nil
+	}}
+}
+
+func (p *planner) planSelect(sel *ast.SelectStmt, parent *scope) (*selectPlan, error) {
+	if sel.Kind == ast.SelectStmtKindValues || sel.Kind == ast.SelectStmtKindTable {
+		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "VALUES/TABLE statements are not supported yet")
+	}
+	if sel.With != nil {
+		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "WITH (common table expressions) is not supported yet")
+	}
+	pl := &selectPlan{distinct: sel.Distinct}
+	sc := &scope{parent: parent}
+	var items []fromItem
+	if sel.From != nil {
+		var err error
+		if items, err = flattenFrom(sel.From.TableRefs, nil); err != nil {
+			return nil, err
+		}
+	}
+	if len(items) > 63 {
+		return nil, sqlerr.New(sqlerr.ErrTooBigSelect, "Too many tables; MySQL can only use 61 tables in a join")
+	}
+	cat := p.s.catalog()
+	for li, it := range items {
+		lv := &level{alias: it.alias, off: len(sc.cols), left: it.left}
+		if it.tn != nil {
+			db := it.tn.Schema.O
+			if db == "" {
+				db = p.s.CurDB
+				if db == "" {
+					return nil, sqlerr.New(sqlerr.ErrNoDB, "No database selected")
+				}
+			}
+			tbl, ok := cat.Table(db, it.tn.Name.O)
+			if !ok {
+				if vt, ok := p.s.virtualTable(db, it.tn.Name.O); ok {
+					lv.sub = vt
+					lv.width = len(vt.cols)
+					for _, c := range vt.cols {
+						sc.cols = append(sc.cols, scopeCol{db: db, table: it.alias, orgTable: it.tn.Name.O, name: c.Name, t: colTypeOf(c), level: li})
+					}
+					pl.levels = append(pl.levels, lv)
+					continue
+				}
+				if _, ok := cat.DB(db); !ok && !isVirtualDB(db) {
+					return nil, sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, it.tn.Name.O)
+				}
+				return nil, sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, it.tn.Name.O)
+			}
+			for _, other := range pl.levels {
+				if strings.EqualFold(other.alias, it.alias) {
+					return nil, sqlerr.New(sqlerr.ErrNonUniqTable, "Not unique table/alias: '%s'", it.alias)
+				}
+			}
+			lv.acc = &access{tbl: tbl, idx: tbl.Indexes[0], kind: accFull}
+			lv.hints = it.tn.IndexHints
+			lv.width = len(tbl.Columns)
+			for _, c := range tbl.Columns {
+				sc.cols = append(sc.cols, scopeCol{db: tbl.DB, table: it.alias, orgTable: tbl.Name, name: c.Name, t: c.Type, col: c, level: li, notNull: c.NotNull})
+				if c.Hidden {
+					sc.cols[len(sc.cols)-1].name = "" // not addressable by name
+				}
+			}
+		} else {
+			sub, err := p.planResultSet(it.sub, parent)
+			if err != nil {
+				return nil, err
+			}
+			lv.sub = sub
+			lv.width = sub.nVisible
+			for i := 0; i < sub.nVisible; i++ {
+				c := sub.cols[i]
+				sc.cols = append(sc.cols, scopeCol{table: it.alias, name: c.Name, t: colTypeOf(c), level: li})
+			}
+		}
+		pl.levels = append(pl.levels, lv)
+	}
+	pl.width = len(sc.cols)
+	c := p.newCompiler(sc)
+
+	// USING / NATURAL joins become equality conditions.
+	for li, it := range items {
+		for _, u := range it.using {
+			names := []string{u.Name.O}
+			if u.Name.O == "" { // NATURAL
+				names = nil
+				for _, col := range sc.cols {
+					if col.level == li && col.name != "" {
+						for _, oc := range sc.cols {
+							if oc.level < li && strings.EqualFold(oc.name, col.name) {
+								names = append(names, col.name)
+								break
+							}
+						}
+					}
+				}
+			}
+			for _, name := range names {
+				var lIdx, rIdx = -1, -1
+				for i, col := range sc.cols {
+					if strings.EqualFold(col.name, name) {
+						if col.level < li && lIdx < 0 {
+							lIdx = i
+						} else if col.level == li {
+							rIdx = i
+						}
+					}
+				}
+				if lIdx < 0 || rIdx < 0 {
+					return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'from clause'", name)
+				}
+				eq := &ast.BinaryOperationExpr{Op: opcode.EQ,
+					L: &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(sc.cols[lIdx].table), Name: ast.NewCIStr(sc.cols[lIdx].name)}},
+					R: &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(sc.cols[rIdx].table), Name: ast.NewCIStr(sc.cols[rIdx].name)}}}
+				if items[li].on == nil {
+					items[li].on = eq
+				} else {
+					items[li].on = &ast.BinaryOperationExpr{Op: opcode.LogicAnd, L: items[li].on, R: eq}
+				}
+			}
+		}
+	}
+
+	// Conditions: ON conditions belong to their level; WHERE conjuncts go to the first level that
+	// has all their columns, unless they read a LEFT-joined level (then they filter after the join).
+	for li, it := range items {
+		for _, n := range splitAnd(it.on, nil) {
+			c.refs = 0
+			e, err := c.compile(n)
+			if err != nil {
+				return nil, err
+			}
+			lv := pl.levels[li]
+			target := li
+			if !it.left {
+				target = maxLevel(c.refs, li)
+			}
+			pl.levels[target].conds = append(pl.levels[target].conds, &conjunct{e: e, refs: c.refs, node: n})
+			_ = lv
+		}
+	}
+	var post []Expr
+	if sel.Where != nil {
+		for _, n := range splitAnd(sel.Where, nil) {
+			c.refs = 0
+			e, err := c.compile(n)
+			if err != nil {
+				return nil, err
+			}
+			if len(pl.levels) == 0 {
+				post = append(post, e)
+				continue
+			}
+			target := maxLevel(c.refs, 0)
+			readsLeft := false
+			for li := 0; li <= target; li++ {
+				if pl.levels[li].left && c.refs&(1<<uint(li)) != 0 {
+					readsLeft = true
+				}
+			}
+			if readsLeft || c.correlated && false {
+				post = append(post, e)
+				continue
+			}
+			pl.levels[target].conds = append(pl.levels[target].conds, &conjunct{e: e, refs: c.refs, node: n})
+		}
+	}
+	pl.where = andAll(post)
+
+	// Aggregates.
+	aggNodes := collectAggs(sel)
+	pl.grouped = len(aggNodes) > 0 || sel.GroupBy != nil
+	fields := sel.Fields.Fields
+	// Field aliases visible to GROUP BY / HAVING / ORDER BY.
+	findField := func(name string) int {
+		for i, f := range fields {
+			if f.WildCard != nil {
+				continue
+			}
+			if f.AsName.O != "" && strings.EqualFold(f.AsName.O, name) {
+				return i
+			}
+		}
+		for i, f := range fields {
+			if f.WildCard == nil && f.AsName.O == "" {
+				if cn, ok := f.Expr.(*ast.ColumnNameExpr); ok && strings.EqualFold(cn.Name.Name.O, name) {
+					return i
+				}
+			}
+		}
+		return -1
+	}
+	if sel.GroupBy != nil {
+		for _, item := range sel.GroupBy.Items {
+			n := item.Expr
+			if pos, ok := n.(*ast.PositionExpr); ok {
+				if pos.N < 1 || pos.N > len(fields) || fields[pos.N-1].WildCard != nil {
+					return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%d' in 'group statement'", pos.N)
+				}
+				n = fields[pos.N-1].Expr
+			} else if cn, ok := n.(*ast.ColumnNameExpr); ok && cn.Name.Table.O == "" {
+				if i, _ := sc.find("", "", cn.Name.Name.O); i < 0 {
+					if fi := findField(cn.Name.Name.O); fi >= 0 {
+						n = fields[fi].Expr
+					}
+				}
+			}
+			if containsAgg(n) {
+				return nil, sqlerr.New(sqlerr.ErrWrongGroupField, "Can't group on '%s'", exprText(n))
+			}
+			e, err := c.compile(n)
+			if err != nil {
+				return nil, err
+			}
+			pl.groupBy = append(pl.groupBy, e)
+		}
+	}
+	for _, a := range aggNodes {
+		spec := aggSpec{fn: strings.ToLower(a.F), distinct: a.Distinct}
+		args := a.Args
+		if spec.fn == "group_concat" {
+			spec.sep = ","
+			if len(args) > 1 {
+				if v, ok := args[len(args)-1].(*driver.ValueExpr); ok {
+					spec.sep = v.GetString()
+				}
+				args = args[:len(args)-1]
+			}
+		}
+		if spec.fn == "count" && len(args) == 1 {
+			if v, ok := args[0].(*driver.ValueExpr); ok && v.Datum.Kind() != driver.KindNull && !a.Distinct {
+				spec.star = true
+			}
+		}
+		for _, an := range args {
+			if containsAgg(an) {
+				return nil, sqlerr.New(sqlerr.ErrInvalidGroupFuncUse, "Invalid use of group function")
+			}
+			e, err := c.compile(an)
+			if err != nil {
+				return nil, err
+			}
+			spec.args = append(spec.args, e)
+		}
+		if spec.fn == "group_concat" && a.Order != nil {
+			for _, item := range a.Order.Items {
+				e, err := c.compile(item.Expr)
+				if err != nil {
+					return nil, err
+				}
+				spec.order = append(spec.order, sortKey{idx: len(spec.args), desc: item.Desc})
+				spec.args = append(spec.args, e)
+			}
+		}
+		spec.t = aggResultType(spec)
+		pl.aggs = append(pl.aggs, spec)
+	}
+	post2 := c // compiler for expressions after aggregation
+	if pl.grouped {
+		post2 = p.newCompiler(sc)
+		post2.aggs = aggNodes
+		post2.aggBase = pl.width
+		for _, a := range pl.aggs {
+			post2.aggTypes = append(post2.aggTypes, a.t)
+		}
+	}
+
+	// Select list.
+	var projNames []proto.Column
+	fieldProj := make([]int, len(fields))
+	for fi, f := range fields {
+		fieldProj[fi] = len(pl.proj)
+		if f.WildCard != nil {
+			n := 0
+			for i, col := range sc.cols {
+				if col.name == "" {
+					continue
+				}
+				if f.WildCard.Table.O != "" && !strings.EqualFold(col.table, f.WildCard.Table.O) {
+					continue
+				}
+				if f.WildCard.Schema.O != "" && !strings.EqualFold(col.db, f.WildCard.Schema.O) {
+					continue
+				}
+				sc.cols[i].used = true
+				pl.proj = append(pl.proj, &colExpr{typed{col.t}, i, col.name})
+				projNames = append(projNames, resultColumn(col.name, &sc.cols[i], col.t))
+				n++
+			}
+			if n == 0 {
+				if f.WildCard.Table.O != "" {
+					return nil, sqlerr.New(sqlerr.ErrBadTable, "Unknown table '%s'", f.WildCard.Table.O)
+				}
+				if len(pl.levels) == 0 {
+					return nil, sqlerr.New(1096, "No tables used")
+				}
+			}
+			continue
+		}
+		post2.refs = 0
+		e, err := post2.compile(f.Expr)
+		if err != nil {
+			return nil, err
+		}
+		if pl.grouped {
+			if err := p.checkGroupedField(sc, f.Expr, e); err != nil {
+				return nil, err
+			}
+		}
+		name := f.AsName.O
+		if name == "" {
+			name = fieldName(f)
+		}
+		var sc0 *scopeCol
+		if ce, ok := e.(*colExpr); ok && !pl.grouped || ok && ce.idx < pl.width {
+			if _, isCol := f.Expr.(*ast.ColumnNameExpr); isCol {
+				sc0 = &sc.cols[ce.idx]
+			}
+		}
+		pl.proj = append(pl.proj, e)
+		projNames = append(projNames, resultColumn(name, sc0, e.Type()))
+	}
+	pl.nVisible = len(pl.proj)
+	pl.cols = projNames
+
+	// HAVING and ORDER BY may name select-list aliases. HAVING without grouping filters rows.
+	if sel.Having != nil {
+		hc := post2
+		hc.aliases = func(name string) (Expr, bool) {
+			fi := findField(name)
+			if fi < 0 {
+				return nil, false
+			}
+			e, err := hc.compile(fields[fi].Expr)
+			return e, err == nil
+		}
+		h, err := hc.compile(sel.Having.Expr)
+		if err != nil {
+			return nil, err
+		}
+		hc.aliases = nil
+		if pl.grouped {
+			pl.having = h
+		} else {
+			pl.where = andAll(append(post, h))
+		}
+	}
+	if sel.OrderBy != nil {
+		for _, item := range sel.OrderBy.Items {
+			if pos, ok := item.Expr.(*ast.PositionExpr); ok {
+				if pos.N < 1 || pos.N > pl.nVisible {
+					return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%d' in 'order clause'", pos.N)
+				}
+				pl.order = append(pl.order, sortKey{idx: pos.N - 1, desc: item.Desc})
+				continue
+			}
+			if cn, ok := item.Expr.(*ast.ColumnNameExpr); ok && cn.Name.Table.O == "" {
+				matched := -1
+				for i, f := range fields {
+					if f.WildCard == nil && f.AsName.O != "" && strings.EqualFold(f.AsName.O, cn.Name.Name.O) {
+						matched = i
+						break
+					}
+				}
+				if matched >= 0 {
+					pl.order = append(pl.order, sortKey{idx: fieldProj[matched], desc: item.Desc})
+					continue
+				}
+			}
+			post2.refs = 0
+			e, err := post2.compile(item.Expr)
+			if err != nil {
+				return nil, err
+			}
+			// Reuse a visible column when the ORDER BY expression is the same column.
+			idx := -1
+			if ce, ok := e.(*colExpr); ok {
+				for i := 0; i < pl.nVisible; i++ {
+					if pe, ok := pl.proj[i].(*colExpr); ok && pe.idx == ce.idx {
+						idx = i
+						break
+					}
+				}
+			}
+			if idx < 0 {
+				idx = len(pl.proj)
+				pl.proj = append(pl.proj, e)
+			}
+			pl.order = append(pl.order, sortKey{idx: idx, desc: item.Desc})
+		}
+		pl.sortNeeded = len(pl.order) > 0
+	}
+	if sel.Limit != nil {
+		var err error
+		if sel.Limit.Count != nil {
+			if pl.limit, err = c.compile(sel.Limit.Count); err != nil {
+				return nil, err
+			}
+		}
+		if sel.Limit.Offset != nil {
+			if pl.offset, err = c.compile(sel.Limit.Offset); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if sel.LockInfo != nil {
+		switch sel.LockInfo.LockType {
+		case ast.SelectLockForUpdate, ast.SelectLockForUpdateNoWait, ast.SelectLockForUpdateWaitN:
+			pl.lock = txn.LockExclusive
+		case ast.SelectLockForShare, ast.SelectLockForShareNoWait:
+			pl.lock = txn.LockShared
+		}
+	}
+
+	// Access paths, then the level filters.
+	for li, lv := range pl.levels {
+		if lv.acc != nil {
+			p.chooseAccess(pl, li, sc)
+			if pl.lock != 0 {
+				lv.acc.lock = pl.lock
+				lv.acc.latest = true
+			}
+		}
+		var es []Expr
+		for _, cj := range lv.conds {
+			es = append(es, cj.e)
+		}
+		lv.filter = andAll(es)
+	}
+	pl.correlated = sc.correlated
+	return pl, nil
+}
+
+func maxLevel(refs uint64, min int) int {
+	m := min
+	for i := 0; i < 64; i++ {
+		if refs&(1<<uint(i)) != 0 && i > m {
+			m = i
+		}
+	}
+	return m
+}
+
+func andAll(es []Expr) Expr {
+	if len(es) == 0 {
+		return nil
+	}
+	e := es[0]
+	for _, x := range es[1:] {
+		e = &logicExpr{typed{tBool}, opcode.LogicAnd, e, x}
+	}
+	return e
+}
+
+// checkGroupedField enforces nothing yet: without ONLY_FULL_GROUP_BY a non-aggregated column takes
+// the value of the group's first row, which is what the aggregation operator provides.
+func (p *planner) checkGroupedField(*scope, ast.ExprNode, Expr) error { return nil }
+
+// resultColumn describes a select-list column for the client.
+func resultColumn(name string, sc *scopeCol, t types.ColType) proto.Column {
+	col := proto.Column{Name: name, Type: wireType(t), Length: uint32(max(t.Len, 0)), Charset: collationID(t)}
+	if t.Frac > 0 {
+		col.Decimals = byte(t.Frac)
+	} else if t.Tp == mysql.TypeDouble || t.Tp == mysql.TypeFloat || isStringType(t) {
+		col.Decimals = 31
+		if isStringType(t) {
+			col.Decimals = 0
+		}
+	}
+	if t.Unsigned {
+		col.Flags |= uint16(mysql.UnsignedFlag)
+	}
+	if t.Collation == "binary" || !isStringType(t) {
+		col.Flags |= uint16(mysql.BinaryFlag)
+	}
+	if sc != nil {
+		col.Schema, col.Table, col.OrgTable, col.OrgName = sc.db, sc.table, sc.orgTable, sc.name
+		if sc.notNull {
+			col.Flags |= uint16(mysql.NotNullFlag)
+		}
+	}
+	if isStringType(t) && t.Collation != "binary" {
+		// Length is in bytes: characters times the charset's maximum width.
+		col.Length = uint32(max(t.Len, 0)) * 4
+	}
+	return col
+}
+
+// wireType maps a column type to the type code sent to clients.
+func wireType(t types.ColType) byte {
+	switch t.Tp {
+	case mysql.TypeVarchar:
+		return mysql.TypeVarString
+	case mysql.TypeNull:
+		return mysql.TypeNull
+	}
+	return t.Tp
+}
+
+func collationID(t types.ColType) uint16 {
+	if !isStringType(t) || t.Collation == "binary" || t.Collation == "" {
+		if isStringType(t) && t.Collation == "" {
+			return 255
+		}
+		return 63
+	}
+	if c, ok := types.LookupCollation(t.Collation); ok {
+		return c.ID
+	}
+	return 255
+}
+
+func colTypeOf(c proto.Column) types.ColType {
+	t := types.ColType{Tp: c.Type, Len: int(c.Length), Unsigned: c.Flags&uint16(mysql.UnsignedFlag) != 0}
+	if c.Decimals != 31 {
+		t.Frac = int(c.Decimals)
+	}
+	if c.Charset == 63 {
+		t.Collation = "binary"
+	} else if coll, ok := types.CollationByID(c.Charset); ok {
+		t.Collation = coll.Name
+		t.Charset = coll.Charset
+	}
+	if t.Tp == mysql.TypeVarString && c.Charset != 63 {
+		t.Len = int(c.Length) / 4
+	}
+	return t
+}
+
+// fieldName is the column name MySQL shows for an unaliased select expression: its text.
+func fieldName(f *ast.SelectField) string {
+	if cn, ok := f.Expr.(*ast.ColumnNameExpr); ok {
+		return cn.Name.Name.O
+	}
+	if t := strings.TrimSpace(f.Text()); t != "" {
+		return t
+	}
+	return exprText(f.Expr)
+}
+
+func exprText(n ast.Node) string {
+	if t := n.Text(); t != "" {
+		return t
+	}
+	if v, ok := n.(*driver.ValueExpr); ok {
+		return types.ToString(datumValue(&v.Datum))
+	}
+	var sb strings.Builder
+	if err := n.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &sb)); err != nil {
+		return ""
+	}
+	return sb.String()
+}
+
+// collectAggs finds the aggregate calls of a query block (not inside subqueries).
+func collectAggs(sel *ast.SelectStmt) []*ast.AggregateFuncExpr {
+	v := &aggCollector{}
+	for _, f := range sel.Fields.Fields {
+		if f.Expr != nil {
+			f.Expr.Accept(v)
+		}
+	}
+	if sel.Having != nil {
+		sel.Having.Expr.Accept(v)
+	}
+	if sel.OrderBy != nil {
+		for _, it := range sel.OrderBy.Items {
+			it.Expr.Accept(v)
+		}
+	}
+	return v.aggs
+}
+
+type aggCollector struct {
+	aggs  []*ast.AggregateFuncExpr
+	depth int
+}
+
+func (v *aggCollector) Enter(n ast.Node) (ast.Node, bool) {
+	switch x := n.(type) {
+	case *ast.SubqueryExpr:
+		return n, true
+	case *ast.AggregateFuncExpr:
+		v.aggs = append(v.aggs, x)
+		return n, true
+	}
+	return n, false
+}
+
+func (v *aggCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func containsAgg(n ast.ExprNode) bool {
+	v := &aggCollector{}
+	n.Accept(v)
+	return len(v.aggs) > 0
+}
+
+func aggResultType(a aggSpec) types.ColType {
+	var at types.ColType
+	if len(a.args) > 0 {
+		at = a.args[0].Type()
+	}
+	switch a.fn {
+	case "count":
+		return tInt
+	case "sum":
+		if isIntType(at) || at.Tp == mysql.TypeNewDecimal {
+			t := tDecimal
+			t.Frac = max(at.Frac, 0)
+			if isIntType(at) {
+				t.Frac = 0
+			}
+			return t
+		}
+		return tDouble
+	case "avg":
+		if isIntType(at) || at.Tp == mysql.TypeNewDecimal {
+			t := tDecimal
+			t.Frac = max(at.Frac, 0) + 4
+			return t
+		}
+		return tDouble
+	case "min", "max":
+		return at
+	case "group_concat":
+		t := tString
+		t.Len = 1024
+		return t
+	case "bit_and", "bit_or", "bit_xor":
+		return tUint
+	case "std", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp":
+		return tDouble
+	}
+	return at
+}

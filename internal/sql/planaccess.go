@@ -1,0 +1,402 @@
+package sql
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+)
+
+// refsOf returns the FROM levels an expression reads, and false if it contains something whose
+// dependencies we cannot see (then it is never used as an index bound).
+func refsOf(e Expr, sc *scope) (uint64, bool) {
+	switch x := e.(type) {
+	case *constExpr, *paramExpr:
+		return 0, true
+	case *colExpr:
+		if x.idx < len(sc.cols) {
+			return 1 << uint(sc.cols[x.idx].level), true
+		}
+		return 0, false
+	case *outerColExpr:
+		return 0, true
+	case *arithExpr:
+		return refs2(sc, x.l, x.r)
+	case *bitExpr:
+		return refs2(sc, x.l, x.r)
+	case *negExpr:
+		return refsOf(x.e, sc)
+	case *funcExpr:
+		return refs2(sc, x.args...)
+	case *closureExpr:
+		return refs2(sc, x.args...)
+	}
+	return 0, false
+}
+
+func refs2(sc *scope, es ...Expr) (uint64, bool) {
+	var r uint64
+	for _, e := range es {
+		x, ok := refsOf(e, sc)
+		if !ok {
+			return 0, false
+		}
+		r |= x
+	}
+	return r, true
+}
+
+// bound is a usable condition on one column of the level being planned.
+type bound struct {
+	col    int // scope index
+	op     opcode.Op
+	vals   []Expr // EQ: 1, IN: n, range: 1 (BETWEEN: lo, hi)
+	isIn   bool
+	isBetw bool
+}
+
+// chooseAccess picks the access path of level li from its conditions, index hints and ORDER BY.
+func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
+	lv := pl.levels[li]
+	a := lv.acc
+	tbl := a.tbl
+	before := uint64(1)<<uint(li) - 1 // levels whose values are known when this one opens
+	var bounds []bound
+	onThis := func(e Expr) (int, bool) {
+		ce, ok := e.(*colExpr)
+		if !ok || ce.idx < lv.off || ce.idx >= lv.off+lv.width {
+			return 0, false
+		}
+		return ce.idx, true
+	}
+	usable := func(es ...Expr) bool {
+		r, ok := refs2(sc, es...)
+		return ok && r&^before == 0
+	}
+	for _, cj := range lv.conds {
+		switch x := cj.e.(type) {
+		case *cmpExpr:
+			if x.op == opcode.NE || x.op == opcode.NullEQ {
+				continue
+			}
+			if ci, ok := onThis(x.l); ok && usable(x.r) {
+				bounds = append(bounds, bound{col: ci, op: x.op, vals: []Expr{x.r}})
+			} else if ci, ok := onThis(x.r); ok && usable(x.l) {
+				bounds = append(bounds, bound{col: ci, op: flipOp(x.op), vals: []Expr{x.l}})
+			}
+		case *inExpr:
+			if x.not {
+				continue
+			}
+			if ci, ok := onThis(x.e); ok && usable(x.list...) {
+				bounds = append(bounds, bound{col: ci, op: opcode.In, vals: x.list, isIn: true})
+			}
+		case *betweenExpr:
+			if x.not {
+				continue
+			}
+			if ci, ok := onThis(x.e); ok && usable(x.lo, x.hi) {
+				bounds = append(bounds, bound{col: ci, op: opcode.GE, vals: []Expr{x.lo}})
+				bounds = append(bounds, bound{col: ci, op: opcode.LE, vals: []Expr{x.hi}})
+			}
+		}
+	}
+
+	// Index hints.
+	allowed := map[*Index]bool{}
+	forced := false
+	for _, ix := range tbl.Indexes {
+		allowed[ix] = true
+	}
+	var tn *ast.TableName
+	_ = tn
+	if hints := p.hintsFor(lv); len(hints) > 0 {
+		for _, h := range hints {
+			names := map[string]bool{}
+			for _, n := range h.IndexNames {
+				names[strings.ToLower(n.O)] = true
+			}
+			switch h.HintType {
+			case ast.HintUse, ast.HintForce:
+				if len(names) == 0 {
+					continue
+				}
+				for ix := range allowed {
+					if !names[strings.ToLower(ix.Name)] {
+						delete(allowed, ix)
+					}
+				}
+				if h.HintType == ast.HintForce {
+					forced = true
+				}
+			case ast.HintIgnore:
+				for ix := range allowed {
+					if names[strings.ToLower(ix.Name)] {
+						delete(allowed, ix)
+					}
+				}
+			}
+		}
+	}
+
+	type cand struct {
+		ix       *Index
+		kind     accessKind
+		eq       []Expr
+		in       []Expr
+		lo, hi   Expr
+		loIncl   bool
+		hiIncl   bool
+		score    int
+		covering bool
+	}
+	used := map[int]bool{}
+	for i := lv.off; i < lv.off+lv.width; i++ {
+		if sc.cols[i].used {
+			used[i-lv.off] = true
+		}
+	}
+	var best *cand
+	for _, ix := range tbl.Indexes {
+		if !allowed[ix] {
+			continue
+		}
+		c := &cand{ix: ix, kind: accRange}
+		n := 0
+		for _, colOff := range ix.cols {
+			var eq *bound
+			for bi := range bounds {
+				b := &bounds[bi]
+				if b.col-lv.off == colOff && (b.op == opcode.EQ || b.isIn && len(b.vals) == 1) {
+					eq = b
+					break
+				}
+			}
+			if eq == nil {
+				break
+			}
+			c.eq = append(c.eq, eq.vals[0])
+			n++
+		}
+		unique := ix.Primary || ix.Unique
+		if n == len(ix.cols) && unique {
+			c.kind = accPoint
+			c.score = 1000
+		} else if n < len(ix.cols) {
+			colOff := ix.cols[n]
+			for bi := range bounds {
+				b := &bounds[bi]
+				if b.col-lv.off != colOff {
+					continue
+				}
+				switch {
+				case b.isIn && n == len(ix.cols)-1 && unique && c.kind != accBatch:
+					c.kind, c.in = accBatch, b.vals
+				case b.op == opcode.GT || b.op == opcode.GE:
+					if c.lo == nil {
+						c.lo, c.loIncl = b.vals[0], b.op == opcode.GE
+					}
+				case b.op == opcode.LT || b.op == opcode.LE:
+					if c.hi == nil {
+						c.hi, c.hiIncl = b.vals[0], b.op == opcode.LE
+					}
+				}
+			}
+			switch {
+			case c.kind == accBatch:
+				c.lo, c.hi = nil, nil
+				c.score = 900
+			default:
+				c.score = 10 * n
+				if c.lo != nil || c.hi != nil {
+					c.score += 5
+				}
+			}
+		} else {
+			c.score = 10 * n
+		}
+		if !ix.Primary {
+			c.covering = true
+			inIdx := map[int]bool{}
+			for _, co := range ix.cols {
+				inIdx[co] = true
+			}
+			for _, co := range tbl.Indexes[0].cols {
+				inIdx[co] = true
+			}
+			for co := range used {
+				if !inIdx[co] {
+					c.covering = false
+				}
+			}
+			if c.score == 0 && !c.covering && !forced {
+				continue // a full index scan plus lookups is worse than a table scan
+			}
+			if c.covering && c.score > 0 {
+				c.score += 2
+			}
+		} else if c.score > 0 {
+			c.score++
+		}
+		if c.score == 0 && !(forced && !ix.Primary) && !(ix.Primary && c.kind != accPoint) {
+			continue
+		}
+		if best == nil || c.score > best.score {
+			best = c
+		}
+	}
+
+	// ORDER BY served by index order: only for the first level and when nothing regroups rows.
+	if li == 0 && pl.sortNeeded && !pl.grouped {
+		orderCols, desc, ok := orderColumns(pl, lv)
+		if ok {
+			try := func(c *cand) bool {
+				if c == nil {
+					return false
+				}
+				if c.kind == accPoint {
+					return true
+				}
+				eff := append([]int(nil), c.ix.cols...)
+				if !c.ix.Primary && !c.ix.Unique {
+					eff = append(eff, tbl.Indexes[0].cols...)
+				}
+				pos := len(c.eq)
+				eqCols := map[int]bool{}
+				for _, co := range c.ix.cols[:len(c.eq)] {
+					eqCols[co] = true
+				}
+				for _, oc := range orderCols {
+					if eqCols[oc] {
+						continue
+					}
+					if pos >= len(eff) || eff[pos] != oc {
+						return false
+					}
+					pos++
+				}
+				return true
+			}
+			if try(best) {
+				pl.sortNeeded = false
+			} else if pl.limit != nil {
+				// Prefer an index that delivers the order when a LIMIT can stop the scan early.
+				for _, ix := range tbl.Indexes {
+					if !allowed[ix] {
+						continue
+					}
+					c := &cand{ix: ix, kind: accRange}
+					if best != nil && best.score > 10 {
+						continue
+					}
+					if !ix.Primary {
+						c.covering = true
+						for co := range used {
+							found := false
+							for _, x := range append(append([]int(nil), ix.cols...), tbl.Indexes[0].cols...) {
+								if x == co {
+									found = true
+								}
+							}
+							if !found {
+								c.covering = false
+							}
+						}
+					}
+					if best != nil && best.score > 0 && (best.lo != nil || best.hi != nil) {
+						if best.ix != ix {
+							continue
+						}
+					}
+					if best != nil && best.ix == ix {
+						c = best
+					}
+					if try(c) {
+						best = c
+						pl.sortNeeded = false
+						break
+					}
+				}
+			}
+			if !pl.sortNeeded && best != nil {
+				a.reverse = desc
+			}
+		}
+	}
+	if best == nil {
+		a.kind, a.idx = accFull, tbl.Indexes[0]
+		a.hint = "full scan"
+		return
+	}
+	a.idx, a.kind, a.eq, a.in, a.lo, a.hi, a.loIncl, a.hiIncl, a.covering = best.ix, best.kind, best.eq, best.in, best.lo, best.hi, best.loIncl, best.hiIncl, best.covering
+	if best.ix.Primary {
+		a.covering = false
+	}
+}
+
+// orderColumns returns the table columns (offsets in the table) of ORDER BY if they are all plain
+// columns of level lv in one direction.
+func orderColumns(pl *selectPlan, lv *level) ([]int, bool, bool) {
+	var cols []int
+	desc := false
+	for i, k := range pl.order {
+		ce, ok := pl.proj[k.idx].(*colExpr)
+		if !ok || ce.idx < lv.off || ce.idx >= lv.off+lv.width {
+			return nil, false, false
+		}
+		if i == 0 {
+			desc = k.desc
+		} else if k.desc != desc {
+			return nil, false, false
+		}
+		cols = append(cols, ce.idx-lv.off)
+	}
+	return cols, desc, true
+}
+
+func flipOp(op opcode.Op) opcode.Op {
+	switch op {
+	case opcode.LT:
+		return opcode.GT
+	case opcode.LE:
+		return opcode.GE
+	case opcode.GT:
+		return opcode.LT
+	case opcode.GE:
+		return opcode.LE
+	}
+	return op
+}
+
+// hintsFor returns the index hints written on a level's table.
+func (p *planner) hintsFor(lv *level) []*ast.IndexHint { return lv.hints }
+
+// describe renders an access for EXPLAIN.
+func (a *access) describe() string {
+	var kind string
+	switch a.kind {
+	case accFull:
+		kind = "full scan"
+	case accPoint:
+		kind = "point get"
+	case accBatch:
+		kind = "batch point get"
+	case accRange:
+		kind = "range scan"
+		if len(a.eq) == 0 && a.lo == nil && a.hi == nil {
+			kind = "index full scan"
+		}
+	}
+	s := fmt.Sprintf("%s on %s", kind, a.idx.Name)
+	if a.covering {
+		s += " (covering)"
+	}
+	if a.reverse {
+		s += " (reverse)"
+	}
+	if a.lock != 0 {
+		s += " (locking)"
+	}
+	return s
+}

@@ -1,0 +1,226 @@
+package sql
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+)
+
+// maxParams is the protocol's limit on placeholders in one statement.
+const maxParams = 65535
+
+// prepared is a server-side prepared statement. A SELECT keeps its plan, re-planned only when the
+// catalog changes, so executions neither parse nor plan.
+type prepared struct {
+	id      uint32
+	stmt    ast.StmtNode
+	nParams int
+	plan    *selectPlan
+	planVer uint64
+	planDB  string
+}
+
+// numberParams gives each placeholder its position (the parser records only byte offsets).
+func numberParams(st ast.StmtNode) int {
+	v := &paramCollector{}
+	st.Accept(v)
+	sort.Slice(v.ps, func(i, j int) bool { return v.ps[i].Offset < v.ps[j].Offset })
+	for i, p := range v.ps {
+		p.Order = i
+	}
+	return len(v.ps)
+}
+
+type paramCollector struct{ ps []*driver.ParamMarkerExpr }
+
+func (v *paramCollector) Enter(n ast.Node) (ast.Node, bool) {
+	if p, ok := n.(*driver.ParamMarkerExpr); ok {
+		v.ps = append(v.ps, p)
+	}
+	return n, false
+}
+func (v *paramCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// Prepare parses a statement for COM_STMT_PREPARE.
+func (s *Session) Prepare(ctx context.Context, text string) (proto.StmtInfo, error) {
+	stmts, err := s.parse(text)
+	if err != nil {
+		return proto.StmtInfo{}, err
+	}
+	if len(stmts) != 1 {
+		if len(stmts) == 0 {
+			return proto.StmtInfo{}, sqlerr.New(sqlerr.ErrEmptyQuery, "Query was empty")
+		}
+		return proto.StmtInfo{}, sqlerr.New(sqlerr.ErrUnsupportedPS, "This command is not supported in the prepared statement protocol yet")
+	}
+	p, err := s.prepareStmt(stmts[0])
+	if err != nil {
+		return proto.StmtInfo{}, err
+	}
+	info := proto.StmtInfo{ID: p.id, Params: p.nParams}
+	if p.plan != nil {
+		info.Columns = p.plan.cols[:p.plan.nVisible]
+	}
+	return info, nil
+}
+
+func (s *Session) prepareStmt(st ast.StmtNode) (*prepared, error) {
+	n := numberParams(st)
+	if n > maxParams {
+		return nil, sqlerr.New(sqlerr.ErrPsManyParam, "Prepared statement contains too many placeholders")
+	}
+	s.nextStmt++
+	p := &prepared{id: s.nextStmt, stmt: st, nParams: n}
+	if rs, ok := st.(ast.ResultSetNode); ok {
+		if err := s.planPrepared(p, rs); err != nil {
+			return nil, err
+		}
+	}
+	s.stmts[p.id] = p
+	return p, nil
+}
+
+func (s *Session) planPrepared(p *prepared, rs ast.ResultSetNode) error {
+	ver := s.catalog().Version
+	pl, err := (&planner{s: s}).planResultSet(rs, nil)
+	if err != nil {
+		return err
+	}
+	p.plan, p.planVer, p.planDB = pl, ver, s.CurDB
+	return nil
+}
+
+// Execute runs a prepared statement with bound arguments.
+func (s *Session) Execute(ctx context.Context, id uint32, args []types.Value, w proto.ResultWriter) error {
+	p, ok := s.stmts[id]
+	if !ok {
+		return sqlerr.New(sqlerr.ErrUnknownStmtHandler, "Unknown prepared statement handler (%d) given to mysqld_stmt_execute", id)
+	}
+	if len(args) != p.nParams {
+		return sqlerr.New(sqlerr.ErrWrongArguments, "Incorrect arguments to mysqld_stmt_execute")
+	}
+	return s.execPrepared(ctx, p, args, w, false)
+}
+
+func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Value, w proto.ResultWriter, more bool) error {
+	rs, isQuery := p.stmt.(ast.ResultSetNode)
+	if !isQuery {
+		return s.Exec(ctx, p.stmt, args, w, more)
+	}
+	if p.plan == nil || p.planVer != s.catalog().Version || p.planDB != s.CurDB {
+		if err := s.planPrepared(p, rs); err != nil {
+			return err
+		}
+	}
+	s.Info, s.Command = p.stmt.Text(), "Execute"
+	defer func() { s.Command, s.Info = "Sleep", "" }()
+	s.warnings = s.warnings[:0]
+	if d := s.maxExecutionTime(); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, d, errTimeout)
+		defer cancel()
+	}
+	env := &Env{s: s, ctx: ctx, params: args}
+	pl := p.plan
+	var err error
+	if sel, ok := rs.(*ast.SelectStmt); ok && sel.From == nil && !hasSubquery(rs) {
+		err = s.streamPlan(env, pl, w, more)
+	} else {
+		err = s.stmtScope(env, func() error { return s.streamPlan(env, pl, w, more) })
+	}
+	if err != nil && ctx.Err() != nil && !sqlerr.Is(err, sqlerr.ErrLockDeadlock) {
+		if ie := env.interrupted(); ie != nil {
+			err = ie
+		}
+	}
+	return err
+}
+
+// CloseStmt drops a prepared statement.
+func (s *Session) CloseStmt(id uint32) { delete(s.stmts, id) }
+
+// sqlPrepared runs PREPARE / EXECUTE / DEALLOCATE PREPARE statements.
+func (s *Session) sqlPrepared(env *Env, st ast.StmtNode, w proto.ResultWriter, more bool) error {
+	switch x := st.(type) {
+	case *ast.PrepareStmt:
+		text := x.SQLText
+		if x.SQLVar != nil {
+			text = types.ToString(s.userVars[strings.ToLower(x.SQLVar.Name)])
+		}
+		stmts, err := s.parse(text)
+		if err != nil {
+			return err
+		}
+		if len(stmts) != 1 {
+			return sqlerr.New(sqlerr.ErrUnsupportedPS, "This command is not supported in the prepared statement protocol yet")
+		}
+		p, err := s.prepareStmt(stmts[0])
+		if err != nil {
+			return err
+		}
+		if s.named == nil {
+			s.named = map[string]uint32{}
+		}
+		if old, ok := s.named[strings.ToLower(x.Name)]; ok {
+			delete(s.stmts, old)
+		}
+		s.named[strings.ToLower(x.Name)] = p.id
+		return w.OK(proto.OK{Info: "Statement prepared"}, more)
+	case *ast.ExecuteStmt:
+		id, ok := s.named[strings.ToLower(x.Name)]
+		p := s.stmts[id]
+		if !ok || p == nil {
+			return sqlerr.New(sqlerr.ErrUnknownStmtHandler, "Unknown prepared statement handler (%s) given to EXECUTE", x.Name)
+		}
+		if len(x.UsingVars) != p.nParams {
+			return sqlerr.New(sqlerr.ErrWrongArguments, "Incorrect arguments to EXECUTE")
+		}
+		args := make([]types.Value, len(x.UsingVars))
+		c := (&planner{s: s}).newCompiler(&scope{})
+		for i, u := range x.UsingVars {
+			e, err := c.compile(u)
+			if err != nil {
+				return err
+			}
+			if args[i], err = e.Eval(env, nil); err != nil {
+				return err
+			}
+		}
+		return s.execPrepared(env.ctx, p, args, w, more)
+	case *ast.DeallocateStmt:
+		id, ok := s.named[strings.ToLower(x.Name)]
+		if !ok {
+			return sqlerr.New(sqlerr.ErrUnknownStmtHandler, "Unknown prepared statement handler (%s) given to DEALLOCATE PREPARE", x.Name)
+		}
+		delete(s.stmts, id)
+		delete(s.named, strings.ToLower(x.Name))
+		return w.OK(proto.OK{}, more)
+	}
+	return nil
+}
+
+// hasSubquery reports whether a statement contains a subquery (then it needs a transaction even
+// without a FROM clause).
+func hasSubquery(n ast.Node) bool {
+	v := &subqueryFinder{}
+	n.Accept(v)
+	return v.found
+}
+
+type subqueryFinder struct{ found bool }
+
+func (v *subqueryFinder) Enter(n ast.Node) (ast.Node, bool) {
+	if _, ok := n.(*ast.SubqueryExpr); ok {
+		v.found = true
+		return n, true
+	}
+	return n, v.found
+}
+func (v *subqueryFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }

@@ -1,0 +1,540 @@
+package sql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // literal values for the parser
+
+	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+	"github.com/kiln-db/kiln/internal/txn"
+)
+
+// Session is one client's SQL state. It is used by one goroutine at a time.
+type Session struct {
+	db            *DB
+	ConnID        uint32
+	User          string
+	Host          string
+	CurDB         string
+	FoundRowsFlag bool // CLIENT_FOUND_ROWS: UPDATE reports matched rather than changed rows
+
+	vars     map[string]types.Value
+	userVars map[string]types.Value
+
+	txn        *txn.Txn
+	explicit   bool // the transaction was started by BEGIN or by autocommit=0
+	mdl        bool // holds the shared metadata lock
+	savepoints []savepoint
+
+	warnings     []sqlerr.Warning
+	lastInsertID uint64
+	rowCount     int64
+	foundRows    int64
+	lastPos      uint64 // commit position of the session's last commit
+
+	stmts    map[uint32]*prepared
+	named    map[string]uint32 // SQL-level PREPARE names
+	nextStmt uint32
+	parser   *parser.Parser
+	Info     string // current statement text (PROCESSLIST)
+	Command  string
+	Since    time.Time
+}
+
+type savepoint struct {
+	name string
+	sp   int
+}
+
+// NewSession creates a session.
+func (db *DB) NewSession(connID uint32, user, host, curDB string) *Session {
+	s := &Session{db: db, ConnID: connID, User: user, Host: host, CurDB: curDB,
+		vars: map[string]types.Value{}, userVars: map[string]types.Value{}, stmts: map[uint32]*prepared{},
+		parser: parser.New(), Command: "Sleep", Since: time.Now()}
+	return s
+}
+
+func (s *Session) catalog() *Catalog { return s.db.Catalog() }
+
+// InTxn reports whether an explicit (or autocommit=0) transaction is open.
+func (s *Session) InTxn() bool { return s.txn != nil && s.explicit }
+
+// Autocommit reports the autocommit setting.
+func (s *Session) Autocommit() bool {
+	v := s.getSysVar(mustSysVar("autocommit"), false)
+	b, _ := types.ToBool(v)
+	return b
+}
+
+// Status returns the OK/EOF status flags.
+func (s *Session) Status() uint16 {
+	var st uint16
+	if s.InTxn() {
+		st |= mysql.ServerStatusInTrans
+	}
+	if s.Autocommit() {
+		st |= mysql.ServerStatusAutocommit
+	}
+	return st
+}
+
+// LastCommitPos is the log position of the session's last commit (read-your-writes token).
+func (s *Session) LastCommitPos() uint64 { return s.lastPos }
+
+// WaitTimeout is the session's wait_timeout.
+func (s *Session) WaitTimeout() time.Duration {
+	v := s.getSysVar(mustSysVar("wait_timeout"), false)
+	return time.Duration(toIntLenient(v)) * time.Second
+}
+
+func (s *Session) lockWaitTimeout() time.Duration {
+	v := s.getSysVar(mustSysVar("innodb_lock_wait_timeout"), false)
+	return time.Duration(toIntLenient(v)) * time.Second
+}
+
+func (s *Session) maxExecutionTime() time.Duration {
+	v := s.getSysVar(mustSysVar("max_execution_time"), false)
+	return time.Duration(toIntLenient(v)) * time.Millisecond
+}
+
+func (s *Session) strict() bool {
+	m := strings.ToUpper(types.ToString(s.getSysVar(mustSysVar("sql_mode"), false)))
+	return strings.Contains(m, "STRICT_TRANS_TABLES") || strings.Contains(m, "STRICT_ALL_TABLES")
+}
+
+func (s *Session) sqlModeHas(flag string) bool {
+	m := strings.ToUpper(types.ToString(s.getSysVar(mustSysVar("sql_mode"), false)))
+	for _, f := range strings.Split(m, ",") {
+		if f == flag {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Session) connCollation() *types.Collation {
+	name := types.ToString(s.getSysVar(mustSysVar("collation_connection"), false))
+	if c, ok := types.LookupCollation(name); ok {
+		return c
+	}
+	c, _ := types.LookupCollation("utf8mb4_0900_ai_ci")
+	return c
+}
+
+func (s *Session) location() *time.Location {
+	tz := types.ToString(s.getSysVar(mustSysVar("time_zone"), false))
+	if tz == "SYSTEM" || tz == "" {
+		return time.Local
+	}
+	if loc, err := parseTimeZone(tz); err == nil {
+		return loc
+	}
+	return time.Local
+}
+
+func (s *Session) isolation() txn.Isolation {
+	v := strings.ToUpper(types.ToString(s.getSysVar(mustSysVar("transaction_isolation"), false)))
+	if v == "READ-COMMITTED" || v == "READ-UNCOMMITTED" {
+		return txn.ReadCommitted
+	}
+	return txn.RepeatableRead
+}
+
+func (s *Session) addWarning(level string, code uint16, msg string) {
+	if len(s.warnings) < 65535 {
+		s.warnings = append(s.warnings, sqlerr.Warning{Level: level, Code: code, Message: msg})
+	}
+}
+
+func (s *Session) warningCount() uint16 {
+	if len(s.warnings) > 65535 {
+		return 65535
+	}
+	return uint16(len(s.warnings))
+}
+
+// Close ends the session: an open transaction rolls back.
+func (s *Session) Close() {
+	s.rollback()
+}
+
+// Parse parses statement text with the session's SQL mode.
+func (s *Session) parse(text string) ([]ast.StmtNode, error) {
+	mode, _ := mysql.GetSQLMode(strings.ToUpper(types.ToString(s.getSysVar(mustSysVar("sql_mode"), false))))
+	s.parser.SetSQLMode(mode)
+	stmts, _, err := s.parser.ParseSQL(text)
+	if err != nil {
+		return nil, sqlerr.New(sqlerr.ErrParse, "%s", parseErrorMessage(err))
+	}
+	return stmts, nil
+}
+
+func parseErrorMessage(err error) string {
+	msg := err.Error()
+	// The parser says "line 1 column 5 near ..."; MySQL says "You have an error in your SQL syntax; ...".
+	if i := strings.Index(msg, "You have an error"); i >= 0 {
+		return msg[i:]
+	}
+	return "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use " + msg
+}
+
+// Query runs statement text (possibly several statements) and writes each result.
+func (s *Session) Query(ctx context.Context, text string, w proto.ResultWriter) error {
+	stmts, err := s.parse(text)
+	if err != nil {
+		return err
+	}
+	if len(stmts) == 0 {
+		return sqlerr.New(sqlerr.ErrEmptyQuery, "Query was empty")
+	}
+	for i, st := range stmts {
+		more := i < len(stmts)-1
+		if err := s.Exec(ctx, st, nil, w, more); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Exec runs one parsed statement.
+func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Value, w proto.ResultWriter, more bool) error {
+	s.Info = st.Text()
+	s.Command = "Query"
+	s.Since = time.Now()
+	defer func() { s.Command, s.Info, s.Since = "Sleep", "", time.Now() }()
+	if _, ok := st.(*ast.ShowStmt); !ok {
+		if _, ok := st.(*ast.SelectStmt); !ok || !selectsDiagnostics(st) {
+			s.warnings = s.warnings[:0]
+		}
+	}
+	if d := s.maxExecutionTime(); d > 0 {
+		if _, ok := st.(*ast.SelectStmt); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeoutCause(ctx, d, errTimeout)
+			defer cancel()
+		}
+	}
+	env := &Env{s: s, ctx: ctx, params: params}
+	err := s.dispatch(env, st, w, more)
+	if err != nil && ctx.Err() != nil && !sqlerr.Is(err, sqlerr.ErrLockDeadlock) {
+		if ie := env.interrupted(); ie != nil {
+			err = ie
+		}
+	}
+	return err
+}
+
+// selectsDiagnostics reports SELECT @@warning_count and friends, which must not clear warnings.
+func selectsDiagnostics(st ast.StmtNode) bool {
+	t := strings.ToLower(st.Text())
+	return strings.Contains(t, "warning_count") || strings.Contains(t, "error_count")
+}
+
+func (s *Session) dispatch(env *Env, st ast.StmtNode, w proto.ResultWriter, more bool) error {
+	switch x := st.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		return s.runQuery(env, x.(ast.ResultSetNode), w, more)
+	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt:
+		return s.runDML(env, st, w, more)
+	case *ast.BeginStmt:
+		if err := s.commit(env.ctx); err != nil {
+			return err
+		}
+		s.begin(x.ReadOnly)
+		s.explicit = true
+		if x.CausalConsistencyOnly || true {
+			// WITH CONSISTENT SNAPSHOT takes the read view now; plain BEGIN at the first read.
+			if strings.Contains(strings.ToUpper(x.Text()), "CONSISTENT SNAPSHOT") {
+				s.txn.TakeSnapshot()
+			}
+		}
+		return w.OK(proto.OK{}, more)
+	case *ast.CommitStmt:
+		if err := s.commit(env.ctx); err != nil {
+			return err
+		}
+		return w.OK(s.okWithPos(proto.OK{}), more)
+	case *ast.RollbackStmt:
+		if x.SavepointName != "" {
+			return s.rollbackTo(x.SavepointName, w, more)
+		}
+		s.rollback()
+		return w.OK(proto.OK{}, more)
+	case *ast.SavepointStmt:
+		if s.txn == nil {
+			if s.Autocommit() {
+				return w.OK(proto.OK{}, more) // outside a transaction a savepoint is a no-op
+			}
+			if err := s.ensureTxn(); err != nil {
+				return err
+			}
+		}
+		name := strings.ToLower(x.Name)
+		for i, sp := range s.savepoints {
+			if sp.name == name {
+				s.savepoints = append(s.savepoints[:i], s.savepoints[i+1:]...)
+				break
+			}
+		}
+		s.savepoints = append(s.savepoints, savepoint{name: name, sp: s.txn.Savepoint()})
+		return w.OK(proto.OK{}, more)
+	case *ast.ReleaseSavepointStmt:
+		name := strings.ToLower(x.Name)
+		for i, sp := range s.savepoints {
+			if sp.name == name {
+				s.savepoints = s.savepoints[:i]
+				return w.OK(proto.OK{}, more)
+			}
+		}
+		return sqlerr.New(sqlerr.ErrSavepointNotExist, "SAVEPOINT %s does not exist", x.Name)
+	case *ast.UseStmt:
+		if err := s.UseDB(x.DBName); err != nil {
+			return err
+		}
+		return w.OK(proto.OK{}, more)
+	case *ast.SetStmt:
+		if err := s.set(env, x); err != nil {
+			return err
+		}
+		return w.OK(proto.OK{Warnings: s.warningCount()}, more)
+	case *ast.ShowStmt:
+		return s.show(env, x, w, more)
+	case *ast.ExplainStmt:
+		return s.explain(env, x, w, more)
+	case *ast.CreateDatabaseStmt, *ast.DropDatabaseStmt, *ast.CreateTableStmt, *ast.DropTableStmt,
+		*ast.TruncateTableStmt, *ast.RenameTableStmt, *ast.CreateIndexStmt, *ast.DropIndexStmt,
+		*ast.AlterTableStmt, *ast.CreateViewStmt, *ast.AlterDatabaseStmt:
+		return s.runDDL(env, st, w, more)
+	case *ast.KillStmt:
+		if s.db.Kill == nil {
+			return sqlerr.New(sqlerr.ErrNoSuchThread, "Unknown thread id: %d", x.ConnectionID)
+		}
+		if err := s.db.Kill(uint32(x.ConnectionID), x.Query); err != nil {
+			return err
+		}
+		return w.OK(proto.OK{}, more)
+	case *ast.DoStmt:
+		for _, e := range x.Exprs {
+			c := (&planner{s: s}).newCompiler(&scope{})
+			ce, err := c.compile(e)
+			if err != nil {
+				return err
+			}
+			if _, err := ce.Eval(env, nil); err != nil {
+				return err
+			}
+		}
+		return w.OK(proto.OK{}, more)
+	case *ast.LockTablesStmt, *ast.UnlockTablesStmt:
+		// Row locks and the metadata lock already give mysqldump's consistency; LOCK TABLES is
+		// accepted so dumps reload, and UNLOCK TABLES commits as in MySQL.
+		if _, ok := st.(*ast.UnlockTablesStmt); ok && s.InTxn() {
+			if err := s.commit(env.ctx); err != nil {
+				return err
+			}
+		}
+		return w.OK(proto.OK{}, more)
+	case *ast.FlushStmt, *ast.AnalyzeTableStmt:
+		return w.OK(proto.OK{}, more)
+	case *ast.PrepareStmt, *ast.ExecuteStmt, *ast.DeallocateStmt:
+		return s.sqlPrepared(env, st, w, more)
+	case *ast.CreateUserStmt, *ast.GrantStmt, *ast.DropUserStmt, *ast.AlterUserStmt, *ast.SetPwdStmt:
+		s.addWarning("Note", sqlerr.ErrNotSupportedYet, "account management is not supported yet; statement ignored")
+		return w.OK(proto.OK{Warnings: s.warningCount()}, more)
+	}
+	return sqlerr.New(sqlerr.ErrNotSupportedYet, "This version of Kiln doesn't yet support '%s'", stmtKind(st))
+}
+
+func stmtKind(st ast.StmtNode) string {
+	t := strings.TrimPrefix(fmt.Sprintf("%T", st), "*ast.")
+	return strings.TrimSuffix(t, "Stmt")
+}
+
+// UseDB changes the current database.
+func (s *Session) UseDB(name string) error {
+	if _, ok := s.catalog().DB(name); !ok && !isVirtualDB(name) {
+		return sqlerr.New(sqlerr.ErrBadDB, "Unknown database '%s'", name)
+	}
+	s.CurDB = name
+	return nil
+}
+
+// begin starts a new transaction and takes the shared metadata lock.
+func (s *Session) begin(readOnly bool) {
+	s.txn = s.db.txm.Begin(s.isolation(), readOnly)
+	if !s.mdl {
+		s.db.mdl.RLock()
+		s.mdl = true
+	}
+	s.savepoints = s.savepoints[:0]
+}
+
+// ensureTxn makes sure a transaction is open for a statement. With autocommit=0 it is an explicit one.
+func (s *Session) ensureTxn() error {
+	if s.txn != nil {
+		return nil
+	}
+	s.begin(false)
+	s.explicit = !s.Autocommit()
+	return nil
+}
+
+func (s *Session) endTxn() {
+	s.txn = nil
+	s.explicit = false
+	s.savepoints = s.savepoints[:0]
+	if s.mdl {
+		s.mdl = false
+		s.db.mdl.RUnlock()
+	}
+}
+
+// commit commits the open transaction, if any.
+func (s *Session) commit(ctx context.Context) error {
+	if s.txn == nil {
+		return nil
+	}
+	t := s.txn
+	s.endTxnKeepLock()
+	pos, err := t.Commit(ctx)
+	s.releaseMDL()
+	if err != nil {
+		return commitError(err)
+	}
+	if pos > 0 {
+		s.lastPos = pos
+	}
+	return nil
+}
+
+func (s *Session) endTxnKeepLock() {
+	s.txn = nil
+	s.explicit = false
+	s.savepoints = s.savepoints[:0]
+}
+
+func (s *Session) releaseMDL() {
+	if s.mdl {
+		s.mdl = false
+		s.db.mdl.RUnlock()
+	}
+}
+
+func commitError(err error) error {
+	var se *sqlerr.Error
+	if errors.As(err, &se) {
+		return se
+	}
+	return sqlerr.New(sqlerr.ErrUnknownError, "commit failed: %v", err)
+}
+
+func (s *Session) rollback() {
+	if s.txn == nil {
+		return
+	}
+	s.txn.Rollback()
+	s.endTxn()
+}
+
+func (s *Session) rollbackTo(name string, w proto.ResultWriter, more bool) error {
+	name = strings.ToLower(name)
+	for i := len(s.savepoints) - 1; i >= 0; i-- {
+		if s.savepoints[i].name == name {
+			s.txn.RollbackTo(s.savepoints[i].sp)
+			s.savepoints = s.savepoints[:i+1]
+			return w.OK(proto.OK{}, more)
+		}
+	}
+	return sqlerr.New(sqlerr.ErrSavepointNotExist, "SAVEPOINT %s does not exist", name)
+}
+
+func (s *Session) okWithPos(ok proto.OK) proto.OK {
+	return ok
+}
+
+// stmtScope runs fn as one statement inside the session's transaction: a failed statement rolls back
+// only itself, except a deadlock, which rolls back the whole transaction (as InnoDB). In autocommit
+// mode the statement's own transaction commits at the end.
+func (s *Session) stmtScope(env *Env, fn func() error) error {
+	autocommitStmt := s.txn == nil && s.Autocommit()
+	if err := s.ensureTxn(); err != nil {
+		return err
+	}
+	t := s.txn
+	t.NewStatement()
+	sp := t.Savepoint()
+	err := fn()
+	if err != nil {
+		if sqlerr.Is(err, sqlerr.ErrLockDeadlock) || autocommitStmt {
+			s.rollback()
+		} else {
+			t.RollbackTo(sp)
+		}
+		return err
+	}
+	if autocommitStmt {
+		return s.commit(env.ctx)
+	}
+	return nil
+}
+
+// runQuery executes a SELECT and streams its rows.
+func (s *Session) runQuery(env *Env, n ast.ResultSetNode, w proto.ResultWriter, more bool) error {
+	if sel, ok := n.(*ast.SelectStmt); ok && sel.From == nil && !hasSubquery(n) {
+		// SELECT without tables needs no transaction (connect-time @@variable queries are hot).
+		pl, err := (&planner{s: s}).planResultSet(n, nil)
+		if err != nil {
+			return err
+		}
+		return s.streamPlan(env, pl, w, more)
+	}
+	pl, err := s.planQuery(n)
+	if err != nil {
+		return err
+	}
+	return s.stmtScope(env, func() error { return s.streamPlan(env, pl, w, more) })
+}
+
+func (s *Session) planQuery(n ast.ResultSetNode) (*selectPlan, error) {
+	return (&planner{s: s}).planResultSet(n, nil)
+}
+
+func (s *Session) streamPlan(env *Env, pl *selectPlan, w proto.ResultWriter, more bool) error {
+	it, err := pl.open(env)
+	if err != nil {
+		return err
+	}
+	defer it.close()
+	// Read the first row before sending the header, so an error in it becomes an ERR packet.
+	first, err := it.next()
+	if err != nil {
+		return err
+	}
+	if err := w.Columns(pl.cols[:pl.nVisible]); err != nil {
+		return err
+	}
+	n := int64(0)
+	for r := first; r != nil; {
+		if err := w.Row(r[:pl.nVisible]); err != nil {
+			return err
+		}
+		n++
+		if r, err = it.next(); err != nil {
+			return err
+		}
+	}
+	s.foundRows = n
+	s.rowCount = -1
+	return w.EndRows(s.warningCount(), more)
+}
+
+func contextBackground() context.Context { return context.Background() }

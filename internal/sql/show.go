@@ -1,0 +1,649 @@
+package sql
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+
+	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+)
+
+// vcol declares a column of a virtual result (SHOW, information_schema).
+type vcol struct {
+	name string
+	t    types.ColType
+}
+
+func vs(name string) vcol { return vcol{name, tString} }
+func vi(name string) vcol { return vcol{name, tInt} }
+
+func staticPlan(cols []vcol, rows func(env *Env) ([][]types.Value, error)) *selectPlan {
+	pl := &selectPlan{static: rows}
+	for i, c := range cols {
+		pl.cols = append(pl.cols, resultColumn(c.name, nil, c.t))
+		pl.proj = append(pl.proj, &colExpr{typed{c.t}, i, c.name})
+	}
+	pl.nVisible = len(cols)
+	return pl
+}
+
+func isVirtualDB(name string) bool {
+	switch strings.ToLower(name) {
+	case "information_schema", "mysql", "performance_schema", "sys":
+		return true
+	}
+	return false
+}
+
+func sv(s string) types.Value { return types.NewString(s) }
+func iv(i int64) types.Value  { return types.NewInt(i) }
+
+// virtualTable returns the plan of an information_schema (or mysql) table.
+func (s *Session) virtualTable(db, name string) (*selectPlan, bool) {
+	switch strings.ToLower(db) {
+	case "information_schema":
+	case "mysql", "performance_schema", "sys":
+		return staticPlan([]vcol{vs("dummy")}, func(*Env) ([][]types.Value, error) { return nil, nil }), strings.EqualFold(name, "user") || strings.EqualFold(name, "db")
+	default:
+		return nil, false
+	}
+	cat := s.catalog()
+	switch strings.ToUpper(name) {
+	case "SCHEMATA":
+		return staticPlan([]vcol{vs("CATALOG_NAME"), vs("SCHEMA_NAME"), vs("DEFAULT_CHARACTER_SET_NAME"), vs("DEFAULT_COLLATION_NAME"), vs("SQL_PATH"), vs("DEFAULT_ENCRYPTION")},
+			func(*Env) ([][]types.Value, error) {
+				var rows [][]types.Value
+				for _, n := range append([]string{"information_schema", "mysql", "performance_schema", "sys"}, cat.DBNames()...) {
+					cs, coll := "utf8mb4", "utf8mb4_0900_ai_ci"
+					if d, ok := cat.DB(n); ok {
+						cs, coll = d.Charset, d.Collation
+					}
+					rows = append(rows, []types.Value{sv("def"), sv(n), sv(cs), sv(coll), types.Null, sv("NO")})
+				}
+				return rows, nil
+			}), true
+	case "TABLES":
+		return staticPlan([]vcol{vs("TABLE_CATALOG"), vs("TABLE_SCHEMA"), vs("TABLE_NAME"), vs("TABLE_TYPE"), vs("ENGINE"), vi("VERSION"), vs("ROW_FORMAT"), vi("TABLE_ROWS"), vi("AVG_ROW_LENGTH"), vi("DATA_LENGTH"), vi("MAX_DATA_LENGTH"), vi("INDEX_LENGTH"), vi("DATA_FREE"), vi("AUTO_INCREMENT"), vs("CREATE_TIME"), vs("UPDATE_TIME"), vs("CHECK_TIME"), vs("TABLE_COLLATION"), vi("CHECKSUM"), vs("CREATE_OPTIONS"), vs("TABLE_COMMENT")},
+			func(*Env) ([][]types.Value, error) {
+				var rows [][]types.Value
+				for _, dbn := range cat.DBNames() {
+					for _, t := range cat.Tables(dbn) {
+						rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(t.Name), sv("BASE TABLE"), sv(t.Engine), iv(10), sv("Dynamic"), iv(0), iv(0), iv(0), iv(0), iv(0), iv(0), types.Null, types.Null, types.Null, types.Null, sv(t.Collation), types.Null, sv(""), sv(t.Comment)})
+					}
+				}
+				return rows, nil
+			}), true
+	case "COLUMNS":
+		return staticPlan([]vcol{vs("TABLE_CATALOG"), vs("TABLE_SCHEMA"), vs("TABLE_NAME"), vs("COLUMN_NAME"), vi("ORDINAL_POSITION"), vs("COLUMN_DEFAULT"), vs("IS_NULLABLE"), vs("DATA_TYPE"), vi("CHARACTER_MAXIMUM_LENGTH"), vi("CHARACTER_OCTET_LENGTH"), vi("NUMERIC_PRECISION"), vi("NUMERIC_SCALE"), vi("DATETIME_PRECISION"), vs("CHARACTER_SET_NAME"), vs("COLLATION_NAME"), vs("COLUMN_TYPE"), vs("COLUMN_KEY"), vs("EXTRA"), vs("PRIVILEGES"), vs("COLUMN_COMMENT"), vs("GENERATION_EXPRESSION")},
+			func(*Env) ([][]types.Value, error) {
+				var rows [][]types.Value
+				for _, dbn := range cat.DBNames() {
+					for _, t := range cat.Tables(dbn) {
+						for i, c := range t.VisibleColumns() {
+							r := columnInfo(t, c)
+							rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(t.Name), sv(c.Name), iv(int64(i + 1)), r.def, sv(r.null), sv(strings.SplitN(c.Type.SQL(), "(", 2)[0]), types.Null, types.Null, types.Null, types.Null, types.Null, r.charset, r.coll, sv(c.Type.SQL()), sv(r.key), sv(r.extra), sv("select,insert,update,references"), sv(c.Comment), sv("")})
+						}
+					}
+				}
+				return rows, nil
+			}), true
+	case "STATISTICS":
+		return staticPlan([]vcol{vs("TABLE_CATALOG"), vs("TABLE_SCHEMA"), vs("TABLE_NAME"), vi("NON_UNIQUE"), vs("INDEX_SCHEMA"), vs("INDEX_NAME"), vi("SEQ_IN_INDEX"), vs("COLUMN_NAME"), vs("COLLATION"), vi("CARDINALITY"), vi("SUB_PART"), vs("PACKED"), vs("NULLABLE"), vs("INDEX_TYPE"), vs("COMMENT"), vs("INDEX_COMMENT"), vs("IS_VISIBLE"), vs("EXPRESSION")},
+			func(*Env) ([][]types.Value, error) {
+				var rows [][]types.Value
+				for _, dbn := range cat.DBNames() {
+					for _, t := range cat.Tables(dbn) {
+						for _, r := range indexRows(t) {
+							rows = append(rows, append([]types.Value{sv("def"), sv(t.DB)}, r[0], r[1], sv(t.DB), r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], sv("YES"), types.Null))
+						}
+					}
+				}
+				return rows, nil
+			}), true
+	case "PROCESSLIST":
+		return staticPlan([]vcol{vi("ID"), vs("USER"), vs("HOST"), vs("DB"), vs("COMMAND"), vi("TIME"), vs("STATE"), vs("INFO")}, func(*Env) ([][]types.Value, error) {
+			return s.processRows(), nil
+		}), true
+	case "ENGINES", "FILES", "PARTITIONS", "TRIGGERS", "ROUTINES", "EVENTS", "VIEWS", "KEY_COLUMN_USAGE", "TABLE_CONSTRAINTS", "REFERENTIAL_CONSTRAINTS", "CHARACTER_SETS", "COLLATIONS", "PLUGINS", "USER_PRIVILEGES", "COLUMN_STATISTICS":
+		return staticPlan([]vcol{vs("TABLE_SCHEMA"), vs("TABLE_NAME")}, func(*Env) ([][]types.Value, error) { return nil, nil }), true
+	}
+	return nil, false
+}
+
+type colInfo struct {
+	def           types.Value
+	null          string
+	key           string
+	extra         string
+	charset, coll types.Value
+}
+
+func columnInfo(t *Table, c *Column) colInfo {
+	r := colInfo{def: types.Null, null: "YES", charset: types.Null, coll: types.Null}
+	if c.NotNull {
+		r.null = "NO"
+	}
+	if c.HasDefault {
+		if c.DefaultNow {
+			r.def = sv("CURRENT_TIMESTAMP")
+		} else if !c.Default.IsNull() {
+			r.def = sv(types.ToString(c.Default))
+		}
+	}
+	for _, ix := range t.Indexes {
+		if len(ix.cols) == 0 || t.Columns[ix.cols[0]] != c {
+			continue
+		}
+		switch {
+		case ix.Primary && !t.hiddenPK:
+			r.key = "PRI"
+		case ix.Unique && len(ix.cols) == 1 && r.key == "":
+			r.key = "UNI"
+		case r.key == "":
+			r.key = "MUL"
+		}
+	}
+	if c.AutoInc {
+		r.extra = "auto_increment"
+	}
+	if c.DefaultNow {
+		r.extra = "DEFAULT_GENERATED"
+		if c.OnUpdateNow {
+			r.extra += " on update CURRENT_TIMESTAMP"
+		}
+	}
+	if isStringType(c.Type) && c.Type.Collation != "binary" {
+		r.charset, r.coll = sv(c.Type.Charset), sv(c.Type.Collation)
+	}
+	return r
+}
+
+// indexRows: Table, Non_unique, Key_name, Seq_in_index, Column_name, Collation, Cardinality, Sub_part,
+// Packed, Null, Index_type, Comment, Index_comment.
+func indexRows(t *Table) [][]types.Value {
+	var rows [][]types.Value
+	for _, ix := range t.Indexes {
+		if ix.Primary && t.hiddenPK {
+			continue
+		}
+		nonUnique := int64(1)
+		if ix.Unique {
+			nonUnique = 0
+		}
+		for i, ci := range ix.cols {
+			c := t.Columns[ci]
+			null := ""
+			if !c.NotNull {
+				null = "YES"
+			}
+			sub := types.Null
+			if ix.Columns[i].Prefix > 0 {
+				sub = iv(int64(ix.Columns[i].Prefix))
+			}
+			coll := "A"
+			if ix.Columns[i].Desc {
+				coll = "D"
+			}
+			rows = append(rows, []types.Value{sv(t.Name), iv(nonUnique), sv(ix.Name), iv(int64(i + 1)), sv(c.Name), sv(coll), iv(0), sub, types.Null, sv(null), sv("BTREE"), sv(""), sv("")})
+		}
+	}
+	return rows
+}
+
+func (s *Session) processRows() [][]types.Value {
+	var rows [][]types.Value
+	if s.db.Processes == nil {
+		return nil
+	}
+	for _, p := range s.db.Processes() {
+		db := types.Null
+		if p.DB != "" {
+			db = sv(p.DB)
+		}
+		info := types.Null
+		if p.Info != "" {
+			info = sv(p.Info)
+		}
+		rows = append(rows, []types.Value{types.NewInt(int64(p.ID)), sv(p.User), sv(p.Host), db, sv(p.Command), iv(p.Time), sv(p.State), info})
+	}
+	return rows
+}
+
+// show runs SHOW statements.
+func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more bool) error {
+	var pl *selectPlan
+	cat := s.catalog()
+	like := func(name string) bool {
+		if x.Pattern == nil {
+			return true
+		}
+		p, ok := x.Pattern.Pattern.(ast.ValueExpr)
+		if !ok {
+			return true
+		}
+		m := likeMatch([]rune(strings.ToLower(name)), []rune(strings.ToLower(fmt.Sprint(p.GetValue()))), '\\')
+		return m != x.Pattern.Not
+	}
+	dbOf := func() (string, error) {
+		db := x.DBName
+		if db == "" && x.Table != nil {
+			db = x.Table.Schema.O
+		}
+		if db == "" {
+			db = s.CurDB
+		}
+		if db == "" {
+			return "", sqlerr.New(sqlerr.ErrNoDB, "No database selected")
+		}
+		if _, ok := cat.DB(db); !ok && !isVirtualDB(db) {
+			return "", sqlerr.New(sqlerr.ErrBadDB, "Unknown database '%s'", db)
+		}
+		return db, nil
+	}
+	switch x.Tp {
+	case ast.ShowDatabases:
+		pl = staticPlan([]vcol{vs("Database")}, func(*Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			names := append([]string{"information_schema", "mysql", "performance_schema", "sys"}, cat.DBNames()...)
+			sort.Strings(names)
+			for _, n := range names {
+				if like(n) {
+					rows = append(rows, []types.Value{sv(n)})
+				}
+			}
+			return rows, nil
+		})
+	case ast.ShowTables:
+		db, err := dbOf()
+		if err != nil {
+			return err
+		}
+		cols := []vcol{vs("Tables_in_" + db)}
+		if x.Full {
+			cols = append(cols, vs("Table_type"))
+		}
+		pl = staticPlan(cols, func(*Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, t := range cat.Tables(db) {
+				if !like(t.Name) {
+					continue
+				}
+				r := []types.Value{sv(t.Name)}
+				if x.Full {
+					r = append(r, sv("BASE TABLE"))
+				}
+				rows = append(rows, r)
+			}
+			return rows, nil
+		})
+	case ast.ShowColumns:
+		db, err := dbOf()
+		if err != nil {
+			return err
+		}
+		t, ok := cat.Table(db, x.Table.Name.O)
+		if !ok {
+			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, x.Table.Name.O)
+		}
+		cols := []vcol{vs("Field"), vs("Type")}
+		if x.Full {
+			cols = append(cols, vs("Collation"))
+		}
+		cols = append(cols, vs("Null"), vs("Key"), vs("Default"), vs("Extra"))
+		if x.Full {
+			cols = append(cols, vs("Privileges"), vs("Comment"))
+		}
+		pl = staticPlan(cols, func(*Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, c := range t.VisibleColumns() {
+				if !like(c.Name) {
+					continue
+				}
+				ci := columnInfo(t, c)
+				r := []types.Value{sv(c.Name), sv(c.Type.SQL())}
+				if x.Full {
+					r = append(r, ci.coll)
+				}
+				r = append(r, sv(ci.null), sv(ci.key), ci.def, sv(ci.extra))
+				if x.Full {
+					r = append(r, sv("select,insert,update,references"), sv(c.Comment))
+				}
+				rows = append(rows, r)
+			}
+			return rows, nil
+		})
+	case ast.ShowIndex:
+		db, err := dbOf()
+		if err != nil {
+			return err
+		}
+		t, ok := cat.Table(db, x.Table.Name.O)
+		if !ok {
+			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, x.Table.Name.O)
+		}
+		pl = staticPlan([]vcol{vs("Table"), vi("Non_unique"), vs("Key_name"), vi("Seq_in_index"), vs("Column_name"), vs("Collation"), vi("Cardinality"), vi("Sub_part"), vs("Packed"), vs("Null"), vs("Index_type"), vs("Comment"), vs("Index_comment"), vs("Visible"), vs("Expression")},
+			func(*Env) ([][]types.Value, error) {
+				var rows [][]types.Value
+				for _, r := range indexRows(t) {
+					rows = append(rows, append(r, sv("YES"), types.Null))
+				}
+				return rows, nil
+			})
+	case ast.ShowVariables:
+		pl = staticPlan([]vcol{vs("Variable_name"), vs("Value")}, func(*Env) ([][]types.Value, error) {
+			names := make([]string, 0, len(sysVars))
+			for n := range sysVars {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			var rows [][]types.Value
+			for _, n := range names {
+				if !like(n) {
+					continue
+				}
+				v := s.getSysVar(sysVars[n], x.GlobalScope)
+				rows = append(rows, []types.Value{sv(n), sv(types.ToString(v))})
+			}
+			return rows, nil
+		})
+	case ast.ShowStatus:
+		pl = staticPlan([]vcol{vs("Variable_name"), vs("Value")}, func(*Env) ([][]types.Value, error) {
+			st := map[string]string{}
+			if s.db.Status != nil {
+				st = s.db.Status()
+			}
+			names := make([]string, 0, len(st))
+			for n := range st {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			var rows [][]types.Value
+			for _, n := range names {
+				if like(n) {
+					rows = append(rows, []types.Value{sv(n), sv(st[n])})
+				}
+			}
+			return rows, nil
+		})
+	case ast.ShowWarnings, ast.ShowErrors:
+		warns := append([]sqlerr.Warning(nil), s.warnings...)
+		pl = staticPlan([]vcol{vs("Level"), vcol{"Code", types.ColType{Tp: mysql.TypeLong, Len: 4, Unsigned: true, Collation: "binary"}}, vs("Message")}, func(*Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, w := range warns {
+				if x.Tp == ast.ShowErrors && w.Level != "Error" {
+					continue
+				}
+				rows = append(rows, []types.Value{sv(w.Level), types.NewUint(uint64(w.Code)), sv(w.Message)})
+			}
+			return rows, nil
+		})
+	case ast.ShowProcessList:
+		pl = staticPlan([]vcol{vi("Id"), vs("User"), vs("Host"), vs("db"), vs("Command"), vi("Time"), vs("State"), vs("Info")}, func(*Env) ([][]types.Value, error) {
+			return s.processRows(), nil
+		})
+	case ast.ShowCreateTable:
+		db, err := dbOf()
+		if err != nil {
+			return err
+		}
+		t, ok := cat.Table(db, x.Table.Name.O)
+		if !ok {
+			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, x.Table.Name.O)
+		}
+		ddl := showCreateTable(t)
+		pl = staticPlan([]vcol{vs("Table"), vs("Create Table")}, func(*Env) ([][]types.Value, error) {
+			return [][]types.Value{{sv(t.Name), sv(ddl)}}, nil
+		})
+	case ast.ShowCreateDatabase:
+		d, ok := cat.DB(x.DBName)
+		if !ok {
+			return sqlerr.New(sqlerr.ErrBadDB, "Unknown database '%s'", x.DBName)
+		}
+		pl = staticPlan([]vcol{vs("Database"), vs("Create Database")}, func(*Env) ([][]types.Value, error) {
+			return [][]types.Value{{sv(d.Name), sv(fmt.Sprintf("CREATE DATABASE `%s` /*!40100 DEFAULT CHARACTER SET %s COLLATE %s */ /*!80016 DEFAULT ENCRYPTION='N' */", d.Name, d.Charset, d.Collation))}}, nil
+		})
+	case ast.ShowEngines:
+		pl = staticPlan([]vcol{vs("Engine"), vs("Support"), vs("Comment"), vs("Transactions"), vs("XA"), vs("Savepoints")}, func(*Env) ([][]types.Value, error) {
+			return [][]types.Value{{sv("InnoDB"), sv("DEFAULT"), sv("Kiln: pebble LSM under a replicated binlog"), sv("YES"), sv("NO"), sv("YES")}}, nil
+		})
+	case ast.ShowCollation:
+		pl = staticPlan([]vcol{vs("Collation"), vs("Charset"), vi("Id"), vs("Default"), vs("Compiled"), vi("Sortlen"), vs("Pad_attribute")}, func(*Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, c := range allCollations() {
+				if !like(c.Name) {
+					continue
+				}
+				def := ""
+				if d, ok := types.DefaultCollation(c.Charset); ok && d.Name == c.Name {
+					def = "Yes"
+				}
+				pad := "PAD SPACE"
+				if strings.Contains(c.Name, "0900") || c.Name == "binary" {
+					pad = "NO PAD"
+				}
+				rows = append(rows, []types.Value{sv(c.Name), sv(c.Charset), iv(int64(c.ID)), sv(def), sv("Yes"), iv(1), sv(pad)})
+			}
+			return rows, nil
+		})
+	case ast.ShowCharset:
+		pl = staticPlan([]vcol{vs("Charset"), vs("Description"), vs("Default collation"), vi("Maxlen")}, func(*Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, cs := range []struct {
+				name, desc string
+				maxlen     int64
+			}{{"ascii", "US ASCII", 1}, {"binary", "Binary pseudo charset", 1}, {"latin1", "cp1252 West European", 1}, {"utf8mb3", "UTF-8 Unicode", 3}, {"utf8mb4", "UTF-8 Unicode", 4}} {
+				if !like(cs.name) {
+					continue
+				}
+				d, _ := types.DefaultCollation(cs.name)
+				dn := cs.name
+				if d != nil {
+					dn = d.Name
+				}
+				rows = append(rows, []types.Value{sv(cs.name), sv(cs.desc), sv(dn), iv(cs.maxlen)})
+			}
+			return rows, nil
+		})
+	case ast.ShowTableStatus:
+		db, err := dbOf()
+		if err != nil {
+			return err
+		}
+		pl = staticPlan([]vcol{vs("Name"), vs("Engine"), vi("Version"), vs("Row_format"), vi("Rows"), vi("Avg_row_length"), vi("Data_length"), vi("Max_data_length"), vi("Index_length"), vi("Data_free"), vi("Auto_increment"), vs("Create_time"), vs("Update_time"), vs("Check_time"), vs("Collation"), vs("Checksum"), vs("Create_options"), vs("Comment")},
+			func(*Env) ([][]types.Value, error) {
+				var rows [][]types.Value
+				for _, t := range cat.Tables(db) {
+					if like(t.Name) {
+						rows = append(rows, []types.Value{sv(t.Name), sv(t.Engine), iv(10), sv("Dynamic"), iv(0), iv(0), iv(0), iv(0), iv(0), iv(0), types.Null, types.Null, types.Null, types.Null, sv(t.Collation), types.Null, sv(""), sv(t.Comment)})
+					}
+				}
+				return rows, nil
+			})
+	case ast.ShowTriggers, ast.ShowEvents, ast.ShowProcedureStatus, ast.ShowFunctionStatus, ast.ShowPlugins, ast.ShowMasterStatus, ast.ShowGrants, ast.ShowPrivileges, ast.ShowOpenTables:
+		pl = staticPlan([]vcol{vs("Name")}, func(*Env) ([][]types.Value, error) { return nil, nil })
+		if x.Tp == ast.ShowGrants {
+			pl = staticPlan([]vcol{vs("Grants for " + s.User + "@" + s.Host)}, func(*Env) ([][]types.Value, error) {
+				return [][]types.Value{{sv(fmt.Sprintf("GRANT ALL PRIVILEGES ON *.* TO `%s`@`%s` WITH GRANT OPTION", s.User, s.Host))}}, nil
+			})
+		}
+	default:
+		return sqlerr.New(sqlerr.ErrNotSupportedYet, "this SHOW statement is not supported yet")
+	}
+	if x.Where != nil {
+		return sqlerr.New(sqlerr.ErrNotSupportedYet, "SHOW ... WHERE is not supported yet")
+	}
+	return s.streamPlan(env, pl, w, more)
+}
+
+// showCreateTable renders a table definition the way MySQL 8 does.
+func showCreateTable(t *Table) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE TABLE `%s` (\n", t.Name)
+	var lines []string
+	for _, c := range t.VisibleColumns() {
+		l := fmt.Sprintf("  `%s` %s", c.Name, c.Type.SQL())
+		if isStringType(c.Type) && c.Type.Collation != "binary" && c.Type.Collation != t.Collation {
+			l += fmt.Sprintf(" CHARACTER SET %s COLLATE %s", c.Type.Charset, c.Type.Collation)
+		}
+		if c.NotNull {
+			l += " NOT NULL"
+		} else if c.Type.Tp == mysql.TypeTimestamp {
+			l += " NULL"
+		}
+		switch {
+		case c.DefaultNow:
+			l += " DEFAULT CURRENT_TIMESTAMP"
+			if c.Type.Frac > 0 {
+				l += fmt.Sprintf("(%d)", c.Type.Frac)
+			}
+		case c.HasDefault && c.Default.IsNull():
+			l += " DEFAULT NULL"
+		case c.HasDefault:
+			l += " DEFAULT " + quoteString(types.ToString(c.Default))
+		case !c.NotNull && !c.AutoInc && !c.Type.IsBlob():
+			l += " DEFAULT NULL"
+		}
+		if c.OnUpdateNow {
+			l += " ON UPDATE CURRENT_TIMESTAMP"
+			if c.Type.Frac > 0 {
+				l += fmt.Sprintf("(%d)", c.Type.Frac)
+			}
+		}
+		if c.AutoInc {
+			l += " AUTO_INCREMENT"
+		}
+		if c.Comment != "" {
+			l += " COMMENT " + quoteString(c.Comment)
+		}
+		lines = append(lines, l)
+	}
+	for _, ix := range t.Indexes {
+		if ix.Primary && t.hiddenPK {
+			continue
+		}
+		var parts []string
+		for i, ci := range ix.cols {
+			p := fmt.Sprintf("`%s`", t.Columns[ci].Name)
+			if ix.Columns[i].Prefix > 0 {
+				p += fmt.Sprintf("(%d)", ix.Columns[i].Prefix)
+			}
+			if ix.Columns[i].Desc {
+				p += " DESC"
+			}
+			parts = append(parts, p)
+		}
+		switch {
+		case ix.Primary:
+			lines = append(lines, fmt.Sprintf("  PRIMARY KEY (%s)", strings.Join(parts, ",")))
+		case ix.Unique:
+			lines = append(lines, fmt.Sprintf("  UNIQUE KEY `%s` (%s)", ix.Name, strings.Join(parts, ",")))
+		default:
+			lines = append(lines, fmt.Sprintf("  KEY `%s` (%s)", ix.Name, strings.Join(parts, ",")))
+		}
+	}
+	b.WriteString(strings.Join(lines, ",\n"))
+	fmt.Fprintf(&b, "\n) ENGINE=%s", t.Engine)
+	if t.AutoIncBase > 1 {
+		fmt.Fprintf(&b, " AUTO_INCREMENT=%d", t.AutoIncBase)
+	}
+	fmt.Fprintf(&b, " DEFAULT CHARSET=%s COLLATE=%s", t.Charset, t.Collation)
+	if t.Comment != "" {
+		b.WriteString(" COMMENT=" + quoteString(t.Comment))
+	}
+	return b.String()
+}
+
+func quoteString(s string) string {
+	return "'" + strings.NewReplacer("\\", "\\\\", "'", "''", "\n", "\\n", "\x00", "\\0").Replace(s) + "'"
+}
+
+// explain shows the chosen access path of each table (tests of the planner use it).
+func (s *Session) explain(env *Env, x *ast.ExplainStmt, w proto.ResultWriter, more bool) error {
+	if sh, ok := x.Stmt.(*ast.ShowStmt); ok {
+		return s.show(env, sh, w, more)
+	}
+	var pl *selectPlan
+	var err error
+	switch st := x.Stmt.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		pl, err = s.planQuery(st.(ast.ResultSetNode))
+	case *ast.UpdateStmt:
+		var tbl *Table
+		var alias string
+		if tbl, alias, err = s.tableRef(st.TableRefs.TableRefs); err == nil {
+			pl, err = s.targetPlan(tbl, alias, st.Where, st.Order, st.Limit)
+		}
+	case *ast.DeleteStmt:
+		var tbl *Table
+		var alias string
+		if tbl, alias, err = s.tableRef(st.TableRefs.TableRefs); err == nil {
+			pl, err = s.targetPlan(tbl, alias, st.Where, st.Order, st.Limit)
+		}
+	default:
+		return sqlerr.New(sqlerr.ErrNotSupportedYet, "EXPLAIN of this statement is not supported")
+	}
+	if err != nil {
+		return err
+	}
+	rows := explainRows(pl, 1)
+	out := staticPlan([]vcol{vi("id"), vs("table"), vs("access"), vs("extra")}, func(*Env) ([][]types.Value, error) { return rows, nil })
+	return s.streamPlan(env, out, w, more)
+}
+
+func explainRows(pl *selectPlan, id int64) [][]types.Value {
+	var rows [][]types.Value
+	if pl.union != nil {
+		for i, p := range pl.union.parts {
+			rows = append(rows, explainRows(p, id+int64(i))...)
+		}
+		return rows
+	}
+	for i, lv := range pl.levels {
+		var extra []string
+		if lv.left {
+			extra = append(extra, "left join")
+		}
+		if lv.filter != nil {
+			extra = append(extra, "filter")
+		}
+		if i == 0 {
+			if pl.grouped {
+				extra = append(extra, "aggregate")
+			}
+			if pl.sortNeeded {
+				extra = append(extra, "sort")
+			}
+			if pl.distinct {
+				extra = append(extra, "distinct")
+			}
+			if pl.limit != nil {
+				extra = append(extra, "limit")
+			}
+		}
+		acc := "derived"
+		if lv.acc != nil {
+			acc = lv.acc.describe()
+		}
+		rows = append(rows, []types.Value{iv(id), sv(lv.alias), sv(acc), sv(strings.Join(extra, ", "))})
+	}
+	if len(pl.levels) == 0 {
+		rows = append(rows, []types.Value{iv(id), types.Null, sv("no table"), sv("")})
+	}
+	return rows
+}
+
+// allCollations lists the collations Kiln knows, by id.
+func allCollations() []*types.Collation {
+	var out []*types.Collation
+	for id := uint16(1); id < 512; id++ {
+		if c, ok := types.CollationByID(id); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,223 @@
+package types
+
+import (
+	"math"
+	"strings"
+	"time"
+)
+
+func cmpInt(a, b int64) int {
+	if a < b {
+		return -1
+	}
+	if a > b {
+		return 1
+	}
+	return 0
+}
+
+func cmpUint(a, b uint64) int {
+	if a < b {
+		return -1
+	}
+	if a > b {
+		return 1
+	}
+	return 0
+}
+
+func cmpFloat(a, b float64) int {
+	if a < b {
+		return -1
+	}
+	if a > b {
+		return 1
+	}
+	return 0
+}
+
+type kindClass uint8
+
+const (
+	classNull kindClass = iota
+	classNum
+	classStr
+	classTime
+)
+
+func classOf(k Kind) kindClass {
+	switch k {
+	case KindInt, KindUint, KindFloat, KindDecimal:
+		return classNum
+	case KindString, KindBytes:
+		return classStr
+	case KindDate, KindDatetime, KindDuration:
+		return classTime
+	}
+	return classNull
+}
+
+// Compare compares two non-NULL values with MySQL's rules and returns -1, 0 or 1: integers
+// exactly (signed against unsigned too), integers against decimals exactly, anything against a
+// double as doubles, strings against numbers as doubles (the string's numeric prefix), strings
+// with coll (nil: binary; a binary string on either side makes it binary), temporal values against
+// strings and numbers by converting those to the temporal type (falling back to comparing as
+// doubles / text when that fails), DATE against DATETIME by instant. Callers handle NULL; here NULL
+// sorts first.
+func Compare(a, b Value, coll *Collation) int {
+	if a.K == b.K {
+		switch a.K {
+		case KindInt, KindDate, KindDatetime, KindDuration:
+			return cmpInt(a.I, b.I)
+		case KindUint:
+			return cmpUint(uint64(a.I), uint64(b.I))
+		case KindFloat:
+			return cmpFloat(a.F, b.F)
+		case KindString:
+			if coll == nil {
+				return strings.Compare(a.S, b.S)
+			}
+			return coll.Compare(a.S, b.S)
+		case KindBytes:
+			return strings.Compare(a.S, b.S)
+		case KindDecimal:
+			return a.D.Cmp(b.D)
+		case KindNull:
+			return 0
+		}
+	}
+	return compareMixed(a, b, coll)
+}
+
+func compareMixed(a, b Value, coll *Collation) int {
+	ca, cb := classOf(a.K), classOf(b.K)
+	switch {
+	case ca == classNull || cb == classNull:
+		return cmpInt(int64(ca), int64(cb)) // NULL first
+	case ca == classNum && cb == classNum:
+		return compareNum(a, b)
+	case ca == classStr && cb == classStr:
+		return strings.Compare(a.S, b.S) // one side is binary
+	case ca == classTime && cb == classTime:
+		return compareTimes(a, b)
+	case ca == classTime:
+		return compareTimeOther(a, b, coll)
+	case cb == classTime:
+		return -compareTimeOther(b, a, coll)
+	}
+	// string against number: as doubles
+	return cmpFloat(ToFloat(a), ToFloat(b))
+}
+
+func compareNum(a, b Value) int {
+	if a.K == KindFloat || b.K == KindFloat {
+		return cmpFloat(ToFloat(a), ToFloat(b))
+	}
+	if a.K == KindDecimal || b.K == KindDecimal {
+		return ToDecimal(a).Cmp(ToDecimal(b))
+	}
+	// int against uint
+	if a.K == KindInt {
+		if a.I < 0 {
+			return -1
+		}
+		return cmpUint(uint64(a.I), uint64(b.I))
+	}
+	if b.I < 0 {
+		return 1
+	}
+	return cmpUint(uint64(a.I), uint64(b.I))
+}
+
+// todayPacked is the current local date, which MySQL adds to a TIME compared with a DATETIME.
+func todayPacked() int64 {
+	now := time.Now()
+	return PackTime(now.Year(), int(now.Month()), now.Day(), 0, 0, 0, 0)
+}
+
+// durationToDatetime adds a TIME to the current date.
+func durationToDatetime(us int64) int64 {
+	now := time.Now()
+	t := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).Add(time.Duration(us) * time.Microsecond)
+	return PackTime(t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond()/1000)
+}
+
+func compareTimes(a, b Value) int {
+	ad, bd := a.K == KindDuration, b.K == KindDuration
+	switch {
+	case ad && bd, !ad && !bd:
+		return cmpInt(a.I, b.I)
+	case ad:
+		return cmpInt(durationToDatetime(a.I), b.I)
+	default:
+		return cmpInt(a.I, durationToDatetime(b.I))
+	}
+}
+
+// compareTimeOther compares a temporal a with a string or number b.
+func compareTimeOther(a, b Value, coll *Collation) int {
+	if b.K == KindString || b.K == KindBytes {
+		if a.K == KindDuration {
+			if us, err := parseDuration(b.S, 6); err == nil || err == errDurationRange {
+				return cmpInt(a.I, us)
+			}
+		} else if p, _, err := parseDatetime(b.S, 6); err == nil {
+			return cmpInt(a.I, p)
+		}
+		return strings.Compare(ToString(a), b.S)
+	}
+	// a number
+	if a.K == KindDuration {
+		if us, ok := numberAsDuration(b); ok {
+			return cmpInt(a.I, us)
+		}
+	} else if p, ok := numberAsDatetime(b); ok {
+		return cmpInt(a.I, p)
+	}
+	return compareNum(numericValue(a), b)
+}
+
+// splitNumber returns the integer part and microseconds of a non-negative number.
+func splitNumber(v Value) (n int64, us int, neg bool, ok bool) {
+	switch v.K {
+	case KindInt:
+		if v.I < 0 {
+			return -v.I, 0, true, v.I != math.MinInt64
+		}
+		return v.I, 0, false, true
+	case KindUint:
+		return v.I, 0, false, v.I >= 0
+	case KindFloat, KindDecimal:
+		d := ToDecimal(v)
+		neg = d.Sign() < 0
+		d = d.Abs()
+		if d.GreaterThan(decMaxInt64) {
+			return 0, 0, neg, false
+		}
+		ip := d.Truncate(0)
+		frac := d.Sub(ip).Shift(6).Round(0).IntPart()
+		if frac >= microsPerSec {
+			frac = microsPerSec - 1
+		}
+		return ip.IntPart(), int(frac), neg, true
+	}
+	return 0, 0, false, false
+}
+
+func numberAsDatetime(v Value) (int64, bool) {
+	n, us, neg, ok := splitNumber(v)
+	if !ok || neg {
+		return 0, false
+	}
+	p, _, err := numberToDatetime(n, us, 6)
+	return p, err == nil
+}
+
+func numberAsDuration(v Value) (int64, bool) {
+	n, us, neg, ok := splitNumber(v)
+	if !ok {
+		return 0, false
+	}
+	d, err := numberToDuration(n, us, neg, 6)
+	return d, err == nil
+}

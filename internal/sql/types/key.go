@@ -1,0 +1,375 @@
+package types
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"math/big"
+
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/shopspring/decimal"
+)
+
+// ErrKeyNotReversible is returned by DecodeKey for strings whose key is a collation weight string
+// (the _ci collations, and PAD SPACE collations on VARCHAR/TEXT where trailing spaces are lost):
+// the value must be read from the row. DecodeKey still returns the rest of the key after it.
+var ErrKeyNotReversible = errors.New("types: key of this column cannot be decoded")
+
+var errCorruptKey = errors.New("types: corrupt key")
+
+const (
+	keyNull    = 0x00
+	keyNotNull = 0x01
+	// decimal markers (in place of keyNotNull)
+	keyDecNeg  = 0x01
+	keyDecZero = 0x02
+	keyDecPos  = 0x03
+)
+
+// KeyReversible reports whether DecodeKey can rebuild values of t from their key.
+func KeyReversible(t *ColType) bool {
+	if !t.IsString() {
+		return true
+	}
+	c := t.keyColl()
+	switch c.kind {
+	case ckBinary:
+		return true
+	case ckBinPad:
+		return t.Tp == mysql.TypeString // CHAR values are stored without trailing spaces
+	}
+	return false
+}
+
+func (t *ColType) keyColl() *Collation {
+	if t.IsBinaryString() {
+		return collBinary
+	}
+	return t.Coll()
+}
+
+// keyKind is the Kind that values of t have after Convert.
+func keyKind(t *ColType) Kind {
+	switch t.Tp {
+	case mysql.TypeTiny, mysql.TypeShort, mysql.TypeInt24, mysql.TypeLong, mysql.TypeLonglong:
+		if t.Unsigned {
+			return KindUint
+		}
+		return KindInt
+	case mysql.TypeYear:
+		return KindInt
+	case mysql.TypeBit:
+		return KindUint
+	case mysql.TypeFloat, mysql.TypeDouble:
+		return KindFloat
+	case mysql.TypeNewDecimal:
+		return KindDecimal
+	case mysql.TypeDate, mysql.TypeNewDate:
+		return KindDate
+	case mysql.TypeDatetime, mysql.TypeTimestamp:
+		return KindDatetime
+	case mysql.TypeDuration:
+		return KindDuration
+	}
+	if t.IsString() {
+		if t.IsBinaryString() {
+			return KindBytes
+		}
+		return KindString
+	}
+	return KindNull
+}
+
+func appendUint64(buf []byte, u uint64) []byte {
+	return binary.BigEndian.AppendUint64(buf, u)
+}
+
+// AppendKey appends v's memcomparable encoding as a key column of type t: 0x00 for NULL, else
+// 0x01 and 8 big-endian bytes for integers (sign bit flipped for signed ones), floats (IEEE bits,
+// negatives inverted, -0 = 0) and temporal values (packed, sign flipped); decimals a sign marker,
+// a 2-byte exponent and base-100 digit pairs (trailing zeros dropped, so 1.50 = 1.5); strings 0x01
+// and their Collation.Key. v should already be Convert()ed to t; other kinds are converted here.
+func AppendKey(buf []byte, v Value, t *ColType) []byte {
+	if v.K == KindNull {
+		return append(buf, keyNull)
+	}
+	want := keyKind(t)
+	if want != KindNull && v.K != want && !(want == KindString && v.K == KindBytes) && !(want == KindBytes && v.K == KindString) {
+		if cv, _, err := Convert(v, t, ConvertCtx{}); err == nil && cv.K != KindNull {
+			v = cv
+		}
+	}
+	switch v.K {
+	case KindInt:
+		return appendUint64(append(buf, keyNotNull), uint64(v.I)^(1<<63))
+	case KindUint:
+		return appendUint64(append(buf, keyNotNull), uint64(v.I))
+	case KindFloat:
+		return appendFloatKey(append(buf, keyNotNull), v.F)
+	case KindDecimal:
+		return appendDecimalKey(buf, v.D)
+	case KindString, KindBytes:
+		buf = append(buf, keyNotNull)
+		if v.K == KindBytes && want != KindString {
+			return appendEscaped(buf, v.S)
+		}
+		return t.keyColl().Key(buf, v.S)
+	case KindDate, KindDatetime, KindDuration:
+		return appendUint64(append(buf, keyNotNull), uint64(v.I)^(1<<63))
+	}
+	return append(buf, keyNull)
+}
+
+func appendFloatKey(buf []byte, f float64) []byte {
+	if f == 0 {
+		f = 0 // -0 sorts with 0
+	}
+	u := math.Float64bits(f)
+	if u&(1<<63) != 0 {
+		u = ^u
+	} else {
+		u |= 1 << 63
+	}
+	return appendUint64(buf, u)
+}
+
+func decodeFloatKey(u uint64) float64 {
+	if u&(1<<63) != 0 {
+		u &^= 1 << 63
+	} else {
+		u = ^u
+	}
+	return math.Float64frombits(u)
+}
+
+// appendDecimalKey writes sign marker, exponent E (value = 0.d1d2... × 10^E) as a biased uint16,
+// the digits as base-100 pairs plus one, and a 0x00 terminator; negative values invert all but the
+// marker so that larger magnitudes sort first.
+func appendDecimalKey(buf []byte, d decimal.Decimal) []byte {
+	sign := d.Sign()
+	if sign == 0 {
+		return append(buf, keyDecZero)
+	}
+	var tmp [96]byte
+	digits := decimalDigits(tmp[:0], d)
+	exp := int(d.Exponent())
+	for len(digits) > 1 && digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+		exp++
+	}
+	e := len(digits) + exp
+	if e > math.MaxInt16 {
+		e = math.MaxInt16
+	} else if e < math.MinInt16 {
+		e = math.MinInt16
+	}
+	eb := uint16(e + 1<<15)
+	var inv byte
+	if sign < 0 {
+		buf = append(buf, keyDecNeg)
+		inv = 0xFF
+		eb = ^eb
+	} else {
+		buf = append(buf, keyDecPos)
+	}
+	buf = append(buf, byte(eb>>8), byte(eb))
+	for i := 0; i < len(digits); i += 2 {
+		p := (digits[i] - '0') * 10
+		if i+1 < len(digits) {
+			p += digits[i+1] - '0'
+		}
+		buf = append(buf, (p+1)^inv)
+	}
+	return append(buf, inv)
+}
+
+func decodeDecimalKey(b []byte) (decimal.Decimal, []byte, error) {
+	if len(b) == 0 {
+		return decimal.Decimal{}, nil, errCorruptKey
+	}
+	switch b[0] {
+	case keyDecZero:
+		return decimal.Decimal{}, b[1:], nil
+	case keyDecNeg, keyDecPos:
+	default:
+		return decimal.Decimal{}, nil, errCorruptKey
+	}
+	neg := b[0] == keyDecNeg
+	var inv byte
+	if neg {
+		inv = 0xFF
+	}
+	if len(b) < 3 {
+		return decimal.Decimal{}, nil, errCorruptKey
+	}
+	eb := uint16(b[1])<<8 | uint16(b[2])
+	if neg {
+		eb = ^eb
+	}
+	e := int(eb) - 1<<15
+	b = b[3:]
+	var tmp [96]byte
+	digits := tmp[:0]
+	for i := 0; ; i++ {
+		if i >= len(b) {
+			return decimal.Decimal{}, nil, errCorruptKey
+		}
+		p := b[i] ^ inv
+		if p == 0 {
+			b = b[i+1:]
+			break
+		}
+		p--
+		if p > 99 {
+			return decimal.Decimal{}, nil, errCorruptKey
+		}
+		digits = append(digits, '0'+p/10, '0'+p%10)
+	}
+	if len(digits) == 0 {
+		return decimal.Decimal{}, nil, errCorruptKey
+	}
+	exp := e - len(digits)
+	var d decimal.Decimal
+	if len(digits) <= 18 {
+		var n int64
+		for _, c := range digits {
+			n = n*10 + int64(c-'0')
+		}
+		if neg {
+			n = -n
+		}
+		d = decimal.New(n, int32(exp))
+	} else {
+		bi, _ := new(big.Int).SetString(string(digits), 10)
+		if neg {
+			bi.Neg(bi)
+		}
+		d = decimal.NewFromBigInt(bi, int32(exp))
+	}
+	return d, b, nil
+}
+
+// DecodeKey decodes one key column of type t from b and returns the rest. For strings that
+// KeyReversible rejects it returns ErrKeyNotReversible (with rest positioned after the column).
+func DecodeKey(b []byte, t *ColType) (v Value, rest []byte, err error) {
+	if len(b) == 0 {
+		return Null, nil, errCorruptKey
+	}
+	if b[0] == keyNull {
+		return Null, b[1:], nil
+	}
+	kind := keyKind(t)
+	if kind == KindDecimal {
+		d, rest, err := decodeDecimalKey(b)
+		if err != nil {
+			return Null, nil, err
+		}
+		frac := t.DefaultFrac()
+		return NewDecimal(d.Round(int32(frac)), frac), rest, nil
+	}
+	if b[0] != keyNotNull {
+		return Null, nil, errCorruptKey
+	}
+	b = b[1:]
+	switch kind {
+	case KindInt, KindUint, KindFloat, KindDate, KindDatetime, KindDuration:
+		if len(b) < 8 {
+			return Null, nil, errCorruptKey
+		}
+		u := binary.BigEndian.Uint64(b)
+		rest = b[8:]
+		switch kind {
+		case KindInt:
+			return NewInt(int64(u ^ 1<<63)), rest, nil
+		case KindUint:
+			return NewUint(u), rest, nil
+		case KindFloat:
+			return Value{K: KindFloat, F: decodeFloatKey(u), Frac: int8(t.DefaultFrac())}, rest, nil
+		case KindDate:
+			return NewDate(int64(u ^ 1<<63)), rest, nil
+		case KindDatetime:
+			return NewDatetime(int64(u^1<<63), t.DefaultFrac()), rest, nil
+		default:
+			return NewDuration(int64(u^1<<63), t.DefaultFrac()), rest, nil
+		}
+	case KindString, KindBytes:
+		c := t.keyColl()
+		var s []byte
+		var ok bool
+		switch c.kind {
+		case ckBinary:
+			s, rest, ok = decodeEscaped(b)
+		case ckBinPad:
+			s, rest, ok = decodePadBytesKey(b)
+		default:
+			rest, ok = c.w.skipKey(b, c.PadSpace)
+			if !ok {
+				return Null, nil, errCorruptKey
+			}
+			return Null, rest, ErrKeyNotReversible
+		}
+		if !ok {
+			return Null, nil, errCorruptKey
+		}
+		if !KeyReversible(t) {
+			return Null, rest, ErrKeyNotReversible
+		}
+		if kind == KindBytes {
+			return NewBytes(string(s)), rest, nil
+		}
+		return NewString(string(s)), rest, nil
+	}
+	return Null, nil, errCorruptKey
+}
+
+// skipKey steps over a weight-string key.
+func (w *weighter) skipKey(b []byte, pad bool) ([]byte, bool) {
+	w.init()
+	var sp [3]byte
+	spn := len(appendWeight(sp[:0], w.space))
+	for i := 0; i < len(b); {
+		n := 2
+		if b[i] >= 0xE0 {
+			n = 3
+		}
+		if i+n > len(b) {
+			return nil, false
+		}
+		tok := b[i : i+n]
+		i += n
+		if !pad {
+			if n == 2 && tok[0] == 0 && tok[1] == 0 {
+				return b[i:], true
+			}
+			continue
+		}
+		if n != spn || tok[0] != sp[0] || tok[1] != sp[1] || (n == 3 && tok[2] != sp[2]) {
+			continue
+		}
+		if i >= len(b) {
+			return nil, false
+		}
+		ctl := b[i]
+		i++
+		switch ctl {
+		case runEnd:
+			return b[i:], true
+		case runBelow, runAbove:
+			if i >= len(b) {
+				return nil, false
+			}
+			first := b[i]
+			if ctl == runAbove {
+				first = ^first
+			}
+			if first == 0xFF {
+				i += 5
+			} else {
+				i++
+			}
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}

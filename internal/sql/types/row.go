@@ -1,0 +1,384 @@
+package types
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"unsafe"
+
+	"github.com/shopspring/decimal"
+)
+
+// Row format, version 1:
+//
+//	version byte (1) | uvarint column count | per column: uvarint column id, tag byte, payload
+//
+// The tag's low nibble is the Kind; for DATETIME and TIME the high nibble is the fsp. Payloads:
+// NULL none; INT zigzag varint; UINT uvarint; FLOAT int8 frac + 8 bytes little-endian IEEE;
+// DECIMAL int8 frac, zigzag varint exponent, then 0 + zigzag varint coefficient, or 1/2
+// (positive/negative) + uvarint length + big-endian magnitude; STRING/BYTES uvarint length +
+// bytes; DATE uvarint packed; DATETIME uvarint packed; TIME zigzag varint microseconds.
+// Columns are self-describing, so rows written before ADD/DROP COLUMN stay readable.
+const rowVersion = 1
+
+const maxDecimalBytes = 64 // coefficient magnitude bytes a row may hold (≈154 digits)
+
+var errCorruptRow = errors.New("types: corrupt row")
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errCorruptRow}, args...)...)
+}
+
+// AppendRow appends the encoding of vals (column ids colIDs, same length) to buf.
+func AppendRow(buf []byte, colIDs []uint32, vals []Value) []byte {
+	if len(colIDs) != len(vals) {
+		panic("types.AppendRow: colIDs and vals differ in length")
+	}
+	buf = append(buf, rowVersion)
+	buf = binary.AppendUvarint(buf, uint64(len(vals)))
+	for i := range vals {
+		v := &vals[i]
+		buf = binary.AppendUvarint(buf, uint64(colIDs[i]))
+		switch v.K {
+		case KindInt:
+			buf = binary.AppendVarint(append(buf, byte(KindInt)), v.I)
+		case KindUint:
+			buf = binary.AppendUvarint(append(buf, byte(KindUint)), uint64(v.I))
+		case KindFloat:
+			buf = append(buf, byte(KindFloat), byte(v.Frac))
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v.F))
+		case KindDecimal:
+			buf = appendRowDecimal(append(buf, byte(KindDecimal), byte(v.Frac)), v.D)
+		case KindString, KindBytes:
+			buf = binary.AppendUvarint(append(buf, byte(v.K)), uint64(len(v.S)))
+			buf = append(buf, v.S...)
+		case KindDate:
+			buf = binary.AppendUvarint(append(buf, byte(KindDate)), uint64(v.I))
+		case KindDatetime:
+			buf = binary.AppendUvarint(append(buf, byte(KindDatetime)|byte(clampFsp(int(v.Frac)))<<4), uint64(v.I))
+		case KindDuration:
+			buf = binary.AppendVarint(append(buf, byte(KindDuration)|byte(clampFsp(int(v.Frac)))<<4), v.I)
+		default:
+			buf = append(buf, byte(KindNull))
+		}
+	}
+	return buf
+}
+
+func appendRowDecimal(buf []byte, d decimal.Decimal) []byte {
+	buf = binary.AppendVarint(buf, int64(d.Exponent()))
+	if d.NumDigits() <= 18 {
+		return binary.AppendVarint(append(buf, 0), d.CoefficientInt64())
+	}
+	c := d.Coefficient()
+	sub := byte(1)
+	if c.Sign() < 0 {
+		sub = 2
+		c.Neg(c)
+	}
+	mag := c.Bytes()
+	buf = binary.AppendUvarint(append(buf, sub), uint64(len(mag)))
+	return append(buf, mag...)
+}
+
+// rowReader walks an encoded row.
+type rowReader struct {
+	b   []byte
+	pos int
+}
+
+func (r *rowReader) uvarint() (uint64, error) {
+	u, k := binary.Uvarint(r.b[r.pos:])
+	if k <= 0 {
+		return 0, corrupt("bad uvarint at %d", r.pos)
+	}
+	r.pos += k
+	return u, nil
+}
+
+func (r *rowReader) varint() (int64, error) {
+	i, k := binary.Varint(r.b[r.pos:])
+	if k <= 0 {
+		return 0, corrupt("bad varint at %d", r.pos)
+	}
+	r.pos += k
+	return i, nil
+}
+
+func (r *rowReader) byte1() (byte, error) {
+	if r.pos >= len(r.b) {
+		return 0, corrupt("truncated at %d", r.pos)
+	}
+	c := r.b[r.pos]
+	r.pos++
+	return c, nil
+}
+
+// field reads one column's payload. Strings are returned as the offset and length of their bytes;
+// decimals are only materialized when want is set (they allocate).
+func (r *rowReader) field(tag byte, want bool) (v Value, strOff, strLen int, err error) {
+	kind := Kind(tag & 0x0F)
+	hi := tag >> 4
+	if hi != 0 && kind != KindDatetime && kind != KindDuration || hi > 6 {
+		return Null, 0, 0, corrupt("bad tag %#x", tag)
+	}
+	switch kind {
+	case KindNull:
+		return Null, 0, 0, nil
+	case KindInt:
+		i, err := r.varint()
+		return NewInt(i), 0, 0, err
+	case KindUint:
+		u, err := r.uvarint()
+		return NewUint(u), 0, 0, err
+	case KindFloat:
+		if r.pos+9 > len(r.b) {
+			return Null, 0, 0, corrupt("truncated float")
+		}
+		frac := int8(r.b[r.pos])
+		f := math.Float64frombits(binary.LittleEndian.Uint64(r.b[r.pos+1:]))
+		r.pos += 9
+		return Value{K: KindFloat, F: f, Frac: frac}, 0, 0, nil
+	case KindDecimal:
+		fb, err := r.byte1()
+		if err != nil {
+			return Null, 0, 0, err
+		}
+		exp, err := r.varint()
+		if err != nil {
+			return Null, 0, 0, err
+		}
+		if exp < math.MinInt32 || exp > math.MaxInt32 {
+			return Null, 0, 0, corrupt("decimal exponent %d", exp)
+		}
+		sub, err := r.byte1()
+		if err != nil {
+			return Null, 0, 0, err
+		}
+		switch sub {
+		case 0:
+			c, err := r.varint()
+			if err != nil || !want {
+				return Null, 0, 0, err
+			}
+			return NewDecimal(decimal.New(c, int32(exp)), int(int8(fb))), 0, 0, nil
+		case 1, 2:
+			n, err := r.uvarint()
+			if err != nil {
+				return Null, 0, 0, err
+			}
+			if n > maxDecimalBytes || uint64(len(r.b)-r.pos) < n {
+				return Null, 0, 0, corrupt("decimal length %d", n)
+			}
+			mag := r.b[r.pos : r.pos+int(n)]
+			r.pos += int(n)
+			if !want {
+				return Null, 0, 0, nil
+			}
+			c := new(big.Int).SetBytes(mag)
+			if sub == 2 {
+				c.Neg(c)
+			}
+			return NewDecimal(decimal.NewFromBigInt(c, int32(exp)), int(int8(fb))), 0, 0, nil
+		}
+		return Null, 0, 0, corrupt("decimal form %d", sub)
+	case KindString, KindBytes:
+		n, err := r.uvarint()
+		if err != nil {
+			return Null, 0, 0, err
+		}
+		if uint64(len(r.b)-r.pos) < n {
+			return Null, 0, 0, corrupt("string length %d", n)
+		}
+		off := r.pos
+		r.pos += int(n)
+		return Value{K: kind}, off, int(n), nil
+	case KindDate:
+		u, err := r.uvarint()
+		return Value{K: KindDate, I: int64(u)}, 0, 0, err
+	case KindDatetime:
+		u, err := r.uvarint()
+		return Value{K: KindDatetime, I: int64(u), Frac: int8(hi)}, 0, 0, err
+	case KindDuration:
+		i, err := r.varint()
+		return Value{K: KindDuration, I: i, Frac: int8(hi)}, 0, 0, err
+	}
+	return Null, 0, 0, corrupt("unknown kind %d", kind)
+}
+
+// DecodeRow decodes a row written by AppendRow into out: the column with id c goes to
+// out[colPos[c]]; ids beyond colPos or mapped to -1 (dropped or unwanted columns) are skipped, and
+// columns missing from the row leave out untouched (their defaults, for columns added later).
+// Strings are copied — the engine reuses its buffers — into one allocation per row. Decimals
+// allocate (shopspring/decimal holds a *big.Int). Corrupt input returns an error, never a panic.
+func DecodeRow(b []byte, colPos []int, out []Value) error {
+	if len(b) == 0 {
+		return corrupt("empty row")
+	}
+	if b[0] != rowVersion {
+		return corrupt("unknown row version %d", b[0])
+	}
+	r := rowReader{b: b, pos: 1}
+	n, err := r.uvarint()
+	if err != nil {
+		return err
+	}
+	if n > uint64(len(b)) {
+		return corrupt("column count %d", n)
+	}
+	var arena []byte // wanted strings, allocated at the first one
+	for i := uint64(0); i < n; i++ {
+		// Column id and tag: ids below 128 are one byte, the common case.
+		var id uint64
+		if r.pos < len(b) && b[r.pos] < 0x80 {
+			id = uint64(b[r.pos])
+			r.pos++
+		} else if id, err = r.uvarint(); err != nil {
+			return err
+		}
+		if r.pos >= len(b) {
+			return corrupt("truncated at %d", r.pos)
+		}
+		tag := b[r.pos]
+		r.pos++
+		idx := -1
+		if id < uint64(len(colPos)) {
+			idx = colPos[id]
+			if idx >= len(out) {
+				return fmt.Errorf("types.DecodeRow: column %d maps to position %d of %d", id, idx, len(out))
+			}
+		}
+		// Fast paths for the common kinds write straight into out.
+		switch Kind(tag) {
+		case KindInt:
+			x, k := binary.Varint(b[r.pos:])
+			if k <= 0 {
+				return corrupt("bad varint at %d", r.pos)
+			}
+			r.pos += k
+			if idx >= 0 {
+				out[idx] = Value{K: KindInt, I: x}
+			}
+			continue
+		case KindNull:
+			if idx >= 0 {
+				out[idx] = Value{}
+			}
+			continue
+		case KindString, KindBytes:
+			l, k := binary.Uvarint(b[r.pos:])
+			if k <= 0 || uint64(len(b)-r.pos-k) < l {
+				return corrupt("bad string at %d", r.pos)
+			}
+			start := r.pos
+			r.pos += k
+			off := r.pos
+			r.pos += int(l)
+			if idx < 0 {
+				continue
+			}
+			sl := int(l)
+			var str string
+			if sl > 0 {
+				if arena == nil {
+					total, err := wantedStringBytes(b, start, i, n, colPos)
+					if err != nil {
+						return err
+					}
+					arena = make([]byte, 0, total)
+				}
+				if cap(arena)-len(arena) < sl {
+					return corrupt("string sizes changed")
+				}
+				p := len(arena)
+				arena = append(arena, b[off:off+sl]...)
+				str = unsafe.String(&arena[p], sl)
+			}
+			out[idx] = Value{K: Kind(tag), S: str}
+			continue
+		}
+		v, _, _, err := r.field(tag, idx >= 0)
+		if err != nil {
+			return err
+		}
+		if idx >= 0 {
+			out[idx] = v
+		}
+	}
+	if r.pos != len(b) {
+		return corrupt("%d trailing bytes", len(b)-r.pos)
+	}
+	return nil
+}
+
+// skip steps over one column's payload without building a Value; strLen is the length of a
+// string payload.
+func (r *rowReader) skip(tag byte) (strLen int, err error) {
+	kind := Kind(tag & 0x0F)
+	switch kind {
+	case KindNull:
+		if tag != byte(KindNull) {
+			return 0, corrupt("bad tag %#x", tag)
+		}
+		return 0, nil
+	case KindInt, KindUint, KindDate, KindDatetime, KindDuration:
+		if tag>>4 != 0 && (kind != KindDatetime && kind != KindDuration || tag>>4 > 6) {
+			return 0, corrupt("bad tag %#x", tag)
+		}
+		// Varints and uvarints have the same length.
+		_, err := r.uvarint()
+		return 0, err
+	case KindString, KindBytes:
+		if tag>>4 != 0 {
+			return 0, corrupt("bad tag %#x", tag)
+		}
+		l, err := r.uvarint()
+		if err != nil {
+			return 0, err
+		}
+		if uint64(len(r.b)-r.pos) < l {
+			return 0, corrupt("string length %d", l)
+		}
+		r.pos += int(l)
+		return int(l), nil
+	}
+	_, _, _, err = r.field(tag, false)
+	return 0, err
+}
+
+// wantedStringBytes sums the lengths of the wanted strings from column i (whose payload starts at
+// start) to the end of the row, so that DecodeRow allocates them at once.
+func wantedStringBytes(b []byte, start int, i, n uint64, colPos []int) (int, error) {
+	r := rowReader{b: b, pos: start}
+	total := 0
+	tag := b[start-1] // column i's tag, already read by DecodeRow
+	for {
+		sl, err := r.skip(tag)
+		if err != nil {
+			return 0, err
+		}
+		total += sl
+		i++
+		for {
+			if i >= n {
+				return total, nil
+			}
+			id, err := r.uvarint()
+			if err != nil {
+				return 0, err
+			}
+			if tag, err = r.byte1(); err != nil {
+				return 0, err
+			}
+			if id < uint64(len(colPos)) && colPos[id] >= 0 {
+				break
+			}
+			if _, err := r.skip(tag); err != nil {
+				return 0, err
+			}
+			i++
+		}
+	}
+}

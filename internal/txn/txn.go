@@ -1,0 +1,476 @@
+// Package txn owns transactions: snapshot reads overlaid with the transaction's own writes, current
+// (latest committed) reads for locking statements, row locks held until commit or rollback, the write
+// set, savepoints and statement rollback, and handing the write set to the commit path.
+//
+// The contract with callers, as numbered duties:
+//  1. Take a row lock (Lock) before writing a row or reading it for a write, and read what was locked with
+//     GetLatest or a latest iterator: that is InnoDB's "current read" and is what makes `n = n + 1` safe.
+//  2. Plain reads (Get, snapshot iterators) see the snapshot taken at the transaction's first read
+//     (REPEATABLE READ) or at each statement's start (READ COMMITTED, via NewStatement), plus own writes.
+//  3. Commit hands the write set to the Committer, which returns only once the writes are durable and
+//     applied; only then are the locks released. So a commit is never visible before it is durable, and a
+//     lock holder's successor always reads the holder's committed row.
+//  4. Locks taken by a failed statement or undone by ROLLBACK TO SAVEPOINT stay held to the end of the
+//     transaction, as in InnoDB.
+//
+// There are no gap locks: a range read FOR UPDATE does not stop another transaction inserting a new row
+// into the range (phantoms are possible under locking reads), which InnoDB's next-key locks would prevent.
+package txn
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/google/btree"
+
+	"github.com/kiln-db/kiln/internal/engine"
+)
+
+// Committer makes a write set durable and applied, in one total order, and returns its position in
+// that order. It is the seam the log-first commit path (issue 3) replaces.
+type Committer interface {
+	Commit(ctx context.Context, ws *WriteSet) (pos uint64, err error)
+}
+
+// Manager creates transactions over one engine.
+type Manager struct {
+	eng       *engine.Engine
+	Locks     *LockManager
+	committer Committer
+	nextID    atomic.Uint64
+}
+
+// NewManager returns a transaction manager.
+func NewManager(eng *engine.Engine, locks *LockManager, c Committer) *Manager {
+	return &Manager{eng: eng, Locks: locks, committer: c}
+}
+
+// Engine returns the underlying engine (for DDL scans and catalog loads).
+func (m *Manager) Engine() *engine.Engine { return m.eng }
+
+// Isolation levels supported.
+type Isolation uint8
+
+const (
+	RepeatableRead Isolation = iota
+	ReadCommitted
+)
+
+// Txn is one transaction. It is used by one goroutine at a time.
+type Txn struct {
+	ID       uint64
+	m        *Manager
+	iso      Isolation
+	snap     *engine.Snapshot
+	ws       WriteSet
+	undo     []undoRec
+	ReadOnly bool
+	locked   bool // holds at least one lock
+	done     bool
+}
+
+type undoRec struct {
+	key     string
+	prev    []byte
+	prevDel bool
+	existed bool // key was in the write set before this write
+	rangeN  int  // for range deletions: length of ranges before
+	isRange bool
+}
+
+// Begin starts a transaction.
+func (m *Manager) Begin(iso Isolation, readOnly bool) *Txn {
+	t := &Txn{ID: m.nextID.Add(1), m: m, iso: iso, ReadOnly: readOnly}
+	t.ws.init()
+	return t
+}
+
+// TakeSnapshot fixes the read view now (START TRANSACTION WITH CONSISTENT SNAPSHOT).
+func (t *Txn) TakeSnapshot() { t.snapshot() }
+
+func (t *Txn) snapshot() *engine.Snapshot {
+	if t.snap == nil {
+		t.snap = t.m.eng.NewSnapshot()
+	}
+	return t.snap
+}
+
+// NewStatement is called at the start of each statement: READ COMMITTED takes a fresh read view.
+func (t *Txn) NewStatement() {
+	if t.iso == ReadCommitted && t.snap != nil {
+		_ = t.snap.Close()
+		t.snap = nil
+	}
+}
+
+// Get reads key from the read view overlaid with own writes.
+func (t *Txn) Get(key []byte) ([]byte, bool, error) {
+	if v, del, ok := t.ws.get(key); ok {
+		if del {
+			return nil, false, nil
+		}
+		return v, true, nil
+	}
+	if t.ws.rangeDeleted(key) {
+		return nil, false, nil
+	}
+	return t.snapshot().Get(key)
+}
+
+// GetLatest reads key's latest committed version overlaid with own writes (a current read). Call it
+// after Lock on the key.
+func (t *Txn) GetLatest(key []byte) ([]byte, bool, error) {
+	if v, del, ok := t.ws.get(key); ok {
+		if del {
+			return nil, false, nil
+		}
+		return v, true, nil
+	}
+	if t.ws.rangeDeleted(key) {
+		return nil, false, nil
+	}
+	return t.m.eng.Get(key)
+}
+
+// Lock takes a row lock on key, waiting at most wait.
+func (t *Txn) Lock(ctx context.Context, key []byte, mode LockMode, wait time.Duration) error {
+	t.locked = true
+	return t.m.Locks.Lock(ctx, t.ID, key, mode, wait)
+}
+
+// Set writes key=val in the write set.
+func (t *Txn) Set(key, val []byte) {
+	t.record(key)
+	t.ws.set(string(key), val, false)
+}
+
+// Delete deletes key in the write set.
+func (t *Txn) Delete(key []byte) {
+	t.record(key)
+	t.ws.set(string(key), nil, true)
+}
+
+// DeleteRange deletes [lo, hi) (DROP/TRUNCATE TABLE, DROP INDEX): constant size whatever the range holds.
+func (t *Txn) DeleteRange(lo, hi []byte) {
+	t.undo = append(t.undo, undoRec{isRange: true, rangeN: len(t.ws.ranges)})
+	t.ws.ranges = append(t.ws.ranges, keyRange{lo: append([]byte(nil), lo...), hi: append([]byte(nil), hi...)})
+	// Writes already in the set inside the range are superseded by the deletion only if they came
+	// before it; later writes win. Record order keeps that: see WriteSet.
+	t.ws.seq++
+	t.ws.ranges[len(t.ws.ranges)-1].seq = t.ws.seq
+}
+
+func (t *Txn) record(key []byte) {
+	prev, del, ok := t.ws.getEntry(key)
+	t.undo = append(t.undo, undoRec{key: string(key), prev: prev, prevDel: del, existed: ok})
+}
+
+// Savepoint returns a marker for RollbackTo.
+func (t *Txn) Savepoint() int { return len(t.undo) }
+
+// RollbackTo undoes every write made after sp. Locks stay held.
+func (t *Txn) RollbackTo(sp int) {
+	for i := len(t.undo) - 1; i >= sp; i-- {
+		u := t.undo[i]
+		switch {
+		case u.isRange:
+			t.ws.ranges = t.ws.ranges[:u.rangeN]
+		case u.existed:
+			t.ws.set(u.key, u.prev, u.prevDel)
+		default:
+			t.ws.remove(u.key)
+		}
+	}
+	t.undo = t.undo[:sp]
+}
+
+// HasWrites reports whether the transaction wrote anything.
+func (t *Txn) HasWrites() bool { return t.ws.tree.Len() > 0 || len(t.ws.ranges) > 0 }
+
+// Commit makes the writes durable and visible, then releases the locks. It returns the commit position
+// (0 for a transaction without writes).
+func (t *Txn) Commit(ctx context.Context) (uint64, error) {
+	if t.done {
+		return 0, fmt.Errorf("txn %d: commit after end", t.ID)
+	}
+	var pos uint64
+	var err error
+	if t.HasWrites() {
+		pos, err = t.m.committer.Commit(ctx, &t.ws)
+	}
+	t.finish()
+	return pos, err
+}
+
+// Rollback discards the writes and releases the locks.
+func (t *Txn) Rollback() {
+	if !t.done {
+		t.finish()
+	}
+}
+
+func (t *Txn) finish() {
+	t.done = true
+	if t.snap != nil {
+		_ = t.snap.Close()
+		t.snap = nil
+	}
+	if t.locked {
+		t.m.Locks.ReleaseAll(t.ID)
+	}
+}
+
+// Done reports whether the transaction has ended.
+func (t *Txn) Done() bool { return t.done }
+
+// WriteSet is a transaction's pending writes, ordered by key, plus range deletions.
+type WriteSet struct {
+	tree   *btree.BTreeG[wsEntry]
+	ranges []keyRange
+	seq    uint64
+}
+
+type keyRange struct {
+	lo, hi []byte
+	seq    uint64
+}
+
+type wsEntry struct {
+	key string
+	val []byte
+	del bool
+	seq uint64
+}
+
+func (w *WriteSet) init() {
+	w.tree = btree.NewG[wsEntry](16, func(a, b wsEntry) bool { return a.key < b.key })
+}
+
+func (w *WriteSet) set(key string, val []byte, del bool) {
+	w.seq++
+	w.tree.ReplaceOrInsert(wsEntry{key: key, val: val, del: del, seq: w.seq})
+}
+
+func (w *WriteSet) remove(key string) { w.tree.Delete(wsEntry{key: key}) }
+
+func (w *WriteSet) getEntry(key []byte) ([]byte, bool, bool) {
+	e, ok := w.tree.Get(wsEntry{key: string(key)})
+	return e.val, e.del, ok
+}
+
+// get returns an entry unless a later range deletion covers it.
+func (w *WriteSet) get(key []byte) ([]byte, bool, bool) {
+	e, ok := w.tree.Get(wsEntry{key: string(key)})
+	if !ok {
+		return nil, false, false
+	}
+	for _, r := range w.ranges {
+		if r.seq > e.seq && inRange(key, r) {
+			return nil, true, true
+		}
+	}
+	return e.val, e.del, true
+}
+
+func inRange(key []byte, r keyRange) bool {
+	return bytes.Compare(key, r.lo) >= 0 && bytes.Compare(key, r.hi) < 0
+}
+
+func (w *WriteSet) rangeDeleted(key []byte) bool {
+	for _, r := range w.ranges {
+		if inRange(key, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// Apply writes the write set into an engine batch: range deletions first in order, then point writes
+// that came after them. A point write older than a range deletion covering it is dropped.
+func (w *WriteSet) Apply(b *engine.Batch) error {
+	for _, r := range w.ranges {
+		if err := b.DeleteRange(r.lo, r.hi); err != nil {
+			return err
+		}
+	}
+	var err error
+	w.tree.Ascend(func(e wsEntry) bool {
+		k := []byte(e.key)
+		for _, r := range w.ranges {
+			if r.seq > e.seq && inRange(k, r) {
+				return true
+			}
+		}
+		if e.del {
+			err = b.Delete(k)
+		} else {
+			err = b.Set(k, e.val)
+		}
+		return err == nil
+	})
+	return err
+}
+
+// Len is the number of point writes.
+func (w *WriteSet) Len() int { return w.tree.Len() }
+
+// Iterator walks keys in a range in one direction over a merged view.
+type Iterator struct {
+	it      *pebble.Iterator
+	ws      []wsEntry // own writes in range, in iteration order
+	ranges  []keyRange
+	wi      int
+	reverse bool
+	key     []byte
+	val     []byte
+	valid   bool
+	err     error
+	fromWS  bool
+}
+
+// NewIter iterates [lo, hi) over the read view (latest=false) or the latest committed state
+// (latest=true), overlaid with own writes, ascending or descending.
+func (t *Txn) NewIter(lo, hi []byte, reverse, latest bool) (*Iterator, error) {
+	var pit *pebble.Iterator
+	var err error
+	if latest {
+		pit, err = t.m.eng.NewIter(lo, hi)
+	} else {
+		pit, err = t.snapshot().NewIter(lo, hi)
+	}
+	if err != nil {
+		return nil, err
+	}
+	it := &Iterator{it: pit, reverse: reverse, ranges: t.ws.ranges}
+	if t.ws.tree.Len() > 0 {
+		collect := func(e wsEntry) bool {
+			k := []byte(e.key)
+			for _, r := range t.ws.ranges {
+				if r.seq > e.seq && inRange(k, r) {
+					e.del = true
+				}
+			}
+			it.ws = append(it.ws, e)
+			return true
+		}
+		if reverse {
+			t.ws.tree.DescendLessOrEqual(wsEntry{key: string(hi)}, func(e wsEntry) bool {
+				if e.key >= string(hi) {
+					return true
+				}
+				if e.key < string(lo) {
+					return false
+				}
+				return collect(e)
+			})
+		} else {
+			t.ws.tree.AscendRange(wsEntry{key: string(lo)}, wsEntry{key: string(hi)}, collect)
+		}
+	}
+	if reverse {
+		pit.Last()
+	} else {
+		pit.First()
+	}
+	it.settle()
+	return it, nil
+}
+
+// settle positions on the next visible entry: the smaller (or larger, in reverse) of the engine's and
+// the write set's current keys; the write set wins ties; deletions are skipped.
+func (it *Iterator) settle() {
+	for {
+		pv := it.it.Valid()
+		wv := it.wi < len(it.ws)
+		if !pv && !wv {
+			it.valid = false
+			it.err = it.it.Error()
+			return
+		}
+		var c int
+		switch {
+		case !pv:
+			c = 1
+		case !wv:
+			c = -1
+		default:
+			c = bytes.Compare(it.it.Key(), []byte(it.ws[it.wi].key))
+			if it.reverse {
+				c = -c
+			}
+		}
+		if c < 0 {
+			// engine entry comes first
+			k := it.it.Key()
+			if it.coveredByRange(k) {
+				it.advanceEngine()
+				continue
+			}
+			it.key, it.fromWS = k, false
+			v, err := it.it.ValueAndErr()
+			if err != nil {
+				it.valid, it.err = false, err
+				return
+			}
+			it.val = v
+			it.valid = true
+			return
+		}
+		if c == 0 {
+			it.advanceEngine()
+		}
+		e := it.ws[it.wi]
+		if e.del {
+			it.wi++
+			continue
+		}
+		it.key, it.val, it.fromWS, it.valid = []byte(e.key), e.val, true, true
+		return
+	}
+}
+
+func (it *Iterator) coveredByRange(k []byte) bool {
+	for _, r := range it.ranges {
+		if inRange(k, r) {
+			return true
+		}
+	}
+	return false
+}
+
+func (it *Iterator) advanceEngine() {
+	if it.reverse {
+		it.it.Prev()
+	} else {
+		it.it.Next()
+	}
+}
+
+// Valid reports whether the iterator is positioned on an entry.
+func (it *Iterator) Valid() bool { return it.valid }
+
+// Key is valid until the next Next.
+func (it *Iterator) Key() []byte { return it.key }
+
+// Value is valid until the next Next.
+func (it *Iterator) Value() []byte { return it.val }
+
+// Next moves to the next visible entry.
+func (it *Iterator) Next() {
+	if it.fromWS {
+		it.wi++
+	} else {
+		it.advanceEngine()
+	}
+	it.settle()
+}
+
+// Err returns the first error met.
+func (it *Iterator) Err() error { return it.err }
+
+// Close releases the iterator.
+func (it *Iterator) Close() error { return it.it.Close() }
