@@ -46,13 +46,15 @@ type rowIter interface {
 
 // accessIter runs an access.
 type accessIter struct {
-	a      *access
-	env    *Env
-	t      *txn.Txn
-	keys   [][]byte      // point/batch keys still to read
-	it     *txn.Iterator // range or full scan
-	lastPK []byte        // primary key of the last row returned
-	done   bool
+	a        *access
+	env      *Env
+	t        *txn.Txn
+	keys     [][]byte // point/batch keys still to read
+	prefixes [][]byte // IN lists on a non-unique prefix: one range scan per prefix
+	nEq      int
+	it       *txn.Iterator // range or full scan
+	lastPK   []byte        // primary key of the last row returned
+	done     bool
 }
 
 func (a *access) open(env *Env, outer []types.Value) (*accessIter, error) {
@@ -115,6 +117,12 @@ func (a *access) open(env *Env, outer []types.Value) (*accessIter, error) {
 			for i, j := 0, len(ai.keys)-1; i < j; i, j = i+1, j-1 {
 				ai.keys[i], ai.keys[j] = ai.keys[j], ai.keys[i]
 			}
+		}
+		if !(ix.Primary || ix.Unique) || nEq+1 < len(ix.cols) {
+			// Not a full unique key: each value is a prefix to scan.
+			ai.prefixes, ai.keys = ai.keys, nil
+			ai.nEq = nEq + 1
+			return ai, ai.nextPrefix()
 		}
 		return ai, nil
 	case accRange:
@@ -245,6 +253,12 @@ func (ai *accessIter) next() ([]types.Value, error) {
 			if err := ai.it.Err(); err != nil {
 				return nil, err
 			}
+			if len(ai.prefixes) > 0 {
+				if err := ai.nextPrefix(); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			ai.done = true
 			break
 		}
@@ -259,6 +273,26 @@ func (ai *accessIter) next() ([]types.Value, error) {
 		}
 	}
 	return nil, nil
+}
+
+// nextPrefix opens the scan of the next IN-list prefix.
+func (ai *accessIter) nextPrefix() error {
+	if ai.it != nil {
+		_ = ai.it.Close()
+		ai.it = nil
+	}
+	for len(ai.prefixes) > 0 {
+		p := ai.prefixes[0]
+		ai.prefixes = ai.prefixes[1:]
+		it, err := ai.t.NewIter(p, prefixEnd(p), ai.a.reverse, ai.a.latest)
+		if err != nil {
+			return err
+		}
+		ai.it = it
+		return nil
+	}
+	ai.done = true
+	return nil
 }
 
 // pointRead reads one key of a unique index.

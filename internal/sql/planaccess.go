@@ -191,7 +191,7 @@ func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
 					continue
 				}
 				switch {
-				case b.isIn && n == len(ix.cols)-1 && unique && c.kind != accBatch:
+				case b.isIn && c.kind != accBatch:
 					c.kind, c.in = accBatch, b.vals
 				case b.op == opcode.GT || b.op == opcode.GE:
 					if c.lo == nil {
@@ -206,7 +206,10 @@ func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
 			switch {
 			case c.kind == accBatch:
 				c.lo, c.hi = nil, nil
-				c.score = 900
+				c.score = 10*n + 8
+				if unique && n == len(ix.cols)-1 {
+					c.score = 900
+				}
 			default:
 				c.score = 10 * n
 				if c.lo != nil || c.hi != nil {

@@ -511,9 +511,7 @@ func (st *convState) toDecimalCol(v Value, t *ColType) (Value, error) {
 		return st.toDecimalCol(numericValue(v), t)
 	}
 	r := d.Round(int32(frac))
-	if !over && !r.Equal(d) {
-		st.note(st.truncated())
-	}
+	rounded := !r.Equal(d)
 	mx := decimalMax(m, frac)
 	switch {
 	case over && d.Sign() < 0, r.LessThan(mx.Neg()):
@@ -528,6 +526,8 @@ func (st *convState) toDecimalCol(v Value, t *ColType) (Value, error) {
 		if err := st.fail(st.outOfRange()); err != nil {
 			return Null, err
 		}
+	} else if rounded {
+		st.note(st.truncated())
 	}
 	return NewDecimal(r, frac), nil
 }
@@ -641,7 +641,7 @@ func (st *convState) toStringCol(v Value, t *ColType) (Value, error) {
 			limit = math.MaxUint32
 		}
 		if len(s) > limit {
-			if err := st.fail(st.tooLong()); err != nil {
+			if err := st.failAs(st.tooLong(), st.truncated()); err != nil {
 				return Null, err
 			}
 			s = s[:limit]
@@ -683,7 +683,7 @@ func (st *convState) toStringCol(v Value, t *ColType) (Value, error) {
 			if !isChar {
 				st.note(st.truncated())
 			}
-		} else if err := st.fail(st.tooLong()); err != nil {
+		} else if err := st.failAs(st.tooLong(), st.truncated()); err != nil {
 			return Null, err
 		}
 		s = s[:cut]

@@ -960,7 +960,7 @@ func datetimeArg(v Value) (int64, bool) {
 	case KindDate, KindDatetime:
 		return v.I, true
 	case KindString, KindBytes:
-		p, _, err := parseDatetime(v.S, 6)
+		p, _, err := parseDatetimeMode(v.S, 6, true)
 		return p, err == nil
 	case KindDuration:
 		return durationToDatetime(v.I), true

@@ -29,7 +29,7 @@ const (
 // KeyReversible reports whether DecodeKey can rebuild values of t from their key.
 func KeyReversible(t *ColType) bool {
 	if !t.IsString() {
-		return true
+		return keyKind(t) != KindNull
 	}
 	c := t.keyColl()
 	switch c.kind {

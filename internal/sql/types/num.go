@@ -178,7 +178,8 @@ func (nt *numText) decimal() (decimal.Decimal, bool) {
 		return decimal.Decimal{}, true
 	}
 	if len(digits)+exp < -80 {
-		return decimal.Decimal{}, false
+		// Far below any DECIMAL scale: keep a nonzero stand-in so that rounding reports the loss.
+		return decimalFromDigits(nt.neg, "1", -81), false
 	}
 	if exp < -80 {
 		// Keep ~80 fractional digits: more than any DECIMAL scale, so rounding stays exact.

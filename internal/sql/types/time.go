@@ -190,6 +190,12 @@ func twoDigitYear(y int) int {
 
 // parseDatetime returns the packed value and whether s had a time part.
 func parseDatetime(s string, fsp int) (int64, bool, error) {
+	return parseDatetimeMode(s, fsp, false)
+}
+
+// parseDatetimeMode parses a datetime; fuzzy accepts zero months and days ('2006-06-00'), as
+// MySQL's date functions do.
+func parseDatetimeMode(s string, fsp int, fuzzy bool) (int64, bool, error) {
 	s = trimSpaces(s)
 	if s == "" {
 		return 0, false, errBadTime
@@ -314,8 +320,16 @@ func parseDatetime(s string, fsp int) (int64, bool, error) {
 		hasTime = k > 3
 	}
 	// us may be 1000000 when the 7th fraction digit rounded up: packCarry carries it.
-	if !validDate(y, mo, d) || !validTime(h, mi, sec, min(us, microsPerSec-1)) {
+	okDate := validDate(y, mo, d)
+	if fuzzy && !okDate && y <= 9999 && mo <= 12 && d <= 31 && (mo == 0 || d == 0) {
+		okDate = true
+	}
+	if !okDate || !validTime(h, mi, sec, min(us, microsPerSec-1)) {
 		return 0, false, errBadTime
+	}
+	if mo == 0 || d == 0 {
+		// No calendar to carry a rounded-up second into.
+		return PackTime(y, mo, d, h, mi, sec, min(roundMicros(us, fsp), microsPerSec-1)), hasTime, nil
 	}
 	p, err := packCarry(y, mo, d, h, mi, sec, roundMicros(us, fsp))
 	return p, hasTime, err

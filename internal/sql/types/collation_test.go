@@ -1,0 +1,148 @@
+package types
+
+import (
+	"bytes"
+	"math/rand"
+	"testing"
+)
+
+func TestCollationLookup(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		id   uint16
+	}{{"binary", 63}, {"utf8mb4_bin", 46}, {"utf8mb4_general_ci", 45}, {"utf8mb4_unicode_ci", 224},
+		{"utf8mb4_0900_ai_ci", 255}, {"utf8mb4_0900_bin", 309}, {"latin1_swedish_ci", 8}, {"latin1_bin", 47},
+		{"utf8mb3_general_ci", 33}, {"ascii_general_ci", 11}} {
+		byName, ok := LookupCollation(c.name)
+		if !ok || byName.ID != c.id {
+			t.Errorf("LookupCollation(%s) = %v %v", c.name, byName, ok)
+		}
+		byID, ok := CollationByID(c.id)
+		if !ok || byID != byName {
+			t.Errorf("CollationByID(%d)", c.id)
+		}
+	}
+	if c, ok := LookupCollation("UTF8MB4_BIN"); !ok || c.ID != 46 {
+		t.Error("case-insensitive lookup")
+	}
+	if c, ok := LookupCollation("utf8_general_ci"); !ok || c.ID != 33 {
+		t.Error("utf8 alias")
+	}
+	for cs, want := range map[string]string{"utf8mb4": "utf8mb4_0900_ai_ci", "latin1": "latin1_swedish_ci", "binary": "binary",
+		"utf8mb3": "utf8mb3_general_ci", "utf8": "utf8mb3_general_ci", "ascii": "ascii_general_ci"} {
+		if c, ok := DefaultCollation(cs); !ok || c.Name != want {
+			t.Errorf("DefaultCollation(%s) = %v", cs, c)
+		}
+	}
+	if _, ok := LookupCollation("nope"); ok {
+		t.Error("unknown collation found")
+	}
+}
+
+func TestCollationCompare(t *testing.T) {
+	coll := func(n string) *Collation { c, _ := LookupCollation(n); return c }
+	cases := []struct {
+		coll string
+		a, b string
+		want int
+	}{
+		{"binary", "a", "A", 1},
+		{"binary", "a", "a ", -1},
+		{"utf8mb4_bin", "a", "a   ", 0},
+		{"utf8mb4_bin", "a\t", "a", -1},
+		{"utf8mb4_bin", "a", "A", 1},
+		{"utf8mb4_0900_bin", "a", "a ", -1},
+		{"utf8mb4_0900_ai_ci", "abc", "ABC", 0},
+		{"utf8mb4_0900_ai_ci", "résumé", "RESUME", 0},
+		{"utf8mb4_0900_ai_ci", "a", "a ", -1}, // NO PAD
+		{"utf8mb4_0900_ai_ci", "straße", "STRASSE", 0},
+		{"utf8mb4_0900_ai_ci", "_", "a", -1},
+		{"utf8mb4_0900_ai_ci", "9", "a", -1},
+		{"utf8mb4_0900_ai_ci", "a", "b", -1},
+		{"utf8mb4_0900_ai_ci", "Z", "a", 1},
+		{"utf8mb4_0900_ai_ci", "a\x01b", "ab", 0}, // controls are ignorable
+		{"utf8mb4_0900_ai_ci", "中", "z", 1},
+		{"utf8mb4_general_ci", "abc", "ABC", 0},
+		{"utf8mb4_general_ci", "é", "E", 0},
+		{"utf8mb4_general_ci", "a", "a  ", 0}, // PAD SPACE
+		{"utf8mb4_general_ci", "_", "a", 1},   // general_ci compares upper-cased code points
+		{"utf8mb4_unicode_ci", "a", "A ", 0},
+		{"utf8mb4_unicode_ci", "ß", "ss", 0},
+		{"latin1_swedish_ci", "abc", "ABC", 0},
+		{"latin1_swedish_ci", "Z", "Å", -1},
+		{"latin1_swedish_ci", "Å", "Ä", -1},
+		{"latin1_swedish_ci", "é", "e", 0},
+		{"ascii_general_ci", "Abc", "aBC ", 0},
+		{"utf8mb3_general_ci", "x", "X", 0},
+	}
+	for _, c := range cases {
+		if got := coll(c.coll).Compare(c.a, c.b); got != c.want {
+			t.Errorf("%s: Compare(%q, %q) = %d, want %d", c.coll, c.a, c.b, got, c.want)
+		}
+		if got := coll(c.coll).Compare(c.b, c.a); got != -c.want {
+			t.Errorf("%s: Compare(%q, %q) = %d, want %d", c.coll, c.b, c.a, got, -c.want)
+		}
+		if coll(c.coll).Equal(c.a, c.b) != (c.want == 0) {
+			t.Errorf("%s: Equal(%q, %q)", c.coll, c.a, c.b)
+		}
+	}
+	var nilColl *Collation
+	if nilColl.Compare("a", "b") != -1 || !nilColl.Equal("x", "x") {
+		t.Error("nil collation is binary")
+	}
+}
+
+// TestCollationKeyConsistency: Key order == Compare order for random strings, per collation.
+func TestCollationKeyConsistency(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	for _, c := range collations {
+		strs := make([]string, 300)
+		keys := make([][]byte, len(strs))
+		for i := range strs {
+			strs[i] = randString(r, 8)
+			keys[i] = c.Key([]byte{0xAB}, strs[i])[1:] // Key appends
+		}
+		for i := range strs {
+			for j := range strs {
+				want := c.Compare(strs[i], strs[j])
+				if got := sign(bytes.Compare(keys[i], keys[j])); got != want {
+					t.Fatalf("%s: %q vs %q: key %d, Compare %d\n%x\n%x", c.Name, strs[i], strs[j], got, want, keys[i], keys[j])
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkCompareString0900(b *testing.B) {
+	c := collUTF8MB4Default
+	x, y := "The Quick Brown Fox jumps over", "the quick brown fox jumps OVER!"
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		c.Compare(x, y)
+	}
+}
+
+func BenchmarkCompareStringBin(b *testing.B) {
+	c, _ := LookupCollation("utf8mb4_bin")
+	x, y := "The Quick Brown Fox jumps over", "The Quick Brown Fox jumps over "
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		c.Compare(x, y)
+	}
+}
+
+func BenchmarkCompareInt(b *testing.B) {
+	x, y := NewInt(12345), NewInt(12346)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		Compare(x, y, nil)
+	}
+}
+
+func BenchmarkCompareValueString(b *testing.B) {
+	x, y := NewString("alice@example.com"), NewString("ALICE@example.com")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		Compare(x, y, collUTF8MB4Default)
+	}
+}
