@@ -237,6 +237,7 @@ type inserter struct {
 	nRows            uint64
 	dups             uint64
 	firstAutoID      uint64
+	allocated        uint64 // id allocated for the row being written
 	lastExplicitAuto uint64
 }
 
@@ -374,9 +375,7 @@ func (ins *inserter) fillAuto(row []types.Value, given []bool) error {
 				return err
 			}
 			row[ci] = cv
-			if ins.firstAutoID == 0 {
-				ins.firstAutoID = id
-			}
+			ins.allocated = id
 			continue
 		}
 		cv, err := ins.convert(v, col)
@@ -409,6 +408,10 @@ func (ins *inserter) write(row []types.Value) error {
 				return err
 			}
 			ins.affected++
+			if ins.firstAutoID == 0 && ins.allocated != 0 {
+				ins.firstAutoID = ins.allocated // LAST_INSERT_ID is the first id actually inserted
+			}
+			ins.allocated = 0
 			return nil
 		}
 		switch {

@@ -242,7 +242,7 @@ func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
 		} else if c.score > 0 {
 			c.score++
 		}
-		if c.score == 0 && !(forced && !ix.Primary) && !(ix.Primary && c.kind != accPoint) {
+		if c.score == 0 && !(forced && !ix.Primary) {
 			continue
 		}
 		if best == nil || c.score > best.score {

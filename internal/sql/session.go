@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -178,13 +179,20 @@ func (s *Session) parse(text string) ([]ast.StmtNode, error) {
 	return stmts, nil
 }
 
+var parseErrRe = regexp.MustCompile(`(?s)line (\d+) column \d+ near "(.*)"\s*$`)
+
+// parseErrorMessage renders a parser error as MySQL words it.
 func parseErrorMessage(err error) string {
 	msg := err.Error()
-	// The parser says "line 1 column 5 near ..."; MySQL says "You have an error in your SQL syntax; ...".
+	const prefix = "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use"
+	if m := parseErrRe.FindStringSubmatch(msg); m != nil {
+		near := strings.TrimRight(m[2], "; \n")
+		return fmt.Sprintf("%s near '%s' at line %s", prefix, near, m[1])
+	}
 	if i := strings.Index(msg, "You have an error"); i >= 0 {
 		return msg[i:]
 	}
-	return "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use " + msg
+	return prefix + " " + msg
 }
 
 // Query runs statement text (possibly several statements) and writes each result.

@@ -629,7 +629,11 @@ func explainRows(pl *selectPlan, id int64) [][]types.Value {
 		if lv.acc != nil {
 			acc = lv.acc.describe()
 		}
-		rows = append(rows, []types.Value{iv(id), sv(lv.alias), sv(acc), sv(strings.Join(extra, ", "))})
+		ex := strings.Join(extra, ", ")
+		if ex == "" {
+			ex = "-"
+		}
+		rows = append(rows, []types.Value{iv(id), sv(lv.alias), sv(acc), sv(ex)})
 	}
 	if len(pl.levels) == 0 {
 		rows = append(rows, []types.Value{iv(id), types.Null, sv("no table"), sv("")})

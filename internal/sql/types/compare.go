@@ -129,12 +129,6 @@ func compareNum(a, b Value) int {
 	return cmpUint(uint64(a.I), uint64(b.I))
 }
 
-// todayPacked is the current local date, which MySQL adds to a TIME compared with a DATETIME.
-func todayPacked() int64 {
-	now := time.Now()
-	return PackTime(now.Year(), int(now.Month()), now.Day(), 0, 0, 0, 0)
-}
-
 // durationToDatetime adds a TIME to the current date.
 func durationToDatetime(us int64) int64 {
 	now := time.Now()

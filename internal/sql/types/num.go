@@ -270,28 +270,9 @@ func parseUintPrefix(s string) (uint64, numStatus) {
 }
 
 var (
-	decMaxInt64  = decimal.NewFromInt(math.MaxInt64)
-	decMinInt64  = decimal.NewFromInt(math.MinInt64)
-	decMaxUint64 = decimal.NewFromUint64(math.MaxUint64)
+	decMaxInt64 = decimal.NewFromInt(math.MaxInt64)
+	decMinInt64 = decimal.NewFromInt(math.MinInt64)
 )
-
-// decimalToInt rounds d half away from zero; ok is false when it does not fit in an int64.
-func decimalToInt(d decimal.Decimal) (int64, bool) {
-	r := d.Round(0)
-	if r.GreaterThan(decMaxInt64) || r.LessThan(decMinInt64) {
-		return 0, false
-	}
-	return r.IntPart(), true
-}
-
-// decimalToUint rounds d half away from zero; ok is false when it is negative or too large.
-func decimalToUint(d decimal.Decimal) (uint64, bool) {
-	r := d.Round(0)
-	if r.Sign() < 0 || r.GreaterThan(decMaxUint64) {
-		return 0, false
-	}
-	return r.BigInt().Uint64(), true
-}
 
 // decimalWithMicros builds n + us/1e6 with fsp decimals.
 func decimalWithMicros(n int64, us int, neg bool, fsp int) decimal.Decimal {

@@ -22,20 +22,37 @@
 //     characters Convert accepts.
 //
 // Conversion choices:
-//   - Convert(v, t, ConvertCtx{Strict, Column, Row}) returns the converted value, the warnings
-//     (each with its level: MySQL reports some truncations as Notes even in strict mode) and, in
-//     strict mode, the *sqlerr.Error that aborts the statement. Row is 1-based as in MySQL messages.
-//   - DOUBLE→integer conversions round half to even (MySQL calls rint()); DECIMAL and string→integer
-//     conversions round half away from zero, as MySQL does.
+//   - Convert(v, t, ConvertCtx{Strict, Column, Row}) returns the converted value, the warnings as
+//     []sqlerr.Warning (each with its level: MySQL reports some truncations as Notes even in strict
+//     mode) and, in strict mode, the *sqlerr.Error that aborts the statement. Row is 1-based as in
+//     MySQL messages. Codes follow MySQL's Field::store: a number followed by garbage is 1265 (also
+//     in strict mode), no number at all 1366, out of range 1264, too long 1406 (1265 when not
+//     strict), bad temporal values 1292 in strict mode and 1265/1264 warnings otherwise.
+//   - DOUBLE→integer conversions round half to even (MySQL calls rint()), as does ROUND() of a
+//     DOUBLE; DECIMAL and string→integer conversions round half away from zero, as MySQL does.
+//   - ToInt follows val_int(): strings contribute their leading integer only (CAST('1.9' AS
+//     SIGNED) = 1 with a 1292 warning), while arithmetic uses a string's full numeric prefix as a
+//     DOUBLE.
+//   - Errors that reach clients are *sqlerr.Error: 1690 for arithmetic overflow (the expression in
+//     the message is rebuilt from the operand values, not the SQL text).
 //
 // Approximations (to be made exact later):
-//   - The _ci collations use simple case folding and, for the accent-insensitive ones, NFD base
-//     letters, not MySQL's weight tables. utf8mb4_0900_ai_ci and utf8mb4_unicode_ci order ASCII like
-//     the UCA (punctuation < digits < letters, controls ignorable) and other characters by their
-//     folded code point after all ASCII; only a handful of expansions (ß, æ, œ, ĳ, ligatures) exist.
-//     latin1_swedish_ci puts Å, Ä/Æ, Ö/Ø after Z and treats Ü as Y.
+//   - The _ci collations are weight approximations, not MySQL's tables: simple upper-casing plus
+//     accent stripping (the base letter of the NFD decomposition; NFKD for the UCA-based ones, so
+//     'ﬁ' = 'fi' and full-width letters equal ASCII). utf8mb4_0900_ai_ci and utf8mb4_unicode_ci
+//     order ASCII as the UCA does (controls ignorable, whitespace < punctuation < digits < letters)
+//     and every other character after all of ASCII by its folded code point; their only
+//     expansions are ß → ss, æ → ae, œ → oe and the NFKD ones. utf8mb4_general_ci compares
+//     upper-cased code points (so '_' > 'A', as in MySQL) and maps supplementary characters to
+//     U+FFFD. latin1_swedish_ci puts Å, Ä/Æ, Ö/Ø after Z and treats Ü as Y. PAD SPACE vs NO PAD
+//     is exact: PAD SPACE compares as if the shorter string were padded with spaces ('a\t' < 'a').
 //   - Comparing a TIME with a DATE/DATETIME, or converting a TIME to a DATETIME, uses the local
 //     current date.
+//   - Functions that compare strings (INSTR, LOCATE, POSITION, STRCMP, GREATEST, LEAST) use
+//     utf8mb4_0900_ai_ci unless LookupFuncCollation supplies the resolved collation; case-insensitive
+//     LOCATE compares candidate substrings of the needle's character length.
+//   - Datetime literals with time zone offsets and MySQL's more exotic relaxed formats (a time part
+//     glued to an 8-digit date, trailing garbage accepted with a warning) are rejected.
 //   - TIMESTAMP range checks take the value as UTC: the session time zone is the executor's.
 package types
 
