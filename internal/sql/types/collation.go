@@ -430,6 +430,22 @@ func (w *weighter) compare(a, b string, pad bool) int {
 	w.init()
 	ia, ib := witer{w: w, s: a}, witer{w: w, s: b}
 	for {
+		// ASCII fast path: single weights, no expansions.
+		if ia.i < len(a) && ib.i < len(b) && len(ia.pend) == 0 && len(ib.pend) == 0 {
+			if ca, cb := a[ia.i], b[ib.i]; ca < utf8.RuneSelf && cb < utf8.RuneSelf {
+				if wa, wb := w.ascii[ca], w.ascii[cb]; wa != 0 && wb != 0 {
+					if wa != wb {
+						if wa < wb {
+							return -1
+						}
+						return 1
+					}
+					ia.i++
+					ib.i++
+					continue
+				}
+			}
+		}
 		wa, oka := ia.next()
 		wb, okb := ib.next()
 		if oka && okb {

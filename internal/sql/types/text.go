@@ -105,6 +105,13 @@ func appendFloat(buf []byte, f float64, frac int) []byte {
 
 // decimalDigits returns the decimal digits of |coefficient(d)| appended to buf.
 func decimalDigits(buf []byte, d decimal.Decimal) []byte {
+	if d.NumDigits() <= 18 { // no big.Int copy
+		n := d.CoefficientInt64()
+		if n < 0 {
+			n = -n
+		}
+		return strconv.AppendInt(buf, n, 10)
+	}
 	c := d.Coefficient()
 	if c.IsInt64() {
 		n := c.Int64()

@@ -1,0 +1,388 @@
+package mysql
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	pmysql "github.com/pingcap/tidb/pkg/parser/mysql"
+
+	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+)
+
+// Error codes the protocol layer raises that sqlerr does not name.
+const (
+	errNetPacketsOutOfOrder = 1156
+	errStmtHasNoOpenCursor  = 1421
+	errMalformedPacket      = 1835
+)
+
+// Options of COM_SET_OPTION.
+const (
+	optionMultiStatementsOn  = 0
+	optionMultiStatementsOff = 1
+)
+
+// maxStmtParams is the protocol's bound: COM_STMT_PREPARE_OK carries the count in 2 bytes.
+const maxStmtParams = 1<<16 - 1
+
+// conn is one client connection. Everything in it is owned by the connection's goroutine, except
+// nc, which Server.Close may close from another goroutine to unblock it.
+type conn struct {
+	srv    *Server
+	nc     net.Conn
+	pio    *packetIO
+	id     uint32
+	host   string
+	caps   uint32 // negotiated: the client's capabilities that we advertised
+	sess   Session
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	stmts         map[uint32]*stmtState
+	longDataBytes int // long data buffered over all statements
+
+	rw          resultWriter
+	deadlineSet bool
+	// netErr is the first error writing to the client; once set, the connection is done.
+	netErr error
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	c := &conn{
+		srv:  s,
+		nc:   nc,
+		id:   s.nextConnID(),
+		host: hostOf(nc.RemoteAddr()),
+	}
+	c.pio = newPacketIO(nc, nc, maxHandshakeBytes)
+	c.ctx, c.cancel = context.WithCancel(s.baseCtx)
+	c.rw.c = c
+	return c
+}
+
+// hostOf is the client's address as accounts see it: the IP without port, or "localhost" for a
+// Unix socket.
+func hostOf(a net.Addr) string {
+	if a == nil {
+		return "localhost"
+	}
+	switch a := a.(type) {
+	case *net.TCPAddr:
+		return a.IP.String()
+	case *net.UnixAddr:
+		return "localhost"
+	}
+	h, _, err := net.SplitHostPort(a.String())
+	if err != nil || h == "" {
+		return "localhost"
+	}
+	return h
+}
+
+func (c *conn) serve() {
+	defer c.srv.removeConn(c)
+	defer func() {
+		if r := recover(); r != nil {
+			c.srv.log.Error("mysql: panic serving connection", "conn", c.id, "panic", r,
+				"stack", string(debug.Stack()))
+		}
+		c.close()
+	}()
+
+	if err := c.nc.SetDeadline(time.Now().Add(c.srv.cfg.ConnectTimeout)); err != nil {
+		return
+	}
+	if err := c.handshake(); err != nil {
+		c.srv.log.Debug("mysql: handshake failed", "conn", c.id, "host", c.host, "err", err)
+		return
+	}
+	if err := c.nc.SetDeadline(time.Time{}); err != nil {
+		return
+	}
+	c.pio.maxPayloadBytes = c.srv.cfg.MaxAllowedPacket
+	for c.serveCommand() {
+	}
+}
+
+func (c *conn) close() {
+	c.cancel()
+	c.nc.Close()
+	if c.sess != nil {
+		sess := c.sess
+		c.sess = nil
+		_ = c.guard("Close", func() error { sess.Close(); return nil })
+	}
+	c.stmts = nil
+}
+
+// guard runs a Handler or Session call, turning a panic into an error (logged with its stack) so
+// that one bad statement answers ERR 1105 instead of killing the server.
+func (c *conn) guard(what string, f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.srv.log.Error("mysql: panic in session call", "call", what, "conn", c.id, "panic", r,
+				"stack", string(debug.Stack()))
+			err = sqlerr.New(sqlerr.ErrUnknownError, "internal error: %v", r)
+		}
+	}()
+	return f()
+}
+
+// status is the session's status flags for OK and EOF packets.
+func (c *conn) status() uint16 {
+	var st uint16
+	if c.sess == nil {
+		return pmysql.ServerStatusAutocommit
+	}
+	_ = c.guard("Status", func() error { st = c.sess.Status(); return nil })
+	return st
+}
+
+// writePacket frames a payload built on pio.startPacket. Errors are kept in netErr: the command
+// finishes without further output and the connection then closes.
+func (c *conn) writePacket(b []byte) error {
+	if c.netErr != nil {
+		return c.netErr
+	}
+	if err := c.pio.writePacket(b); err != nil {
+		c.netErr = err
+	}
+	return c.netErr
+}
+
+func (c *conn) flush() error {
+	if c.netErr != nil {
+		return c.netErr
+	}
+	if err := c.pio.flush(); err != nil {
+		c.netErr = err
+	}
+	return c.netErr
+}
+
+func (c *conn) writeAndFlush(b []byte) error {
+	if err := c.writePacket(b); err != nil {
+		return err
+	}
+	return c.flush()
+}
+
+func (c *conn) sendErr(e *sqlerr.Error) {
+	_ = c.writeAndFlush(appendErr(c.pio.startPacket(), e))
+}
+
+func (c *conn) sendOK(ok *proto.OK) {
+	_ = c.writePacket(appendOK(c.pio.startPacket(), c.caps, hdrOK, ok, c.status()))
+}
+
+// sendEOF ends a result (or a COM_FIELD_LIST / COM_SET_OPTION reply): an EOF packet, or under
+// CLIENT_DEPRECATE_EOF an OK packet with the EOF header.
+func (c *conn) sendEOF(warnings, status uint16) {
+	b := c.pio.startPacket()
+	if c.caps&pmysql.ClientDeprecateEOF != 0 {
+		b = appendOK(b, c.caps, hdrEOF, &proto.OK{Warnings: warnings}, status)
+	} else {
+		b = appendEOF(b, warnings, status)
+	}
+	_ = c.writePacket(b)
+}
+
+// readFailed handles an error from readPacket, answering the client when it can still listen. It
+// returns err: the connection must close.
+func (c *conn) readFailed(err error) error {
+	switch {
+	case errors.Is(err, errPacketTooLarge):
+		// Read the rest of the packet, so the client, still writing, gets to read the error.
+		_ = c.nc.SetReadDeadline(time.Now().Add(oversizeDiscardTime))
+		_ = c.pio.discardOversized(oversizeDiscardBytes)
+		c.sendErr(sqlerr.New(sqlerr.ErrNetPacketTooLarge, "Got a packet bigger than 'max_allowed_packet' bytes"))
+	case errors.Is(err, errPacketSequence):
+		c.sendErr(sqlerr.New(errNetPacketsOutOfOrder, "Got packets out of order"))
+	}
+	return err
+}
+
+// serveCommand reads one command and answers it. It returns false when the connection must end.
+func (c *conn) serveCommand() bool {
+	var idle time.Duration
+	_ = c.guard("IdleTimeout", func() error { idle = c.sess.IdleTimeout(); return nil })
+	if idle > 0 {
+		if c.nc.SetReadDeadline(time.Now().Add(idle)) != nil {
+			return false
+		}
+		c.deadlineSet = true
+	} else if c.deadlineSet {
+		if c.nc.SetReadDeadline(time.Time{}) != nil {
+			return false
+		}
+		c.deadlineSet = false
+	}
+
+	c.pio.resetSeq()
+	data, err := c.pio.readPacket()
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			c.srv.log.Debug("mysql: idle timeout", "conn", c.id, "timeout", idle)
+		} else if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			c.srv.log.Debug("mysql: read failed", "conn", c.id, "err", err)
+		}
+		_ = c.readFailed(err)
+		return false
+	}
+	keep := c.dispatch(data)
+	if c.flush() != nil {
+		return false
+	}
+	c.pio.releaseBuffers()
+	return keep && c.netErr == nil
+}
+
+func (c *conn) dispatch(data []byte) bool {
+	if len(data) == 0 {
+		c.sendErr(sqlerr.New(sqlerr.ErrUnknownCom, "Unknown command"))
+		return true
+	}
+	cmd, body := data[0], data[1:]
+	switch cmd {
+	case pmysql.ComQuit:
+		return false
+	case pmysql.ComQuery:
+		c.srv.questions.Add(1)
+		c.runStatement("Query", false, func(w proto.ResultWriter) error {
+			return c.sess.Query(c.ctx, string(body), w)
+		})
+	case pmysql.ComInitDB:
+		db := string(body)
+		if err := c.guard("UseDB", func() error { return c.sess.UseDB(c.ctx, db) }); err != nil {
+			c.sendErr(sqlerr.As(err))
+		} else {
+			c.sendOK(&proto.OK{})
+		}
+	case pmysql.ComPing, pmysql.ComDebug:
+		c.sendOK(&proto.OK{})
+	case pmysql.ComFieldList:
+		// Deprecated since 5.7 and unused by current clients: an empty column list.
+		c.sendEOF(0, c.status())
+	case pmysql.ComStatistics:
+		c.writeStatistics()
+	case pmysql.ComProcessKill:
+		if len(body) < 4 {
+			c.sendErr(sqlerr.New(errMalformedPacket, "Malformed communication packet."))
+			break
+		}
+		q := "KILL " + strconv.FormatUint(uint64(binary.LittleEndian.Uint32(body)), 10)
+		c.runStatement("Query", false, func(w proto.ResultWriter) error { return c.sess.Query(c.ctx, q, w) })
+	case pmysql.ComStmtPrepare:
+		c.srv.questions.Add(1)
+		c.stmtPrepare(string(body))
+	case pmysql.ComStmtExecute:
+		c.srv.questions.Add(1)
+		c.stmtExecute(body)
+	case pmysql.ComStmtSendLongData:
+		c.stmtSendLongData(body) // never answered
+	case pmysql.ComStmtClose:
+		c.stmtClose(body) // never answered
+	case pmysql.ComStmtReset:
+		c.stmtReset(body)
+	case pmysql.ComStmtFetch:
+		// We never open cursors (SERVER_STATUS_CURSOR_EXISTS is never set), so there is nothing
+		// to fetch from.
+		var id uint32
+		if len(body) >= 4 {
+			id = binary.LittleEndian.Uint32(body)
+		}
+		c.sendErr(sqlerr.New(errStmtHasNoOpenCursor, "The statement (%d) has no open cursor.", id))
+	case pmysql.ComSetOption:
+		c.setOption(body)
+	case pmysql.ComResetConnection:
+		c.resetConnection()
+	default:
+		c.sendErr(sqlerr.New(sqlerr.ErrUnknownCom, "Unknown command"))
+	}
+	return true
+}
+
+func (c *conn) writeStatistics() {
+	up := time.Since(c.srv.started)
+	q := c.srv.questions.Load()
+	qps := 0.0
+	if s := up.Seconds(); s > 0 {
+		qps = float64(q) / s
+	}
+	msg := fmt.Sprintf("Uptime: %d  Threads: %d  Questions: %d  Slow queries: 0  Opens: 0  "+
+		"Flush tables: 0  Open tables: 0  Queries per second avg: %.3f",
+		int64(up.Seconds()), c.srv.connCount(), q, qps)
+	_ = c.writePacket(append(c.pio.startPacket(), msg...))
+}
+
+func (c *conn) setOption(body []byte) {
+	if len(body) < 2 {
+		c.sendErr(sqlerr.New(errMalformedPacket, "Malformed communication packet."))
+		return
+	}
+	var on bool
+	switch binary.LittleEndian.Uint16(body) {
+	case optionMultiStatementsOn:
+		on = true
+		c.caps |= pmysql.ClientMultiStatements
+	case optionMultiStatementsOff:
+		c.caps &^= pmysql.ClientMultiStatements
+	default:
+		c.sendErr(sqlerr.New(sqlerr.ErrUnknownCom, "Unknown command"))
+		return
+	}
+	if ms, ok := c.sess.(MultiStatementsSetter); ok {
+		_ = c.guard("SetMultiStatements", func() error { ms.SetMultiStatements(on); return nil })
+	}
+	c.sendEOF(0, c.status())
+}
+
+func (c *conn) resetConnection() {
+	// Prepared statements do not survive a reset; close ours and tell the session about each.
+	for id := range c.stmts {
+		c.closeStmt(id)
+	}
+	if err := c.guard("ResetConnection", func() error { return c.sess.ResetConnection(c.ctx) }); err != nil {
+		c.sendErr(sqlerr.As(err))
+		return
+	}
+	c.sendOK(&proto.OK{})
+}
+
+// runStatement runs a Query or Execute and makes sure the client receives a complete response
+// whatever the session did: an error becomes an ERR packet where the protocol allows one (before
+// any result, after a result that announced more, or in the middle of rows), and a response the
+// session left unfinished is finished.
+func (c *conn) runStatement(what string, binary bool, f func(proto.ResultWriter) error) {
+	w := &c.rw
+	w.reset(binary)
+	err := c.guard(what, func() error { return f(w) })
+	if c.netErr != nil {
+		return
+	}
+	switch {
+	case err != nil && w.state == rwDone:
+		// The client has its whole response; an ERR now would be read as the next command's.
+		c.srv.log.Warn("mysql: session error after the final result", "call", what, "conn", c.id, "err", err)
+	case err != nil:
+		c.sendErr(sqlerr.As(err))
+	case w.state == rwRows:
+		c.srv.log.Warn("mysql: session left a result set open", "call", what, "conn", c.id)
+		_ = w.EndRows(0, false)
+	case w.state == rwIdle:
+		if w.results > 0 {
+			c.srv.log.Warn("mysql: session announced more results and sent none", "call", what, "conn", c.id)
+		}
+		_ = w.OK(proto.OK{}, false)
+	}
+	w.cols = w.cols[:0]
+}

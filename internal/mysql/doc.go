@@ -1,0 +1,21 @@
+// Package mysql owns the server side of the MySQL client/server protocol: packet framing with size
+// limits, the v10 handshake and authentication (mysql_native_password, caching_sha2_password with
+// RSA key retrieval), command dispatch, text and binary result sets, and prepared statements. It
+// knows nothing about SQL: every statement goes to the Handler/Session that internal/server
+// implements (handler.go is the contract).
+//
+// Invariants:
+//   - A client payload larger than Config.MaxAllowedPacket is never buffered: its remainder is
+//     discarded (bounded in time), the client gets ERR 1153 and the connection is closed. Before
+//     authentication the bound is much smaller (maxHandshakeBytes).
+//   - Every byte a client sends is bounds-checked before use; malformed input gets an ERR packet,
+//     never a panic. Packets must arrive with the expected sequence id.
+//   - The server writes whole packets into a buffered writer and flushes once per command, so a
+//     response costs one write system call unless it is larger than the buffer.
+//   - A Session is driven by one goroutine (its connection's). A panic in a session call is
+//     recovered, logged and answered with ERR 1105; the connection survives whenever the client
+//     can still be sent a well-formed reply.
+//   - Protocol state the client relies on (prepared statement parameter types, long data, the
+//     multi-statements option) lives here; everything else is session state and lives behind
+//     Session.
+package mysql

@@ -1,0 +1,406 @@
+package mysql
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/subtle"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+
+	pmysql "github.com/pingcap/tidb/pkg/parser/mysql"
+
+	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+)
+
+// Authentication plugins we speak.
+const (
+	NativePassword      = "mysql_native_password"
+	CachingSHA2Password = "caching_sha2_password"
+)
+
+const (
+	scrambleBytes = 20
+	// maxHandshakeBytes bounds what an unauthenticated client can make us buffer: a handshake
+	// response with user, database, plugin name and connection attributes (MySQL caps the
+	// attributes at 64 KiB).
+	maxHandshakeBytes = 80 << 10
+	// maxConnAttrs bounds the attribute map an unauthenticated client can make us build.
+	maxConnAttrs = 256
+
+	collationUTF8MB4General = 255 // utf8mb4_0900_ai_ci, the 8.0 default
+
+	// caching_sha2_password AuthMoreData codes.
+	sha2FastAuthOK       = 0x03
+	sha2PerformFullAuth  = 0x04
+	sha2RequestPublicKey = 0x02
+)
+
+// serverCapabilities is what we advertise. Not CLIENT_SSL (no TLS yet: clients that require it
+// fail on their side, clients that prefer it continue in plaintext), not CLIENT_LOCAL_FILES, not
+// CLIENT_COMPRESS, not CLIENT_QUERY_ATTRIBUTES, not CLIENT_OPTIONAL_RESULTSET_METADATA.
+const serverCapabilities = pmysql.ClientLongPassword |
+	pmysql.ClientFoundRows |
+	pmysql.ClientLongFlag |
+	pmysql.ClientConnectWithDB |
+	pmysql.ClientProtocol41 |
+	pmysql.ClientInteractive |
+	pmysql.ClientTransactions |
+	pmysql.ClientSecureConnection |
+	pmysql.ClientMultiStatements |
+	pmysql.ClientMultiResults |
+	pmysql.ClientPSMultiResults |
+	pmysql.ClientPluginAuth |
+	pmysql.ClientConnectAtts |
+	pmysql.ClientPluginAuthLenencClientData |
+	pmysql.ClientSessionTrack |
+	pmysql.ClientDeprecateEOF
+
+var errBadHandshake = errors.New("mysql: malformed handshake response")
+
+// newScramble returns a nonce as mysqld makes them: no NUL (clients read it as a C string) and no
+// '$' (reserved by the sha2 hash format).
+func newScramble() ([scrambleBytes]byte, error) {
+	var s [scrambleBytes]byte
+	if _, err := rand.Read(s[:]); err != nil {
+		return s, err
+	}
+	for i := range s {
+		s[i] &= 0x7f
+		if s[i] == 0 || s[i] == '$' {
+			s[i]++
+		}
+	}
+	return s, nil
+}
+
+// appendGreeting builds the Initial Handshake Packet (protocol v10).
+func appendGreeting(b []byte, version string, connID uint32, scramble []byte, plugin string, status uint16) []byte {
+	b = append(b, 10)
+	b = append(b, version...)
+	b = append(b, 0)
+	b = appendUint32(b, connID)
+	b = append(b, scramble[:8]...)
+	b = append(b, 0)
+	b = appendUint16(b, uint16(serverCapabilities&0xffff))
+	b = append(b, collationUTF8MB4General)
+	b = appendUint16(b, status)
+	b = appendUint16(b, uint16(serverCapabilities>>16))
+	b = append(b, scrambleBytes+1)
+	b = append(b, make([]byte, 10)...)
+	b = append(b, scramble[8:]...)
+	b = append(b, 0)
+	b = append(b, plugin...)
+	return append(b, 0)
+}
+
+type handshakeResponse struct {
+	caps       uint32 // as the client sent them
+	maxPacket  uint32
+	collation  byte
+	user       string
+	authResp   []byte
+	db         string
+	plugin     string
+	attrs      map[string]string
+	sslRequest bool // a 32-byte SSLRequest: the client wants TLS we did not offer
+}
+
+// parseHandshakeResponse parses a HandshakeResponse41 payload. It never reads out of bounds; any
+// inconsistency is errBadHandshake.
+func parseHandshakeResponse(data []byte) (*handshakeResponse, error) {
+	r := reader{b: data}
+	h := &handshakeResponse{}
+	h.caps = r.u32()
+	if r.bad || h.caps&pmysql.ClientProtocol41 == 0 {
+		// Pre-4.1 clients (HandshakeResponse320) are not supported.
+		return nil, errBadHandshake
+	}
+	h.maxPacket = r.u32()
+	h.collation = r.u8()
+	r.take(23)
+	if r.bad {
+		return nil, errBadHandshake
+	}
+	if r.remaining() == 0 && h.caps&pmysql.ClientSSL != 0 {
+		h.sslRequest = true
+		return h, nil
+	}
+	h.user = string(r.nulString())
+	switch {
+	case h.caps&pmysql.ClientPluginAuthLenencClientData != 0:
+		h.authResp = r.lenencBytes()
+	case h.caps&pmysql.ClientSecureConnection != 0:
+		h.authResp = r.take(int(r.u8()))
+	default:
+		h.authResp = r.nulString()
+	}
+	if r.bad {
+		return nil, errBadHandshake
+	}
+	h.authResp = bytes.Clone(h.authResp)
+	if h.caps&pmysql.ClientConnectWithDB != 0 && r.remaining() > 0 {
+		h.db = string(r.nulString())
+	}
+	if h.caps&pmysql.ClientPluginAuth != 0 && r.remaining() > 0 {
+		h.plugin = string(r.nulString())
+	}
+	if h.caps&pmysql.ClientConnectAtts != 0 && r.remaining() > 0 {
+		n, null := r.lenencInt()
+		if null || r.bad || n > uint64(r.remaining()) {
+			return nil, errBadHandshake
+		}
+		ar := reader{b: r.take(int(n))}
+		for ar.remaining() > 0 {
+			k := ar.lenencBytes()
+			v := ar.lenencBytes()
+			if ar.bad {
+				return nil, errBadHandshake
+			}
+			if h.attrs == nil {
+				h.attrs = make(map[string]string)
+			}
+			if len(h.attrs) < maxConnAttrs {
+				h.attrs[string(k)] = string(v)
+			}
+		}
+	}
+	// Anything after (the zstd compression level) is ignored: we did not offer compression.
+	return h, nil
+}
+
+// scrambleNative is mysql_native_password's token:
+// SHA1(password) XOR SHA1(scramble, SHA1(SHA1(password))).
+func scrambleNative(scramble []byte, password string) []byte {
+	if password == "" {
+		return nil
+	}
+	stage1 := sha1.Sum([]byte(password))
+	stage2 := sha1.Sum(stage1[:])
+	h := sha1.New()
+	h.Write(scramble)
+	h.Write(stage2[:])
+	out := h.Sum(nil)
+	for i := range out {
+		out[i] ^= stage1[i]
+	}
+	return out
+}
+
+// scrambleSHA2 is caching_sha2_password's token:
+// SHA256(password) XOR SHA256(SHA256(SHA256(password)), scramble).
+func scrambleSHA2(scramble []byte, password string) []byte {
+	if password == "" {
+		return nil
+	}
+	m1 := sha256.Sum256([]byte(password))
+	m1h := sha256.Sum256(m1[:])
+	h := sha256.New()
+	h.Write(m1h[:])
+	h.Write(scramble)
+	out := h.Sum(nil)
+	for i := range out {
+		out[i] ^= m1[i]
+	}
+	return out
+}
+
+// tokenMatches compares in constant time, so timing does not reveal how much of a token matched.
+func tokenMatches(got, want []byte) bool {
+	return len(got) == len(want) && subtle.ConstantTimeCompare(got, want) == 1
+}
+
+// decryptRSAPassword recovers the password a caching_sha2_password client sent in full
+// authentication: RSA-OAEP(SHA1) of (password NUL) XOR the scramble, repeated.
+func decryptRSAPassword(key *rsa.PrivateKey, scramble, ciphertext []byte) (string, error) {
+	plain, err := rsa.DecryptOAEP(sha1.New(), nil, key, ciphertext, nil)
+	if err != nil {
+		return "", err
+	}
+	for i := range plain {
+		plain[i] ^= scramble[i%len(scramble)]
+	}
+	if n := len(plain); n > 0 && plain[n-1] == 0 {
+		plain = plain[:n-1]
+	}
+	return string(plain), nil
+}
+
+func publicKeyPEM(key *rsa.PrivateKey) ([]byte, error) {
+	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
+}
+
+func accessDenied(user, host string, usedPassword bool) *sqlerr.Error {
+	yn := "NO"
+	if usedPassword {
+		yn = "YES"
+	}
+	return sqlerr.New(sqlerr.ErrAccessDenied, "Access denied for user '%s'@'%s' (using password: %s)", user, host, yn)
+}
+
+func errHandshake() *sqlerr.Error { return sqlerr.New(sqlerr.ErrHandshake, "Bad handshake") }
+
+// handshake runs the connection phase: greeting, response, authentication, Handler.Open, and the
+// final OK. On failure the client has been sent an ERR (when it can still read one) and the caller
+// closes the connection.
+func (c *conn) handshake() error {
+	p := c.pio
+	scramble, err := newScramble()
+	if err != nil {
+		return err
+	}
+	plugin := c.srv.cfg.AuthPlugin
+	b := appendGreeting(p.startPacket(), c.srv.cfg.ServerVersion, c.id, scramble[:], plugin,
+		pmysql.ServerStatusAutocommit)
+	if err := c.writeAndFlush(b); err != nil {
+		return err
+	}
+
+	data, err := p.readPacket()
+	if err != nil {
+		return c.readFailed(err)
+	}
+	h, err := parseHandshakeResponse(data)
+	if err != nil {
+		c.sendErr(errHandshake())
+		return err
+	}
+	if h.sslRequest {
+		// We did not advertise CLIENT_SSL; a client that asks anyway cannot go on.
+		c.sendErr(errHandshake())
+		return errBadHandshake
+	}
+	c.caps = h.caps & serverCapabilities
+	host := c.host
+
+	// Which token did the client send? Without CLIENT_PLUGIN_AUTH it is the native one; with it,
+	// the client names its plugin (empty: the one we advertised). Both of ours can be checked from
+	// the plaintext password, so a client choosing the other one of ours needs no switch; any
+	// other plugin is switched to ours.
+	authResp := h.authResp
+	clientPlugin := h.plugin
+	switch {
+	case c.caps&pmysql.ClientPluginAuth == 0:
+		clientPlugin = NativePassword
+	case clientPlugin == "":
+		clientPlugin = plugin
+	case clientPlugin != NativePassword && clientPlugin != CachingSHA2Password:
+		b := append(p.startPacket(), hdrEOF)
+		b = append(b, plugin...)
+		b = append(b, 0)
+		b = append(b, scramble[:]...)
+		b = append(b, 0)
+		if err := c.writeAndFlush(b); err != nil {
+			return err
+		}
+		data, err := p.readPacket()
+		if err != nil {
+			return c.readFailed(err)
+		}
+		authResp = bytes.Clone(data)
+		clientPlugin = plugin
+	}
+
+	password, known := c.srv.handler.LookupUser(h.user, host)
+	var ok bool
+	switch clientPlugin {
+	case NativePassword:
+		ok = known && tokenMatches(authResp, scrambleNative(scramble[:], password))
+	case CachingSHA2Password:
+		ok, err = c.authSHA2(known, password, authResp, scramble[:])
+		if err != nil {
+			return err
+		}
+	}
+	if !ok {
+		c.sendErr(accessDenied(h.user, host, len(authResp) > 0))
+		return errors.New("mysql: access denied")
+	}
+
+	info := proto.ConnInfo{
+		ConnID:       c.id,
+		User:         h.user,
+		Host:         host,
+		DB:           h.db,
+		Capabilities: c.caps,
+		Collation:    uint16(h.collation),
+		Attrs:        h.attrs,
+	}
+	var sess Session
+	err = c.guard("Open", func() error {
+		var err error
+		sess, err = c.srv.handler.Open(c.ctx, info)
+		return err
+	})
+	if err == nil && sess == nil {
+		err = fmt.Errorf("mysql: Handler.Open returned no session")
+	}
+	if err != nil {
+		c.sendErr(sqlerr.As(err))
+		return err
+	}
+	c.sess = sess
+	b = appendOK(p.startPacket(), c.caps, hdrOK, &proto.OK{}, c.status())
+	return c.writeAndFlush(b)
+}
+
+// authSHA2 checks a caching_sha2_password token. Since we know plaintext passwords, a matching
+// token is the "fast auth" success; full authentication (the password itself, RSA-encrypted with
+// our key since there is no TLS) happens only when Config.CachingSHA2FullAuth asks for it, as
+// MySQL does for an account whose hash is not cached yet.
+func (c *conn) authSHA2(known bool, password string, authResp, scramble []byte) (bool, error) {
+	p := c.pio
+	if len(authResp) == 0 || (len(authResp) == 1 && authResp[0] == 0) {
+		// An empty password: the client sends no token, and MySQL answers with OK directly.
+		return known && password == "", nil
+	}
+	if !c.srv.cfg.CachingSHA2FullAuth {
+		if !known || !tokenMatches(authResp, scrambleSHA2(scramble, password)) {
+			return false, nil
+		}
+		return true, c.writeAndFlush(append(p.startPacket(), hdrAuthMore, sha2FastAuthOK))
+	}
+
+	if err := c.writeAndFlush(append(p.startPacket(), hdrAuthMore, sha2PerformFullAuth)); err != nil {
+		return false, err
+	}
+	data, err := p.readPacket()
+	if err != nil {
+		return false, c.readFailed(err)
+	}
+	key, err := c.srv.rsaKey()
+	if err != nil {
+		return false, err
+	}
+	if len(data) == 1 && data[0] == sha2RequestPublicKey {
+		pub, err := publicKeyPEM(key)
+		if err != nil {
+			return false, err
+		}
+		b := append(p.startPacket(), hdrAuthMore)
+		if err := c.writeAndFlush(append(b, pub...)); err != nil {
+			return false, err
+		}
+		if data, err = p.readPacket(); err != nil {
+			return false, c.readFailed(err)
+		}
+	}
+	if len(data) != key.Size() {
+		// A cleartext password over an insecure connection is refused, as MySQL does.
+		return false, nil
+	}
+	got, err := decryptRSAPassword(key, scramble, data)
+	if err != nil || !known {
+		return false, nil
+	}
+	return subtle.ConstantTimeCompare([]byte(got), []byte(password)) == 1, nil
+}

@@ -1,0 +1,205 @@
+package mysql
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config configures a Server. Zero fields take the defaults noted.
+type Config struct {
+	// ServerVersion is sent in the greeting and should start with a MySQL version clients
+	// understand. Default "8.0.40-kiln".
+	ServerVersion string
+	// MaxAllowedPacket bounds a payload a client may send (max_allowed_packet). Default 64 MiB.
+	MaxAllowedPacket int
+	// AuthPlugin is the authentication plugin advertised in the greeting and switched to when a
+	// client uses one we do not speak: CachingSHA2Password (default) or NativePassword.
+	AuthPlugin string
+	// CachingSHA2FullAuth makes caching_sha2_password always ask for full authentication (the
+	// password RSA-encrypted with RSAKey), as MySQL does before an account's first login since
+	// restart. Off, a matching token is enough, which saves a round trip and an RSA decryption.
+	CachingSHA2FullAuth bool
+	// RSAKey decrypts caching_sha2_password full authentication
+	// (caching_sha2_password_private_key_path). Nil: a 2048-bit key is generated on first use.
+	RSAKey *rsa.PrivateKey
+	// ConnectTimeout bounds the whole handshake (connect_timeout). Default 10s.
+	ConnectTimeout time.Duration
+}
+
+const (
+	defaultServerVersion    = "8.0.40-kiln"
+	defaultMaxAllowedPacket = 64 << 20
+	defaultConnectTimeout   = 10 * time.Second
+	// oversizeDiscardTime bounds how long we keep reading an oversized packet's remainder so that
+	// its sender can see the 1153 error.
+	oversizeDiscardTime  = 5 * time.Second
+	oversizeDiscardBytes = 1 << 30
+	rsaKeyBits           = 2048
+)
+
+// Server accepts MySQL connections and serves each one in its own goroutine.
+type Server struct {
+	cfg     Config
+	handler Handler
+	log     *slog.Logger
+	started time.Time
+
+	lastConnID atomic.Uint32
+	questions  atomic.Uint64 // statements received, for COM_STATISTICS
+
+	keyOnce sync.Once
+	key     *rsa.PrivateKey
+	keyErr  error
+
+	mu        sync.Mutex
+	closed    bool
+	listeners map[net.Listener]struct{}
+	conns     map[*conn]struct{}
+	wg        sync.WaitGroup // connection goroutines
+
+	baseCtx    context.Context
+	cancelBase context.CancelFunc
+}
+
+// NewServer returns a server for h. A nil logger logs to slog.Default().
+func NewServer(cfg Config, h Handler, logger *slog.Logger) *Server {
+	if cfg.ServerVersion == "" {
+		cfg.ServerVersion = defaultServerVersion
+	}
+	if cfg.MaxAllowedPacket <= 0 {
+		cfg.MaxAllowedPacket = defaultMaxAllowedPacket
+	}
+	if cfg.AuthPlugin != NativePassword {
+		cfg.AuthPlugin = CachingSHA2Password
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = defaultConnectTimeout
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		cfg:        cfg,
+		handler:    h,
+		log:        logger,
+		started:    time.Now(),
+		listeners:  make(map[net.Listener]struct{}),
+		conns:      make(map[*conn]struct{}),
+		baseCtx:    ctx,
+		cancelBase: cancel,
+	}
+	if cfg.RSAKey != nil {
+		s.keyOnce.Do(func() { s.key = cfg.RSAKey })
+	}
+	return s
+}
+
+// rsaKey returns the key for caching_sha2_password full authentication. It is generated lazily:
+// most deployments never need it, and generation costs tens of milliseconds of CPU.
+func (s *Server) rsaKey() (*rsa.PrivateKey, error) {
+	s.keyOnce.Do(func() {
+		s.key, s.keyErr = rsa.GenerateKey(rand.Reader, rsaKeyBits)
+	})
+	return s.key, s.keyErr
+}
+
+// nextConnID allocates connection ids from 1 upwards. After 2^32-1 connections it wraps, skipping
+// 0, which clients read as "no id".
+func (s *Server) nextConnID() uint32 {
+	for {
+		if id := s.lastConnID.Add(1); id != 0 {
+			return id
+		}
+	}
+}
+
+// Serve accepts connections on ln until ln is closed or Close is called. It returns nil after
+// Close, otherwise the error that stopped accepting.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return nil
+	}
+	s.listeners[ln] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, ln)
+		s.mu.Unlock()
+	}()
+
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosed() {
+				return nil
+			}
+			if !errors.Is(err, net.ErrClosed) {
+				// Typically out of file descriptors (EMFILE): wait instead of spinning.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("mysql: accept failed; retrying", "err", err, "delay", backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		c := newConn(s, nc)
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			nc.Close()
+			return nil
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go c.serve()
+	}
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close stops every Serve, closes every connection (cancelling the context of running session
+// calls) and waits until their goroutines have ended, Session.Close included.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	for ln := range s.listeners {
+		ln.Close()
+	}
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.cancelBase()
+	s.wg.Wait()
+}
+
+func (s *Server) removeConn(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+func (s *Server) connCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
