@@ -48,7 +48,8 @@ type DB struct {
 	cfg   Config
 	txm   *txn.Manager
 	cat   atomic.Pointer[Catalog]
-	mdl   sync.RWMutex // metadata lock: shared per transaction, exclusive per DDL
+	mdlMu sync.Mutex
+	mdls  map[string]*sync.RWMutex // metadata locks per database (lower-case name)
 	ddlMu sync.Mutex
 
 	autoMu  sync.Mutex
@@ -144,6 +145,22 @@ func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 		cat.nextTable = binary.BigEndian.Uint64(v)
 	}
 	return cat, nil
+}
+
+// mdlFor returns a database's metadata lock.
+func (db *DB) mdlFor(name string) *sync.RWMutex {
+	name = strings.ToLower(name)
+	db.mdlMu.Lock()
+	defer db.mdlMu.Unlock()
+	if db.mdls == nil {
+		db.mdls = map[string]*sync.RWMutex{}
+	}
+	m, ok := db.mdls[name]
+	if !ok {
+		m = &sync.RWMutex{}
+		db.mdls[name] = m
+	}
+	return m
 }
 
 // Catalog returns the current catalog.

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -22,10 +23,16 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 		return err
 	}
 	db := s.db
+	// Exclusive metadata locks on every database the statement touches, in name order (no
+	// deadlock between two DDLs), then the catalog writer lock.
+	names := ddlDatabases(st, s.CurDB)
+	for _, n := range names {
+		m := db.mdlFor(n)
+		m.Lock()
+		defer m.Unlock()
+	}
 	db.ddlMu.Lock()
 	defer db.ddlMu.Unlock()
-	db.mdl.Lock()
-	defer db.mdl.Unlock()
 	cur := db.Catalog()
 	next := cur.copy()
 	t := db.txm.Begin(txn.RepeatableRead, false)
@@ -932,4 +939,59 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 	nt.init()
 	d.cat.putTable(nt)
 	return saveTable(d.t, nt)
+}
+
+// ddlDatabases lists, sorted and lower-case, the databases a DDL statement changes.
+func ddlDatabases(st ast.StmtNode, cur string) []string {
+	set := map[string]bool{}
+	add := func(n string) {
+		if n == "" {
+			n = cur
+		}
+		set[strings.ToLower(n)] = true
+	}
+	switch x := st.(type) {
+	case *ast.CreateDatabaseStmt:
+		add(x.Name.O)
+	case *ast.DropDatabaseStmt:
+		add(x.Name.O)
+	case *ast.AlterDatabaseStmt:
+		add(x.Name.O)
+	case *ast.CreateTableStmt:
+		add(x.Table.Schema.O)
+		if x.ReferTable != nil {
+			add(x.ReferTable.Schema.O)
+		}
+	case *ast.DropTableStmt:
+		for _, t := range x.Tables {
+			add(t.Schema.O)
+		}
+	case *ast.TruncateTableStmt:
+		add(x.Table.Schema.O)
+	case *ast.RenameTableStmt:
+		for _, tt := range x.TableToTables {
+			add(tt.OldTable.Schema.O)
+			add(tt.NewTable.Schema.O)
+		}
+	case *ast.CreateIndexStmt:
+		add(x.Table.Schema.O)
+	case *ast.DropIndexStmt:
+		add(x.Table.Schema.O)
+	case *ast.AlterTableStmt:
+		add(x.Table.Schema.O)
+		for _, spec := range x.Specs {
+			if spec.NewTable != nil {
+				add(spec.NewTable.Schema.O)
+			}
+		}
+	case *ast.CreateViewStmt:
+		add(x.ViewName.Schema.O)
+	}
+	delete(set, "")
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -74,6 +74,7 @@ func (s *Session) lookupTable(db, name string) (*Table, error) {
 			return nil, sqlerr.New(sqlerr.ErrNoDB, "No database selected")
 		}
 	}
+	s.lockDB(db)
 	tbl, ok := s.catalog().Table(db, name)
 	if !ok {
 		return nil, sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, name)

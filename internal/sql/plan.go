@@ -219,6 +219,10 @@ func (p *planner) planSelect(sel *ast.SelectStmt, parent *scope) (*selectPlan, e
 					return nil, sqlerr.New(sqlerr.ErrNoDB, "No database selected")
 				}
 			}
+			if !isVirtualDB(db) {
+				p.s.lockDB(db)
+				cat = p.s.catalog()
+			}
 			tbl, ok := cat.Table(db, it.tn.Name.O)
 			if !ok {
 				if vt, ok := p.s.virtualTable(db, it.tn.Name.O); ok {

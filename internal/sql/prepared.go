@@ -25,6 +25,7 @@ type prepared struct {
 	plan    *selectPlan
 	planVer uint64
 	planDB  string
+	dbs     []string // databases the plan reads: their metadata locks are taken before each run
 }
 
 // numberParams gives each placeholder its position (the parser records only byte offsets).
@@ -89,11 +90,19 @@ func (s *Session) prepareStmt(st ast.StmtNode) (*prepared, error) {
 
 func (s *Session) planPrepared(p *prepared, rs ast.ResultSetNode) error {
 	ver := s.catalog().Version
+	before := len(s.mdl)
 	pl, err := (&planner{s: s}).planResultSet(rs, nil)
+	if s.txn == nil && before == 0 {
+		defer s.releaseMDL()
+	}
 	if err != nil {
 		return err
 	}
 	p.plan, p.planVer, p.planDB = pl, ver, s.CurDB
+	p.dbs = p.dbs[:0]
+	for name := range s.mdl {
+		p.dbs = append(p.dbs, name)
+	}
 	return nil
 }
 
@@ -113,6 +122,9 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 	rs, isQuery := p.stmt.(ast.ResultSetNode)
 	if !isQuery {
 		return s.Exec(ctx, p.stmt, args, w, more)
+	}
+	for _, db := range p.dbs {
+		s.lockDB(db)
 	}
 	if p.plan == nil || p.planVer != s.catalog().Version || p.planDB != s.CurDB {
 		if err := s.planPrepared(p, rs); err != nil {
@@ -134,6 +146,9 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 		err = s.streamPlan(env, pl, w, more)
 	} else {
 		err = s.stmtScope(env, func() error { return s.streamPlan(env, pl, w, more) })
+	}
+	if s.txn == nil {
+		s.releaseMDL()
 	}
 	if err != nil && ctx.Err() != nil && !sqlerr.Is(err, sqlerr.ErrLockDeadlock) {
 		if ie := env.interrupted(); ie != nil {

@@ -32,8 +32,8 @@ type Session struct {
 	userVars map[string]types.Value
 
 	txn        *txn.Txn
-	explicit   bool // the transaction was started by BEGIN or by autocommit=0
-	mdl        bool // holds the shared metadata lock
+	explicit   bool            // the transaction was started by BEGIN or by autocommit=0
+	mdl        map[string]bool // databases whose metadata lock this session holds (shared)
 	savepoints []savepoint
 
 	warnings     []sqlerr.Warning
@@ -233,6 +233,9 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 	}
 	env := &Env{s: s, ctx: ctx, params: params}
 	err := s.dispatch(env, st, w, more)
+	if s.txn == nil {
+		s.releaseMDL()
+	}
 	if err != nil && ctx.Err() != nil && !sqlerr.Is(err, sqlerr.ErrLockDeadlock) {
 		if ie := env.interrupted(); ie != nil {
 			err = ie
@@ -379,10 +382,6 @@ func (s *Session) UseDB(name string) error {
 // begin starts a new transaction and takes the shared metadata lock.
 func (s *Session) begin(readOnly bool) {
 	s.txn = s.db.txm.Begin(s.isolation(), readOnly)
-	if !s.mdl {
-		s.db.mdl.RLock()
-		s.mdl = true
-	}
 	s.savepoints = s.savepoints[:0]
 }
 
@@ -400,10 +399,7 @@ func (s *Session) endTxn() {
 	s.txn = nil
 	s.explicit = false
 	s.savepoints = s.savepoints[:0]
-	if s.mdl {
-		s.mdl = false
-		s.db.mdl.RUnlock()
-	}
+	s.releaseMDL()
 }
 
 // commit commits the open transaction, if any.
@@ -430,10 +426,24 @@ func (s *Session) endTxnKeepLock() {
 	s.savepoints = s.savepoints[:0]
 }
 
+// lockDB takes the shared metadata lock of a database for the rest of the transaction (or of the
+// statement, in autocommit mode) before its tables are resolved: DDL on that database waits for it.
+func (s *Session) lockDB(name string) {
+	name = strings.ToLower(name)
+	if s.mdl[name] {
+		return
+	}
+	if s.mdl == nil {
+		s.mdl = map[string]bool{}
+	}
+	s.db.mdlFor(name).RLock()
+	s.mdl[name] = true
+}
+
 func (s *Session) releaseMDL() {
-	if s.mdl {
-		s.mdl = false
-		s.db.mdl.RUnlock()
+	for name := range s.mdl {
+		s.db.mdlFor(name).RUnlock()
+		delete(s.mdl, name)
 	}
 }
 
