@@ -190,6 +190,12 @@ func (p *planner) newCompiler(sc *scope) *compiler {
 }
 
 func (p *planner) planSelect(sel *ast.SelectStmt, parent *scope) (*selectPlan, error) {
+	return p.planSelectOrdered(sel, parent, nil)
+}
+
+// planSelectOrdered plans with the FROM items in the given nested-loop order (nil: as written; the
+// first pass may then choose a better order for inner joins and plan again).
+func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []int) (*selectPlan, error) {
 	if sel.Kind == ast.SelectStmtKindValues || sel.Kind == ast.SelectStmtKindTable {
 		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "VALUES/TABLE statements are not supported yet")
 	}
@@ -207,6 +213,18 @@ func (p *planner) planSelect(sel *ast.SelectStmt, parent *scope) (*selectPlan, e
 	}
 	if len(items) > 63 {
 		return nil, sqlerr.New(sqlerr.ErrTooBigSelect, "Too many tables; MySQL can only use 61 tables in a join")
+	}
+	written := make([]int, len(items)) // level of each item in written order
+	for i := range written {
+		written[i] = i
+	}
+	if order != nil {
+		reordered := make([]fromItem, len(items))
+		for li, oi := range order {
+			reordered[li] = items[oi]
+			written[oi] = li
+		}
+		items = reordered
 	}
 	cat := p.s.catalog()
 	for li, it := range items {
@@ -358,6 +376,11 @@ func (p *planner) planSelect(sel *ast.SelectStmt, parent *scope) (*selectPlan, e
 		}
 	}
 	pl.where = andAll(post)
+	if order == nil && len(items) > 2 {
+		if o := joinOrder(items, pl.levels); o != nil {
+			return p.planSelectOrdered(sel, parent, o)
+		}
+	}
 
 	// Aggregates.
 	aggNodes := collectAggs(sel)
@@ -464,7 +487,8 @@ func (p *planner) planSelect(sel *ast.SelectStmt, parent *scope) (*selectPlan, e
 		fieldProj[fi] = len(pl.proj)
 		if f.WildCard != nil {
 			n := 0
-			for i, col := range sc.cols {
+			for _, i := range writtenColumns(sc, written) {
+				col := sc.cols[i]
 				if col.name == "" {
 					continue
 				}
@@ -824,4 +848,83 @@ func aggResultType(a aggSpec) types.ColType {
 		return tDouble
 	}
 	return at
+}
+
+// writtenColumns lists scope columns in the FROM clause's written order (levels may be reordered).
+func writtenColumns(sc *scope, written []int) []int {
+	var out []int
+	for _, lvl := range written {
+		for i, c := range sc.cols {
+			if c.level == lvl {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}
+
+// joinOrder picks a nested-loop order for a FROM list of inner joins: start from a table with a
+// condition of its own (a constant filter), then repeatedly add a table that a condition connects to
+// the tables already placed, so each new level is a lookup or a filtered scan instead of a cross
+// product. It returns nil when the written order is kept (outer joins, USING, or no better order).
+func joinOrder(items []fromItem, levels []*level) []int {
+	n := len(items)
+	for _, it := range items {
+		if it.left || len(it.using) > 0 {
+			return nil
+		}
+	}
+	var conds []uint64
+	for _, lv := range levels {
+		for _, cj := range lv.conds {
+			conds = append(conds, cj.refs)
+		}
+	}
+	placed := uint64(0)
+	var order []int
+	selfFilter := func(i int) bool {
+		for _, r := range conds {
+			if r == 1<<uint(i) {
+				return true
+			}
+		}
+		return false
+	}
+	connected := func(i int) bool {
+		bit := uint64(1) << uint(i)
+		for _, r := range conds {
+			if r&bit != 0 && r&placed != 0 && r&^(placed|bit) == 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for len(order) < n {
+		pick := -1
+		for i := 0; i < n && pick < 0; i++ {
+			if placed&(1<<uint(i)) == 0 && len(order) > 0 && connected(i) {
+				pick = i
+			}
+		}
+		if pick < 0 && len(order) == 0 {
+			for i := 0; i < n && pick < 0; i++ {
+				if selfFilter(i) {
+					pick = i
+				}
+			}
+		}
+		for i := 0; i < n && pick < 0; i++ {
+			if placed&(1<<uint(i)) == 0 {
+				pick = i
+			}
+		}
+		order = append(order, pick)
+		placed |= 1 << uint(pick)
+	}
+	for i, o := range order {
+		if i != o {
+			return order
+		}
+	}
+	return nil
 }
