@@ -12,12 +12,12 @@ import (
 // unionPlan is UNION [ALL] of several selects, materialised, then optionally de-duplicated, sorted and
 // limited.
 type unionPlan struct {
-	parts    []*selectPlan
-	distinct bool
-	order    []sortKey
-	limit    Expr
-	offset   Expr
-	colls    []*types.Collation
+	parts  []*selectPlan
+	ops    []ast.SetOprType // ops[i] combines the result so far with parts[i] (i >= 1)
+	order  []sortKey
+	limit  Expr
+	offset Expr
+	colls  []*types.Collation
 }
 
 func (p *planner) planUnion(x *ast.SetOprStmt, parent *scope) (*selectPlan, error) {
@@ -30,10 +30,7 @@ func (p *planner) planUnion(x *ast.SetOprStmt, parent *scope) (*selectPlan, erro
 	var walk func(l *ast.SetOprSelectList)
 	walk = func(l *ast.SetOprSelectList) {
 		for _, n := range l.Selects {
-			if inner, ok := n.(*ast.SetOprSelectList); ok && inner.OrderBy == nil && inner.Limit == nil {
-				walk(inner)
-				continue
-			}
+			// A nested list is a parenthesised group (or INTERSECT's tighter binding): one member.
 			flat = append(flat, n)
 			switch s := n.(type) {
 			case *ast.SelectStmt:
@@ -62,13 +59,12 @@ func (p *planner) planUnion(x *ast.SetOprStmt, parent *scope) (*selectPlan, erro
 			if sp.nVisible != up.parts[0].nVisible {
 				return nil, sqlerr.New(sqlerr.ErrWrongNumberOfColumnsInSelect, "The used SELECT statements have a different number of columns")
 			}
-			if ops[i] != nil && *ops[i] != ast.UnionAll {
-				if *ops[i] != ast.Union {
-					return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "EXCEPT and INTERSECT are not supported yet")
-				}
-				up.distinct = true
-			}
 		}
+		op := ast.Union
+		if ops[i] != nil {
+			op = *ops[i]
+		}
+		up.ops = append(up.ops, op)
 		up.parts = append(up.parts, sp)
 	}
 	first := up.parts[0]
@@ -131,27 +127,86 @@ func (p *planner) planUnion(x *ast.SetOprStmt, parent *scope) (*selectPlan, erro
 }
 
 func (u *unionPlan) open(env *Env) (rowIter, error) {
+	key := func(r []types.Value) string {
+		var k []byte
+		for i, v := range r {
+			k = groupKey(k, v, u.colls[i])
+		}
+		return string(k)
+	}
+	dedupe := func(rows [][]types.Value) [][]types.Value {
+		seen := map[string]struct{}{}
+		out := rows[:0]
+		for _, r := range rows {
+			k := key(r)
+			if _, ok := seen[k]; ok {
+				continue
+			}
+			seen[k] = struct{}{}
+			out = append(out, r)
+		}
+		return out
+	}
+	// Members combine left to right, as MySQL and MariaDB evaluate them (INTERSECT's higher
+	// precedence arrives from the parser as a nested member).
 	var rows [][]types.Value
-	seen := map[string]struct{}{}
-	var key []byte
-	for _, part := range u.parts {
+	for i, part := range u.parts {
 		rs, err := env.materialize(part)
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range rs {
-			r = r[:part.nVisible]
-			if u.distinct {
-				key = key[:0]
-				for i, v := range r {
-					key = groupKey(key, v, u.colls[i])
-				}
-				if _, ok := seen[string(key)]; ok {
+		for j := range rs {
+			rs[j] = rs[j][:part.nVisible]
+		}
+		if i == 0 {
+			rows = rs
+			if len(u.parts) > 1 && u.ops[1] != ast.UnionAll && u.ops[1] != ast.ExceptAll && u.ops[1] != ast.IntersectAll {
+				rows = dedupe(rows)
+			}
+			continue
+		}
+		switch u.ops[i] {
+		case ast.UnionAll:
+			rows = append(rows, rs...)
+		case ast.Union:
+			rows = dedupe(append(rows, rs...))
+		case ast.Except, ast.ExceptAll:
+			count := map[string]int{}
+			for _, r := range rs {
+				count[key(r)]++
+			}
+			out := rows[:0]
+			for _, r := range rows {
+				k := key(r)
+				if c := count[k]; c > 0 {
+					if u.ops[i] == ast.ExceptAll {
+						count[k] = c - 1
+					}
 					continue
 				}
-				seen[string(key)] = struct{}{}
+				out = append(out, r)
 			}
-			rows = append(rows, r)
+			rows = out
+			if u.ops[i] == ast.Except {
+				rows = dedupe(rows)
+			}
+		case ast.Intersect, ast.IntersectAll:
+			count := map[string]int{}
+			for _, r := range rs {
+				count[key(r)]++
+			}
+			out := rows[:0]
+			for _, r := range rows {
+				k := key(r)
+				if c := count[k]; c > 0 {
+					count[k] = c - 1
+					out = append(out, r)
+				}
+			}
+			rows = out
+			if u.ops[i] == ast.Intersect {
+				rows = dedupe(rows)
+			}
 		}
 	}
 	var it rowIter = &sliceIter{rows: rows}
