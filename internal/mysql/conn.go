@@ -47,6 +47,11 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	// cmdCtx is the context of the session calls of commands: a child of ctx that is also
+	// cancelled when the client goes away during a command (watch.go).
+	cmdCtx context.Context
+	watch  peerWatch
+
 	stmts         map[uint32]*stmtState
 	longDataBytes int // long data buffered over all statements
 
@@ -65,6 +70,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	}
 	c.pio = newPacketIO(nc, nc, maxHandshakeBytes)
 	c.ctx, c.cancel = context.WithCancel(s.baseCtx)
+	c.initWatch(s.cfg.peerWatchDelay)
 	c.rw.c = c
 	return c
 }
@@ -253,16 +259,23 @@ func (c *conn) dispatch(data []byte) bool {
 	}
 	cmd, body := data[0], data[1:]
 	switch cmd {
+	case pmysql.ComQuery, pmysql.ComInitDB, pmysql.ComProcessKill, pmysql.ComStmtPrepare,
+		pmysql.ComStmtExecute, pmysql.ComResetConnection:
+		// The commands that call the session with a context.
+		c.beginCommand()
+		defer c.endCommand()
+	}
+	switch cmd {
 	case pmysql.ComQuit:
 		return false
 	case pmysql.ComQuery:
 		c.srv.questions.Add(1)
 		c.runStatement("Query", false, func(w proto.ResultWriter) error {
-			return c.sess.Query(c.ctx, string(body), w)
+			return c.sess.Query(c.cmdCtx, string(body), w)
 		})
 	case pmysql.ComInitDB:
 		db := string(body)
-		if err := c.guard("UseDB", func() error { return c.sess.UseDB(c.ctx, db) }); err != nil {
+		if err := c.guard("UseDB", func() error { return c.sess.UseDB(c.cmdCtx, db) }); err != nil {
 			c.sendErr(sqlerr.As(err))
 		} else {
 			c.sendOK(&proto.OK{})
@@ -280,7 +293,7 @@ func (c *conn) dispatch(data []byte) bool {
 			break
 		}
 		q := "KILL " + strconv.FormatUint(uint64(binary.LittleEndian.Uint32(body)), 10)
-		c.runStatement("Query", false, func(w proto.ResultWriter) error { return c.sess.Query(c.ctx, q, w) })
+		c.runStatement("Query", false, func(w proto.ResultWriter) error { return c.sess.Query(c.cmdCtx, q, w) })
 	case pmysql.ComStmtPrepare:
 		c.srv.questions.Add(1)
 		c.stmtPrepare(string(body))
@@ -351,7 +364,7 @@ func (c *conn) resetConnection() {
 	for id := range c.stmts {
 		c.closeStmt(id)
 	}
-	if err := c.guard("ResetConnection", func() error { return c.sess.ResetConnection(c.ctx) }); err != nil {
+	if err := c.guard("ResetConnection", func() error { return c.sess.ResetConnection(c.cmdCtx) }); err != nil {
 		c.sendErr(sqlerr.As(err))
 		return
 	}

@@ -15,6 +15,10 @@
 //   - A Session is driven by one goroutine (its connection's). A panic in a session call is
 //     recovered, logged and answered with ERR 1105; the connection survives whenever the client
 //     can still be sent a well-formed reply.
+//   - A session call made for a command gets a context that is cancelled when the connection
+//     closes or, once the command has run for a few milliseconds, as soon as the client closes its
+//     end (watch.go): the socket is watched without consuming bytes, so a pipelined next command
+//     is never lost.
 //   - Protocol state the client relies on (prepared statement parameter types, long data, the
 //     multi-statements option) lives here; everything else is session state and lives behind
 //     Session.

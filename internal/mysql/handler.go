@@ -19,7 +19,9 @@ type Handler interface {
 }
 
 // Session is one client connection's state, driven by one goroutine at a time (the connection's).
-// ctx passed to each call is cancelled when the connection closes; KILL is the session's business.
+// ctx passed to each call is cancelled when the connection closes, and also, for the calls of a
+// command (Query, Prepare, Execute, UseDB, ResetConnection), when the client goes away while the
+// call runs (its context.Cause then says so); KILL is the session's business.
 type Session interface {
 	// Query runs a COM_QUERY; text may hold several statements when multi-statements is on.
 	Query(ctx context.Context, text string, w proto.ResultWriter) error

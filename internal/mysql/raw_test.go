@@ -49,6 +49,12 @@ func dialRaw(t testing.TB, addr string) *rawClient {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { nc.Close() })
+	return newRawClientOn(t, nc)
+}
+
+// newRawClientOn reads the server's greeting on nc, a connection to it.
+func newRawClientOn(t testing.TB, nc net.Conn) *rawClient {
+	t.Helper()
 	nc.SetDeadline(time.Now().Add(20 * time.Second))
 	c := &rawClient{t: t, nc: nc, p: newPacketIO(nc, nc, 1<<30)}
 	g := c.mustRead()

@@ -31,6 +31,11 @@ type Config struct {
 	RSAKey *rsa.PrivateKey
 	// ConnectTimeout bounds the whole handshake (connect_timeout). Default 10s.
 	ConnectTimeout time.Duration
+
+	// peerWatchDelay is how long a command runs before the server watches for its client going
+	// away (watch.go); < 0 watches from the start. Default defaultPeerWatchDelay. Tests and
+	// benchmarks set it.
+	peerWatchDelay time.Duration
 }
 
 const (
@@ -81,6 +86,9 @@ func NewServer(cfg Config, h Handler, logger *slog.Logger) *Server {
 	}
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = defaultConnectTimeout
+	}
+	if cfg.peerWatchDelay == 0 {
+		cfg.peerWatchDelay = defaultPeerWatchDelay
 	}
 	if logger == nil {
 		logger = slog.Default()

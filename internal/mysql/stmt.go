@@ -39,7 +39,7 @@ func (c *conn) stmtPrepare(text string) {
 	var info proto.StmtInfo
 	err := c.guard("Prepare", func() error {
 		var err error
-		info, err = c.sess.Prepare(c.ctx, text)
+		info, err = c.sess.Prepare(c.cmdCtx, text)
 		return err
 	})
 	if err != nil {
@@ -136,7 +136,7 @@ func (c *conn) stmtExecute(body []byte) {
 	// SERVER_STATUS_CURSOR_EXISTS, which clients accept: it is what mysqld does for statements it
 	// cannot open a cursor for.
 	c.runStatement("Execute", true, func(w proto.ResultWriter) error {
-		return c.sess.Execute(c.ctx, id, ex.args, w)
+		return c.sess.Execute(c.cmdCtx, id, ex.args, w)
 	})
 }
 

@@ -211,8 +211,8 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 			return nil, err
 		}
 	}
-	if len(items) > 63 {
-		return nil, sqlerr.New(sqlerr.ErrTooBigSelect, "Too many tables; MySQL can only use 61 tables in a join")
+	if len(items) > 61 {
+		return nil, sqlerr.New(1116, "Too many tables; MySQL can only use 61 tables in a join")
 	}
 	written := make([]int, len(items)) // level of each item in written order
 	for i := range written {
