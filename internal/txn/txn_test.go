@@ -1,0 +1,191 @@
+package txn
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/kiln-db/kiln/internal/engine"
+)
+
+func newManager(t *testing.T) (*Manager, *BatchCommitter) {
+	t.Helper()
+	eng, err := engine.Open("/db", engine.Options{FS: vfs.NewMem()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	c, err := NewBatchCommitter(eng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewManager(eng, NewLockManager(DefaultLockConfig()), c), c
+}
+
+func scan(t *testing.T, tx *Txn, lo, hi string, reverse, latest bool) string {
+	t.Helper()
+	it, err := tx.NewIter([]byte(lo), []byte(hi), reverse, latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	out := ""
+	for ; it.Valid(); it.Next() {
+		out += fmt.Sprintf("%s=%s ", it.Key(), it.Value())
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func commit(t *testing.T, m *Manager, kv ...string) {
+	t.Helper()
+	tx := m.Begin(RepeatableRead, false)
+	for i := 0; i < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			tx.Delete([]byte(kv[i]))
+		} else {
+			tx.Set([]byte(kv[i]), []byte(kv[i+1]))
+		}
+	}
+	if _, err := tx.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOverlayIterators(t *testing.T) {
+	m, _ := newManager(t)
+	commit(t, m, "a", "1", "c", "3", "e", "5", "g", "7")
+	tx := m.Begin(RepeatableRead, false)
+	tx.Set([]byte("b"), []byte("2"))
+	tx.Delete([]byte("c"))
+	tx.Set([]byte("e"), []byte("50"))
+	tx.Set([]byte("h"), []byte("8"))
+	cases := []struct {
+		lo, hi  string
+		reverse bool
+		want    string
+	}{
+		{"a", "z", false, "a=1 b=2 e=50 g=7 h=8 "},
+		{"a", "z", true, "h=8 g=7 e=50 b=2 a=1 "},
+		{"b", "f", false, "b=2 e=50 "},
+		{"b", "f", true, "e=50 b=2 "},
+		{"c", "d", false, ""},
+	}
+	for _, c := range cases {
+		if got := scan(t, tx, c.lo, c.hi, c.reverse, false); got != c.want {
+			t.Errorf("scan [%s,%s) reverse=%v = %q, want %q", c.lo, c.hi, c.reverse, got, c.want)
+		}
+	}
+	if v, ok, _ := tx.Get([]byte("c")); ok {
+		t.Errorf("deleted key visible: %s", v)
+	}
+	if v, _, _ := tx.Get([]byte("e")); string(v) != "50" {
+		t.Errorf("own write not visible: %s", v)
+	}
+}
+
+func TestRangeDeleteThenWrite(t *testing.T) {
+	m, _ := newManager(t)
+	commit(t, m, "t1", "a", "t2", "b", "t3", "c")
+	tx := m.Begin(RepeatableRead, false)
+	tx.Set([]byte("t2"), []byte("old"))
+	tx.DeleteRange([]byte("t"), []byte("u"))
+	tx.Set([]byte("t3"), []byte("new"))
+	if got := scan(t, tx, "a", "z", false, false); got != "t3=new " {
+		t.Fatalf("after range delete: %q", got)
+	}
+	if _, err := tx.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tx2 := m.Begin(RepeatableRead, false)
+	if got := scan(t, tx2, "a", "z", false, false); got != "t3=new " {
+		t.Fatalf("committed: %q", got)
+	}
+}
+
+func TestSnapshotIsolationAndLatest(t *testing.T) {
+	m, _ := newManager(t)
+	commit(t, m, "k", "1")
+	reader := m.Begin(RepeatableRead, false)
+	if v, _, _ := reader.Get([]byte("k")); string(v) != "1" {
+		t.Fatalf("first read %s", v)
+	}
+	commit(t, m, "k", "2", "n", "x")
+	if v, _, _ := reader.Get([]byte("k")); string(v) != "1" {
+		t.Fatalf("snapshot read after a commit %s, want 1", v)
+	}
+	if v, _, _ := reader.GetLatest([]byte("k")); string(v) != "2" {
+		t.Fatalf("current read %s, want 2", v)
+	}
+	if got := scan(t, reader, "a", "z", false, true); got != "k=2 n=x " {
+		t.Fatalf("latest scan %q", got)
+	}
+	rc := m.Begin(ReadCommitted, false)
+	rc.Get([]byte("k"))
+	commit(t, m, "k", "3")
+	rc.NewStatement()
+	if v, _, _ := rc.Get([]byte("k")); string(v) != "3" {
+		t.Fatalf("read committed new statement sees %s, want 3", v)
+	}
+}
+
+func TestSavepoints(t *testing.T) {
+	m, _ := newManager(t)
+	tx := m.Begin(RepeatableRead, false)
+	tx.Set([]byte("a"), []byte("1"))
+	sp := tx.Savepoint()
+	tx.Set([]byte("a"), []byte("2"))
+	tx.Set([]byte("b"), []byte("1"))
+	tx.DeleteRange([]byte("a"), []byte("b"))
+	tx.RollbackTo(sp)
+	if got := scan(t, tx, "a", "z", false, false); got != "a=1 " {
+		t.Fatalf("after rollback to savepoint: %q", got)
+	}
+	tx.RollbackTo(0)
+	if tx.HasWrites() {
+		t.Fatal("writes left after rolling back everything")
+	}
+}
+
+// Concurrent commits are grouped, and positions are unique and dense.
+func TestGroupCommit(t *testing.T) {
+	m, c := newManager(t)
+	const n = 200
+	var wg sync.WaitGroup
+	pos := make([]uint64, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			tx := m.Begin(RepeatableRead, false)
+			tx.Set([]byte(fmt.Sprintf("k%03d", i)), []byte("v"))
+			p, err := tx.Commit(context.Background())
+			if err != nil {
+				t.Error(err)
+			}
+			pos[i] = p
+		}(i)
+	}
+	wg.Wait()
+	seen := map[uint64]bool{}
+	for _, p := range pos {
+		if p < 1 || p > n || seen[p] {
+			t.Fatalf("position %d out of range or repeated", p)
+		}
+		seen[p] = true
+	}
+	commits, groups := c.Stats()
+	if commits != n || groups == 0 || groups > commits {
+		t.Fatalf("commits %d groups %d", commits, groups)
+	}
+	applied, err := m.Engine().AppliedPosition()
+	if err != nil || applied != n {
+		t.Fatalf("applied position %d (%v), want %d", applied, err, n)
+	}
+	t.Logf("%d commits in %d groups", commits, groups)
+}
