@@ -1,0 +1,31 @@
+# Kiln. `make build` builds bin/kiln; `make run` starts it on the defaults
+# (./kiln-data, MySQL on 127.0.0.1:3306, HTTP on 127.0.0.1:8080); `make test`
+# runs every suite (scripts/test.sh: installs what it needs; what .ci/run
+# calls); `make bench` compares Kiln with MariaDB (bench/sysbench-compare.sh);
+# `make soak` runs a long mixed load (scripts/soak.sh); `make conformance`
+# runs the whole sqllogictest corpus against Kiln (the table for
+# docs/conformance.md).
+GO ?= go
+
+.PHONY: build run test soak bench conformance sltrun
+
+build:
+	$(GO) build -o bin/kiln ./cmd/kiln
+
+run: build
+	bin/kiln serve
+
+test:
+	scripts/test.sh
+
+soak: build
+	scripts/soak.sh
+
+bench: build
+	bench/sysbench-compare.sh
+
+conformance: build
+	scripts/conformance.sh
+
+sltrun:
+	$(GO) build -o bin/sltrun ./tools/sltrun

@@ -1,0 +1,77 @@
+# shellcheck shell=bash
+# Helpers shared by Kiln's test and benchmark scripts. Source it; it defines
+# functions only.
+
+# PYTHON is Debian's interpreter (the one python3-pymysql is installed for);
+# a python3 earlier in PATH (pyenv) may lack pymysql.
+PYTHON=${PYTHON:-/usr/bin/python3}
+
+log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# free_port prints a TCP port on 127.0.0.1 that is free right now.
+free_port() {
+  "$PYTHON" -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+s.close()'
+}
+
+# port_open HOST PORT succeeds if something accepts TCP connections there.
+port_open() {
+  (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null
+}
+
+# alive PID: the process exists and is not a zombie (a child that died
+# during startup stays a zombie until its parent exits).
+alive() {
+  local st
+  st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+  [[ -n $st && $st != Z* ]]
+}
+
+# stop_pid PID [SECONDS]: SIGTERM, wait up to SECONDS (default 60), then
+# SIGKILL. Returns 0 once the process is gone.
+stop_pid() {
+  local pid=$1 secs=${2:-60} i
+  alive "$pid" || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < secs * 10; i++)); do
+    alive "$pid" || return 0
+    sleep 0.1
+  done
+  log "pid $pid still alive after ${secs}s: SIGKILL"
+  kill -KILL "$pid" 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do
+    alive "$pid" || return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# proc_cpu_ticks PID prints utime+stime of PID in clock ticks.
+proc_cpu_ticks() {
+  # Fields after the command name (which may contain spaces) start at 3.
+  local stat
+  stat=$(<"/proc/$1/stat")
+  stat=${stat##*) }
+  # shellcheck disable=SC2086
+  set -- $stat
+  echo $(( ${12} + ${13} ))
+}
+
+# proc_rss_kb PID prints VmRSS of PID in kB.
+proc_rss_kb() {
+  awk '/^VmRSS:/ {print $2}' "/proc/$1/status"
+}
+
+# mysql_tcp HOST PORT [args...]: the mysql CLI (Debian's mariadb-client) as
+# root with an empty password over TCP, ignoring /etc/mysql option files.
+mysql_tcp() {
+  local host=$1 port=$2
+  shift 2
+  local cli
+  cli=$(command -v mariadb || command -v mysql) || die "no mysql client: apt-get install -y mariadb-client"
+  "$cli" --no-defaults --protocol=TCP -h "$host" -P "$port" -u root "$@"
+}

@@ -1,0 +1,249 @@
+#!/usr/bin/python3
+"""A scripted pymysql session against a MySQL-compatible server.
+
+usage: test/clients/pymysql_session.py HOST PORT
+
+Connects as root with an empty password and exercises DDL, DML (rows,
+affected rows, last insert id), transactions (commit and rollback seen from a
+second session, savepoints, a failed statement inside a transaction),
+parameterised statements with NULL and several types, and error codes (1062,
+1146, 1064, 1049). Uses only SQL that MySQL 8 and MariaDB both accept;
+MariaDB is the reference it must pass on. Plain asserts: the first failure
+prints a traceback and exits 1. Uses its own database kiln_pymysql.
+"""
+import datetime
+import decimal
+import sys
+
+import pymysql
+from pymysql.constants import CLIENT
+
+DB = "kiln_pymysql"
+
+
+def connect(host, port, **kw):
+    return pymysql.connect(host=host, port=port, user="root", password="",
+                           charset="utf8mb4", autocommit=True, **kw)
+
+
+def q(conn, sql, args=None):
+    with conn.cursor() as c:
+        c.execute(sql, args)
+        return c.fetchall()
+
+
+def expect_error(conn, code, sql, args=None):
+    try:
+        with conn.cursor() as c:
+            c.execute(sql, args)
+    except pymysql.err.MySQLError as e:
+        assert e.args[0] == code, "%r: expected error %d, got %r" % (sql, code, e.args)
+        return
+    raise AssertionError("%r: expected error %d, got success" % (sql, code))
+
+
+def section(name):
+    print("ok   " + name, flush=True)
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    host, port = sys.argv[1], int(sys.argv[2])
+
+    a = connect(host, port)
+    ver = q(a, "SELECT VERSION()")[0][0]
+    assert isinstance(ver, str) and ver, ver
+    assert q(a, "SELECT 1 + 1") == ((2,),)
+    section("connect: server %s" % ver)
+
+    # --- DDL -----------------------------------------------------------
+    q(a, "DROP DATABASE IF EXISTS " + DB)
+    q(a, "CREATE DATABASE " + DB + " CHARACTER SET utf8mb4")
+    q(a, "USE " + DB)
+    assert q(a, "SELECT DATABASE()") == ((DB,),)
+    q(a, """CREATE TABLE t (
+              id INT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+              name VARCHAR(32) NOT NULL,
+              score DECIMAL(10,2) NULL,
+              note TEXT NULL,
+              qty INT NOT NULL DEFAULT 0,
+              UNIQUE KEY uk_name (name),
+              KEY k_score (score, qty)
+            ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4""")
+    q(a, "CREATE TABLE tmp (x INT)")
+    q(a, "DROP TABLE tmp")
+    expect_error(a, 1146, "SELECT * FROM tmp")
+    section("DDL")
+
+    # --- DML: affected rows, last insert id, rows ------------------------
+    with a.cursor() as c:
+        n = c.execute("INSERT INTO t (name, score, qty) VALUES ('alpha', 1.50, 1)")
+        assert n == 1 and c.rowcount == 1, n
+        assert c.lastrowid == 1, c.lastrowid
+        n = c.execute("INSERT INTO t (name, score, qty) VALUES ('beta', 2.25, 2), ('gamma', NULL, 3), ('delta', 10, 4)")
+        assert n == 3, n
+        # A multi-row insert reports the first id it generated.
+        assert c.lastrowid == 2, c.lastrowid
+        c.execute("SELECT LAST_INSERT_ID()")
+        assert c.fetchone() == (2,)
+        c.execute("SELECT id, name, score, note, qty FROM t ORDER BY id")
+        rows = c.fetchall()
+        assert rows == (
+            (1, "alpha", decimal.Decimal("1.50"), None, 1),
+            (2, "beta", decimal.Decimal("2.25"), None, 2),
+            (3, "gamma", None, None, 3),
+            (4, "delta", decimal.Decimal("10.00"), None, 4),
+        ), rows
+        assert [d[0] for d in c.description] == ["id", "name", "score", "note", "qty"]
+        # Explicit id, then the counter continues after it.
+        c.execute("INSERT INTO t (id, name) VALUES (10, 'ten')")
+        assert c.lastrowid == 10, c.lastrowid
+        c.execute("INSERT INTO t (name) VALUES ('eleven')")
+        assert c.lastrowid == 11, c.lastrowid
+        # UPDATE counts changed rows (no CLIENT_FOUND_ROWS).
+        n = c.execute("UPDATE t SET qty = qty + 10 WHERE id IN (1, 2, 99)")
+        assert n == 2, n
+        n = c.execute("UPDATE t SET qty = 0 WHERE id = 10")  # already 0
+        assert n == 0, n
+        # ON DUPLICATE KEY UPDATE: 1 for an insert, 2 for an update.
+        n = c.execute("INSERT INTO t (name, qty) VALUES ('zeta', 1) ON DUPLICATE KEY UPDATE qty = qty + VALUES(qty)")
+        assert n == 1, n
+        n = c.execute("INSERT INTO t (name, qty) VALUES ('zeta', 5) ON DUPLICATE KEY UPDATE qty = qty + VALUES(qty)")
+        assert n == 2, n
+        c.execute("SELECT qty FROM t WHERE name = 'zeta'")
+        assert c.fetchone() == (6,)
+        n = c.execute("DELETE FROM t WHERE qty >= 11")
+        assert n == 2, n
+        c.execute("SELECT COUNT(*), SUM(qty) FROM t")
+        cnt, total = c.fetchone()
+        assert cnt == 5 and total == 13, (cnt, total)
+        c.execute("SELECT name FROM t WHERE score IS NULL ORDER BY name")
+        assert c.fetchall() == (("eleven",), ("gamma",), ("ten",), ("zeta",))
+        c.execute("SELECT name FROM t WHERE id > 100")
+        assert c.fetchall() == () and c.rowcount == 0
+    section("DML, affected rows, last insert id")
+
+    # With CLIENT_FOUND_ROWS an UPDATE counts matched rows.
+    f = connect(host, port, database=DB, client_flag=CLIENT.FOUND_ROWS)
+    with f.cursor() as c:
+        n = c.execute("UPDATE t SET qty = qty WHERE id IN (3, 4)")
+        assert n == 2, n
+    f.close()
+    section("CLIENT_FOUND_ROWS")
+
+    # --- errors ----------------------------------------------------------
+    expect_error(a, 1062, "INSERT INTO t (name) VALUES ('gamma')")
+    expect_error(a, 1062, "UPDATE t SET name = 'gamma' WHERE name = 'delta'")
+    expect_error(a, 1146, "SELECT * FROM no_such_table")
+    expect_error(a, 1064, "SELEC 1")
+    expect_error(a, 1064, "SELECT * FROM t WHERE")
+    expect_error(a, 1049, "USE kiln_no_such_db")
+    try:
+        connect(host, port, database="kiln_no_such_db")
+        raise AssertionError("connecting to a missing database succeeded")
+    except pymysql.err.MySQLError as e:
+        assert e.args[0] == 1049, e.args
+    # The session is still usable and still on its database.
+    assert q(a, "SELECT DATABASE(), COUNT(*) FROM t") == ((DB, 5),)
+    section("errors 1062 1146 1064 1049")
+
+    # --- transactions seen from another session --------------------------
+    b = connect(host, port, database=DB)
+    q(a, "CREATE TABLE acct (id INT PRIMARY KEY, bal INT NOT NULL)")
+    q(a, "INSERT INTO acct VALUES (1, 100), (2, 100)")
+    a.begin()
+    q(a, "UPDATE acct SET bal = bal - 30 WHERE id = 1")
+    q(a, "UPDATE acct SET bal = bal + 30 WHERE id = 2")
+    q(a, "INSERT INTO acct VALUES (3, 0)")
+    assert q(a, "SELECT id, bal FROM acct ORDER BY id") == ((1, 70), (2, 130), (3, 0))  # own writes
+    assert q(b, "SELECT id, bal FROM acct ORDER BY id") == ((1, 100), (2, 100))  # not yet committed
+    a.commit()
+    assert q(b, "SELECT id, bal FROM acct ORDER BY id") == ((1, 70), (2, 130), (3, 0))
+    a.begin()
+    q(a, "DELETE FROM acct WHERE id = 3")
+    q(a, "UPDATE acct SET bal = 0")
+    a.rollback()
+    assert q(a, "SELECT id, bal FROM acct ORDER BY id") == ((1, 70), (2, 130), (3, 0))
+    assert q(b, "SELECT SUM(bal) FROM acct") == ((decimal.Decimal(200),),)
+    # START TRANSACTION / SAVEPOINT / ROLLBACK TO / RELEASE, in SQL.
+    q(a, "START TRANSACTION")
+    q(a, "INSERT INTO acct VALUES (4, 4)")
+    q(a, "SAVEPOINT s1")
+    q(a, "INSERT INTO acct VALUES (5, 5)")
+    q(a, "ROLLBACK TO SAVEPOINT s1")
+    q(a, "SAVEPOINT s2")
+    q(a, "RELEASE SAVEPOINT s2")
+    q(a, "COMMIT")
+    assert q(b, "SELECT id FROM acct WHERE id >= 4 ORDER BY id") == ((4,),)
+    # A failed statement inside a transaction rolls back only itself.
+    q(a, "BEGIN")
+    q(a, "INSERT INTO acct VALUES (6, 6)")
+    expect_error(a, 1062, "INSERT INTO acct VALUES (1, 1)")
+    q(a, "COMMIT")
+    assert q(b, "SELECT id, bal FROM acct WHERE id IN (1, 6) ORDER BY id") == ((1, 70), (6, 6))
+    # autocommit off: nothing is visible until COMMIT.
+    a.autocommit(False)
+    q(a, "UPDATE acct SET bal = bal + 1 WHERE id = 6")
+    assert q(b, "SELECT bal FROM acct WHERE id = 6") == ((6,),)
+    a.commit()
+    assert q(b, "SELECT bal FROM acct WHERE id = 6") == ((7,),)
+    a.autocommit(True)
+    # Repeatable read: a snapshot does not see later commits.
+    q(b, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
+    assert q(b, "SELECT bal FROM acct WHERE id = 6") == ((7,),)
+    q(a, "UPDATE acct SET bal = 70 WHERE id = 6")
+    assert q(b, "SELECT bal FROM acct WHERE id = 6") == ((7,),)
+    q(b, "COMMIT")
+    assert q(b, "SELECT bal FROM acct WHERE id = 6") == ((70,),)
+    b.close()
+    section("transactions: commit, rollback, savepoints, isolation")
+
+    # --- parameterised statements, NULL and several types ----------------
+    q(a, """CREATE TABLE typed (
+              id BIGINT NOT NULL PRIMARY KEY,
+              i INT NULL, u BIGINT UNSIGNED NULL, d DECIMAL(20,6) NULL,
+              f DOUBLE NULL, s VARCHAR(100) NULL, b VARBINARY(100) NULL,
+              dt DATETIME NULL, dd DATE NULL, flag BOOL NULL
+            ) DEFAULT CHARSET=utf8mb4""")
+    rows = [
+        (1, -2147483648, 18446744073709551615, decimal.Decimal("-12345678901234.123456"), 1.5,
+         "it's \"quoted\" \\ and caf\u00e9 \u2603", b"\x00\x01\xff'", datetime.datetime(2024, 2, 29, 23, 59, 58),
+         datetime.date(1999, 12, 31), True),
+        (2, None, None, None, None, None, None, None, None, None),
+        (3, 0, 0, decimal.Decimal("0.000001"), -0.25, "", b"", datetime.datetime(1970, 1, 2, 0, 0, 0),
+         datetime.date(2038, 1, 19), False),
+    ]
+    with a.cursor() as c:
+        n = c.executemany("INSERT INTO typed VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", rows)
+        assert n == 3, n
+        for r in rows:
+            c.execute("SELECT id, i, u, d, f, s, b, dt, dd, flag FROM typed WHERE id = %s", (r[0],))
+            got = c.fetchone()
+            want = r[:9] + (None if r[9] is None else int(r[9]),)
+            assert got == want, (got, want)
+        c.execute("SELECT id FROM typed WHERE s IS NULL AND b IS NULL")
+        assert c.fetchall() == ((2,),)
+        c.execute("SELECT id FROM typed WHERE s = %s", ("",))
+        assert c.fetchall() == ((3,),)
+        c.execute("SELECT COUNT(*) FROM typed WHERE i = %s", (None,))  # = NULL matches nothing
+        assert c.fetchone() == (0,)
+        c.execute("SELECT id FROM typed WHERE id IN (%s, %s) ORDER BY id DESC LIMIT %s", (1, 3, 1))
+        assert c.fetchall() == ((3,),)
+        c.execute("UPDATE typed SET s = %s, f = %s WHERE id = %s", (None, 2.5, 1))
+        assert c.rowcount == 1
+        c.execute("SELECT s, f FROM typed WHERE id = 1")
+        assert c.fetchone() == (None, 2.5)
+    section("parameterised statements with NULL and several types")
+
+    q(a, "DROP DATABASE " + DB)
+    expect_error(a, 1049, "USE " + DB)
+    a.close()
+    section("cleanup")
+    print("pymysql session: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
