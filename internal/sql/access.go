@@ -13,10 +13,11 @@ import (
 type accessKind uint8
 
 const (
-	accFull  accessKind = iota // every row, through the primary key
-	accPoint                   // one key of a unique index (PK or unique secondary)
-	accBatch                   // a list of keys of a unique index (IN list)
-	accRange                   // an index range: equality prefix, optional range on the next column
+	accFull   accessKind = iota // every row, through the primary key
+	accPoint                    // one key of a unique index (PK or unique secondary)
+	accBatch                    // a list of keys of a unique index (IN list)
+	accRange                    // an index range: equality prefix, optional range on the next column
+	accRanges                   // a union of ranges on the column after the equality prefix (OR)
 )
 
 // access is the plan for reading one table. Bound expressions are evaluated when the access is opened,
@@ -31,11 +32,18 @@ type access struct {
 	lo, hi   Expr   // accRange: bounds on index column len(eq); nil = open
 	loIncl   bool
 	hiIncl   bool
+	ors      []orRange // accRanges
 	reverse  bool
 	covering bool         // the index holds every column the query reads
 	latest   bool         // current read: latest committed state (DML, locking reads)
 	lock     txn.LockMode // lock each row read (0: none)
 	hint     string       // why this path was chosen, for EXPLAIN
+}
+
+// orRange is one disjunct of an OR of ranges on a column; nil bounds are open.
+type orRange struct {
+	lo, hi         Expr
+	loIncl, hiIncl bool
 }
 
 // rowIter produces rows; a nil row with a nil error is the end.
@@ -46,15 +54,14 @@ type rowIter interface {
 
 // accessIter runs an access.
 type accessIter struct {
-	a        *access
-	env      *Env
-	t        *txn.Txn
-	keys     [][]byte // point/batch keys still to read
-	prefixes [][]byte // IN lists on a non-unique prefix: one range scan per prefix
-	nEq      int
-	it       *txn.Iterator // range or full scan
-	lastPK   []byte        // primary key of the last row returned
-	done     bool
+	a      *access
+	env    *Env
+	t      *txn.Txn
+	keys   [][]byte      // point/batch keys still to read
+	spans  [][2][]byte   // remaining key ranges [lo, hi) to scan, in scan order (IN lists, OR of ranges)
+	it     *txn.Iterator // range or full scan
+	lastPK []byte        // primary key of the last row returned
+	done   bool
 }
 
 func (a *access) open(env *Env, outer []types.Value) (*accessIter, error) {
@@ -120,11 +127,15 @@ func (a *access) open(env *Env, outer []types.Value) (*accessIter, error) {
 		}
 		if !(ix.Primary || ix.Unique) || nEq+1 < len(ix.cols) {
 			// Not a full unique key: each value is a prefix to scan.
-			ai.prefixes, ai.keys = ai.keys, nil
-			ai.nEq = nEq + 1
-			return ai, ai.nextPrefix()
+			for _, k := range ai.keys {
+				ai.spans = append(ai.spans, [2][]byte{k, prefixEnd(k)})
+			}
+			ai.keys = nil
+			return ai, ai.nextSpan()
 		}
 		return ai, nil
+	case accRanges:
+		return ai.openRanges(key, nEq, outer)
 	case accRange:
 		var lo, hi types.Value
 		if nEq == len(a.eq) && a.lo != nil {
@@ -195,6 +206,74 @@ func (ai *accessIter) openRange(prefix []byte, lo, hi types.Value, loIncl, hiInc
 	return ai, nil
 }
 
+// openRanges scans the union of the OR-ed ranges on index column nEq, after the equality prefix.
+// Ranges are merged where they overlap, so no row is returned twice.
+func (ai *accessIter) openRanges(prefix []byte, nEq int, outer []types.Value) (*accessIter, error) {
+	a := ai.a
+	if nEq < len(a.eq) || nEq >= len(a.idx.cols) {
+		return ai.openRange(prefix, types.Null, types.Null, false, false, nEq)
+	}
+	col := a.tbl.Columns[a.idx.cols[nEq]]
+	var spans [][2][]byte
+	for _, r := range a.ors {
+		lower := append(append([]byte(nil), prefix...), 0x01) // non-NULL values
+		upper := prefixEnd(prefix)
+		empty := false
+		bound := func(e Expr, incl, isLo bool) bool {
+			v, err := e.Eval(ai.env, outer)
+			if err != nil || v.IsNull() {
+				empty = true
+				return err == nil
+			}
+			kv, ok := keyValueBound(v, col)
+			if !ok {
+				return false // cannot bound exactly: scan the whole prefix
+			}
+			k := types.AppendKey(append([]byte(nil), prefix...), kv, &col.Type)
+			if isLo {
+				lower = k
+				if !incl {
+					lower = prefixEnd(k)
+				}
+			} else {
+				upper = k
+				if incl {
+					upper = prefixEnd(k)
+				}
+			}
+			return true
+		}
+		if r.lo != nil && !bound(r.lo, r.loIncl, true) || r.hi != nil && !bound(r.hi, r.hiIncl, false) {
+			return ai.openRange(prefix, types.Null, types.Null, false, false, nEq)
+		}
+		if !empty && bytes.Compare(lower, upper) < 0 {
+			spans = append(spans, [2][]byte{lower, upper})
+		}
+	}
+	sort.Slice(spans, func(i, j int) bool { return bytes.Compare(spans[i][0], spans[j][0]) < 0 })
+	var merged [][2][]byte
+	for _, sp := range spans {
+		if n := len(merged); n > 0 && bytes.Compare(sp[0], merged[n-1][1]) <= 0 {
+			if bytes.Compare(sp[1], merged[n-1][1]) > 0 {
+				merged[n-1][1] = sp[1]
+			}
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	if a.reverse {
+		for i, j := 0, len(merged)-1; i < j; i, j = i+1, j-1 {
+			merged[i], merged[j] = merged[j], merged[i]
+		}
+	}
+	ai.spans = merged
+	if len(merged) == 0 {
+		ai.done = true
+		return ai, nil
+	}
+	return ai, ai.nextSpan()
+}
+
 // prefixEnd returns the smallest key greater than every key with prefix p.
 func prefixEnd(p []byte) []byte {
 	end := append([]byte(nil), p...)
@@ -253,8 +332,8 @@ func (ai *accessIter) next() ([]types.Value, error) {
 			if err := ai.it.Err(); err != nil {
 				return nil, err
 			}
-			if len(ai.prefixes) > 0 {
-				if err := ai.nextPrefix(); err != nil {
+			if len(ai.spans) > 0 {
+				if err := ai.nextSpan(); err != nil {
 					return nil, err
 				}
 				continue
@@ -275,16 +354,16 @@ func (ai *accessIter) next() ([]types.Value, error) {
 	return nil, nil
 }
 
-// nextPrefix opens the scan of the next IN-list prefix.
-func (ai *accessIter) nextPrefix() error {
+// nextSpan opens the scan of the next key range.
+func (ai *accessIter) nextSpan() error {
 	if ai.it != nil {
 		_ = ai.it.Close()
 		ai.it = nil
 	}
-	for len(ai.prefixes) > 0 {
-		p := ai.prefixes[0]
-		ai.prefixes = ai.prefixes[1:]
-		it, err := ai.t.NewIter(p, prefixEnd(p), ai.a.reverse, ai.a.latest)
+	for len(ai.spans) > 0 {
+		sp := ai.spans[0]
+		ai.spans = ai.spans[1:]
+		it, err := ai.t.NewIter(sp[0], sp[1], ai.a.reverse, ai.a.latest)
 		if err != nil {
 			return err
 		}

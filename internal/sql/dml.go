@@ -388,6 +388,8 @@ func (ins *inserter) fillAuto(row []types.Value, given []bool) error {
 			if err := ins.s.db.observeAutoInc(ins.env, tbl, col, toUint64(cv)); err != nil {
 				return err
 			}
+			// The OK packet reports an explicitly inserted auto-increment value too.
+			ins.lastExplicitAuto = toUint64(cv)
 		}
 	}
 	return nil

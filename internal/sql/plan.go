@@ -748,6 +748,12 @@ func fieldName(f *ast.SelectField) string {
 	if cn, ok := f.Expr.(*ast.ColumnNameExpr); ok {
 		return cn.Name.Name.O
 	}
+	if v, ok := f.Expr.(*driver.ValueExpr); ok {
+		// A literal's column is named by its value: SELECT 'it''s' gives it's.
+		if v.Datum.Kind() == driver.KindString || v.Datum.Kind() == driver.KindBytes {
+			return v.GetString()
+		}
+	}
 	if t := strings.TrimSpace(f.Text()); t != "" {
 		return t
 	}

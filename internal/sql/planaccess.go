@@ -103,6 +103,68 @@ func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
 		}
 	}
 
+	// OR of ranges on one column: (c BETWEEN 1 AND 5 OR c = 9 OR c > 100).
+	type orBound struct {
+		col    int
+		ranges []orRange
+	}
+	var ors []orBound
+	var leafRanges func(e Expr) (int, []orRange, bool)
+	leafRanges = func(e Expr) (int, []orRange, bool) {
+		switch x := e.(type) {
+		case *logicExpr:
+			if x.op != opcode.LogicOr {
+				return 0, nil, false
+			}
+			c1, r1, ok1 := leafRanges(x.l)
+			c2, r2, ok2 := leafRanges(x.r)
+			if !ok1 || !ok2 || c1 != c2 {
+				return 0, nil, false
+			}
+			return c1, append(r1, r2...), true
+		case *cmpExpr:
+			ci, ok := onThis(x.l)
+			other, op := x.r, x.op
+			if !ok {
+				if ci, ok = onThis(x.r); !ok {
+					return 0, nil, false
+				}
+				other, op = x.l, flipOp(x.op)
+			}
+			if !usable(other) {
+				return 0, nil, false
+			}
+			switch op {
+			case opcode.EQ:
+				return ci, []orRange{{lo: other, hi: other, loIncl: true, hiIncl: true}}, true
+			case opcode.LT, opcode.LE:
+				return ci, []orRange{{hi: other, hiIncl: op == opcode.LE}}, true
+			case opcode.GT, opcode.GE:
+				return ci, []orRange{{lo: other, loIncl: op == opcode.GE}}, true
+			}
+		case *betweenExpr:
+			if ci, ok := onThis(x.e); ok && !x.not && usable(x.lo, x.hi) {
+				return ci, []orRange{{lo: x.lo, hi: x.hi, loIncl: true, hiIncl: true}}, true
+			}
+		case *inExpr:
+			if ci, ok := onThis(x.e); ok && !x.not && usable(x.list...) {
+				var rs []orRange
+				for _, v := range x.list {
+					rs = append(rs, orRange{lo: v, hi: v, loIncl: true, hiIncl: true})
+				}
+				return ci, rs, true
+			}
+		}
+		return 0, nil, false
+	}
+	for _, cj := range lv.conds {
+		if l, ok := cj.e.(*logicExpr); ok && l.op == opcode.LogicOr {
+			if ci, rs, ok := leafRanges(l); ok {
+				ors = append(ors, orBound{col: ci, ranges: rs})
+			}
+		}
+	}
+
 	// Index hints.
 	allowed := map[*Index]bool{}
 	forced := false
@@ -150,6 +212,7 @@ func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
 		hiIncl   bool
 		score    int
 		covering bool
+		ors      []orRange
 	}
 	used := map[int]bool{}
 	for i := lv.off; i < lv.off+lv.width; i++ {
@@ -203,7 +266,17 @@ func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
 					}
 				}
 			}
+			if c.kind != accBatch && c.lo == nil && c.hi == nil {
+				for _, ob := range ors {
+					if ob.col-lv.off == colOff {
+						c.kind, c.ors = accRanges, ob.ranges
+						break
+					}
+				}
+			}
 			switch {
+			case c.kind == accRanges:
+				c.score = 10*n + 6
 			case c.kind == accBatch:
 				c.lo, c.hi = nil, nil
 				c.score = 10*n + 8
@@ -333,6 +406,7 @@ func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
 		return
 	}
 	a.idx, a.kind, a.eq, a.in, a.lo, a.hi, a.loIncl, a.hiIncl, a.covering = best.ix, best.kind, best.eq, best.in, best.lo, best.hi, best.loIncl, best.hiIncl, best.covering
+	a.ors = best.ors
 	if best.ix.Primary {
 		a.covering = false
 	}
@@ -385,6 +459,8 @@ func (a *access) describe() string {
 		kind = "point get"
 	case accBatch:
 		kind = "batch point get"
+	case accRanges:
+		kind = fmt.Sprintf("multi-range scan (%d ranges)", len(a.ors))
 	case accRange:
 		kind = "range scan"
 		if len(a.eq) == 0 && a.lo == nil && a.hi == nil {
