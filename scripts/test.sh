@@ -17,7 +17,7 @@
 #   pymysql      test/clients/pymysql_session.py
 #   cli          test/clients/cli_session.sh
 #   gosql        go test ./test/clients/gosql/ (KILN_ADDR set)
-#   slt          test/slt/check.sh on test/slt/ci-files.txt against test/slt/floor.json
+#   slt          test/slt/check.sh full (the whole corpus) against test/slt/floor.json
 #   sysbench     test/sysbench/run.sh
 #   integration  go test ./test/... (KILN_BIN and KILN_ADDR set)
 #   kiln-stop    SIGTERM; fails if Kiln needs SIGKILL
@@ -214,7 +214,7 @@ addr=127.0.0.1:${srv_port:-0}
 server_step pymysql 120 "$PYTHON" test/clients/pymysql_session.py 127.0.0.1 "$srv_port"
 server_step cli 120 test/clients/cli_session.sh 127.0.0.1 "$srv_port"
 server_step gosql 300 env KILN_ADDR="$addr" go test -count=1 -v -timeout 4m ./test/clients/gosql/
-server_step slt 690 env SLT_OUT="$logs/slt" test/slt/check.sh "$addr" ci
+server_step slt 690 env SLT_OUT="$logs/slt" test/slt/check.sh "$addr" full
 server_step sysbench 900 env SYSBENCH_OUT="$logs/sysbench" test/sysbench/run.sh 127.0.0.1 "$srv_port"
 server_step integration 960 env KILN_ADDR="$addr" go test -count=1 -timeout 15m ./test/...
 
@@ -226,8 +226,14 @@ total=$(($(date +%s) - t_start))
 echo
 echo "==== summary ($server, ${total}s, logs in $logs)"
 printf '%s\n' "${summary[@]}"
+passed=0
+for line in "${summary[@]}"; do
+  [[ $line == *" ok "* ]] && passed=$((passed + 1))
+done
 if [[ $failed -ne 0 ]]; then
   echo "==== $failed step(s) failed"
+  echo "steps: $passed passed, $failed failed"
   exit 1
 fi
 echo "==== all steps passed"
+echo "steps: $passed passed, $failed failed"

@@ -32,6 +32,7 @@ type scope struct {
 	cols       []scopeCol
 	parent     *scope // enclosing query (correlated subqueries)
 	correlated bool   // some expression reads an enclosing query's row
+	childRefs  uint64 // levels of this scope read by subqueries compiled since the last reset
 }
 
 func (s *scope) find(db, table, name string) (int, error) {
@@ -279,6 +280,7 @@ func (c *compiler) column(n *ast.ColumnName) (Expr, error) {
 		for m := c.sc; m != sc; m = m.parent {
 			m.correlated = true
 		}
+		sc.childRefs |= 1 << uint(col.level)
 		return &outerColExpr{typed{col.t}, depth, i}, nil
 	}
 	full := name
@@ -963,7 +965,13 @@ func funcType(name string, args []Expr) types.ColType {
 }
 
 func (c *compiler) subquery(x *ast.SubqueryExpr, kind subKind) (Expr, error) {
+	// Levels the subquery reads from this query count as read by the expression holding it, so
+	// the condition is placed where those levels' rows exist.
+	saved := c.sc.childRefs
+	c.sc.childRefs = 0
 	sp, err := c.planSub(c, x.Query)
+	c.refs |= c.sc.childRefs
+	c.sc.childRefs |= saved
 	if err != nil {
 		return nil, err
 	}

@@ -83,6 +83,8 @@ func projColls(pl *selectPlan) []*types.Collation {
 type joinIter struct {
 	pl      *selectPlan
 	env     *Env
+	cache   [][][]types.Value // per level: filtered rows of an independent inner level, read once
+	nocache []bool
 	row     []types.Value
 	its     []rowIter
 	state   []uint8 // per level: 0 need open, 1 iterating, 2 null row emitted / exhausted
@@ -187,9 +189,61 @@ func (j *joinIter) descend(L int) ([]types.Value, bool) {
 	return nil, false
 }
 
+// maxJoinCacheRows bounds the rows an independent inner level keeps in memory; past it the level is
+// read again for each outer row.
+const maxJoinCacheRows = 100000
+
 func (j *joinIter) openLevel(lv *level) (rowIter, error) {
 	if lv.acc != nil {
-		return lv.acc.open(j.env, j.row)
+		L := j.depth
+		if !lv.indep || L == 0 {
+			return lv.acc.open(j.env, j.row)
+		}
+		// An inner level that depends on no earlier level yields the same rows for every outer row:
+		// read and filter it once (block nested loop), not once per outer row.
+		if j.cache == nil {
+			j.cache = make([][][]types.Value, len(j.pl.levels))
+			j.nocache = make([]bool, len(j.pl.levels))
+		}
+		if j.cache[L] != nil {
+			return &sliceIter{rows: j.cache[L]}, nil
+		}
+		if j.nocache[L] {
+			return lv.acc.open(j.env, j.row)
+		}
+		it, err := lv.acc.open(j.env, j.row)
+		if err != nil {
+			return nil, err
+		}
+		defer it.close()
+		tmp := make([]types.Value, j.pl.width)
+		rows := [][]types.Value{}
+		for {
+			r, err := it.next()
+			if err != nil {
+				return nil, err
+			}
+			if r == nil {
+				break
+			}
+			if lv.filter != nil {
+				copy(tmp[lv.off:lv.off+lv.width], r)
+				v, err := lv.filter.Eval(j.env, tmp)
+				if err != nil {
+					return nil, err
+				}
+				if b, null := types.ToBool(v); !b || null {
+					continue
+				}
+			}
+			rows = append(rows, r)
+			if len(rows) > maxJoinCacheRows {
+				j.nocache[L] = true
+				return lv.acc.open(j.env, j.row)
+			}
+		}
+		j.cache[L] = rows
+		return &sliceIter{rows: rows}, nil
 	}
 	// Derived table or virtual table: materialize once per execution.
 	rows, err := j.env.materialize(lv.sub)

@@ -27,6 +27,7 @@ type level struct {
 	filter Expr // conditions checked once this level's row is placed
 	conds  []*conjunct
 	hints  []*ast.IndexHint
+	indep  bool // reads nothing of earlier levels: its filtered rows can be read once per execution
 }
 
 // aggSpec is one aggregate function.
@@ -638,8 +639,27 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 			}
 		}
 		var es []Expr
+		lv.indep = lv.acc != nil && lv.acc.lock == 0 && !lv.left
 		for _, cj := range lv.conds {
 			es = append(es, cj.e)
+			if cj.refs&^(1<<uint(li)) != 0 {
+				lv.indep = false
+			}
+		}
+		if lv.indep {
+			a := lv.acc
+			bounds := append(append(append([]Expr(nil), a.eq...), a.in...), a.lo, a.hi)
+			for _, r := range a.ors {
+				bounds = append(bounds, r.lo, r.hi)
+			}
+			for _, b := range bounds {
+				if b == nil {
+					continue
+				}
+				if r, ok := refsOf(b, sc); !ok || r != 0 {
+					lv.indep = false
+				}
+			}
 		}
 		lv.filter = andAll(es)
 	}
