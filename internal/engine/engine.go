@@ -50,8 +50,8 @@ func Open(dir string, o Options) (*Engine, error) {
 	cache := pebble.NewCache(cacheBytes)
 	defer cache.Unref()
 	opts := &pebble.Options{
-		FS:                          o.FS,
-		Cache:                       cache,
+		FS:    o.FS,
+		Cache: cache,
 		// Small memtables on purpose: every update of a row is a new version in the memtable until
 		// a flush drops the obsolete ones, and range scans step over all of them. With 64 MiB,
 		// sysbench's skewed updates left thousands of versions on hot rows and read_write ran 10x
