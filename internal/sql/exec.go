@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"bytes"
 	"math"
 	"sort"
 	"strings"
@@ -472,7 +473,7 @@ func (s *sortIter) next() ([]types.Value, error) {
 			}
 			s.rows = append(s.rows, r)
 		}
-		sort.SliceStable(s.rows, func(a, b int) bool { return compareRows(s.rows[a], s.rows[b], s.keys, s.colls) < 0 })
+		s.sortRows()
 	}
 	if s.i >= len(s.rows) {
 		return nil, nil
@@ -482,6 +483,60 @@ func (s *sortIter) next() ([]types.Value, error) {
 	return r, nil
 }
 func (s *sortIter) close() { s.src.close() }
+
+// sortRows sorts stably. Strings under a non-binary collation are compared by their collation keys,
+// computed once per row rather than once per comparison.
+func (s *sortIter) sortRows() {
+	keyed := false
+	for _, k := range s.keys {
+		if c := s.colls[k.idx]; c != nil && !c.IsBinary() {
+			keyed = true
+		}
+	}
+	if !keyed || len(s.rows) < 8 {
+		sort.SliceStable(s.rows, func(a, b int) bool { return compareRows(s.rows[a], s.rows[b], s.keys, s.colls) < 0 })
+		return
+	}
+	type keyedRow struct {
+		row  []types.Value
+		keys [][]byte
+	}
+	krs := make([]keyedRow, len(s.rows))
+	for i, r := range s.rows {
+		krs[i].row = r
+		krs[i].keys = make([][]byte, len(s.keys))
+		for j, k := range s.keys {
+			v := r[k.idx]
+			if c := s.colls[k.idx]; c != nil && !c.IsBinary() && v.K == types.KindString {
+				krs[i].keys[j] = c.Key(nil, v.S)
+			}
+		}
+	}
+	sort.SliceStable(krs, func(a, b int) bool {
+		x, y := &krs[a], &krs[b]
+		for j, k := range s.keys {
+			var c int
+			if x.keys[j] != nil && y.keys[j] != nil {
+				c = bytes.Compare(x.keys[j], y.keys[j])
+			} else {
+				c = compareRows(x.row, y.row, s.keys[j:j+1], s.colls)
+				if k.desc {
+					c = -c // compareRows already applied desc; undo, applied below once
+				}
+			}
+			if k.desc {
+				c = -c
+			}
+			if c != 0 {
+				return c < 0
+			}
+		}
+		return false
+	})
+	for i := range krs {
+		s.rows[i] = krs[i].row
+	}
+}
 
 func compareRows(a, b []types.Value, keys []sortKey, colls []*types.Collation) int {
 	for _, k := range keys {
