@@ -31,6 +31,7 @@ const version = "0.1.0"
 func main() {
 	root := &cobra.Command{Use: "kiln", Short: "Kiln: a MySQL-compatible OLTP database on a replicated binlog", SilenceUsage: true}
 	root.AddCommand(serveCmd())
+	root.AddCommand(checkCmd())
 	root.AddCommand(&cobra.Command{Use: "version", Short: "Print the version", Run: func(*cobra.Command, []string) {
 		fmt.Println(serverVersion())
 	}})

@@ -15,6 +15,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -175,4 +176,38 @@ func (quietLogger) Errorf(format string, args ...any) {
 func (quietLogger) Fatalf(format string, args ...any) {
 	slog.Error(fmt.Sprintf(format, args...), "component", "pebble")
 	panic(fmt.Sprintf(format, args...))
+}
+
+// Diff compares two engines over [lo, hi) and describes the first difference ("" if equal).
+func Diff(a, b *Engine, lo, hi []byte) (string, error) {
+	ia, err := a.NewIter(lo, hi)
+	if err != nil {
+		return "", err
+	}
+	defer ia.Close()
+	ib, err := b.NewIter(lo, hi)
+	if err != nil {
+		return "", err
+	}
+	defer ib.Close()
+	va, vb := ia.First(), ib.First()
+	for va || vb {
+		switch {
+		case !va:
+			return fmt.Sprintf("only in second: %x", ib.Key()), nil
+		case !vb:
+			return fmt.Sprintf("only in first: %x", ia.Key()), nil
+		}
+		if c := bytes.Compare(ia.Key(), ib.Key()); c != 0 {
+			if c < 0 {
+				return fmt.Sprintf("only in first: %x", ia.Key()), nil
+			}
+			return fmt.Sprintf("only in second: %x", ib.Key()), nil
+		}
+		if !bytes.Equal(ia.Value(), ib.Value()) {
+			return fmt.Sprintf("value of %x differs", ia.Key()), nil
+		}
+		va, vb = ia.Next(), ib.Next()
+	}
+	return "", nil
 }

@@ -16,10 +16,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/kiln-db/kiln/internal/engine"
+	klog "github.com/kiln-db/kiln/internal/log"
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/repl"
 	"github.com/kiln-db/kiln/internal/sql"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -31,22 +34,26 @@ const DataFormatVersion = 1
 
 // Config configures a server.
 type Config struct {
-	DataDir         string
-	Version         string
-	MaxConnections  int
-	LockWaitTimeout time.Duration
-	Logger          *slog.Logger
+	DataDir string
+	// DiskReserveBytes: commits fail with 1021 when the data directory's filesystem has less free
+	// space (default 64 MiB), before anything reaches the log.
+	DiskReserveBytes uint64
+	Version          string
+	MaxConnections   int
+	LockWaitTimeout  time.Duration
+	Logger           *slog.Logger
 }
 
 // Server is an open node.
 type Server struct {
-	cfg       Config
-	log       *slog.Logger
-	eng       *engine.Engine
-	committer *txn.BatchCommitter
-	locks     *txn.LockManager
-	DB        *sql.DB
-	started   time.Time
+	cfg     Config
+	log     *slog.Logger
+	eng     *engine.Engine
+	lg      *klog.Log
+	node    *repl.Node
+	locks   *txn.LockManager
+	DB      *sql.DB
+	started time.Time
 
 	mu       sync.Mutex
 	sessions map[uint32]*Session
@@ -77,23 +84,37 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if err := checkFormat(cfg.DataDir); err != nil {
 		return nil, err
 	}
-	eng, err := engine.Open(filepath.Join(cfg.DataDir, "engine"), engine.Options{Logger: cfg.Logger})
+	// The binlog is the only thing fsynced; the engine runs without its WAL and is rebuilt from the
+	// log after a crash (repl replays from the engine's applied index).
+	lg, err := klog.Open(filepath.Join(cfg.DataDir, "log"), klog.Options{Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
-	committer, err := txn.NewBatchCommitter(eng)
+	eng, err := engine.Open(filepath.Join(cfg.DataDir, "engine"), engine.Options{Logger: cfg.Logger, DisableWAL: true})
+	if err != nil {
+		lg.Close()
+		return nil, err
+	}
+	reserve := cfg.DiskReserveBytes
+	if reserve == 0 {
+		reserve = 64 << 20
+	}
+	node, err := repl.Start(ctx, repl.Config{Log: lg, Engine: eng, Logger: cfg.Logger, DiskFree: freeBytes(cfg.DataDir), ReserveBytes: reserve})
 	if err != nil {
 		eng.Close()
+		lg.Close()
 		return nil, err
 	}
 	locks := txn.NewLockManager(txn.DefaultLockConfig())
-	txm := txn.NewManager(eng, locks, committer)
+	txm := txn.NewManager(eng, locks, node)
 	db, err := sql.Open(ctx, txm, sql.Config{Version: cfg.Version, LockWaitTimeout: cfg.LockWaitTimeout, MaxConnections: cfg.MaxConnections})
 	if err != nil {
+		node.Stop()
 		eng.Close()
+		lg.Close()
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, eng: eng, committer: committer, locks: locks, DB: db, started: time.Now(), sessions: map[uint32]*Session{}}
+	s := &Server{cfg: cfg, log: cfg.Logger, eng: eng, lg: lg, node: node, locks: locks, DB: db, started: time.Now(), sessions: map[uint32]*Session{}}
 	db.Processes = s.processes
 	db.Kill = s.kill
 	db.Status = s.status
@@ -152,8 +173,23 @@ func (s *Server) Close() error {
 	for _, ss := range sessions {
 		ss.cancelQuery()
 	}
-	_ = s.eng.Flush()
-	return s.eng.Close()
+	s.node.Stop()
+	// A flushed engine makes the next start's replay short; it is not needed for durability.
+	ferr := s.eng.Flush()
+	eerr := s.eng.Close()
+	lerr := s.lg.Close()
+	return errors.Join(ferr, eerr, lerr)
+}
+
+// freeBytes reports the free space of the filesystem holding dir.
+func freeBytes(dir string) func() (uint64, error) {
+	return func() (uint64, error) {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(dir, &st); err != nil {
+			return 0, err
+		}
+		return st.Bavail * uint64(st.Bsize), nil
+	}
 }
 
 // LookupUser implements the protocol's user lookup: root with an empty password, from loopback.
@@ -224,8 +260,10 @@ func (s *Server) kill(id uint32, query bool) error {
 }
 
 func (s *Server) status() map[string]string {
-	commits, groups := s.committer.Stats()
+	ns := &s.node.Stats
+	commits, groups := ns.Commits.Load(), ns.Groups.Load()
 	ls := s.locks.Stats()
+	lst := s.lg.Stats()
 	m := map[string]string{
 		"Uptime":                        strconv.FormatInt(int64(time.Since(s.started).Seconds()), 10),
 		"Threads_connected":             strconv.FormatInt(s.active.Load(), 10),
@@ -242,6 +280,11 @@ func (s *Server) status() map[string]string {
 		"Kiln_lock_wait_timeouts":       strconv.FormatUint(ls.Timeouts, 10),
 		"Innodb_row_lock_current_waits": strconv.FormatInt(int64(ls.CurrentWaits), 10),
 		"Max_used_connections":          strconv.FormatInt(s.active.Load(), 10),
+		"Kiln_log_fsyncs":               strconv.FormatUint(ns.Syncs.Load(), 10),
+		"Kiln_log_bytes_written":        strconv.FormatUint(lst.BytesWritten, 10),
+		"Kiln_applied_index":            strconv.FormatUint(s.node.Applied(), 10),
+		"Kiln_durable_index":            strconv.FormatUint(s.node.Durable(), 10),
+		"Kiln_last_recovery_seconds":    strconv.FormatFloat(s.node.RecoveryTime.Seconds(), 'f', 3, 64),
 	}
 	return m
 }

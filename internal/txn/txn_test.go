@@ -189,3 +189,39 @@ func TestGroupCommit(t *testing.T) {
 	}
 	t.Logf("%d commits in %d groups", commits, groups)
 }
+
+type mapBatch struct{ ops []string }
+
+func (m *mapBatch) Set(k, v []byte) error {
+	m.ops = append(m.ops, "set "+string(k)+"="+string(v))
+	return nil
+}
+func (m *mapBatch) Delete(k []byte) error { m.ops = append(m.ops, "del "+string(k)); return nil }
+func (m *mapBatch) DeleteRange(lo, hi []byte) error {
+	m.ops = append(m.ops, "delrange "+string(lo)+" "+string(hi))
+	return nil
+}
+
+func TestRecordRoundTrip(t *testing.T) {
+	m, _ := newManager(t)
+	tx := m.Begin(RepeatableRead, false)
+	tx.Set([]byte("b"), []byte("2"))
+	tx.Set([]byte("t1"), []byte("gone"))
+	tx.DeleteRange([]byte("t"), []byte("u"))
+	tx.Set([]byte("t2"), []byte("kept"))
+	tx.Delete([]byte("a"))
+	var mb mapBatch
+	if err := ApplyRecord(tx.ws.Encode(), &mb); err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(mb.ops)
+	want := "[delrange t u del a set b=2 set t2=kept]"
+	if got != want {
+		t.Fatalf("ops %s, want %s", got, want)
+	}
+	for _, bad := range [][]byte{nil, {9}, {1, 1, 5, 'a'}, {1, 7, 0, 0}} {
+		if err := ApplyRecord(bad, &mapBatch{}); err == nil {
+			t.Errorf("record %v accepted", bad)
+		}
+	}
+}
