@@ -7,7 +7,7 @@
 # docs/conformance.md).
 GO ?= go
 
-.PHONY: build run test soak bench conformance sltrun
+.PHONY: build run test soak soak-crash bench conformance sltrun
 
 build:
 	$(GO) build -o bin/kiln ./cmd/kiln
@@ -20,6 +20,12 @@ test:
 
 soak: build
 	scripts/soak.sh
+
+# Simulated power-loss crashes for as long as asked: make soak-crash CYCLES=1000000 (prints the seed of
+# any failure; rerun it with KILN_CRASH_SEED=...).
+CYCLES ?= 100000
+soak-crash:
+	KILN_CRASH_CYCLES=$(CYCLES) $(GO) test -count=1 -timeout 0 -v -run TestCrashRecovery ./test/crash/
 
 bench: build
 	bench/sysbench-compare.sh

@@ -47,6 +47,7 @@ func serveCmd() *cobra.Command {
 	var maxConn int
 	var maxPacket int
 	var lockWait time.Duration
+	var diskReserve uint64
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a Kiln server",
@@ -55,7 +56,7 @@ func serveCmd() *cobra.Command {
 			slog.SetDefault(logger)
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return serve(ctx, logger, dataDir, listen, httpAddr, maxConn, maxPacket, lockWait)
+			return serve(ctx, logger, server.Config{DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Logger: logger}, listen, httpAddr, maxPacket)
 		},
 	}
 	f := cmd.Flags()
@@ -65,6 +66,7 @@ func serveCmd() *cobra.Command {
 	f.IntVar(&maxConn, "max-connections", 151, "maximum concurrent client connections (error 1040 beyond)")
 	f.IntVar(&maxPacket, "max-allowed-packet", 64<<20, "largest packet accepted from a client, bytes (error 1153 beyond)")
 	f.DurationVar(&lockWait, "lock-wait-timeout", 50*time.Second, "default innodb_lock_wait_timeout")
+	f.Uint64Var(&diskReserve, "disk-reserve", 64<<20, "free bytes kept on the data directory's filesystem: below it commits fail with 1021")
 	return cmd
 }
 
@@ -76,13 +78,13 @@ func (h handler) Open(ctx context.Context, info proto.ConnInfo) (mysql.Session, 
 	return h.s.OpenSession(ctx, info)
 }
 
-func serve(ctx context.Context, logger *slog.Logger, dataDir, listen, httpAddr string, maxConn, maxPacket int, lockWait time.Duration) error {
+func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, listen, httpAddr string, maxPacket int) error {
 	start := time.Now()
-	srv, err := server.Open(ctx, server.Config{DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, Logger: logger})
+	srv, err := server.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	logger.Info("data directory open", "dir", dataDir, "took", time.Since(start))
+	logger.Info("data directory open", "dir", cfg.DataDir, "took", time.Since(start))
 	ps := mysql.NewServer(mysql.Config{ServerVersion: serverVersion(), MaxAllowedPacket: maxPacket}, handler{srv}, logger)
 	srv.CloseConn = ps.CloseConn
 	ln, err := net.Listen("tcp", listen)

@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kiln-db/kiln/internal/repl"
 )
 
 // Collector exposes the server's status counters as Prometheus metrics.
@@ -21,10 +23,32 @@ var metricDescs = map[string]*prometheus.Desc{
 	"Kiln_lock_wait_timeouts": prometheus.NewDesc("kiln_lock_wait_timeouts_total", "Lock waits that timed out.", nil, nil),
 }
 
+var (
+	groupSizeDesc = prometheus.NewDesc("kiln_commit_group_size", "Log entries per fsync (group commit size).", nil, nil)
+	latencyDesc   = prometheus.NewDesc("kiln_commit_latency_seconds", "Time from COMMIT to durable and applied.", nil, nil)
+	indexDesc     = prometheus.NewDesc("kiln_log_index", "Log indexes: applied and durable.", []string{"kind"}, nil)
+	fsyncDesc     = prometheus.NewDesc("kiln_log_fsyncs_total", "Log fsyncs.", nil, nil)
+	bytesDesc     = prometheus.NewDesc("kiln_log_bytes_written_total", "Bytes written to the log.", nil, nil)
+	recoveryDesc  = prometheus.NewDesc("kiln_last_recovery_seconds", "Duration of the last start-up replay.", nil, nil)
+)
+
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range metricDescs {
 		ch <- d
 	}
+	for _, d := range []*prometheus.Desc{groupSizeDesc, latencyDesc, indexDesc, fsyncDesc, bytesDesc, recoveryDesc} {
+		ch <- d
+	}
+}
+
+// histogram converts a repl.Histogram (power-of-two buckets) to a Prometheus histogram.
+func histogram(d *prometheus.Desc, h *repl.Histogram, scale float64) prometheus.Metric {
+	count, sum, upper, cum := h.Snapshot()
+	buckets := make(map[float64]uint64, len(upper))
+	for i, u := range upper {
+		buckets[float64(u)*scale] = cum[i]
+	}
+	return prometheus.MustNewConstHistogram(d, count, float64(sum)*scale, buckets)
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
@@ -37,4 +61,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(d, kind, v)
 	}
+	n := c.s.node
+	ch <- histogram(groupSizeDesc, &n.Stats.GroupSizes, 1)
+	ch <- histogram(latencyDesc, &n.Stats.CommitNanos, 1e-9)
+	ch <- prometheus.MustNewConstMetric(indexDesc, prometheus.GaugeValue, float64(n.Applied()), "applied")
+	ch <- prometheus.MustNewConstMetric(indexDesc, prometheus.GaugeValue, float64(n.Durable()), "durable")
+	ch <- prometheus.MustNewConstMetric(fsyncDesc, prometheus.CounterValue, float64(n.Stats.Syncs.Load()))
+	ch <- prometheus.MustNewConstMetric(bytesDesc, prometheus.CounterValue, float64(c.s.lg.Stats().BytesWritten))
+	ch <- prometheus.MustNewConstMetric(recoveryDesc, prometheus.GaugeValue, n.RecoveryTime.Seconds())
 }

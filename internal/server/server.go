@@ -36,7 +36,7 @@ const DataFormatVersion = 1
 type Config struct {
 	DataDir string
 	// DiskReserveBytes: commits fail with 1021 when the data directory's filesystem has less free
-	// space (default 64 MiB), before anything reaches the log.
+	// space, before anything reaches the log (kiln serve's default is 64 MiB; 0 disables the check).
 	DiskReserveBytes uint64
 	Version          string
 	MaxConnections   int
@@ -96,9 +96,6 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	reserve := cfg.DiskReserveBytes
-	if reserve == 0 {
-		reserve = 64 << 20
-	}
 	node, err := repl.Start(ctx, repl.Config{Log: lg, Engine: eng, Logger: cfg.Logger, DiskFree: freeBytes(cfg.DataDir), ReserveBytes: reserve})
 	if err != nil {
 		eng.Close()
