@@ -241,6 +241,11 @@ func (n *Node) Commit(ctx context.Context, ws *txn.WriteSet) (uint64, error) {
 		return 0, sqlerr.New(sqlerr.ErrUnknownError, "server shutting down: commit outcome follows the log")
 	}
 	n.Stats.CommitNanos.Observe(uint64(time.Since(p.start)))
+	if p.err == nil && ctx.Err() != nil {
+		// The client was killed or went away while waiting: it gets an error, and the commit stands
+		// as the log says (it was durable and applied before its locks were released).
+		return p.index, sqlerr.New(sqlerr.ErrQueryInterrupted, "Query execution was interrupted while waiting for COMMIT; the transaction is committed (log index %d)", p.index)
+	}
 	return p.index, p.err
 }
 
