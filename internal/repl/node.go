@@ -389,26 +389,12 @@ func (n *Node) apply(ents []pb.Entry) error {
 				}
 				n.Stats.AppliedBytes.Add(uint64(len(e.Data)))
 			}
-		case pb.EntryConfChange:
-			var cc pb.ConfChange
-			if err := cc.Unmarshal(e.Data); err != nil {
-				return fmt.Errorf("repl: decode membership change %d: %w", e.Index, err)
-			}
-			cs := n.rn.ApplyConfChange(cc)
-			csb, err := cs.Marshal()
+		case pb.EntryConfChange, pb.EntryConfChangeV2:
+			cc, err := decodeConfChange(e)
 			if err != nil {
-				return err
-			}
-			if err := b.Set(confStateKey, csb); err != nil {
-				return err
-			}
-		case pb.EntryConfChangeV2:
-			var cc pb.ConfChangeV2
-			if err := cc.Unmarshal(e.Data); err != nil {
 				return fmt.Errorf("repl: decode membership change %d: %w", e.Index, err)
 			}
-			cs := n.rn.ApplyConfChange(cc)
-			csb, err := cs.Marshal()
+			csb, err := n.rn.ApplyConfChange(cc).Marshal()
 			if err != nil {
 				return err
 			}
@@ -435,6 +421,17 @@ func (n *Node) apply(ents []pb.Entry) error {
 		}
 	}
 	return nil
+}
+
+func decodeConfChange(e pb.Entry) (pb.ConfChangeI, error) {
+	if e.Type == pb.EntryConfChange {
+		var cc pb.ConfChange
+		err := cc.Unmarshal(e.Data)
+		return cc, err
+	}
+	var cc pb.ConfChangeV2
+	err := cc.Unmarshal(e.Data)
+	return cc, err
 }
 
 // storage adapts the binlog to raft.Storage.
