@@ -50,6 +50,11 @@ type Config struct {
 	// ReserveBytes. nil disables the check.
 	DiskFree     func() (uint64, error)
 	ReserveBytes uint64
+	// PurgeInterval is how often the log is trimmed (default 30 s; <0 disables): the engine is
+	// flushed, then sealed log segments wholly below its applied index minus RetainEntries are removed.
+	PurgeInterval time.Duration
+	// RetainEntries keeps at least this many entries below the engine's flushed index (default 10000).
+	RetainEntries uint64
 	// AfterSync, if set, runs after each log fsync that carried entries and before they are applied
 	// (crash tests use it to crash exactly between fsync and apply).
 	AfterSync func()
@@ -118,6 +123,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	if cfg.MaxBatchProposals == 0 {
 		cfg.MaxBatchProposals = 4096
+	}
+	if cfg.PurgeInterval == 0 {
+		cfg.PurgeInterval = 30 * time.Second
+	}
+	if cfg.RetainEntries == 0 {
+		cfg.RetainEntries = 10000
 	}
 	start := time.Now()
 	applied, err := cfg.Engine.AppliedPosition()
@@ -189,6 +200,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	go n.run()
+	if cfg.PurgeInterval > 0 {
+		go n.purgeLoop()
+	}
 	// Wait until leading and caught up with everything committed before this start.
 	target := hs.Commit
 	for {
@@ -247,6 +261,38 @@ func (n *Node) Commit(ctx context.Context, ws *txn.WriteSet) (uint64, error) {
 		return p.index, sqlerr.New(sqlerr.ErrQueryInterrupted, "Query execution was interrupted while waiting for COMMIT; the transaction is committed (log index %d)", p.index)
 	}
 	return p.index, p.err
+}
+
+// purgeLoop trims the log below what the engine has flushed: log segments are the only copy of
+// anything the engine holds only in its memtable, so the engine is flushed first and the purge stays
+// below the index applied before that flush.
+func (n *Node) purgeLoop() {
+	t := time.NewTicker(n.cfg.PurgeInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stopc:
+			return
+		case <-n.donec:
+			return
+		case <-t.C:
+		}
+		if n.lg.Stats().Segments < 2 {
+			continue // only sealed segments can go
+		}
+		applied := n.applied.Load()
+		if err := n.eng.Flush(); err != nil {
+			n.log.Warn("log purge: engine flush failed", "err", err)
+			continue
+		}
+		if applied <= n.cfg.RetainEntries {
+			continue
+		}
+		below := applied - n.cfg.RetainEntries + 1
+		if err := n.lg.Purge(below); err != nil {
+			n.log.Warn("log purge failed", "below", below, "err", err)
+		}
+	}
 }
 
 // Applied is the last applied log index.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
@@ -109,5 +110,49 @@ func TestCommitInterruptedWhileWaiting(t *testing.T) {
 	}
 	if _, ok, _ := eng.Get([]byte("killed")); !ok {
 		t.Fatal("the interrupted commit is not applied, though it was durable")
+	}
+}
+
+// The log is purged below what the engine flushed, and a restart after a purge still has every row.
+func TestPurgeBelowFlushed(t *testing.T) {
+	fs := vfs.NewMem()
+	open := func() (*Node, *engine.Engine, *klog.Log, *txn.Manager) {
+		lg, err := klog.Open("/log", klog.Options{FS: fs, SegmentBytes: 4096})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng, err := engine.Open("/engine", engine.Options{FS: fs, DisableWAL: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := Start(context.Background(), Config{Log: lg, Engine: eng, PurgeInterval: 5 * time.Millisecond, RetainEntries: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n, eng, lg, txn.NewManager(eng, txn.NewLockManager(txn.DefaultLockConfig()), n)
+	}
+	n, eng, lg, m := open()
+	for i := 0; i < 400; i++ {
+		if _, err := put(t, m, context.Background(), fmt.Sprintf("p%03d", i), "value-with-some-bytes"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for lg.FirstIndex() <= 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if lg.FirstIndex() <= 1 {
+		t.Fatalf("log not purged: first index %d, last %d, segments %d", lg.FirstIndex(), lg.LastIndex(), lg.Stats().Segments)
+	}
+	first := lg.FirstIndex()
+	n.Stop()
+	eng.Close()
+	lg.Close()
+	n2, eng2, lg2, _ := open()
+	defer func() { n2.Stop(); eng2.Close(); lg2.Close() }()
+	for i := 0; i < 400; i++ {
+		if _, ok, _ := eng2.Get([]byte(fmt.Sprintf("p%03d", i))); !ok {
+			t.Fatalf("p%03d lost after purge (log first index %d) and restart", i, first)
+		}
 	}
 }

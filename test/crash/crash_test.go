@@ -53,7 +53,7 @@ func open(t testing.TB, fs vfs.FS, afterSync func()) *stack {
 	if err != nil {
 		t.Fatalf("open engine: %v", err)
 	}
-	node, err := repl.Start(context.Background(), repl.Config{Log: lg, Engine: eng, AfterSync: afterSync, TickInterval: 10 * time.Millisecond, Logger: quiet})
+	node, err := repl.Start(context.Background(), repl.Config{Log: lg, Engine: eng, AfterSync: afterSync, TickInterval: 10 * time.Millisecond, Logger: quiet, PurgeInterval: -1})
 	if err != nil {
 		t.Fatalf("start node: %v", err)
 	}
