@@ -175,7 +175,7 @@ func (ai *accessIter) openRange(prefix []byte, lo, hi types.Value, loIncl, hiInc
 	if nEq < len(a.idx.cols) {
 		col := a.tbl.Columns[a.idx.cols[nEq]]
 		if !lo.IsNull() {
-			if kv, ok := keyValueBound(lo, col); ok {
+			if kv, ok := keyValue(lo, col); ok {
 				lower = types.AppendKey(append([]byte(nil), prefix...), kv, &col.Type)
 				if !loIncl {
 					lower = prefixEnd(lower)
@@ -186,7 +186,7 @@ func (ai *accessIter) openRange(prefix []byte, lo, hi types.Value, loIncl, hiInc
 			lower = append(append([]byte(nil), prefix...), 0x01)
 		}
 		if !hi.IsNull() {
-			if kv, ok := keyValueBound(hi, col); ok {
+			if kv, ok := keyValue(hi, col); ok {
 				upper = types.AppendKey(append([]byte(nil), prefix...), kv, &col.Type)
 				if hiIncl {
 					upper = prefixEnd(upper)
@@ -225,7 +225,7 @@ func (ai *accessIter) openRanges(prefix []byte, nEq int, outer []types.Value) (*
 				empty = true
 				return err == nil
 			}
-			kv, ok := keyValueBound(v, col)
+			kv, ok := keyValue(v, col)
 			if !ok {
 				return false // cannot bound exactly: scan the whole prefix
 			}
@@ -302,9 +302,6 @@ func keyValue(v types.Value, col *Column) (types.Value, bool) {
 	}
 	return out, true
 }
-
-// keyValueBound is keyValue for range bounds: the same exactness rule.
-func keyValueBound(v types.Value, col *Column) (types.Value, bool) { return keyValue(v, col) }
 
 // next returns the next row of the table (all columns; for covering reads only the index's columns).
 func (ai *accessIter) next() ([]types.Value, error) {

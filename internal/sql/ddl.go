@@ -308,9 +308,6 @@ func (d *ddlCtx) buildColumn(tbl *Table, cd *ast.ColumnDef) (*Column, []*ast.Con
 	if explicitNull && col.NotNull {
 		return nil, nil, sqlerr.New(sqlerr.ErrParse, "You have an error in your SQL syntax: column '%s' is both NULL and NOT NULL", name)
 	}
-	if col.Type.Tp == mysql.TypeTimestamp && !explicitNull && false {
-		col.NotNull = true
-	}
 	if defNode != nil {
 		if fc, ok := defNode.(*ast.FuncCallExpr); ok && isNowFunc(fc.FnName.L) {
 			if col.Type.Tp != mysql.TypeDatetime && col.Type.Tp != mysql.TypeTimestamp {

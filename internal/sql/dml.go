@@ -196,7 +196,7 @@ func (s *Session) insert(env *Env, x *ast.InsertStmt) (proto.OK, error) {
 				if err != nil {
 					return proto.OK{}, err
 				}
-				if vals[i], err = e.Eval(env, ins.partialRow(cols, vals, i)); err != nil {
+				if vals[i], err = e.Eval(env, nil); err != nil {
 					return proto.OK{}, err
 				}
 			}
@@ -241,9 +241,6 @@ type inserter struct {
 	allocated        uint64 // id allocated for the row being written
 	lastExplicitAuto uint64
 }
-
-// partialRow lets a VALUES expression read earlier columns of the same row (MySQL allows that).
-func (ins *inserter) partialRow([]int, []types.Value, int) []types.Value { return nil }
 
 // insertValues builds the full row from target columns and defaults, converts it, and writes it.
 func (ins *inserter) insertValues(cols []int, vals []types.Value, isDefault []bool) error {
@@ -444,7 +441,6 @@ func (ins *inserter) write(row []types.Value) error {
 			}
 			if changed {
 				ins.affected += 2
-				touchOnUpdate(env, tbl, dupRow, newRow)
 			}
 			if ai := tbl.autoInc; ai >= 0 && !tbl.Columns[ai].Hidden && ins.firstAutoID == 0 {
 				ins.lastExplicitAuto = toUint64(dupRow[ai])
@@ -460,8 +456,6 @@ func (ins *inserter) write(row []types.Value) error {
 		}
 	}
 }
-
-func touchOnUpdate(*Env, *Table, []types.Value, []types.Value) {}
 
 func dupMessage(tbl *Table, ix *Index, row []types.Value) string {
 	var parts []string

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shopspring/decimal"
 
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -518,14 +517,11 @@ func (s *sortIter) sortRows() {
 			var c int
 			if x.keys[j] != nil && y.keys[j] != nil {
 				c = bytes.Compare(x.keys[j], y.keys[j])
-			} else {
-				c = compareRows(x.row, y.row, s.keys[j:j+1], s.colls)
 				if k.desc {
-					c = -c // compareRows already applied desc; undo, applied below once
+					c = -c
 				}
-			}
-			if k.desc {
-				c = -c
+			} else {
+				c = compareRows(x.row, y.row, s.keys[j:j+1], s.colls) // applies desc itself
 			}
 			if c != 0 {
 				return c < 0
@@ -961,5 +957,3 @@ func (s *subqueryExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 	}
 	return types.Null, nil
 }
-
-var _ = mysql.TypeNull

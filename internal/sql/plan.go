@@ -341,13 +341,11 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 			if err != nil {
 				return nil, err
 			}
-			lv := pl.levels[li]
 			target := li
 			if !it.left {
 				target = maxLevel(c.refs, li)
 			}
 			pl.levels[target].conds = append(pl.levels[target].conds, &conjunct{e: e, refs: c.refs, node: n})
-			_ = lv
 		}
 	}
 	var post []Expr
@@ -369,7 +367,7 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 					readsLeft = true
 				}
 			}
-			if readsLeft || c.correlated && false {
+			if readsLeft {
 				post = append(post, e)
 				continue
 			}
@@ -814,8 +812,7 @@ func collectAggs(sel *ast.SelectStmt) []*ast.AggregateFuncExpr {
 }
 
 type aggCollector struct {
-	aggs  []*ast.AggregateFuncExpr
-	depth int
+	aggs []*ast.AggregateFuncExpr
 }
 
 func (v *aggCollector) Enter(n ast.Node) (ast.Node, bool) {

@@ -171,9 +171,7 @@ func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
 	for _, ix := range tbl.Indexes {
 		allowed[ix] = true
 	}
-	var tn *ast.TableName
-	_ = tn
-	if hints := p.hintsFor(lv); len(hints) > 0 {
+	if hints := lv.hints; len(hints) > 0 {
 		for _, h := range hints {
 			names := map[string]bool{}
 			for _, n := range h.IndexNames {
@@ -445,9 +443,6 @@ func flipOp(op opcode.Op) opcode.Op {
 	}
 	return op
 }
-
-// hintsFor returns the index hints written on a level's table.
-func (p *planner) hintsFor(lv *level) []*ast.IndexHint { return lv.hints }
 
 // describe renders an access for EXPLAIN.
 func (a *access) describe() string {

@@ -8,10 +8,11 @@ import (
 	"github.com/kiln-db/kiln/internal/engine"
 )
 
-// BatchCommitter is the temporary commit path of the foundation: each group of concurrent commits
-// becomes one synced pebble batch. It is replaced by the log-first path (issue 3), which keeps the same
-// shape: a leader takes every request queued while the previous write+fsync ran, writes them as one
-// group with one fsync, and then wakes each waiter with its position.
+// BatchCommitter commits each group of concurrent commits as one synced pebble batch, without a log.
+// The server commits through the binlog (internal/repl); this committer is what unit tests of the
+// layers above use, on an in-memory engine. It keeps the same shape: a leader takes every request
+// queued while the previous write+fsync ran, writes them as one group, and wakes each waiter with its
+// position.
 //
 // Ordering: positions are assigned in queue order inside the group, and groups are written one at a
 // time, so position order = apply order = visibility order.
