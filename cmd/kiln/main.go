@@ -48,6 +48,8 @@ func serveCmd() *cobra.Command {
 	var maxPacket int
 	var lockWait time.Duration
 	var diskReserve uint64
+	var durability string
+	var syncInterval time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a Kiln server",
@@ -56,7 +58,7 @@ func serveCmd() *cobra.Command {
 			slog.SetDefault(logger)
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return serve(ctx, logger, server.Config{DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Logger: logger}, listen, httpAddr, maxPacket)
+			return serve(ctx, logger, server.Config{DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, Logger: logger}, listen, httpAddr, maxPacket)
 		},
 	}
 	f := cmd.Flags()
@@ -67,6 +69,8 @@ func serveCmd() *cobra.Command {
 	f.IntVar(&maxPacket, "max-allowed-packet", 64<<20, "largest packet accepted from a client, bytes (error 1153 beyond)")
 	f.DurationVar(&lockWait, "lock-wait-timeout", 50*time.Second, "default innodb_lock_wait_timeout")
 	f.Uint64Var(&diskReserve, "disk-reserve", 64<<20, "free bytes kept on the data directory's filesystem: below it commits fail with 1021")
+	f.StringVar(&durability, "durability", "sync", "default commit durability (kiln_durability): sync = acknowledged after the log fsync; async = acknowledged once applied, the log fsynced every --sync-interval (a crash may lose that interval)")
+	f.DurationVar(&syncInterval, "sync-interval", 100*time.Millisecond, "background log fsync interval for async commits")
 	return cmd
 }
 

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -39,8 +40,14 @@ type Options struct {
 
 // Engine is an open pebble store.
 type Engine struct {
-	db *pebble.DB
+	db          *pebble.DB
+	beforeFlush atomic.Pointer[func()]
 }
+
+// SetBeforeFlush installs f to run before every memtable flush, before the flush writes anything
+// (pebble's FlushBegin, called with the DB's mutex held: f must not call back into the engine). The
+// commit path uses it to fsync the log first, so the engine never persists what the log has not.
+func (e *Engine) SetBeforeFlush(f func()) { e.beforeFlush.Store(&f) }
 
 // Open opens (creating if needed) the store in dir.
 func Open(dir string, o Options) (*Engine, error) {
@@ -66,12 +73,19 @@ func Open(dir string, o Options) (*Engine, error) {
 		DisableWAL:                  o.DisableWAL,
 		Logger:                      quietLogger{},
 	}
+	e := &Engine{}
+	opts.EventListener = &pebble.EventListener{FlushBegin: func(pebble.FlushInfo) {
+		if f := e.beforeFlush.Load(); f != nil {
+			(*f)()
+		}
+	}}
 	opts.EnsureDefaults()
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open pebble in %s: %w", dir, err)
 	}
-	return &Engine{db: db}, nil
+	e.db = db
+	return e, nil
 }
 
 // Close flushes nothing (the WAL or the log holds what matters) and closes the store.

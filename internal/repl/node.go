@@ -14,6 +14,14 @@
 //     is visible to others only once it is durable and applied (log order = apply order = visibility
 //     order).
 //
+// Durability is per commit. A sync commit (the default) is fsynced before it is applied, as above. An
+// async commit (txn.WriteSet.Async) is appended and advanced without an fsync, so it is applied and
+// acknowledged at once; a background fsync every SyncInterval makes it durable, and so does the next
+// sync commit's fsync (the log is a prefix: one fsync covers everything before it). Because the log is
+// written only by fsynced batches, a crash leaves a prefix of the commit history. One more rule keeps
+// the engine from getting ahead of the log: before pebble flushes a memtable (which may hold async
+// entries not yet fsynced) the log is fsynced up to everything handed to the engine (flushBarrier).
+//
 // Recovery is the same loop: raft starts at the engine's applied index (Config.Applied) and hands the
 // committed entries after it to step 3. The node campaigns at once, so a single voter does not wait
 // out an election timeout.
@@ -55,8 +63,11 @@ type Config struct {
 	PurgeInterval time.Duration
 	// RetainEntries keeps at least this many entries below the engine's flushed index (default 10000).
 	RetainEntries uint64
-	// AfterSync, if set, runs after each log fsync that carried entries and before they are applied
-	// (crash tests use it to crash exactly between fsync and apply).
+	// SyncInterval is how often the log is fsynced in the background while it holds entries of async
+	// commits (durability=async) that nothing has synced yet (default 100 ms).
+	SyncInterval time.Duration
+	// AfterSync, if set, runs after each log fsync that the commit loop made for entries and before they
+	// are applied (crash tests use it to crash exactly between fsync and apply).
 	AfterSync func()
 }
 
@@ -74,8 +85,12 @@ type Node struct {
 	nextID  atomic.Uint64
 	waiters map[uint64]*proposal // loop-owned
 	applied atomic.Uint64
-	durable atomic.Uint64 // last index known fsynced in the log
-	leader  atomic.Bool
+	// inEngine is the highest index handed to the engine (stored before the engine batch is applied):
+	// what a memtable flush can persist. The flush barrier keeps it at or below the durable index.
+	inEngine atomic.Uint64
+	durable  atomic.Uint64 // last index known fsynced in the log
+	syncMu   sync.Mutex    // serialises syncLog, so durable and the group counters stay exact
+	leader   atomic.Bool
 
 	stopOnce sync.Once
 	failed   atomic.Pointer[error] // a fatal apply or log error stops the node
@@ -97,6 +112,7 @@ type Stats struct {
 
 type proposal struct {
 	id    uint64
+	async bool // acknowledged once applied, before the log is fsynced
 	data  []byte
 	start time.Time
 	index uint64
@@ -129,6 +145,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	if cfg.RetainEntries == 0 {
 		cfg.RetainEntries = 10000
+	}
+	if cfg.SyncInterval <= 0 {
+		cfg.SyncInterval = 100 * time.Millisecond
 	}
 	start := time.Now()
 	applied, err := cfg.Engine.AppliedPosition()
@@ -189,7 +208,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		propc: make(chan *proposal, cfg.MaxBatchProposals), stopc: make(chan struct{}), donec: make(chan struct{}),
 		waiters: map[uint64]*proposal{}}
 	n.applied.Store(applied)
-	n.durable.Store(cfg.Log.LastIndex())
+	n.inEngine.Store(applied)
+	n.durable.Store(cfg.Log.LastIndex()) // recovery left only synced entries
+	cfg.Engine.SetBeforeFlush(n.flushBarrier)
 	// Apply what is already committed (a fresh node's membership entry), then campaign at once: a
 	// single voter need not wait out an election timeout.
 	if err := n.drainReady(); err != nil {
@@ -200,6 +221,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	go n.run()
+	go n.syncLoop()
 	if cfg.PurgeInterval > 0 {
 		go n.purgeLoop()
 	}
@@ -239,7 +261,7 @@ func (n *Node) Commit(ctx context.Context, ws *txn.WriteSet) (uint64, error) {
 		}
 	}
 	rec := ws.Encode()
-	p := &proposal{id: n.nextID.Add(1), start: time.Now(), done: make(chan struct{})}
+	p := &proposal{id: n.nextID.Add(1), async: ws.Async, start: time.Now(), done: make(chan struct{})}
 	p.data = make([]byte, 8+len(rec))
 	binary.BigEndian.PutUint64(p.data, p.id)
 	copy(p.data[8:], rec)
@@ -301,10 +323,81 @@ func (n *Node) Applied() uint64 { return n.applied.Load() }
 // Durable is the last log index known fsynced.
 func (n *Node) Durable() uint64 { return n.durable.Load() }
 
-// Stop ends the loop. Commits waiting get an error; the log decides their outcome.
+// Stop ends the loop. Commits waiting get an error; the log decides their outcome. Entries of async
+// commits that are still unsynced are fsynced, so a clean stop loses nothing.
 func (n *Node) Stop() {
-	n.stopOnce.Do(func() { close(n.stopc) })
+	n.stopOnce.Do(func() {
+		close(n.stopc)
+		<-n.donec
+		if n.fatal() == nil && n.lg.LastIndex() > n.durable.Load() {
+			if err := n.syncLog(); err != nil {
+				n.log.Error("final log fsync failed: async commits since the last fsync are lost", "err", err)
+			}
+		}
+	})
 	<-n.donec
+}
+
+// syncLog fsyncs everything appended to the log and advances the durable index. The commit loop calls
+// it for groups that hold sync commits; syncLoop and flushBarrier call it for async ones.
+func (n *Node) syncLog() error {
+	n.syncMu.Lock()
+	defer n.syncMu.Unlock()
+	last := n.lg.LastIndex() // appended before the Sync below starts, so covered by it
+	prev := n.durable.Load()
+	if err := n.lg.Sync(); err != nil {
+		return fmt.Errorf("repl: fsync log: %w", err)
+	}
+	n.Stats.Syncs.Add(1)
+	if last > prev {
+		n.Stats.Groups.Add(1)
+		n.Stats.GroupSizes.Observe(last - prev)
+		n.durable.Store(last)
+	}
+	return nil
+}
+
+// syncLoop is the background fsync of async commits: every SyncInterval, if the log holds entries
+// nothing has synced yet. With only sync commits it never finds any.
+func (n *Node) syncLoop() {
+	t := time.NewTicker(n.cfg.SyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stopc:
+			return
+		case <-n.donec:
+			return
+		case <-t.C:
+		}
+		if n.lg.LastIndex() <= n.durable.Load() {
+			continue
+		}
+		if err := n.syncLog(); err != nil {
+			// The log is unusable from now on (a failed fsync is sticky); the loop stops at its next
+			// append. Async commits since the last fsync are lost, as that mode allows.
+			n.fail(err)
+			return
+		}
+	}
+}
+
+// flushBarrier runs before the engine flushes a memtable. The engine has no WAL: what it flushes is
+// recovered as is, with its applied index, and recovery replays the log only after that index. If the
+// memtable held async entries the log had not fsynced, a power loss would leave the engine ahead of the
+// log, with history the log no longer has. So the log is fsynced first. With only sync commits
+// inEngine never passes durable and this does nothing.
+func (n *Node) flushBarrier() {
+	if n.inEngine.Load() <= n.durable.Load() {
+		return
+	}
+	if err := n.syncLog(); err != nil {
+		// Letting the flush go on could make the engine durable ahead of the log; stopping the
+		// process keeps the node recoverable (the log decides, as after a crash).
+		n.fail(err)
+		panic(fmt.Sprintf("kiln: the engine is about to flush log entries up to %d but the log cannot be fsynced past %d (%v): stopping so the engine never gets ahead of the log",
+			n.inEngine.Load(), n.durable.Load(), err))
+	}
 }
 
 func (n *Node) fatal() error {
@@ -375,6 +468,7 @@ func (n *Node) drainReady() error {
 		if rd.SoftState != nil {
 			n.leader.Store(rd.SoftState.RaftState == raft.StateLeader)
 		}
+		mustSync := n.needsSync(rd)
 		if !raft.IsEmptyHardState(rd.HardState) {
 			hs := rd.HardState
 			if err := n.lg.SetHardState(klog.HardState{Term: hs.Term, Vote: hs.Vote, Commit: hs.Commit}); err != nil {
@@ -390,18 +484,12 @@ func (n *Node) drainReady() error {
 				return fmt.Errorf("repl: append to log: %w", err)
 			}
 		}
-		if rd.MustSync || len(rd.Entries) > 0 {
-			if err := n.lg.Sync(); err != nil {
-				return fmt.Errorf("repl: fsync log: %w", err)
+		if mustSync {
+			if err := n.syncLog(); err != nil {
+				return err
 			}
-			n.Stats.Syncs.Add(1)
-			if len(rd.Entries) > 0 {
-				n.Stats.Groups.Add(1)
-				n.Stats.GroupSizes.Observe(uint64(len(rd.Entries)))
-				n.durable.Store(rd.Entries[len(rd.Entries)-1].Index)
-				if n.cfg.AfterSync != nil {
-					n.cfg.AfterSync()
-				}
+			if len(rd.Entries) > 0 && n.cfg.AfterSync != nil {
+				n.cfg.AfterSync()
 			}
 		}
 		if len(rd.CommittedEntries) > 0 {
@@ -412,6 +500,32 @@ func (n *Node) drainReady() error {
 		n.rn.Advance(rd)
 	}
 	return nil
+}
+
+// needsSync says whether a Ready must be fsynced before Advance: a change of term or vote (raft's rule),
+// or any entry that is not an async commit (sync commits, membership changes, a leader's empty entry).
+// A Ready of async commits only is advanced unsynced: raft then commits them, they are applied and
+// acknowledged, and syncLoop, the next sync group or the flush barrier makes them durable.
+func (n *Node) needsSync(rd raft.Ready) bool {
+	if !rd.MustSync {
+		return false
+	}
+	if !raft.IsEmptyHardState(rd.HardState) {
+		prev := n.lg.HardState()
+		if rd.HardState.Term != prev.Term || rd.HardState.Vote != prev.Vote {
+			return true
+		}
+	}
+	for _, e := range rd.Entries {
+		if e.Type != pb.EntryNormal || len(e.Data) < 8 {
+			return true
+		}
+		p, ok := n.waiters[binary.BigEndian.Uint64(e.Data)]
+		if !ok || !p.async {
+			return true
+		}
+	}
+	return false
 }
 
 // apply writes committed entries to the engine in one batch with the last index, then wakes waiters.
@@ -450,6 +564,7 @@ func (n *Node) apply(ents []pb.Entry) error {
 		}
 		last = e.Index
 	}
+	n.inEngine.Store(last)
 	if err := n.eng.Apply(b, last, false); err != nil {
 		return fmt.Errorf("repl: apply to engine at %d: %w", last, err)
 	}

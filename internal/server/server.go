@@ -41,7 +41,11 @@ type Config struct {
 	Version          string
 	MaxConnections   int
 	LockWaitTimeout  time.Duration
-	Logger           *slog.Logger
+	// Durability is the default of kiln_durability: "sync" (default) or "async" (commits acknowledged
+	// once applied; the log is fsynced every SyncInterval, default 100 ms). Sessions may override it.
+	Durability   string
+	SyncInterval time.Duration
+	Logger       *slog.Logger
 }
 
 // Server is an open node.
@@ -78,6 +82,13 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = 151
 	}
+	switch cfg.Durability {
+	case "":
+		cfg.Durability = "sync"
+	case "sync", "async":
+	default:
+		return nil, fmt.Errorf("durability %q: want sync or async", cfg.Durability)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
@@ -96,7 +107,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	reserve := cfg.DiskReserveBytes
-	node, err := repl.Start(ctx, repl.Config{Log: lg, Engine: eng, Logger: cfg.Logger, DiskFree: freeBytes(cfg.DataDir), ReserveBytes: reserve})
+	node, err := repl.Start(ctx, repl.Config{Log: lg, Engine: eng, Logger: cfg.Logger, DiskFree: freeBytes(cfg.DataDir), ReserveBytes: reserve, SyncInterval: cfg.SyncInterval})
 	if err != nil {
 		eng.Close()
 		lg.Close()
@@ -104,7 +115,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	locks := txn.NewLockManager(txn.DefaultLockConfig())
 	txm := txn.NewManager(eng, locks, node)
-	db, err := sql.Open(ctx, txm, sql.Config{Version: cfg.Version, LockWaitTimeout: cfg.LockWaitTimeout, MaxConnections: cfg.MaxConnections})
+	db, err := sql.Open(ctx, txm, sql.Config{Version: cfg.Version, LockWaitTimeout: cfg.LockWaitTimeout, MaxConnections: cfg.MaxConnections, Durability: cfg.Durability})
 	if err != nil {
 		node.Stop()
 		eng.Close()

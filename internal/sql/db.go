@@ -29,6 +29,8 @@ type Config struct {
 	Version         string        // server version string, e.g. 8.0.40-kiln-0.1.0
 	LockWaitTimeout time.Duration // innodb_lock_wait_timeout default
 	MaxConnections  int
+	// Durability is kiln_durability's global default: "sync" (or empty) or "async".
+	Durability string
 }
 
 // ProcessInfo is one row of SHOW PROCESSLIST.

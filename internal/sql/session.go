@@ -409,6 +409,7 @@ func (s *Session) commit(ctx context.Context) error {
 	}
 	t := s.txn
 	s.endTxnKeepLock()
+	t.SetAsync(s.getSysVar(durabilityVar, false).S == "async")
 	pos, err := t.Commit(ctx)
 	s.releaseMDL()
 	if err != nil {

@@ -171,7 +171,10 @@ func init() {
 	defVar("super_read_only", scopeGlobal, num(0), boolean)
 	defVar("thread_handling", scopeGlobal, str("one-thread-per-connection"), ro)
 	defVar("kiln_durability", scopeBoth, str("sync"))
+	durabilityVar = mustSysVar("kiln_durability")
 }
+
+var durabilityVar *sysVar // kiln_durability, read at every commit
 
 func systemTZ() string {
 	name, _ := time.Now().Zone()
@@ -207,6 +210,9 @@ func newGlobalVars(cfg Config) *globalVars {
 		g.vals["max_connections"] = num(int64(cfg.MaxConnections))
 	}
 	g.vals["innodb_lock_wait_timeout"] = num(int64(cfg.LockWaitTimeout / time.Second))
+	if cfg.Durability != "" {
+		g.vals["kiln_durability"] = str(cfg.Durability)
+	}
 	return g
 }
 

@@ -188,6 +188,10 @@ func (t *Txn) RollbackTo(sp int) {
 	t.undo = t.undo[:sp]
 }
 
+// SetAsync chooses the commit's durability: async commits are acknowledged (and visible) once applied,
+// before the log is fsynced; a crash may lose the last sync interval of them, never a part of one.
+func (t *Txn) SetAsync(async bool) { t.ws.Async = async }
+
 // HasWrites reports whether the transaction wrote anything.
 func (t *Txn) HasWrites() bool { return t.ws.tree.Len() > 0 || len(t.ws.ranges) > 0 }
 
@@ -229,6 +233,9 @@ func (t *Txn) Done() bool { return t.done }
 
 // WriteSet is a transaction's pending writes, ordered by key, plus range deletions.
 type WriteSet struct {
+	// Async asks the committer to acknowledge once the commit is applied, without waiting for the
+	// log's fsync (durability=async). It is not part of the record.
+	Async  bool
 	tree   *btree.BTreeG[wsEntry]
 	ranges []keyRange
 	seq    uint64

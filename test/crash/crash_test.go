@@ -44,6 +44,11 @@ type stack struct {
 
 func open(t testing.TB, fs vfs.FS, afterSync func()) *stack {
 	t.Helper()
+	return openWith(t, fs, func(c *repl.Config) { c.AfterSync = afterSync })
+}
+
+func openWith(t testing.TB, fs vfs.FS, tweak func(*repl.Config)) *stack {
+	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	lg, err := klog.Open("/data/log", klog.Options{FS: fs, Logger: quiet})
 	if err != nil {
@@ -53,7 +58,9 @@ func open(t testing.TB, fs vfs.FS, afterSync func()) *stack {
 	if err != nil {
 		t.Fatalf("open engine: %v", err)
 	}
-	node, err := repl.Start(context.Background(), repl.Config{Log: lg, Engine: eng, AfterSync: afterSync, TickInterval: 10 * time.Millisecond, Logger: quiet, PurgeInterval: -1})
+	cfg := repl.Config{Log: lg, Engine: eng, TickInterval: 10 * time.Millisecond, Logger: quiet, PurgeInterval: -1}
+	tweak(&cfg)
+	node, err := repl.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("start node: %v", err)
 	}
