@@ -21,11 +21,11 @@ test:
 soak: build
 	scripts/soak.sh
 
-# Simulated power-loss crashes for as long as asked: make soak-crash CYCLES=1000000 (prints the seed of
-# any failure; rerun it with KILN_CRASH_SEED=...).
+# Simulated power-loss crashes for as long as asked, in sync and in async mode: make soak-crash
+# CYCLES=1000000 (prints the seed of any failure; rerun it with KILN_CRASH_SEED=...).
 CYCLES ?= 100000
 soak-crash:
-	KILN_CRASH_CYCLES=$(CYCLES) $(GO) test -count=1 -timeout 0 -v -run TestCrashRecovery ./test/crash/
+	KILN_CRASH_CYCLES=$(CYCLES) KILN_ASYNC_CRASH_CYCLES=$(CYCLES) $(GO) test -count=1 -timeout 0 -v ./test/crash/
 
 bench: build
 	bench/sysbench-compare.sh
