@@ -7,7 +7,7 @@
 # docs/conformance.md).
 GO ?= go
 
-.PHONY: build run test soak soak-crash bench conformance sltrun
+.PHONY: build run test soak soak-crash bench bench-commit conformance sltrun
 
 build:
 	$(GO) build -o bin/kiln ./cmd/kiln
@@ -29,6 +29,10 @@ soak-crash:
 
 bench: build
 	bench/sysbench-compare.sh
+
+# Durable commit path (fsyncs/commit, group size, hot row), Kiln vs MariaDB: bench/commit-path.sh
+bench-commit: build
+	bench/commit-path.sh
 
 conformance: build
 	scripts/conformance.sh
