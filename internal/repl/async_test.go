@@ -2,9 +2,12 @@ package repl
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	randv2 "math/rand/v2"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -162,5 +165,67 @@ func TestAsyncBackgroundSyncAndStop(t *testing.T) {
 	defer r.close()
 	if !r.has(t, "bg") || !r.has(t, "atstop") {
 		t.Fatalf("bg %v atstop %v: want both after a clean stop", r.has(t, "bg"), r.has(t, "atstop"))
+	}
+}
+
+// A record with a logical operation reads the engine at apply: it must see every entry before it in
+// log order, even when those entries were committed in the same group (same Ready), and none after it.
+func TestLogicalRecordSeesEarlierEntries(t *testing.T) {
+	txn.RegisterLogical("test.count", func(payload []byte, eng *engine.Engine, b txn.Batch) error {
+		it, err := eng.NewIter([]byte("p/"), []byte("p0"))
+		if err != nil {
+			return err
+		}
+		defer it.Close()
+		n := 0
+		for it.First(); it.Valid(); it.Next() {
+			n++
+		}
+		return b.Set(payload, []byte(strconv.Itoa(n)))
+	})
+	fs := vfs.NewMem()
+	s := startAsync(t, fs, time.Hour)
+	defer s.close()
+	for round := 0; round < 20; round++ {
+		var wg sync.WaitGroup
+		idx := make([]uint64, 16)
+		var countIdx uint64
+		countKey := fmt.Sprintf("count/%02d", round)
+		for i := range idx {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				tx := s.m.Begin(txn.RepeatableRead, false)
+				tx.Set([]byte(fmt.Sprintf("p/%02d/%02d", round, i)), []byte("v"))
+				tx.SetAsync(i%2 == 0)
+				var err error
+				if idx[i], err = tx.Commit(context.Background()); err != nil {
+					t.Error(err)
+				}
+			}(i)
+			if i == 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					tx := s.m.Begin(txn.RepeatableRead, false)
+					tx.Logical("test.count", []byte(countKey))
+					var err error
+					if countIdx, err = tx.Commit(context.Background()); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		want := round * 16
+		for _, i := range idx {
+			if i < countIdx {
+				want++
+			}
+		}
+		v, ok, err := s.eng.Get([]byte(countKey))
+		if err != nil || !ok || string(v) != strconv.Itoa(want) {
+			t.Fatalf("round %d: logical record at %d counted %q (%v %v), want %d", round, countIdx, v, ok, err, want)
+		}
 	}
 }

@@ -529,10 +529,13 @@ func (n *Node) needsSync(rd raft.Ready) bool {
 }
 
 // apply writes committed entries to the engine in one batch with the last index, then wakes waiters.
+// A record with logical operations (DDL) reads the engine, so the entries before it are applied first,
+// in their own batch with their own last index.
 func (n *Node) apply(ents []pb.Entry) error {
 	b := n.eng.NewBatch()
-	defer b.Close()
+	defer func() { b.Close() }()
 	last := n.applied.Load()
+	pending := false // b holds entries not yet in the engine
 	for _, e := range ents {
 		if e.Index <= last {
 			continue // already in the engine
@@ -544,7 +547,15 @@ func (n *Node) apply(ents []pb.Entry) error {
 		switch e.Type {
 		case pb.EntryNormal:
 			if len(e.Data) >= 8 {
-				if err := txn.ApplyRecord(e.Data[8:], b); err != nil {
+				rec := e.Data[8:]
+				if pending && txn.RecordReadsState(rec) {
+					if err := n.applyBatch(b, last); err != nil {
+						return err
+					}
+					b.Close()
+					b = n.eng.NewBatch()
+				}
+				if err := txn.ApplyRecord(rec, n.eng, b); err != nil {
 					return fmt.Errorf("repl: apply entry %d: %w", e.Index, err)
 				}
 				n.Stats.AppliedBytes.Add(uint64(len(e.Data)))
@@ -563,12 +574,13 @@ func (n *Node) apply(ents []pb.Entry) error {
 			}
 		}
 		last = e.Index
+		pending = true
 	}
-	n.inEngine.Store(last)
-	if err := n.eng.Apply(b, last, false); err != nil {
-		return fmt.Errorf("repl: apply to engine at %d: %w", last, err)
+	if pending {
+		if err := n.applyBatch(b, last); err != nil {
+			return err
+		}
 	}
-	n.applied.Store(last)
 	for _, e := range ents {
 		if e.Type != pb.EntryNormal || len(e.Data) < 8 {
 			continue
@@ -581,6 +593,16 @@ func (n *Node) apply(ents []pb.Entry) error {
 			close(p.done)
 		}
 	}
+	return nil
+}
+
+// applyBatch commits b to the engine with last as its applied index.
+func (n *Node) applyBatch(b *engine.Batch, last uint64) error {
+	n.inEngine.Store(last)
+	if err := n.eng.Apply(b, last, false); err != nil {
+		return fmt.Errorf("repl: apply to engine at %d: %w", last, err)
+	}
+	n.applied.Store(last)
 	return nil
 }
 

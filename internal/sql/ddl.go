@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -71,6 +72,10 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 		t.Rollback()
 		return w.OK(proto.OK{Warnings: s.warningCount()}, more)
 	}
+	if err := ddl.logBuilds(); err != nil {
+		t.Rollback()
+		return err
+	}
 	saveNextTableID(t, next.nextTable)
 	pos, err := t.Commit(env.ctx)
 	if err != nil {
@@ -91,7 +96,8 @@ type ddlCtx struct {
 	t         *txn.Txn
 	noop      bool
 	resetAuto []uint64
-	pending   []string // index names taken in this statement
+	pending   []string            // index names taken in this statement
+	builds    map[uint64][]uint32 // table id -> indexes whose entries the record builds (logBuilds)
 }
 
 func (d *ddlCtx) dbName(n string) (string, error) {
@@ -731,36 +737,101 @@ func (d *ddlCtx) addIndexes(nt *Table, cs []*ast.Constraint) error {
 	return saveTable(d.t, nt)
 }
 
-// buildEntries scans the table and writes entries of the given indexes, failing on duplicates of a
-// unique index (1062), as MySQL's ALTER does.
+// buildEntries adds the building of the given indexes' entries to the DDL's record, as a logical
+// operation that every node executes when it applies the record (so the log holds a small record, not
+// one entry per row). Uniqueness is checked here, before anything is logged, failing on duplicates
+// with 1062 as MySQL's ALTER does: a logged record can no longer fail.
 func (d *ddlCtx) buildEntries(nt *Table, ixs []*Index) error {
 	if len(ixs) == 0 {
 		return nil
 	}
-	lo, hi := indexSpan(nt.ID, primaryID)
-	it, err := d.t.NewIter(lo, hi, false, true)
-	if err != nil {
-		return err
+	var unique []*Index
+	for _, ix := range ixs {
+		if ix.Unique {
+			unique = append(unique, ix)
+		}
 	}
-	defer it.Close()
-	for ; it.Valid(); it.Next() {
-		row, err := decodeRow(nt, it.Value())
+	if len(unique) > 0 {
+		lo, hi := indexSpan(nt.ID, primaryID)
+		it, err := d.t.NewIter(lo, hi, false, true)
 		if err != nil {
 			return err
 		}
-		for _, ix := range ixs {
-			k, v, unique := secondaryKey(nt, ix, row)
-			if unique {
-				if _, exists, err := d.t.GetLatest(k); err != nil {
-					return err
-				} else if exists {
+		seen := make([]map[string]struct{}, len(unique))
+		for i := range seen {
+			seen[i] = map[string]struct{}{}
+		}
+		for ; it.Valid(); it.Next() {
+			row, err := decodeRow(nt, it.Value())
+			if err != nil {
+				it.Close()
+				return err
+			}
+			for i, ix := range unique {
+				k, _, isUnique := secondaryKey(nt, ix, row)
+				if !isUnique {
+					continue // a NULL in the key never collides
+				}
+				if _, dup := seen[i][string(k)]; dup {
+					it.Close()
 					return sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(nt, ix, row))
 				}
+				seen[i][string(k)] = struct{}{}
 			}
-			d.t.Set(k, v)
+		}
+		err = it.Err()
+		it.Close()
+		if err != nil {
+			return err
 		}
 	}
-	return it.Err()
+	if d.builds == nil {
+		d.builds = map[uint64][]uint32{}
+	}
+	for _, ix := range ixs {
+		d.builds[nt.ID] = append(d.builds[nt.ID], ix.ID)
+	}
+	return nil
+}
+
+// logBuilds adds one logical build operation per table to the record, with the statement's final
+// table definition and only the indexes it still has (an ALTER may rebuild an index twice): the
+// record's range deletions come before its logical operations, so an index dropped later in the same
+// statement must not be built at all.
+func (d *ddlCtx) logBuilds() error {
+	ids := make([]uint64, 0, len(d.builds))
+	for id := range d.builds {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		nt, ok := d.cat.TableByID(id)
+		if !ok {
+			continue
+		}
+		op := buildIndexesOp{}
+		for _, ixID := range d.builds[id] {
+			for _, ix := range nt.Indexes {
+				if ix.ID == ixID && !ix.Primary {
+					op.Indexes = append(op.Indexes, ixID)
+				}
+			}
+		}
+		if len(op.Indexes) == 0 {
+			continue
+		}
+		def, err := json.Marshal(nt)
+		if err != nil {
+			return fmt.Errorf("catalog: encode table %s: %w", nt.Name, err)
+		}
+		op.Table = def
+		payload, err := json.Marshal(op)
+		if err != nil {
+			return err
+		}
+		d.t.Logical(opBuildIndexes, payload)
+	}
+	return nil
 }
 
 func (d *ddlCtx) dropIndex(x *ast.DropIndexStmt) error {

@@ -86,9 +86,18 @@ func (c *BatchCommitter) Commit(_ context.Context, ws *WriteSet) (uint64, error)
 
 func (c *BatchCommitter) writeGroup(group []*commitReq, first uint64) error {
 	b := c.eng.NewBatch()
-	defer b.Close()
-	for _, g := range group {
-		if err := g.ws.Apply(b); err != nil {
+	defer func() { b.Close() }()
+	for i, g := range group {
+		rec := g.ws.Encode()
+		if RecordReadsState(rec) && i > 0 {
+			// A logical operation reads the engine: apply the records before it first.
+			if err := c.eng.Apply(b, first+uint64(i)-1, true); err != nil {
+				return err
+			}
+			b.Close()
+			b = c.eng.NewBatch()
+		}
+		if err := ApplyRecord(rec, c.eng, b); err != nil {
 			return fmt.Errorf("commit: build batch: %w", err)
 		}
 	}

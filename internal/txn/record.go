@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
+
+	"github.com/kiln-db/kiln/internal/engine"
 )
 
 // Write-set records: what COMMIT puts in the binlog and what every node applies, in log order.
@@ -11,16 +14,50 @@ import (
 //	record  = version(1) op*
 //	op      = kind(1) uvarint(len(key)) key uvarint(len(value)) value
 //	kind    = 1 set | 2 delete (empty value) | 3 delete range [key, value)
+//	          | 4 logical operation (key = its registered name, value = its payload)
 //
-// Range deletions come first, then point writes in key order, exactly as WriteSet.Apply orders them,
-// so applying a record reproduces the transaction's final writes.
-const recordVersion = 1
+// Range deletions come first, then point writes in key order, then logical operations in the order
+// they were added, so applying a record reproduces the transaction's final writes. Version 1 records
+// hold no logical operation; version 2 records do, and are applied on top of every earlier record
+// (RecordReadsState): a logical operation reads the engine, e.g. to build an index from the table's
+// rows, so DDL stays a small record whatever the table's size.
+const (
+	recordVersion        = 1
+	recordVersionLogical = 2
+)
 
 const (
 	opSet         = 1
 	opDelete      = 2
 	opDeleteRange = 3
+	opLogical     = 4
 )
+
+// LogicalFunc applies a logical operation's payload at apply time: it reads the engine's state (every
+// earlier record applied, none of this record's point writes) and writes into b. It must be
+// deterministic (every node and every replay must produce the same writes) and must not fail on input
+// the statement validated: a record in the log can no longer be refused.
+type LogicalFunc func(payload []byte, eng *engine.Engine, b Batch) error
+
+var logical sync.Map // name -> LogicalFunc
+
+// RegisterLogical makes a logical operation known to ApplyRecord (the SQL layer registers its DDL
+// operations at init; this package cannot import it).
+func RegisterLogical(name string, fn LogicalFunc) { logical.Store(name, fn) }
+
+// Logical adds a logical operation to the transaction's record.
+func (t *Txn) Logical(name string, payload []byte) {
+	t.ws.logical = append(t.ws.logical, logicalOp{name: name, payload: payload})
+}
+
+type logicalOp struct {
+	name    string
+	payload []byte
+}
+
+// RecordReadsState reports whether rec holds logical operations: the caller must have applied every
+// earlier record to the engine (not just to a pending batch) before applying it.
+func RecordReadsState(rec []byte) bool { return len(rec) > 0 && rec[0] == recordVersionLogical }
 
 // Encode returns the write set as a record.
 func (w *WriteSet) Encode() []byte {
@@ -32,8 +69,15 @@ func (w *WriteSet) Encode() []byte {
 		n += 1 + 2*binary.MaxVarintLen32 + len(e.key) + len(e.val)
 		return true
 	})
+	for _, l := range w.logical {
+		n += 1 + 2*binary.MaxVarintLen32 + len(l.name) + len(l.payload)
+	}
 	buf := make([]byte, 0, n)
-	buf = append(buf, recordVersion)
+	if len(w.logical) > 0 {
+		buf = append(buf, recordVersionLogical)
+	} else {
+		buf = append(buf, recordVersion)
+	}
 	put := func(kind byte, k, v []byte) {
 		buf = append(buf, kind)
 		buf = binary.AppendUvarint(buf, uint64(len(k)))
@@ -58,6 +102,9 @@ func (w *WriteSet) Encode() []byte {
 		}
 		return true
 	})
+	for _, l := range w.logical {
+		put(opLogical, []byte(l.name), l.payload)
+	}
 	return buf
 }
 
@@ -70,9 +117,11 @@ type Batch interface {
 
 var errBadRecord = errors.New("txn: malformed write-set record")
 
-// ApplyRecord decodes a record into b. A malformed record is an error, never a partial guess.
-func ApplyRecord(rec []byte, b Batch) error {
-	if len(rec) == 0 || rec[0] != recordVersion {
+// ApplyRecord decodes a record into b. eng is what logical operations read (see RecordReadsState); it
+// may be nil for records without any. A malformed record or an unknown logical operation is an error,
+// never a partial guess.
+func ApplyRecord(rec []byte, eng *engine.Engine, b Batch) error {
+	if len(rec) == 0 || (rec[0] != recordVersion && rec[0] != recordVersionLogical) {
 		return fmt.Errorf("%w: version %v", errBadRecord, rec[:min(1, len(rec))])
 	}
 	p := rec[1:]
@@ -101,6 +150,20 @@ func ApplyRecord(rec []byte, b Batch) error {
 			err = b.Delete(k)
 		case opDeleteRange:
 			err = b.DeleteRange(k, v)
+		case opLogical:
+			if rec[0] != recordVersionLogical {
+				return fmt.Errorf("%w: logical operation in a version 1 record", errBadRecord)
+			}
+			fn, ok := logical.Load(string(k))
+			if !ok {
+				return fmt.Errorf("txn: record needs logical operation %q, which this build does not know", k)
+			}
+			if eng == nil {
+				return fmt.Errorf("txn: logical operation %q applied without an engine", k)
+			}
+			if err = fn.(LogicalFunc)(v, eng, b); err != nil {
+				err = fmt.Errorf("txn: logical operation %q: %w", k, err)
+			}
 		default:
 			return fmt.Errorf("%w: op %d", errBadRecord, kind)
 		}

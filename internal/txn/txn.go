@@ -193,7 +193,9 @@ func (t *Txn) RollbackTo(sp int) {
 func (t *Txn) SetAsync(async bool) { t.ws.Async = async }
 
 // HasWrites reports whether the transaction wrote anything.
-func (t *Txn) HasWrites() bool { return t.ws.tree.Len() > 0 || len(t.ws.ranges) > 0 }
+func (t *Txn) HasWrites() bool {
+	return t.ws.tree.Len() > 0 || len(t.ws.ranges) > 0 || len(t.ws.logical) > 0
+}
 
 // Commit makes the writes durable and visible, then releases the locks. It returns the commit position
 // (0 for a transaction without writes).
@@ -235,10 +237,11 @@ func (t *Txn) Done() bool { return t.done }
 type WriteSet struct {
 	// Async asks the committer to acknowledge once the commit is applied, without waiting for the
 	// log's fsync (durability=async). It is not part of the record.
-	Async  bool
-	tree   *btree.BTreeG[wsEntry]
-	ranges []keyRange
-	seq    uint64
+	Async   bool
+	tree    *btree.BTreeG[wsEntry]
+	logical []logicalOp
+	ranges  []keyRange
+	seq     uint64
 }
 
 type keyRange struct {
@@ -294,32 +297,6 @@ func (w *WriteSet) rangeDeleted(key []byte) bool {
 		}
 	}
 	return false
-}
-
-// Apply writes the write set into an engine batch: range deletions first in order, then point writes
-// that came after them. A point write older than a range deletion covering it is dropped.
-func (w *WriteSet) Apply(b *engine.Batch) error {
-	for _, r := range w.ranges {
-		if err := b.DeleteRange(r.lo, r.hi); err != nil {
-			return err
-		}
-	}
-	var err error
-	w.tree.Ascend(func(e wsEntry) bool {
-		k := []byte(e.key)
-		for _, r := range w.ranges {
-			if r.seq > e.seq && inRange(k, r) {
-				return true
-			}
-		}
-		if e.del {
-			err = b.Delete(k)
-		} else {
-			err = b.Set(k, e.val)
-		}
-		return err == nil
-	})
-	return err
 }
 
 // Len is the number of point writes.

@@ -211,7 +211,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	tx.Set([]byte("t2"), []byte("kept"))
 	tx.Delete([]byte("a"))
 	var mb mapBatch
-	if err := ApplyRecord(tx.ws.Encode(), &mb); err != nil {
+	if err := ApplyRecord(tx.ws.Encode(), nil, &mb); err != nil {
 		t.Fatal(err)
 	}
 	got := fmt.Sprint(mb.ops)
@@ -220,7 +220,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		t.Fatalf("ops %s, want %s", got, want)
 	}
 	for _, bad := range [][]byte{nil, {9}, {1, 1, 5, 'a'}, {1, 7, 0, 0}} {
-		if err := ApplyRecord(bad, &mapBatch{}); err == nil {
+		if err := ApplyRecord(bad, nil, &mapBatch{}); err == nil {
 			t.Errorf("record %v accepted", bad)
 		}
 	}
