@@ -45,6 +45,8 @@ type Config struct {
 	// once applied; the log is fsynced every SyncInterval, default 100 ms). Sessions may override it.
 	Durability   string
 	SyncInterval time.Duration
+	// BeforeImages makes commit records carry the rows' previous values (kiln_log_before_images).
+	BeforeImages bool
 	Logger       *slog.Logger
 }
 
@@ -115,7 +117,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	locks := txn.NewLockManager(txn.DefaultLockConfig())
 	txm := txn.NewManager(eng, locks, node)
-	db, err := sql.Open(ctx, txm, sql.Config{Version: cfg.Version, LockWaitTimeout: cfg.LockWaitTimeout, MaxConnections: cfg.MaxConnections, Durability: cfg.Durability})
+	db, err := sql.Open(ctx, txm, sql.Config{Version: cfg.Version, LockWaitTimeout: cfg.LockWaitTimeout, MaxConnections: cfg.MaxConnections, Durability: cfg.Durability, BeforeImages: cfg.BeforeImages})
 	if err != nil {
 		node.Stop()
 		eng.Close()

@@ -54,6 +54,11 @@ func indexPrefix(buf []byte, tid uint64, iid uint32) []byte {
 	return binary.BigEndian.AppendUint32(buf, iid)
 }
 
+// isRowKey reports whether k is a row (a primary-index key), not a secondary index entry or catalog key.
+func isRowKey(k []byte) bool {
+	return len(k) > 13 && k[0] == tablePrefix && binary.BigEndian.Uint32(k[9:13]) == primaryID
+}
+
 // indexSpan returns [lo, hi) of index iid of table tid.
 func indexSpan(tid uint64, iid uint32) ([]byte, []byte) {
 	return indexPrefix(nil, tid, iid), indexPrefix(nil, tid, iid+1)

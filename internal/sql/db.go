@@ -31,6 +31,8 @@ type Config struct {
 	MaxConnections  int
 	// Durability is kiln_durability's global default: "sync" (or empty) or "async".
 	Durability string
+	// BeforeImages is kiln_log_before_images' initial value.
+	BeforeImages bool
 }
 
 // ProcessInfo is one row of SHOW PROCESSLIST.

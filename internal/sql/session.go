@@ -410,6 +410,9 @@ func (s *Session) commit(ctx context.Context) error {
 	t := s.txn
 	s.endTxnKeepLock()
 	t.SetAsync(s.getSysVar(durabilityVar, false).S == "async")
+	if s.db.globals.get(beforeImagesVar).I != 0 {
+		t.SetBeforeImages(isRowKey)
+	}
 	pos, err := t.Commit(ctx)
 	s.releaseMDL()
 	if err != nil {

@@ -172,9 +172,14 @@ func init() {
 	defVar("thread_handling", scopeGlobal, str("one-thread-per-connection"), ro)
 	defVar("kiln_durability", scopeBoth, str("sync"))
 	durabilityVar = mustSysVar("kiln_durability")
+	// kiln_log_before_images: commit records carry each written row's previous value, for change data
+	// capture (MySQL's binlog_row_image=FULL plays this part there). Off: after-images only.
+	defVar("kiln_log_before_images", scopeGlobal, num(0), boolean)
+	beforeImagesVar = mustSysVar("kiln_log_before_images")
 }
 
-var durabilityVar *sysVar // kiln_durability, read at every commit
+var durabilityVar *sysVar   // kiln_durability, read at every commit
+var beforeImagesVar *sysVar // kiln_log_before_images, read at every commit
 
 func systemTZ() string {
 	name, _ := time.Now().Zone()
@@ -212,6 +217,9 @@ func newGlobalVars(cfg Config) *globalVars {
 	g.vals["innodb_lock_wait_timeout"] = num(int64(cfg.LockWaitTimeout / time.Second))
 	if cfg.Durability != "" {
 		g.vals["kiln_durability"] = str(cfg.Durability)
+	}
+	if cfg.BeforeImages {
+		g.vals["kiln_log_before_images"] = num(1)
 	}
 	return g
 }

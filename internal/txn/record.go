@@ -15,9 +15,12 @@ import (
 //	op      = kind(1) uvarint(len(key)) key uvarint(len(value)) value
 //	kind    = 1 set | 2 delete (empty value) | 3 delete range [key, value)
 //	          | 4 logical operation (key = its registered name, value = its payload)
+//	          | 5 before-image (value = the key's committed value before the transaction)
+//	          | 6 before-image: the key did not exist (empty value)
 //
-// Range deletions come first, then point writes in key order, then logical operations in the order
-// they were added, so applying a record reproduces the transaction's final writes. Version 1 records
+// Before-images come first (only when the transaction asked for them, for change data capture; apply
+// skips them), then range deletions, then point writes in key order, then logical operations in the
+// order they were added, so applying a record reproduces the transaction's final writes. Version 1 records
 // hold no logical operation; version 2 records do, and are applied on top of every earlier record
 // (RecordReadsState): a logical operation reads the engine, e.g. to build an index from the table's
 // rows, so DDL stays a small record whatever the table's size.
@@ -31,6 +34,8 @@ const (
 	opDelete      = 2
 	opDeleteRange = 3
 	opLogical     = 4
+	opBefore      = 5
+	opBeforeNone  = 6
 )
 
 // LogicalFunc applies a logical operation's payload at apply time: it reads the engine's state (every
@@ -72,6 +77,9 @@ func (w *WriteSet) Encode() []byte {
 	for _, l := range w.logical {
 		n += 1 + 2*binary.MaxVarintLen32 + len(l.name) + len(l.payload)
 	}
+	for _, b := range w.before {
+		n += 1 + 2*binary.MaxVarintLen32 + len(b.key) + len(b.val)
+	}
 	buf := make([]byte, 0, n)
 	if len(w.logical) > 0 {
 		buf = append(buf, recordVersionLogical)
@@ -84,6 +92,13 @@ func (w *WriteSet) Encode() []byte {
 		buf = append(buf, k...)
 		buf = binary.AppendUvarint(buf, uint64(len(v)))
 		buf = append(buf, v...)
+	}
+	for _, b := range w.before {
+		if b.exists {
+			put(opBefore, []byte(b.key), b.val)
+		} else {
+			put(opBeforeNone, []byte(b.key), nil)
+		}
 	}
 	for _, r := range w.ranges {
 		put(opDeleteRange, r.lo, r.hi)
@@ -150,6 +165,8 @@ func ApplyRecord(rec []byte, eng *engine.Engine, b Batch) error {
 			err = b.Delete(k)
 		case opDeleteRange:
 			err = b.DeleteRange(k, v)
+		case opBefore, opBeforeNone:
+			// For change data capture readers (Changes); the engine needs only the after-images.
 		case opLogical:
 			if rec[0] != recordVersionLogical {
 				return fmt.Errorf("%w: logical operation in a version 1 record", errBadRecord)
@@ -172,4 +189,59 @@ func ApplyRecord(rec []byte, eng *engine.Engine, b Batch) error {
 		}
 	}
 	return nil
+}
+
+// Change is one operation of a record, as change data capture reads it.
+type Change struct {
+	Kind   string // "set", "delete", "delete-range", "logical", "before", "before-none"
+	Key    []byte // for delete-range: the start; for logical: the operation's name
+	Value  []byte // for set: the after-image; for delete-range: the end; for before: the before-image
+	Before []byte // for set and delete: the before-image, if the record carries one
+	// HadBefore says whether Before is known (the record carries before-images for the key), and
+	// Existed whether the key existed before the transaction.
+	HadBefore, Existed bool
+}
+
+// Changes decodes a record for change data capture: its point writes carry their before-images when
+// the transaction recorded them (Txn.SetBeforeImages).
+func Changes(rec []byte) ([]Change, error) {
+	if len(rec) == 0 || (rec[0] != recordVersion && rec[0] != recordVersionLogical) {
+		return nil, fmt.Errorf("%w: version %v", errBadRecord, rec[:min(1, len(rec))])
+	}
+	names := map[byte]string{opSet: "set", opDelete: "delete", opDeleteRange: "delete-range", opLogical: "logical",
+		opBefore: "before", opBeforeNone: "before-none"}
+	var out []Change
+	before := map[string]int{}
+	p := rec[1:]
+	for len(p) > 0 {
+		kind := p[0]
+		p = p[1:]
+		var kv [2][]byte
+		for i := range kv {
+			n, sz := binary.Uvarint(p)
+			if sz <= 0 || n > uint64(len(p)-sz) {
+				return nil, errBadRecord
+			}
+			kv[i] = p[sz : sz+int(n)]
+			p = p[sz+int(n):]
+		}
+		name, ok := names[kind]
+		if !ok {
+			return nil, fmt.Errorf("%w: op %d", errBadRecord, kind)
+		}
+		c := Change{Kind: name, Key: kv[0], Value: kv[1]}
+		switch kind {
+		case opBefore, opBeforeNone:
+			before[string(kv[0])] = len(out)
+		case opSet, opDelete:
+			if i, ok := before[string(kv[0])]; ok {
+				c.HadBefore, c.Existed = true, out[i].Kind == "before"
+				if c.Existed {
+					c.Before = out[i].Value
+				}
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }

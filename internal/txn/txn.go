@@ -71,6 +71,8 @@ type Txn struct {
 	ReadOnly bool
 	locked   bool // holds at least one lock
 	done     bool
+	// beforeFor selects the written keys whose before-images the record carries (nil: none).
+	beforeFor func(key []byte) bool
 }
 
 type undoRec struct {
@@ -188,6 +190,12 @@ func (t *Txn) RollbackTo(sp int) {
 	t.undo = t.undo[:sp]
 }
 
+// SetBeforeImages makes the commit record carry, for every written key for which want returns true,
+// its committed value before this transaction (or that it did not exist), for change data capture.
+// The images are read at commit: the caller must hold the row locks of those keys (every SQL write
+// does), so no other commit can change them before this one is applied.
+func (t *Txn) SetBeforeImages(want func(key []byte) bool) { t.beforeFor = want }
+
 // SetAsync chooses the commit's durability: async commits are acknowledged (and visible) once applied,
 // before the log is fsynced; a crash may lose the last sync interval of them, never a part of one.
 func (t *Txn) SetAsync(async bool) { t.ws.Async = async }
@@ -206,10 +214,35 @@ func (t *Txn) Commit(ctx context.Context) (uint64, error) {
 	var pos uint64
 	var err error
 	if t.HasWrites() {
-		pos, err = t.m.committer.Commit(ctx, &t.ws)
+		if t.beforeFor != nil {
+			err = t.captureBefore()
+		}
+		if err == nil {
+			pos, err = t.m.committer.Commit(ctx, &t.ws)
+		}
 	}
 	t.finish()
 	return pos, err
+}
+
+func (t *Txn) captureBefore() error {
+	t.ws.before = t.ws.before[:0]
+	var err error
+	t.ws.tree.Ascend(func(e wsEntry) bool {
+		k := []byte(e.key)
+		if !t.beforeFor(k) {
+			return true
+		}
+		var v []byte
+		var ok bool
+		if v, ok, err = t.m.eng.Get(k); err != nil {
+			err = fmt.Errorf("txn %d: read before-image: %w", t.ID, err)
+			return false
+		}
+		t.ws.before = append(t.ws.before, beforeImage{key: e.key, val: v, exists: ok})
+		return true
+	})
+	return err
 }
 
 // Rollback discards the writes and releases the locks.
@@ -240,6 +273,7 @@ type WriteSet struct {
 	Async   bool
 	tree    *btree.BTreeG[wsEntry]
 	logical []logicalOp
+	before  []beforeImage // filled at commit when the transaction asked for before-images
 	ranges  []keyRange
 	seq     uint64
 }
@@ -247,6 +281,12 @@ type WriteSet struct {
 type keyRange struct {
 	lo, hi []byte
 	seq    uint64
+}
+
+type beforeImage struct {
+	key    string
+	val    []byte
+	exists bool
 }
 
 type wsEntry struct {
