@@ -51,6 +51,8 @@ func serveCmd() *cobra.Command {
 	var durability string
 	var syncInterval time.Duration
 	var beforeImages bool
+	var retain uint64
+	var purgeEvery time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a Kiln server",
@@ -59,7 +61,8 @@ func serveCmd() *cobra.Command {
 			slog.SetDefault(logger)
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return serve(ctx, logger, server.Config{DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages, Logger: logger}, listen, httpAddr, maxPacket)
+			return serve(ctx, logger, server.Config{DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages,
+				LogRetainEntries: retain, LogPurgeInterval: purgeEvery, Logger: logger}, listen, httpAddr, maxPacket)
 		},
 	}
 	f := cmd.Flags()
@@ -73,6 +76,8 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&durability, "durability", "sync", "default commit durability (kiln_durability): sync = acknowledged after the log fsync; async = acknowledged once applied, the log fsynced every --sync-interval (a crash may lose that interval)")
 	f.DurationVar(&syncInterval, "sync-interval", 100*time.Millisecond, "background log fsync interval for async commits")
 	f.BoolVar(&beforeImages, "log-before-images", false, "commit records carry each written row's previous value, for change data capture (kiln_log_before_images)")
+	f.Uint64Var(&retain, "log-retain-entries", 10000, "log entries kept below the engine's flushed index when the log is purged")
+	f.DurationVar(&purgeEvery, "log-purge-interval", 30*time.Second, "how often the engine is flushed and sealed log segments below it are removed (negative: never)")
 	return cmd
 }
 

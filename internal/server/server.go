@@ -47,7 +47,10 @@ type Config struct {
 	SyncInterval time.Duration
 	// BeforeImages makes commit records carry the rows' previous values (kiln_log_before_images).
 	BeforeImages bool
-	Logger       *slog.Logger
+	// LogRetainEntries and LogPurgeInterval configure log purge (repl.Config; 0 = its defaults).
+	LogRetainEntries uint64
+	LogPurgeInterval time.Duration
+	Logger           *slog.Logger
 }
 
 // Server is an open node.
@@ -109,7 +112,8 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	reserve := cfg.DiskReserveBytes
-	node, err := repl.Start(ctx, repl.Config{Log: lg, Engine: eng, Logger: cfg.Logger, DiskFree: freeBytes(cfg.DataDir), ReserveBytes: reserve, SyncInterval: cfg.SyncInterval})
+	node, err := repl.Start(ctx, repl.Config{Log: lg, Engine: eng, Logger: cfg.Logger, DiskFree: freeBytes(cfg.DataDir), ReserveBytes: reserve, SyncInterval: cfg.SyncInterval,
+		RetainEntries: cfg.LogRetainEntries, PurgeInterval: cfg.LogPurgeInterval})
 	if err != nil {
 		eng.Close()
 		lg.Close()

@@ -39,13 +39,13 @@ type LockConfig struct {
 	// DeadlockDetect is innodb_deadlock_detect. Its zero value is false (detection off); use
 	// DefaultLockConfig for the InnoDB default (on). It can be changed at runtime with SetDeadlockDetect.
 	DeadlockDetect bool
-	// MaxDetectSteps bounds the wait-for-graph search run for one blocked request, in edges visited
-	// (<= 0 means the default, 1000). A search that exceeds it reports a deadlock, as InnoDB does when its
+	// MaxDetectSteps bounds the wait-for-graph search run for one blocked request, in transactions
+	// visited (<= 0 means the default, 1000). A search that exceeds it reports a deadlock, as InnoDB does when its
 	// search gets too deep or too long.
 	MaxDetectSteps int
 }
 
-// DefaultLockConfig returns the InnoDB defaults: detection on, a 1000-edge search bound.
+// DefaultLockConfig returns the InnoDB defaults: detection on, a search bound of 1000 transactions.
 func DefaultLockConfig() LockConfig {
 	return LockConfig{DeadlockDetect: true, MaxDetectSteps: defaultMaxDetectSteps}
 }
@@ -500,7 +500,7 @@ func (m *LockManager) ReleaseAll(owner uint64) {
 }
 
 // deadlockLocked searches the wait-for graph from start's owner and reports whether it leads back to it,
-// or the search exceeded m.maxSteps edges. m.wmu must be held; key shards are locked one at a time.
+// or the search reached more than m.maxSteps transactions. m.wmu must be held; key shards are locked one at a time.
 func (m *LockManager) deadlockLocked(start *lockWaiter) bool {
 	me := start.owner
 	clear(m.visited)
@@ -519,11 +519,11 @@ func (m *LockManager) deadlockLocked(start *lockWaiter) bool {
 			if b == me {
 				return true
 			}
-			steps++
-			if steps > m.maxSteps {
-				return true
-			}
 			if _, seen := m.visited[b]; !seen {
+				steps++
+				if steps > m.maxSteps {
+					return true
+				}
 				m.visited[b] = struct{}{}
 				m.stack = append(m.stack, b)
 			}
@@ -534,6 +534,8 @@ func (m *LockManager) deadlockLocked(start *lockWaiter) bool {
 
 // blockers appends to dst the owners w waits for: holders of its key in an incompatible mode and
 // requests queued ahead of it in an incompatible mode. A granted or abandoned w waits for nobody.
+// (n requests queued on one hot row make n²/2 edges; the search bound counts transactions, not edges,
+// so a long queue alone is never reported as a deadlock.)
 func (w *lockWaiter) blockers(dst []uint64) []uint64 {
 	e := w.entry
 	e.shard.mu.Lock()
