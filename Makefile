@@ -2,6 +2,7 @@
 # (./kiln-data, MySQL on 127.0.0.1:3306, HTTP on 127.0.0.1:8080); `make test`
 # runs every suite (scripts/test.sh: installs what it needs; what .ci/run
 # calls); `make bench` compares Kiln with MariaDB (bench/sysbench-compare.sh);
+# `make bench-commit` runs bench/commit-path.sh (durable/async/hot-row commit path vs MariaDB).
 # `make soak` runs a long mixed load (scripts/soak.sh); `make conformance`
 # runs the whole sqllogictest corpus against Kiln (the table for
 # docs/conformance.md).
