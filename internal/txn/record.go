@@ -136,6 +136,40 @@ var errBadRecord = errors.New("txn: malformed write-set record")
 // may be nil for records without any. A malformed record or an unknown logical operation is an error,
 // never a partial guess.
 func ApplyRecord(rec []byte, eng *engine.Engine, b Batch) error {
+	return forEachOp(rec, func(kind byte, k, v []byte) error {
+		switch kind {
+		case opSet:
+			return b.Set(k, v)
+		case opDelete:
+			return b.Delete(k)
+		case opDeleteRange:
+			return b.DeleteRange(k, v)
+		case opBefore, opBeforeNone:
+			// For change data capture readers (Changes); the engine needs only the after-images.
+			return nil
+		case opLogical:
+			if rec[0] != recordVersionLogical {
+				return fmt.Errorf("%w: logical operation in a version 1 record", errBadRecord)
+			}
+			fn, ok := logical.Load(string(k))
+			if !ok {
+				return fmt.Errorf("txn: record needs logical operation %q, which this build does not know", k)
+			}
+			if eng == nil {
+				return fmt.Errorf("txn: logical operation %q applied without an engine", k)
+			}
+			if err := fn.(LogicalFunc)(v, eng, b); err != nil {
+				return fmt.Errorf("txn: logical operation %q: %w", k, err)
+			}
+			return nil
+		}
+		return fmt.Errorf("%w: op %d", errBadRecord, kind)
+	})
+}
+
+// forEachOp checks a record's version and framing and calls fn for each op in order; it stops at the
+// first error.
+func forEachOp(rec []byte, fn func(kind byte, k, v []byte) error) error {
 	if len(rec) == 0 || (rec[0] != recordVersion && rec[0] != recordVersionLogical) {
 		return fmt.Errorf("%w: version %v", errBadRecord, rec[:min(1, len(rec))])
 	}
@@ -157,34 +191,7 @@ func ApplyRecord(rec []byte, eng *engine.Engine, b Batch) error {
 		if !ok1 || !ok2 {
 			return errBadRecord
 		}
-		var err error
-		switch kind {
-		case opSet:
-			err = b.Set(k, v)
-		case opDelete:
-			err = b.Delete(k)
-		case opDeleteRange:
-			err = b.DeleteRange(k, v)
-		case opBefore, opBeforeNone:
-			// For change data capture readers (Changes); the engine needs only the after-images.
-		case opLogical:
-			if rec[0] != recordVersionLogical {
-				return fmt.Errorf("%w: logical operation in a version 1 record", errBadRecord)
-			}
-			fn, ok := logical.Load(string(k))
-			if !ok {
-				return fmt.Errorf("txn: record needs logical operation %q, which this build does not know", k)
-			}
-			if eng == nil {
-				return fmt.Errorf("txn: logical operation %q applied without an engine", k)
-			}
-			if err = fn.(LogicalFunc)(v, eng, b); err != nil {
-				err = fmt.Errorf("txn: logical operation %q: %w", k, err)
-			}
-		default:
-			return fmt.Errorf("%w: op %d", errBadRecord, kind)
-		}
-		if err != nil {
+		if err := fn(kind, k, v); err != nil {
 			return err
 		}
 	}
@@ -205,36 +212,21 @@ type Change struct {
 // Changes decodes a record for change data capture: its point writes carry their before-images when
 // the transaction recorded them (Txn.SetBeforeImages).
 func Changes(rec []byte) ([]Change, error) {
-	if len(rec) == 0 || (rec[0] != recordVersion && rec[0] != recordVersionLogical) {
-		return nil, fmt.Errorf("%w: version %v", errBadRecord, rec[:min(1, len(rec))])
-	}
 	names := map[byte]string{opSet: "set", opDelete: "delete", opDeleteRange: "delete-range", opLogical: "logical",
 		opBefore: "before", opBeforeNone: "before-none"}
 	var out []Change
 	before := map[string]int{}
-	p := rec[1:]
-	for len(p) > 0 {
-		kind := p[0]
-		p = p[1:]
-		var kv [2][]byte
-		for i := range kv {
-			n, sz := binary.Uvarint(p)
-			if sz <= 0 || n > uint64(len(p)-sz) {
-				return nil, errBadRecord
-			}
-			kv[i] = p[sz : sz+int(n)]
-			p = p[sz+int(n):]
-		}
+	err := forEachOp(rec, func(kind byte, k, v []byte) error {
 		name, ok := names[kind]
 		if !ok {
-			return nil, fmt.Errorf("%w: op %d", errBadRecord, kind)
+			return fmt.Errorf("%w: op %d", errBadRecord, kind)
 		}
-		c := Change{Kind: name, Key: kv[0], Value: kv[1]}
+		c := Change{Kind: name, Key: k, Value: v}
 		switch kind {
 		case opBefore, opBeforeNone:
-			before[string(kv[0])] = len(out)
+			before[string(k)] = len(out)
 		case opSet, opDelete:
-			if i, ok := before[string(kv[0])]; ok {
+			if i, ok := before[string(k)]; ok {
 				c.HadBefore, c.Existed = true, out[i].Kind == "before"
 				if c.Existed {
 					c.Before = out[i].Value
@@ -242,6 +234,10 @@ func Changes(rec []byte) ([]Change, error) {
 			}
 		}
 		out = append(out, c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
