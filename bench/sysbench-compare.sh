@@ -48,20 +48,8 @@ command -v sysbench >/dev/null || die "sysbench not found: apt-get install -y sy
 
 declare -A port pid
 cleanup() {
-  local s
-  for s in $servers; do
-    [[ -d $work/$s ]] || continue
-    if [[ $s == kiln ]]; then
-      "$repo/scripts/kiln.sh" stop "$work/kiln" || true
-    else
-      "$repo/scripts/mariadb.sh" stop "$work/mariadb" || true
-    fi
-  done
-  if [[ ${KEEP:-0} == 1 ]]; then
-    log "kept $work"
-  else
-    rm -rf "$work"
-  fi
+  # shellcheck disable=SC2086 # servers is a list
+  bench_cleanup "$work" $servers
 }
 trap cleanup EXIT
 

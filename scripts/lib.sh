@@ -9,6 +9,28 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# bench_cleanup WORK SERVER...: stops the servers (kiln, mariadb) a benchmark
+# started under WORK/SERVER via scripts/kiln.sh or scripts/mariadb.sh, then
+# removes WORK (kept, and logged, if KEEP=1).
+bench_cleanup() {
+  local work=$1 s lib_dir
+  shift
+  lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  for s in "$@"; do
+    [[ -d $work/$s ]] || continue
+    if [[ $s == kiln ]]; then
+      "$lib_dir/kiln.sh" stop "$work/kiln" || true
+    else
+      "$lib_dir/mariadb.sh" stop "$work/mariadb" || true
+    fi
+  done
+  if [[ ${KEEP:-0} == 1 ]]; then
+    log "kept $work"
+  else
+    rm -rf "$work"
+  fi
+}
+
 # free_port prints a TCP port on 127.0.0.1 that is free right now.
 free_port() {
   "$PYTHON" -c 'import socket
