@@ -144,6 +144,14 @@ func (w *resultWriter) appendTextRow(b []byte, vals []types.Value) []byte {
 // appendColumnText renders v as text. A FLOAT column prints its values as MySQL prints single
 // precision (6 significant digits) even when the value does not say so itself.
 func appendColumnText(b []byte, v *types.Value, col *proto.Column) []byte {
+	if col.Type == pmysql.TypeBit && (v.K == types.KindUint || v.K == types.KindInt) {
+		// BIT(n) values travel as ceil(n/8) big-endian bytes, in both protocols.
+		n := max((int(col.Length)+7)/8, 1)
+		for i := n - 1; i >= 0; i-- {
+			b = append(b, byte(uint64(v.I)>>(8*uint(i))))
+		}
+		return b
+	}
 	if v.K == types.KindFloat && v.Frac == 0 && col.Type == pmysql.TypeFloat {
 		f := *v
 		f.Frac = types.FracFloat32

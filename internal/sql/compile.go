@@ -105,6 +105,7 @@ func (c *compiler) compile(n ast.ExprNode) (Expr, error) {
 					return newConst(v), nil
 				}
 			}
+			e = numericContext(e)
 			return &negExpr{typed{numType(e.Type())}, e}, nil
 		case opcode.Plus:
 			return e, nil
@@ -329,13 +330,42 @@ func (c *compiler) binary(x *ast.BinaryOperationExpr) (Expr, error) {
 			}
 			return &rowCmpExpr{typed{tBool}, lr.items, [][]Expr{rr.items}, x.Op == opcode.NE, nil}, nil
 		}
+		if isNumType(l.Type()) || isNumType(r.Type()) {
+			// ENUM/SET compared with a number compare their index / bitmask.
+			l, r = numericContext(l), numericContext(r)
+		}
 		return &cmpExpr{typed{tBool}, x.Op, l, r, c.collationOf(l, r)}, nil
 	case opcode.Plus, opcode.Minus, opcode.Mul, opcode.Div, opcode.IntDiv, opcode.Mod:
+		l, r = numericContext(l), numericContext(r)
 		return &arithExpr{typed{arithType(x.Op, l.Type(), r.Type())}, x.Op, l, r}, nil
 	case opcode.And, opcode.Or, opcode.Xor, opcode.LeftShift, opcode.RightShift:
+		l, r = numericContext(l), numericContext(r)
 		return &bitExpr{typed{tUint}, x.Op, l, r}, nil
 	}
 	return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported operator %s", x.Op)
+}
+
+func isNumType(t types.ColType) bool {
+	return isIntType(t) || t.Tp == mysql.TypeNewDecimal || t.Tp == mysql.TypeDouble || t.Tp == mysql.TypeFloat
+}
+
+// numericContext wraps an ENUM or SET operand so that it evaluates to its index or bitmask, as
+// MySQL does wherever a number is expected; other operands are returned as they are.
+func numericContext(e Expr) Expr {
+	t := e.Type()
+	if t.Tp != mysql.TypeEnum && t.Tp != mysql.TypeSet {
+		return e
+	}
+	return &closureExpr{typed: typed{tUint}, args: []Expr{e}, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+		v, err := a[0].Eval(env, row)
+		if err != nil || v.IsNull() {
+			return v, err
+		}
+		if t.Tp == mysql.TypeEnum {
+			return types.NewUint(uint64(types.EnumIndex(&t, v.S))), nil
+		}
+		return types.NewUint(types.SetMask(&t, v.S)), nil
+	}}
 }
 
 func rowLen(e Expr) int {
@@ -406,7 +436,8 @@ func (c *compiler) collationOf(es ...Expr) *types.Collation {
 
 func isStringType(t types.ColType) bool {
 	switch t.Tp {
-	case mysql.TypeVarString, mysql.TypeString, mysql.TypeVarchar, mysql.TypeBlob, mysql.TypeTinyBlob, mysql.TypeMediumBlob, mysql.TypeLongBlob:
+	case mysql.TypeVarString, mysql.TypeString, mysql.TypeVarchar, mysql.TypeBlob, mysql.TypeTinyBlob, mysql.TypeMediumBlob, mysql.TypeLongBlob,
+		mysql.TypeEnum, mysql.TypeSet:
 		return true
 	}
 	return false
@@ -535,6 +566,8 @@ func (c *compiler) cast(x *ast.FuncCastExpr) (Expr, error) {
 	ft := x.Tp
 	t := types.ColType{Tp: ft.GetType(), Len: ft.GetFlen(), Frac: ft.GetDecimal(), Unsigned: mysql.HasUnsignedFlag(ft.GetFlag()), Charset: ft.GetCharset(), Collation: ft.GetCollate()}
 	switch t.Tp {
+	case mysql.TypeJSON:
+		return castJSON(e), nil
 	case mysql.TypeLonglong:
 		if t.Unsigned {
 			t = tUint
@@ -864,6 +897,9 @@ func (c *compiler) funcCall(x *ast.FuncCallExpr) (Expr, error) {
 		})
 	case "date_add", "adddate", "date_sub", "subdate":
 		return c.dateArith(x, args, name == "date_sub" || name == "subdate")
+	}
+	if e, ok, err := c.jsonFunc(name, args); ok {
+		return e, err
 	}
 	f, lo, hi, ok := types.LookupFunc(name)
 	if !ok {

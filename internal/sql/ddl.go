@@ -180,7 +180,7 @@ func checkIdent(name string, code uint16, what string) error {
 }
 
 // colType converts a parser column type.
-func colType(ft *ptypes.FieldType, tblCharset, tblColl string) (types.ColType, error) {
+func colType(name string, ft *ptypes.FieldType, tblCharset, tblColl string) (types.ColType, error) {
 	t := types.ColType{Tp: ft.GetType(), Len: ft.GetFlen(), Frac: ft.GetDecimal(), Unsigned: mysql.HasUnsignedFlag(ft.GetFlag())}
 	switch t.Tp {
 	case mysql.TypeString, mysql.TypeVarchar, mysql.TypeVarString, mysql.TypeTinyBlob, mysql.TypeBlob, mysql.TypeMediumBlob, mysql.TypeLongBlob:
@@ -254,10 +254,56 @@ func colType(ft *ptypes.FieldType, tblCharset, tblColl string) (types.ColType, e
 			return t, sqlerr.New(sqlerr.ErrTooBigPrecision, "Too-big precision %d specified. Maximum is 6.", t.Frac)
 		}
 		t.Collation = "binary"
-	case mysql.TypeEnum, mysql.TypeSet, mysql.TypeJSON, mysql.TypeGeometry, mysql.TypeTiDBVectorFloat32:
-		return t, sqlerr.New(sqlerr.ErrNotSupportedYet, "column type %s is not supported yet", ptypes.TypeToStr(t.Tp, ""))
+	case mysql.TypeEnum, mysql.TypeSet:
+		cs, coll := ft.GetCharset(), ft.GetCollate()
+		if cs == "" || cs == "binary" && coll == "" {
+			cs = tblCharset
+		}
+		if coll == "" {
+			if cs == tblCharset && tblColl != "" {
+				coll = tblColl
+			} else if c, ok := types.DefaultCollation(cs); ok {
+				coll = c.Name
+			} else {
+				return t, sqlerr.New(sqlerr.ErrUnknownCharset, "Unknown character set: '%s'", cs)
+			}
+		}
+		c, ok := types.LookupCollation(coll)
+		if !ok {
+			return t, sqlerr.New(sqlerr.ErrUnknownCollation, "Unknown collation: '%s'", coll)
+		}
+		t.Charset, t.Collation, t.Len, t.Frac = c.Charset, c.Name, -1, -1
+		what := "ENUM"
+		if t.Tp == mysql.TypeSet {
+			what = "SET"
+			if len(ft.GetElems()) > 64 {
+				return t, sqlerr.New(sqlerr.ErrTooBigSet, "Too many strings for column %s and SET", name)
+			}
+		}
+		for _, e := range ft.GetElems() {
+			e = strings.TrimRight(e, " ")
+			if t.Tp == mysql.TypeSet && strings.Contains(e, ",") {
+				return t, sqlerr.New(sqlerr.ErrIllegalValueForType, "Illegal %s '%s' value found during parsing", what, e)
+			}
+			for _, o := range t.Elems {
+				if c.Compare(o, e) == 0 {
+					return t, sqlerr.New(sqlerr.ErrDuplicatedValueInType, "Column '%s' has duplicated value '%s' in %s", name, e, what)
+				}
+			}
+			t.Elems = append(t.Elems, e)
+		}
+	case mysql.TypeJSON:
+		t.Len, t.Frac, t.Collation = -1, -1, "binary"
 	case mysql.TypeBit:
-		return t, sqlerr.New(sqlerr.ErrNotSupportedYet, "column type BIT is not supported yet")
+		if t.Len < 0 {
+			t.Len = 1
+		}
+		if t.Len == 0 || t.Len > 64 {
+			return t, sqlerr.New(sqlerr.ErrTooBigDisplayWidth, "Display width out of range for column '%s' (max = 64)", name)
+		}
+		t.Frac, t.Collation = -1, "binary"
+	case mysql.TypeGeometry, mysql.TypeTiDBVectorFloat32:
+		return t, sqlerr.New(sqlerr.ErrNotSupportedYet, "column type %s is not supported yet", ptypes.TypeToStr(t.Tp, ""))
 	default:
 		t.Collation = "binary"
 	}
@@ -270,7 +316,7 @@ func (d *ddlCtx) buildColumn(tbl *Table, cd *ast.ColumnDef) (*Column, []*ast.Con
 	if err := checkIdent(name, sqlerr.ErrWrongColumnName, "column"); err != nil {
 		return nil, nil, err
 	}
-	ct, err := colType(cd.Tp, tbl.Charset, tbl.Collation)
+	ct, err := colType(name, cd.Tp, tbl.Charset, tbl.Collation)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -550,6 +596,9 @@ func (d *ddlCtx) buildIndex(tbl *Table, c *ast.Constraint) (*Index, error) {
 			return nil, sqlerr.New(sqlerr.ErrKeyColumnDoesNotExit, "Key column '%s' doesn't exist in table", k.Column.Name.O)
 		}
 		col := tbl.Columns[ci]
+		if col.Type.Tp == mysql.TypeJSON {
+			return nil, sqlerr.New(sqlerr.ErrJSONUsedAsKey, "JSON column '%s' supports indexing only via generated columns on a specified JSON path.", col.Name)
+		}
 		if col.Type.IsBlob() && k.Length <= 0 {
 			return nil, sqlerr.New(sqlerr.ErrBlobKeyWithoutLength, "BLOB/TEXT column '%s' used in key specification without a key length", col.Name)
 		}

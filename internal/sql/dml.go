@@ -327,6 +327,12 @@ func implicitDefault(col *Column) types.Value {
 		return types.NewDuration(0, max(t.Frac, 0))
 	case t.IsBinaryString():
 		return types.NewBytes("")
+	case t.Tp == mysql.TypeEnum && len(t.Elems) > 0:
+		return types.NewString(t.Elems[0])
+	case t.Tp == mysql.TypeBit:
+		return types.NewUint(0)
+	case t.Tp == mysql.TypeJSON:
+		return types.NewString("null")
 	}
 	return types.NewString("")
 }
@@ -341,6 +347,9 @@ func (ins *inserter) defaultValue(col *Column) (types.Value, error) {
 		return col.Default, nil
 	case !col.NotNull:
 		return types.Null, nil
+	case col.Type.Tp == mysql.TypeEnum:
+		// A NOT NULL ENUM defaults to its first member, in strict mode too.
+		return implicitDefault(col), nil
 	}
 	if ins.strict {
 		return types.Null, sqlerr.New(sqlerr.ErrNoDefaultForField, "Field '%s' doesn't have a default value", col.Name)

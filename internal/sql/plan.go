@@ -2,6 +2,7 @@ package sql
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
@@ -717,6 +718,27 @@ func resultColumn(name string, sc *scopeCol, t types.ColType) proto.Column {
 		// Length is in bytes: characters times the charset's maximum width.
 		col.Length = uint32(max(t.Len, 0)) * 4
 	}
+	switch t.Tp {
+	case mysql.TypeEnum, mysql.TypeSet:
+		// Sent as CHAR with ENUM_FLAG/SET_FLAG, and the longest member (list) as the length.
+		n := 0
+		for _, e := range t.Elems {
+			if t.Tp == mysql.TypeEnum {
+				n = max(n, utf8.RuneCountInString(e))
+			} else {
+				n += utf8.RuneCountInString(e) + 1
+			}
+		}
+		col.Length = uint32(n) * 4
+		if t.Tp == mysql.TypeEnum {
+			col.Flags |= uint16(mysql.EnumFlag)
+		} else {
+			col.Flags |= uint16(mysql.SetFlag)
+		}
+	case mysql.TypeJSON:
+		col.Length = 1<<32 - 1
+		col.Flags |= uint16(mysql.BlobFlag | mysql.BinaryFlag)
+	}
 	return col
 }
 
@@ -725,6 +747,8 @@ func wireType(t types.ColType) byte {
 	switch t.Tp {
 	case mysql.TypeVarchar:
 		return mysql.TypeVarString
+	case mysql.TypeEnum, mysql.TypeSet:
+		return mysql.TypeString
 	case mysql.TypeNull:
 		return mysql.TypeNull
 	}

@@ -503,6 +503,8 @@ func showCreateTable(t *Table) string {
 			}
 		case c.HasDefault && c.Default.IsNull():
 			l += " DEFAULT NULL"
+		case c.HasDefault && c.Type.Tp == mysql.TypeBit:
+			l += fmt.Sprintf(" DEFAULT b'%b'", c.Default.U())
 		case c.HasDefault:
 			l += " DEFAULT " + quoteString(types.ToString(c.Default))
 		case !c.NotNull && !c.AutoInc && !c.Type.IsBlob():

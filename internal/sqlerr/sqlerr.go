@@ -123,6 +123,30 @@ const (
 	ErrIncorrectValue               = 1525
 	ErrWrongNameForIndex            = 1280
 	ErrWrongGroupField              = 1056
+	ErrInvalidJSONText              = 3140
+	ErrInvalidJSONTextInParam       = 3141
+	ErrInvalidJSONPath              = 3143
+	ErrInvalidJSONPathWildcard      = 3149
+	ErrJSONUsedAsKey                = 3152
+	ErrInvalidJSONCharset           = 3144
+	ErrDuplicatedValueInType        = 1291
+	ErrNoReferencedRow              = 1452
+	ErrRowIsReferenced              = 1451
+	ErrFKCannotOpenParent           = 1824
+	ErrFKNoIndexParent              = 1822
+	ErrFKIncompatibleColumns        = 3780
+	ErrFKColumnCannotDrop           = 1828
+	ErrFKDupName                    = 1826
+	ErrFKCannotDropIndex            = 1553
+	ErrFKColumnNotNull              = 1830
+	ErrTruncateIllegalFK            = 1701
+	ErrWrongObject                  = 1347
+	ErrViewSelectDerived            = 1349
+	ErrViewInvalid                  = 1356
+	ErrViewNoExplain                = 1345
+	ErrNonUpdatableTable            = 1288
+	ErrIllegalValueForType          = 1367
+	ErrTooBigSet                    = 1097
 )
 
 var states = map[uint16]string{
@@ -151,7 +175,14 @@ var states = map[uint16]string{
 	ErrIllegalReference: "42S22", ErrWrongArguments: "HY000", ErrWrongParamCount: "HY000",
 	ErrUnknownCharset: "42000", ErrUnknownCollation: "HY000", ErrIncorrectGlobalLocal: "HY000",
 	ErrCantDoThisDuringATransaction: "25000", ErrCantChangeTxIsolation: "25001", ErrViewWrongList: "HY000",
-	ErrInvalidCharacterString: "HY000", ErrWrongUsage: "HY000", ErrQueryTimeout: "HY000",
+	ErrInvalidCharacterString: "HY000", ErrInvalidJSONText: "22032", ErrInvalidJSONTextInParam: "22032",
+	ErrInvalidJSONPath: "42000", ErrInvalidJSONPathWildcard: "42000", ErrJSONUsedAsKey: "HY000",
+	ErrInvalidJSONCharset: "22032", ErrDuplicatedValueInType: "HY000", ErrNoReferencedRow: "23000",
+	ErrRowIsReferenced: "23000", ErrFKCannotOpenParent: "HY000", ErrFKNoIndexParent: "HY000",
+	ErrFKIncompatibleColumns: "HY000", ErrFKColumnCannotDrop: "HY000", ErrFKDupName: "HY000",
+	ErrFKCannotDropIndex: "HY000", ErrFKColumnNotNull: "HY000", ErrTruncateIllegalFK: "42000",
+	ErrWrongObject: "HY000", ErrViewSelectDerived: "HY000", ErrViewInvalid: "HY000", ErrViewNoExplain: "HY000",
+	ErrNonUpdatableTable: "HY000", ErrIllegalValueForType: "22007", ErrTooBigSet: "HY000", ErrWrongUsage: "HY000", ErrQueryTimeout: "HY000",
 }
 
 // New returns an error with code's SQLSTATE and a formatted message.

@@ -1,6 +1,7 @@
 package types
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -113,6 +114,12 @@ func Convert(v Value, t *ColType, cc ConvertCtx) (Value, []sqlerr.Warning, error
 		out, err = st.toDurationCol(v, t)
 	case mysql.TypeBit:
 		out, err = st.toBitCol(v, t)
+	case mysql.TypeEnum:
+		out, err = st.toEnumCol(v, t)
+	case mysql.TypeSet:
+		out, err = st.toSetCol(v, t)
+	case mysql.TypeJSON:
+		out, err = st.toJSONCol(v)
 	default:
 		return Null, nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "This version of Kiln doesn't yet support '%s'", t.SQL())
 	}
@@ -1061,4 +1068,131 @@ func ToBool(v Value) (b bool, isNull bool) {
 		return f != 0, false
 	}
 	return false, false
+}
+
+// enumIndex returns the 1-based position of s among t's members (compared with the column's
+// collation, trailing spaces ignored), or 0.
+func enumIndex(t *ColType, s string) int {
+	c := t.Coll()
+	s = strings.TrimRight(s, " ")
+	for i, e := range t.Elems {
+		if c.Compare(e, s) == 0 {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// toEnumCol stores a member by name or by 1-based index. Anything else is 1265 (strict) or the
+// empty string ” with a warning, as MySQL stores the "error" value 0.
+func (st *convState) toEnumCol(v Value, t *ColType) (Value, error) {
+	var idx int
+	switch v.K {
+	case KindString, KindBytes:
+		idx = enumIndex(t, v.S)
+		if idx == 0 && v.S != "" {
+			if n, err := strconv.ParseUint(strings.TrimSpace(v.S), 10, 64); err == nil && n >= 1 && n <= uint64(len(t.Elems)) {
+				idx = int(n)
+			}
+		}
+	default:
+		n, _ := ToInt(v)
+		if n >= 1 && n <= int64(len(t.Elems)) {
+			idx = int(n)
+		}
+	}
+	if idx == 0 {
+		if err := st.fail(st.truncated()); err != nil {
+			return Null, err
+		}
+		return NewString(""), nil
+	}
+	return NewString(t.Elems[idx-1]), nil
+}
+
+// toSetCol stores a comma-separated member list (any order, duplicates folded) in definition
+// order, or a bitmask number.
+func (st *convState) toSetCol(v Value, t *ColType) (Value, error) {
+	var mask uint64
+	bad := false
+	switch v.K {
+	case KindString, KindBytes:
+		if v.S != "" {
+			for _, part := range strings.Split(v.S, ",") {
+				if i := enumIndex(t, part); i > 0 {
+					mask |= 1 << uint(i-1)
+				} else {
+					bad = true
+				}
+			}
+			if bad {
+				if n, err := strconv.ParseUint(strings.TrimSpace(v.S), 10, 64); err == nil {
+					mask, bad = n, false
+				}
+			}
+		}
+	default:
+		n, _ := ToUint(v)
+		mask = n
+	}
+	if n := len(t.Elems); n < 64 && mask >= 1<<uint(n) {
+		bad = true
+		mask &= 1<<uint(n) - 1
+	}
+	if bad {
+		if err := st.fail(st.truncated()); err != nil {
+			return Null, err
+		}
+	}
+	var b strings.Builder
+	for i, e := range t.Elems {
+		if mask&(1<<uint(i)) != 0 {
+			if b.Len() > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(e)
+		}
+	}
+	return NewString(b.String()), nil
+}
+
+// SetMask returns a SET column value's bitmask (what the value is in a numeric context).
+func SetMask(t *ColType, s string) uint64 {
+	var mask uint64
+	if s == "" {
+		return 0
+	}
+	for _, part := range strings.Split(s, ",") {
+		if i := enumIndex(t, part); i > 0 {
+			mask |= 1 << uint(i-1)
+		}
+	}
+	return mask
+}
+
+// EnumIndex is an ENUM column value's position (its value in a numeric context), 0 for ”.
+func EnumIndex(t *ColType, s string) int { return enumIndex(t, s) }
+
+// toJSONCol validates and normalizes a JSON document. Invalid JSON is always an error (3140),
+// whatever the sql_mode, as in MySQL.
+func (st *convState) toJSONCol(v Value) (Value, error) {
+	var s string
+	switch v.K {
+	case KindString, KindBytes:
+		s = v.S
+	case KindInt, KindUint, KindFloat, KindDecimal:
+		s = ToString(v)
+	default:
+		s = JSONText(ToString(v))
+	}
+	if !utf8.ValidString(s) {
+		return Null, sqlerr.New(sqlerr.ErrInvalidJSONCharset, "Cannot create a JSON value from a string with CHARACTER SET 'binary'.")
+	}
+	n, err := NormalizeJSON(s)
+	if err != nil {
+		var je *ErrInvalidJSON
+		errors.As(err, &je)
+		return Null, sqlerr.New(sqlerr.ErrInvalidJSONText, "Invalid JSON text: \"%s\" at position %d in value for column '%s'.", je.Msg, je.Pos, st.cc.Column)
+	}
+	return NewString(n), nil
 }

@@ -258,6 +258,12 @@ func TestConvertTemporal(t *testing.T) {
 	}
 }
 
+var (
+	tEnum = &ColType{Tp: mysql.TypeEnum, Elems: []string{"a", "b"}, Collation: "utf8mb4_0900_ai_ci"}
+	tSet  = &ColType{Tp: mysql.TypeSet, Elems: []string{"a", "b", "c"}, Collation: "utf8mb4_0900_ai_ci"}
+	tJSON = &ColType{Tp: mysql.TypeJSON, Collation: "binary"}
+)
+
 func TestConvertOther(t *testing.T) {
 	runConvCases(t, []convCase{
 		{v: NewInt(255), t: tBit8, want: "255", kind: KindUint},
@@ -265,7 +271,19 @@ func TestConvertOther(t *testing.T) {
 		{v: NewInt(256), t: tBit8, strict: true, err: 1406},
 		{v: NewBytes("\x05"), t: tBit8, want: "5"},
 		{v: NewBytes("\x01\x02"), t: tBit8, strict: true, err: 1406},
-		{v: NewInt(1), t: &ColType{Tp: mysql.TypeEnum, Elems: []string{"a"}}, err: sqlerr.ErrNotSupportedYet},
+		{v: NewInt(1), t: tEnum, want: "a", kind: KindString},
+		{v: NewString("B "), t: tEnum, want: "b"},
+		{v: NewString("2"), t: tEnum, want: "b"},
+		{v: NewString("c"), t: tEnum, strict: true, err: sqlerr.ErrWarnDataTruncated},
+		{v: NewString("c"), t: tEnum, want: "", warns: "W1265"},
+		{v: NewInt(0), t: tEnum, strict: true, err: sqlerr.ErrWarnDataTruncated},
+		{v: NewString("b,a,b"), t: tSet, want: "a,b"},
+		{v: NewInt(5), t: tSet, want: "a,c"},
+		{v: NewInt(8), t: tSet, strict: true, err: sqlerr.ErrWarnDataTruncated},
+		{v: NewString("a,z"), t: tSet, want: "a", warns: "W1265"},
+		{v: NewString(`{"b": 1,"a" :[1, 2.50]}`), t: tJSON, want: `{"a": [1, 2.5], "b": 1}`},
+		{v: NewString(`[1,`), t: tJSON, err: sqlerr.ErrInvalidJSONText},
+		{v: NewString(`1 2`), t: tJSON, err: sqlerr.ErrInvalidJSONText},
 	})
 	_, _, err := Convert(NewInt(300), tTiny, ConvertCtx{Strict: true, Column: "x", Row: 7})
 	if e := sqlerr.As(err); e.Message != "Out of range value for column 'x' at row 7" || e.State != "22003" {

@@ -28,7 +28,10 @@ const (
 
 // KeyReversible reports whether DecodeKey can rebuild values of t from their key.
 func KeyReversible(t *ColType) bool {
-	if !t.IsString() {
+	if t.Tp == mysql.TypeJSON {
+		return false
+	}
+	if !t.IsString() && t.Tp != mysql.TypeEnum && t.Tp != mysql.TypeSet {
 		return keyKind(t) != KindNull
 	}
 	c := t.keyColl()
@@ -70,6 +73,8 @@ func keyKind(t *ColType) Kind {
 		return KindDatetime
 	case mysql.TypeDuration:
 		return KindDuration
+	case mysql.TypeEnum, mysql.TypeSet, mysql.TypeJSON:
+		return KindString
 	}
 	if t.IsString() {
 		if t.IsBinaryString() {

@@ -1,0 +1,410 @@
+package sql
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+)
+
+// JSON functions. A JSON value travels as a KindString holding MySQL's normalized text, and an
+// expression whose static type is TypeJSON is known to hold one: that is how JSON_OBJECT('a',
+// j) embeds j's document while JSON_OBJECT('a', 'x') embeds the string "x".
+
+var tJSON = types.ColType{Tp: mysql.TypeJSON, Len: -1, Frac: -1, Collation: "binary"}
+
+func isJSONType(t types.ColType) bool { return t.Tp == mysql.TypeJSON }
+
+// jsonDocArg parses a function's document argument: a JSON-typed value or a string holding JSON
+// text (3141 if it is not).
+func jsonDocArg(fn string, pos int, e Expr, v types.Value) (any, error) {
+	if !isJSONType(e.Type()) && v.K != types.KindString && v.K != types.KindBytes {
+		return nil, sqlerr.New(sqlerr.ErrInvalidJSONTextInParam, "Invalid data type for JSON data in argument %d to function %s; a JSON string or JSON type is required.", pos, fn)
+	}
+	doc, err := types.ParseJSON(v.S)
+	if err != nil {
+		var je *types.ErrInvalidJSON
+		errors.As(err, &je)
+		return nil, sqlerr.New(sqlerr.ErrInvalidJSONTextInParam, "Invalid JSON text in argument %d to function %s: \"%s\" at position %d.", pos, fn, je.Msg, je.Pos)
+	}
+	return doc, nil
+}
+
+// jsonValueArg turns a function's value argument into a document: JSON-typed values are embedded,
+// other values become JSON scalars (strings stay strings).
+func jsonValueArg(e Expr, v types.Value) any {
+	if v.IsNull() {
+		return nil
+	}
+	if isJSONType(e.Type()) {
+		if doc, err := types.ParseJSON(v.S); err == nil {
+			return doc
+		}
+	}
+	switch v.K {
+	case types.KindInt, types.KindUint, types.KindDecimal:
+		return types.JSONNumber(types.ToString(v))
+	case types.KindFloat:
+		f := v
+		f.Frac = 0
+		return types.JSONNumber(types.ToString(f))
+	}
+	return types.ToString(v)
+}
+
+func jsonPathArg(v types.Value) (*types.JSONPath, error) {
+	p, err := types.ParseJSONPath(types.ToString(v))
+	if err != nil {
+		return nil, sqlerr.New(sqlerr.ErrInvalidJSONPath, "Invalid JSON path expression. The error is around character position %d.", len(types.ToString(v)))
+	}
+	return p, nil
+}
+
+func jsonResult(doc any) types.Value { return types.NewString(types.JSONText(doc)) }
+
+// jsonFunc compiles a JSON function, or returns ok=false if name is not one.
+func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
+	argc := func(lo, hi int) error {
+		if len(args) < lo || (hi >= 0 && len(args) > hi) {
+			return c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", name)
+		}
+		return nil
+	}
+	// evalAll evaluates every argument; null reports whether any is NULL.
+	evalAll := func(env *Env, row []types.Value, a []Expr) ([]types.Value, bool, error) {
+		vs := make([]types.Value, len(a))
+		null := false
+		for i, e := range a {
+			v, err := e.Eval(env, row)
+			if err != nil {
+				return nil, false, err
+			}
+			vs[i] = v
+			null = null || v.IsNull()
+		}
+		return vs, null, nil
+	}
+	mk := func(t types.ColType, f func(env *Env, vs []types.Value, a []Expr) (types.Value, error), nullIfAnyNull bool) (Expr, bool, error) {
+		return &closureExpr{typed: typed{t}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+			vs, null, err := evalAll(env, row, a)
+			if err != nil {
+				return types.Null, err
+			}
+			if null && nullIfAnyNull {
+				return types.Null, nil
+			}
+			return f(env, vs, a)
+		}}, true, nil
+	}
+	switch name {
+	case "json_extract":
+		if err := argc(2, -1); err != nil {
+			return nil, true, err
+		}
+		return mk(tJSON, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+			doc, err := jsonDocArg(name, 1, a[0], vs[0])
+			if err != nil {
+				return types.Null, err
+			}
+			var found []any
+			wrap := len(vs) > 2
+			for _, pv := range vs[1:] {
+				p, err := jsonPathArg(pv)
+				if err != nil {
+					return types.Null, err
+				}
+				wrap = wrap || p.Wild()
+				found = append(found, p.Find(doc)...)
+			}
+			if len(found) == 0 {
+				return types.Null, nil
+			}
+			if !wrap {
+				return jsonResult(found[0]), nil
+			}
+			return jsonResult(found), nil
+		}, true)
+	case "json_unquote":
+		if err := argc(1, 1); err != nil {
+			return nil, true, err
+		}
+		t := tString
+		t.Len = -1
+		t.Tp = mysql.TypeLongBlob
+		return mk(t, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+			s := types.ToString(vs[0])
+			if isJSONType(a[0].Type()) || (len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"') {
+				doc, err := types.ParseJSON(s)
+				if err != nil {
+					if isJSONType(a[0].Type()) {
+						return types.NewString(s), nil
+					}
+					var je *types.ErrInvalidJSON
+					errors.As(err, &je)
+					return types.Null, sqlerr.New(sqlerr.ErrInvalidJSONTextInParam, "Invalid JSON text in argument 1 to function json_unquote: \"%s\" at position %d.", je.Msg, je.Pos)
+				}
+				return types.NewString(types.JSONUnquote(doc)), nil
+			}
+			return types.NewString(s), nil
+		}, true)
+	case "json_quote":
+		if err := argc(1, 1); err != nil {
+			return nil, true, err
+		}
+		return mk(tString, func(_ *Env, vs []types.Value, _ []Expr) (types.Value, error) {
+			return types.NewString(types.JSONText(types.ToString(vs[0]))), nil
+		}, true)
+	case "json_object":
+		if len(args)%2 != 0 {
+			return nil, true, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", name)
+		}
+		return mk(tJSON, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+			m := map[string]any{}
+			for i := 0; i < len(vs); i += 2 {
+				if vs[i].IsNull() {
+					return types.Null, sqlerr.New(3158, "JSON documents may not contain NULL member names.")
+				}
+				m[types.ToString(vs[i])] = jsonValueArg(a[i+1], vs[i+1])
+			}
+			return jsonResult(m), nil
+		}, false)
+	case "json_array":
+		return mk(tJSON, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+			arr := make([]any, len(vs))
+			for i := range vs {
+				arr[i] = jsonValueArg(a[i], vs[i])
+			}
+			return jsonResult(arr), nil
+		}, false)
+	case "json_valid":
+		if err := argc(1, 1); err != nil {
+			return nil, true, err
+		}
+		return mk(tInt, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+			if isJSONType(a[0].Type()) {
+				return types.NewInt(1), nil
+			}
+			if vs[0].K != types.KindString && vs[0].K != types.KindBytes {
+				return types.NewInt(0), nil
+			}
+			if _, err := types.ParseJSON(vs[0].S); err != nil {
+				return types.NewInt(0), nil
+			}
+			return types.NewInt(1), nil
+		}, true)
+	case "json_type":
+		if err := argc(1, 1); err != nil {
+			return nil, true, err
+		}
+		return mk(tString, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+			doc, err := jsonDocArg(name, 1, a[0], vs[0])
+			if err != nil {
+				return types.Null, err
+			}
+			return types.NewString(types.JSONTypeName(doc)), nil
+		}, true)
+	case "json_length", "json_keys", "json_depth":
+		hi := 2
+		if name == "json_depth" {
+			hi = 1
+		}
+		if err := argc(1, hi); err != nil {
+			return nil, true, err
+		}
+		t := tInt
+		if name == "json_keys" {
+			t = tJSON
+		}
+		return mk(t, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+			doc, err := jsonDocArg(name, 1, a[0], vs[0])
+			if err != nil {
+				return types.Null, err
+			}
+			if len(vs) > 1 {
+				p, err := jsonPathArg(vs[1])
+				if err != nil {
+					return types.Null, err
+				}
+				if p.Wild() {
+					return types.Null, sqlerr.New(sqlerr.ErrInvalidJSONPathWildcard, "In this situation, path expressions may not contain the * and ** tokens or an array range.")
+				}
+				found := p.Find(doc)
+				if len(found) == 0 {
+					return types.Null, nil
+				}
+				doc = found[0]
+			}
+			switch name {
+			case "json_length":
+				return types.NewInt(int64(types.JSONLength(doc))), nil
+			case "json_depth":
+				return types.NewInt(int64(types.JSONDepth(doc))), nil
+			}
+			keys := types.JSONKeys(doc)
+			if keys == nil {
+				return types.Null, nil
+			}
+			return jsonResult(keys), nil
+		}, true)
+	case "json_contains":
+		if err := argc(2, 3); err != nil {
+			return nil, true, err
+		}
+		return mk(tInt, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+			doc, err := jsonDocArg(name, 1, a[0], vs[0])
+			if err != nil {
+				return types.Null, err
+			}
+			cand, err := jsonDocArg(name, 2, a[1], vs[1])
+			if err != nil {
+				return types.Null, err
+			}
+			if len(vs) > 2 {
+				p, err := jsonPathArg(vs[2])
+				if err != nil {
+					return types.Null, err
+				}
+				found := p.Find(doc)
+				if len(found) == 0 {
+					return types.Null, nil
+				}
+				doc = found[0]
+			}
+			if types.JSONContains(doc, cand) {
+				return types.NewInt(1), nil
+			}
+			return types.NewInt(0), nil
+		}, true)
+	case "json_contains_path":
+		if err := argc(3, -1); err != nil {
+			return nil, true, err
+		}
+		return mk(tInt, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+			doc, err := jsonDocArg(name, 1, a[0], vs[0])
+			if err != nil {
+				return types.Null, err
+			}
+			mode := strings.ToLower(types.ToString(vs[1]))
+			if mode != "one" && mode != "all" {
+				return types.Null, sqlerr.New(3150, "The oneOrAll argument to json_contains_path may take these values: 'one' or 'all'.")
+			}
+			for _, pv := range vs[2:] {
+				p, err := jsonPathArg(pv)
+				if err != nil {
+					return types.Null, err
+				}
+				has := len(p.Find(doc)) > 0
+				if has && mode == "one" {
+					return types.NewInt(1), nil
+				}
+				if !has && mode == "all" {
+					return types.NewInt(0), nil
+				}
+			}
+			if mode == "all" {
+				return types.NewInt(1), nil
+			}
+			return types.NewInt(0), nil
+		}, true)
+	case "json_set", "json_insert", "json_replace":
+		if len(args) < 3 || len(args)%2 == 0 {
+			return nil, true, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", name)
+		}
+		mode := map[string]types.JSONModify{"json_set": types.JSONSet, "json_insert": types.JSONInsert, "json_replace": types.JSONReplace}[name]
+		return &closureExpr{typed: typed{tJSON}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+			vs, _, err := evalAll(env, row, a)
+			if err != nil {
+				return types.Null, err
+			}
+			if vs[0].IsNull() {
+				return types.Null, nil
+			}
+			doc, err := jsonDocArg(name, 1, a[0], vs[0])
+			if err != nil {
+				return types.Null, err
+			}
+			for i := 1; i < len(vs); i += 2 {
+				if vs[i].IsNull() {
+					return types.Null, nil
+				}
+				p, err := jsonPathArg(vs[i])
+				if err != nil {
+					return types.Null, err
+				}
+				if p.Wild() {
+					return types.Null, sqlerr.New(sqlerr.ErrInvalidJSONPathWildcard, "In this situation, path expressions may not contain the * and ** tokens or an array range.")
+				}
+				doc = p.Modify(doc, jsonValueArg(a[i+1], vs[i+1]), mode)
+			}
+			return jsonResult(doc), nil
+		}}, true, nil
+	case "json_remove":
+		if err := argc(2, -1); err != nil {
+			return nil, true, err
+		}
+		return mk(tJSON, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+			doc, err := jsonDocArg(name, 1, a[0], vs[0])
+			if err != nil {
+				return types.Null, err
+			}
+			for _, pv := range vs[1:] {
+				p, err := jsonPathArg(pv)
+				if err != nil {
+					return types.Null, err
+				}
+				if p.Wild() {
+					return types.Null, sqlerr.New(sqlerr.ErrInvalidJSONPathWildcard, "In this situation, path expressions may not contain the * and ** tokens or an array range.")
+				}
+				if p.String() == "$" {
+					return types.Null, sqlerr.New(sqlerr.ErrInvalidJSONPath, "Invalid JSON path expression. The error is around character position 1.")
+				}
+				doc = p.Remove(doc)
+			}
+			return jsonResult(doc), nil
+		}, true)
+	case "json_merge_patch", "json_merge_preserve", "json_merge":
+		if err := argc(2, -1); err != nil {
+			return nil, true, err
+		}
+		return mk(tJSON, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+			var doc any
+			for i := range vs {
+				d, err := jsonDocArg(name, i+1, a[i], vs[i])
+				if err != nil {
+					return types.Null, err
+				}
+				switch {
+				case i == 0:
+					doc = d
+				case name == "json_merge_patch":
+					doc = types.JSONMergePatch(doc, d)
+				default:
+					doc = types.JSONMergePreserve(doc, d)
+				}
+			}
+			return jsonResult(doc), nil
+		}, true)
+	}
+	return nil, false, nil
+}
+
+// castJSON is CAST(e AS JSON).
+func castJSON(e Expr) Expr {
+	return &closureExpr{typed: typed{tJSON}, args: []Expr{e}, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+		v, err := a[0].Eval(env, row)
+		if err != nil || v.IsNull() {
+			return types.Null, err
+		}
+		if v.K == types.KindString || v.K == types.KindBytes {
+			doc, err := jsonDocArg("cast_as_json", 1, a[0], v)
+			if err != nil {
+				return types.Null, err
+			}
+			return jsonResult(doc), nil
+		}
+		return jsonResult(jsonValueArg(a[0], v)), nil
+	}}
+}
