@@ -98,6 +98,7 @@ type ddlCtx struct {
 	resetAuto []uint64
 	pending   []string            // index names taken in this statement
 	builds    map[uint64][]uint32 // table id -> indexes whose entries the record builds (logBuilds)
+	rw        rewriter            // tables whose rows an ALTER converts (ddl_column.go)
 }
 
 func (d *ddlCtx) dbName(n string) (string, error) {
@@ -361,36 +362,8 @@ func (d *ddlCtx) buildColumn(tbl *Table, cd *ast.ColumnDef) (*Column, []*ast.Con
 		return nil, nil, sqlerr.New(sqlerr.ErrParse, "You have an error in your SQL syntax: column '%s' is both NULL and NOT NULL", name)
 	}
 	if defNode != nil {
-		if fc, ok := defNode.(*ast.FuncCallExpr); ok && isNowFunc(fc.FnName.L) {
-			if col.Type.Tp != mysql.TypeDatetime && col.Type.Tp != mysql.TypeTimestamp {
-				return nil, nil, sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)
-			}
-			col.DefaultNow, col.HasDefault = true, true
-		} else {
-			c := (&planner{s: d.s}).newCompiler(&scope{})
-			e, err := c.compile(defNode)
-			if err != nil {
-				return nil, nil, sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)
-			}
-			v, err := e.Eval(d.env, nil)
-			if err != nil {
-				return nil, nil, sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)
-			}
-			if v.IsNull() {
-				if col.NotNull {
-					return nil, nil, sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)
-				}
-			} else {
-				if col.Type.IsBlob() {
-					return nil, nil, sqlerr.New(sqlerr.ErrBlobCantHaveDefault, "BLOB, TEXT, GEOMETRY or JSON column '%s' can't have a default value", name)
-				}
-				cv, _, err := types.Convert(v, &col.Type, types.ConvertCtx{Strict: true, Column: name, Row: 1})
-				if err != nil {
-					return nil, nil, sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)
-				}
-				v = cv
-			}
-			col.Default, col.HasDefault = v, true
+		if err := d.setDefault(col, defNode); err != nil {
+			return nil, nil, err
 		}
 	}
 	if col.AutoInc {
@@ -403,6 +376,43 @@ func (d *ddlCtx) buildColumn(tbl *Table, cd *ast.ColumnDef) (*Column, []*ast.Con
 		}
 	}
 	return col, keys, nil
+}
+
+// setDefault evaluates a column's DEFAULT clause and stores it (converted) in col.
+func (d *ddlCtx) setDefault(col *Column, defNode ast.ExprNode) error {
+	name := col.Name
+	if fc, ok := defNode.(*ast.FuncCallExpr); ok && isNowFunc(fc.FnName.L) {
+		if col.Type.Tp != mysql.TypeDatetime && col.Type.Tp != mysql.TypeTimestamp {
+			return sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)
+		}
+		col.DefaultNow, col.HasDefault = true, true
+	} else {
+		c := (&planner{s: d.s}).newCompiler(&scope{})
+		e, err := c.compile(defNode)
+		if err != nil {
+			return sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)
+		}
+		v, err := e.Eval(d.env, nil)
+		if err != nil {
+			return sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)
+		}
+		if v.IsNull() {
+			if col.NotNull {
+				return sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)
+			}
+		} else {
+			if col.Type.IsBlob() {
+				return sqlerr.New(sqlerr.ErrBlobCantHaveDefault, "BLOB, TEXT, GEOMETRY or JSON column '%s' can't have a default value", name)
+			}
+			cv, _, err := types.Convert(v, &col.Type, types.ConvertCtx{Strict: true, Column: name, Row: 1})
+			if err != nil {
+				return sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)
+			}
+			v = cv
+		}
+		col.Default, col.HasDefault = v, true
+	}
+	return nil
 }
 
 func isNowFunc(n string) bool {
@@ -1039,6 +1049,25 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 				}
 			}
 		case ast.AlterTableEnableKeys, ast.AlterTableDisableKeys, ast.AlterTableLock, ast.AlterTableAlgorithm, ast.AlterTableForce:
+		case ast.AlterTableModifyColumn, ast.AlterTableChangeColumn:
+			oldName := spec.NewColumns[0].Name.Name.O
+			if spec.Tp == ast.AlterTableChangeColumn {
+				oldName = spec.OldColumnName.Name.O
+			}
+			keys, err := d.changeColumn(nt, oldName, spec.NewColumns[0], spec.Position)
+			if err != nil {
+				return err
+			}
+			addIdx = append(addIdx, keys...)
+		case ast.AlterTableRenameColumn:
+			if err := renameColumn(nt, spec.OldColumnName.Name.O, spec.NewColumnName.Name.O); err != nil {
+				return err
+			}
+			nt.init()
+		case ast.AlterTableAlterColumn:
+			if err := d.alterColumnDefault(nt, spec); err != nil {
+				return err
+			}
 		case ast.AlterTableRenameIndex:
 			ix := nt.IndexByName(spec.FromKey.O)
 			if ix == nil {
@@ -1047,6 +1076,15 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 			ix.Name = spec.ToKey.O
 		default:
 			return sqlerr.New(sqlerr.ErrNotSupportedYet, "this ALTER TABLE operation is not supported yet")
+		}
+	}
+	if plan := d.rw.plans[nt.ID]; plan != nil {
+		if len(addIdx) > 0 || len(d.builds[nt.ID]) > 0 {
+			// Index builds replay from the stored rows, which this statement rewrites.
+			return sqlerr.New(sqlerr.ErrNotSupportedYet, "changing a column's type together with adding or rebuilding an index in one ALTER TABLE is not supported yet; use two statements")
+		}
+		if err := d.rewriteRows(t, nt, plan.cols); err != nil {
+			return err
 		}
 	}
 	if len(addIdx) > 0 {

@@ -1,0 +1,284 @@
+package sql
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+)
+
+// ALTER TABLE ... MODIFY / CHANGE / RENAME COLUMN / ALTER COLUMN.
+//
+// A column keeps its id through every one of them, so rows (which name values by column id) stay
+// readable. A rename, a new default, a comment or a move is a catalog change only. A new type or a
+// new NOT NULL converts every stored value with INSERT's rules (strict mode errors abort the ALTER,
+// as MySQL's copying ALTER does) and the statement rewrites the rows and the entries of every
+// index that holds the column, in its own record: unlike an index build, that cannot be a logical
+// operation replayed from the rows, because the rows themselves change.
+
+// changeColumn replaces column oldName of nt with the definition cd (MODIFY keeps the name).
+func (d *ddlCtx) changeColumn(nt *Table, oldName string, cd *ast.ColumnDef, pos *ast.ColumnPosition) ([]*ast.Constraint, error) {
+	ci := nt.Col(oldName)
+	if ci < 0 || nt.Columns[ci].Hidden {
+		return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in '%s'", oldName, nt.Name)
+	}
+	old := nt.Columns[ci]
+	newName := cd.Name.Name.O
+	if !strings.EqualFold(newName, oldName) && nt.Col(newName) >= 0 {
+		return nil, sqlerr.New(sqlerr.ErrDupFieldName, "Duplicate column name '%s'", newName)
+	}
+	nextID := nt.NextColID
+	col, keys, err := d.buildColumn(nt, cd)
+	if err != nil {
+		return nil, err
+	}
+	nt.NextColID = nextID
+	col.ID = old.ID
+	if col.AutoInc && !old.AutoInc {
+		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "making an existing column AUTO_INCREMENT is not supported yet")
+	}
+	for _, ix := range nt.Indexes {
+		if ix.Primary {
+			for _, ic := range ix.Columns {
+				if ic.Col == col.ID {
+					col.NotNull = true // primary key columns are NOT NULL, as in MySQL
+				}
+			}
+		}
+	}
+	nt.Columns[ci] = col
+	if pos != nil && pos.Tp != ast.ColumnPositionNone {
+		if err := moveColumn(nt, ci, pos); err != nil {
+			return nil, err
+		}
+	}
+	nt.init()
+	if reflect.DeepEqual(old.Type, col.Type) && (old.NotNull || !col.NotNull) {
+		col.Absent = old.Absent
+		return keys, nil
+	}
+	d.rw.add(nt.ID, col.ID)
+	return keys, nil
+}
+
+// moveColumn moves nt.Columns[ci] to FIRST or AFTER another column.
+func moveColumn(nt *Table, ci int, pos *ast.ColumnPosition) error {
+	col := nt.Columns[ci]
+	rest := append(append([]*Column{}, nt.Columns[:ci]...), nt.Columns[ci+1:]...)
+	at := 0
+	if pos.Tp == ast.ColumnPositionAfter {
+		at = -1
+		for i, c := range rest {
+			if strings.EqualFold(c.Name, pos.RelativeColumn.Name.O) && !c.Hidden {
+				at = i + 1
+			}
+		}
+		if at < 0 {
+			return sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in '%s'", pos.RelativeColumn.Name.O, nt.Name)
+		}
+	}
+	nt.Columns = append(rest[:at], append([]*Column{col}, rest[at:]...)...)
+	return nil
+}
+
+// renameColumn is RENAME COLUMN a TO b.
+func renameColumn(nt *Table, from, to string) error {
+	ci := nt.Col(from)
+	if ci < 0 || nt.Columns[ci].Hidden {
+		return sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in '%s'", from, nt.Name)
+	}
+	if !strings.EqualFold(from, to) && nt.Col(to) >= 0 {
+		return sqlerr.New(sqlerr.ErrDupFieldName, "Duplicate column name '%s'", to)
+	}
+	if err := checkIdent(to, sqlerr.ErrWrongColumnName, "column"); err != nil {
+		return err
+	}
+	c := *nt.Columns[ci]
+	c.Name = to
+	nt.Columns[ci] = &c
+	return nil
+}
+
+// alterColumnDefault is ALTER COLUMN c SET DEFAULT v / DROP DEFAULT.
+func (d *ddlCtx) alterColumnDefault(nt *Table, spec *ast.AlterTableSpec) error {
+	cd := spec.NewColumns[0]
+	ci := nt.Col(cd.Name.Name.O)
+	if ci < 0 || nt.Columns[ci].Hidden {
+		return sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in '%s'", cd.Name.Name.O, nt.Name)
+	}
+	c := *nt.Columns[ci]
+	if len(cd.Options) == 0 {
+		c.HasDefault, c.Default, c.DefaultNow = false, types.Null, false
+		nt.Columns[ci] = &c
+		return nil
+	}
+	for _, o := range cd.Options {
+		// The parser leaves SET DEFAULT's option without a type.
+		if o.Expr == nil || (o.Tp != ast.ColumnOptionDefaultValue && o.Tp != ast.ColumnOptionNoOption) {
+			continue
+		}
+		c.HasDefault, c.Default, c.DefaultNow = false, types.Null, false
+		if err := d.setDefault(&c, o.Expr); err != nil {
+			return err
+		}
+	}
+	nt.Columns[ci] = &c
+	return nil
+}
+
+// rewritePlan is a pending rewrite of a table's rows after a column changed type or nullability.
+type rewritePlan struct {
+	cols []uint32 // the changed columns' ids
+}
+
+// rewriter collects, per table, the columns whose values an ALTER must convert; the rewrite runs
+// once, at the end of the statement, with the final definition.
+type rewriter struct {
+	plans map[uint64]*rewritePlan
+}
+
+func (r *rewriter) add(table uint64, colID uint32) {
+	if r.plans == nil {
+		r.plans = map[uint64]*rewritePlan{}
+	}
+	p := r.plans[table]
+	if p == nil {
+		p = &rewritePlan{}
+		r.plans[table] = p
+	}
+	p.cols = append(p.cols, colID)
+}
+
+// rewriteRows converts the changed columns of every row of old into nt's definition, and rewrites
+// the rows and the entries of the indexes that hold a changed column (all secondary indexes if the
+// primary key holds one, since their entries carry the primary key). Those indexes get new ids: the
+// old entries go with one range deletion. Uniqueness is checked as the new keys are made.
+func (d *ddlCtx) rewriteRows(old, nt *Table, changed []uint32) error {
+	isChanged := map[uint32]bool{}
+	for _, id := range changed {
+		isChanged[id] = true
+	}
+	touches := func(ix *Index) bool {
+		for _, ic := range ix.Columns {
+			if isChanged[ic.Col] {
+				return true
+			}
+		}
+		return false
+	}
+	pkChanged := touches(nt.Indexes[0])
+	var rebuild []*Index
+	for i, ix := range nt.Indexes {
+		if ix.Primary || !(pkChanged || touches(ix)) {
+			continue
+		}
+		lo, hi := indexSpan(nt.ID, ix.ID)
+		d.t.DeleteRange(lo, hi)
+		nix := *ix
+		nix.ID = nt.NextIndexID
+		nt.NextIndexID++
+		nt.Indexes[i] = &nix
+		rebuild = append(rebuild, &nix)
+	}
+	nt.init()
+	strict := d.s.strict()
+	lo, hi := indexSpan(old.ID, primaryID)
+	it, err := d.t.NewIter(lo, hi, false, true)
+	if err != nil {
+		return err
+	}
+	type newRow struct {
+		oldKey []byte
+		row    []types.Value
+	}
+	var rows []newRow
+	n := 0
+	for ; it.Valid(); it.Next() {
+		n++
+		orow, err := decodeRow(old, it.Value())
+		if err != nil {
+			it.Close()
+			return err
+		}
+		row := make([]types.Value, len(nt.Columns))
+		for j, c := range nt.Columns {
+			if p := old.colPos[c.ID]; p >= 0 {
+				row[j] = orow[p]
+			} else {
+				row[j] = c.Absent
+			}
+			if !isChanged[c.ID] {
+				continue
+			}
+			v, err := d.convertForAlter(row[j], c, strict, n)
+			if err != nil {
+				it.Close()
+				return err
+			}
+			row[j] = v
+		}
+		rows = append(rows, newRow{oldKey: append([]byte(nil), it.Key()...), row: row})
+	}
+	err = it.Err()
+	it.Close()
+	if err != nil {
+		return err
+	}
+	if pkChanged {
+		seen := map[string]bool{}
+		for _, r := range rows {
+			k := primaryKey(nil, nt, r.row)
+			if seen[string(k)] {
+				return sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(nt, nt.Indexes[0], r.row))
+			}
+			seen[string(k)] = true
+			d.t.Delete(r.oldKey)
+		}
+	}
+	seen := make([]map[string]bool, len(rebuild))
+	for i := range seen {
+		seen[i] = map[string]bool{}
+	}
+	for _, r := range rows {
+		d.t.Set(primaryKey(nil, nt, r.row), encodeRow(nil, nt, r.row))
+		for i, ix := range rebuild {
+			k, v, unique := secondaryKey(nt, ix, r.row)
+			if unique {
+				if seen[i][string(k)] {
+					return sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(nt, ix, r.row))
+				}
+				seen[i][string(k)] = true
+			}
+			d.t.Set(k, v)
+		}
+	}
+	return nil
+}
+
+// convertForAlter converts one stored value to a changed column: INSERT's conversion, except that
+// a NULL going into a NOT NULL column is 1138 (strict) or the type's implicit default with a 1265
+// warning, as MySQL's ALTER reports it.
+func (d *ddlCtx) convertForAlter(v types.Value, c *Column, strict bool, row int) (types.Value, error) {
+	if v.IsNull() {
+		if !c.NotNull {
+			return v, nil
+		}
+		if strict {
+			return v, sqlerr.New(sqlerr.ErrInvalidUseOfNull, "Invalid use of NULL value")
+		}
+		d.s.addWarning("Warning", sqlerr.ErrWarnDataTruncated, fmt.Sprintf("Data truncated for column '%s' at row %d", c.Name, row))
+		return implicitDefault(c), nil
+	}
+	out, warns, err := types.Convert(v, &c.Type, types.ConvertCtx{Strict: strict, Column: c.Name, Row: row})
+	if err != nil {
+		return v, err
+	}
+	for _, w := range warns {
+		d.s.addWarning(w.Level, w.Code, w.Message)
+	}
+	return out, nil
+}
