@@ -21,6 +21,7 @@ const FormatVersion = 1
 //	0x01 'n'                                   next table id
 //	0x01 'd' <db name>                         database definition (JSON)
 //	0x01 't' <table id: 8 bytes>               table definition (JSON)
+//	0x01 'w' <db> 0x00 <view name>             view definition (JSON; lower-case names)
 //	't' <table id: 8 bytes> <index id: 4 bytes> <key columns>   rows (index 1) and index entries
 const (
 	sysPrefix   = 0x01
@@ -214,11 +215,12 @@ type Catalog struct {
 	dbs       map[string]*Database         // lower-case name
 	tables    map[string]map[string]*Table // db (lower) -> table (lower)
 	byID      map[uint64]*Table
+	views     map[string]map[string]*View // db (lower) -> view (lower)
 	nextTable uint64
 }
 
 func newCatalog() *Catalog {
-	return &Catalog{dbs: map[string]*Database{}, tables: map[string]map[string]*Table{}, byID: map[uint64]*Table{}, nextTable: 100}
+	return &Catalog{dbs: map[string]*Database{}, tables: map[string]map[string]*Table{}, byID: map[uint64]*Table{}, views: map[string]map[string]*View{}, nextTable: 100}
 }
 
 // copy returns a shallow copy whose maps may be modified.
@@ -236,6 +238,14 @@ func (c *Catalog) copy() *Catalog {
 	}
 	for k, v := range c.byID {
 		n.byID[k] = v
+	}
+	n.views = make(map[string]map[string]*View, len(c.views))
+	for k, m := range c.views {
+		nm := make(map[string]*View, len(m))
+		for vk, vv := range m {
+			nm[vk] = vv
+		}
+		n.views[k] = nm
 	}
 	return n
 }

@@ -141,6 +141,20 @@ func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 		cat.putTable(&t)
 	}
 	it.Close()
+	lo, hi = viewDefPrefix()
+	it, err = eng.NewIter(lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		var v View
+		if err := json.Unmarshal(it.Value(), &v); err != nil {
+			it.Close()
+			return nil, fmt.Errorf("catalog: view %q: %w", it.Key(), err)
+		}
+		cat.putView(&v)
+	}
+	it.Close()
 	v, ok, err := eng.Get(keyNextTableID)
 	if err != nil {
 		return nil, err

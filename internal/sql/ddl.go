@@ -37,7 +37,7 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 	cur := db.Catalog()
 	next := cur.copy()
 	t := db.txm.Begin(txn.RepeatableRead, false)
-	ddl := &ddlCtx{s: s, env: &Env{s: s, ctx: env.ctx}, cat: next, t: t}
+	ddl := &ddlCtx{s: s, env: &Env{s: s, ctx: env.ctx}, cat: next, t: t, locked: names}
 	ddl.env.t = t
 	var err error
 	switch x := st.(type) {
@@ -62,7 +62,7 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 	case *ast.AlterTableStmt:
 		err = ddl.alterTable(x)
 	case *ast.CreateViewStmt:
-		err = sqlerr.New(sqlerr.ErrNotSupportedYet, "views are not supported yet")
+		err = ddl.createView(x)
 	}
 	if err != nil {
 		t.Rollback()
@@ -99,6 +99,7 @@ type ddlCtx struct {
 	pending   []string            // index names taken in this statement
 	builds    map[uint64][]uint32 // table id -> indexes whose entries the record builds (logBuilds)
 	rw        rewriter            // tables whose rows an ALTER converts (ddl_column.go)
+	locked    []string            // databases whose metadata locks the statement holds exclusively
 }
 
 func (d *ddlCtx) dbName(n string) (string, error) {
@@ -163,6 +164,10 @@ func (d *ddlCtx) dropDatabase(x *ast.DropDatabaseStmt) error {
 	}
 	for _, t := range d.cat.Tables(db.Name) {
 		d.dropTable(t)
+	}
+	for _, v := range d.cat.Views(db.Name) {
+		d.cat.removeView(v)
+		d.t.Delete(viewDefKey(v.DB, v.Name))
 	}
 	delete(d.cat.dbs, strings.ToLower(name))
 	delete(d.cat.tables, strings.ToLower(name))
@@ -432,7 +437,7 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 	if err := checkIdent(name, sqlerr.ErrWrongTableName, "table"); err != nil {
 		return err
 	}
-	if _, ok := d.cat.Table(dbName, name); ok {
+	if d.cat.nameTaken(dbName, name) {
 		if x.IfNotExists {
 			d.s.addWarning("Note", sqlerr.ErrTableExists, fmt.Sprintf("Table '%s' already exists", name))
 			d.noop = true
@@ -656,7 +661,7 @@ func (d *ddlCtx) dropTable(t *Table) {
 
 func (d *ddlCtx) dropTables(x *ast.DropTableStmt) error {
 	if x.IsView {
-		return sqlerr.New(sqlerr.ErrNotSupportedYet, "views are not supported yet")
+		return d.dropViews(x)
 	}
 	var missing []string
 	var drop []*Table
@@ -714,7 +719,7 @@ func (d *ddlCtx) rename(x *ast.RenameTableStmt) error {
 		if _, ok := d.cat.DB(ndb); !ok {
 			return sqlerr.New(sqlerr.ErrBadDB, "Unknown database '%s'", ndb)
 		}
-		if _, ok := d.cat.Table(ndb, tt.NewTable.Name.O); ok {
+		if d.cat.nameTaken(ndb, tt.NewTable.Name.O) {
 			return sqlerr.New(sqlerr.ErrTableExists, "Table '%s' already exists", tt.NewTable.Name.O)
 		}
 		nt := t.clone()
@@ -1032,7 +1037,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 		case ast.AlterTableDropForeignKey:
 		case ast.AlterTableRenameTable:
 			ndb := orDefault(spec.NewTable.Schema.O, nt.DB)
-			if _, ok := d.cat.Table(ndb, spec.NewTable.Name.O); ok {
+			if d.cat.nameTaken(ndb, spec.NewTable.Name.O) {
 				return sqlerr.New(sqlerr.ErrTableExists, "Table '%s' already exists", spec.NewTable.Name.O)
 			}
 			d.cat.removeTable(t)

@@ -166,8 +166,10 @@ func flattenFrom(n ast.ResultSetNode, out []fromItem) ([]fromItem, error) {
 
 // planner builds plans for one statement.
 type planner struct {
-	s      *Session
-	params *int
+	s            *Session
+	params       *int
+	viewDepth    int  // nesting of views being planned (planView)
+	creatingView bool // CREATE VIEW checks its body: errors are reported as they are
 }
 
 // planSelect plans a SELECT (or UNION) with an optional enclosing scope for correlated references.
@@ -245,6 +247,20 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 			}
 			tbl, ok := cat.Table(db, it.tn.Name.O)
 			if !ok {
+				if v, ok := cat.View(db, it.tn.Name.O); ok {
+					sub, err := p.planView(v, p.viewDepth)
+					if err != nil {
+						return nil, err
+					}
+					lv.sub = sub
+					lv.width = sub.nVisible
+					for i := 0; i < sub.nVisible; i++ {
+						c := sub.cols[i]
+						sc.cols = append(sc.cols, scopeCol{db: db, table: it.alias, orgTable: v.Name, name: c.Name, t: colTypeOf(c), level: li})
+					}
+					pl.levels = append(pl.levels, lv)
+					continue
+				}
 				if vt, ok := p.s.virtualTable(db, it.tn.Name.O); ok {
 					lv.sub = vt
 					lv.width = len(vt.cols)

@@ -1,0 +1,276 @@
+package sql
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+
+	"github.com/kiln-db/kiln/internal/sqlerr"
+)
+
+// Views: CREATE [OR REPLACE] VIEW, DROP VIEW, SHOW CREATE VIEW, and reads through them. A view is
+// stored as its SELECT's text (restored by the parser, so it parses back the same) plus its
+// column names, under its own catalog key; a query that names it plans that SELECT as a derived
+// table, with the view's database as the default database, as MySQL resolves a view's body in the
+// database it was created in. Views are read-only here: INSERT/UPDATE/DELETE through a view are
+// not supported.
+
+// View is a view definition.
+type View struct {
+	DB          string   `json:"db"`
+	Name        string   `json:"name"`
+	Select      string   `json:"select"`
+	Columns     []string `json:"columns,omitempty"` // CREATE VIEW v (a, b): names for the select list
+	Definer     string   `json:"definer"`
+	Security    string   `json:"security"`     // DEFINER or INVOKER
+	Algorithm   string   `json:"algorithm"`    // UNDEFINED, MERGE, TEMPTABLE
+	CheckOption string   `json:"check_option"` // NONE, CASCADED, LOCAL
+	Charset     string   `json:"charset"`      // character_set_client at creation
+	Collation   string   `json:"collation"`    // collation_connection at creation
+}
+
+func viewDefKey(db, name string) []byte {
+	k := append([]byte{sysPrefix, 'w'}, strings.ToLower(db)...)
+	k = append(k, 0)
+	return append(k, strings.ToLower(name)...)
+}
+
+func viewDefPrefix() ([]byte, []byte) { return []byte{sysPrefix, 'w'}, []byte{sysPrefix, 'x'} }
+
+// View returns a view.
+func (c *Catalog) View(db, name string) (*View, bool) {
+	v, ok := c.views[strings.ToLower(db)][strings.ToLower(name)]
+	return v, ok
+}
+
+// Views returns a database's views sorted by name.
+func (c *Catalog) Views(db string) []*View {
+	m := c.views[strings.ToLower(db)]
+	out := make([]*View, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// nameTaken reports whether a table or a view (they share a namespace) has the name.
+func (c *Catalog) nameTaken(db, name string) bool {
+	if _, ok := c.Table(db, name); ok {
+		return true
+	}
+	_, ok := c.View(db, name)
+	return ok
+}
+
+func (c *Catalog) putView(v *View) {
+	db := strings.ToLower(v.DB)
+	if c.views[db] == nil {
+		c.views[db] = map[string]*View{}
+	}
+	c.views[db][strings.ToLower(v.Name)] = v
+}
+
+func (c *Catalog) removeView(v *View) {
+	delete(c.views[strings.ToLower(v.DB)], strings.ToLower(v.Name))
+}
+
+func saveView(w writer, v *View) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("catalog: encode view %s: %w", v.Name, err)
+	}
+	w.Set(viewDefKey(v.DB, v.Name), b)
+	return nil
+}
+
+func restoreSQL(n ast.Node) (string, error) {
+	var b strings.Builder
+	if err := n.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b)); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+func (d *ddlCtx) createView(x *ast.CreateViewStmt) error {
+	db, err := d.dbName(x.ViewName.Schema.O)
+	if err != nil {
+		return err
+	}
+	name := x.ViewName.Name.O
+	if err := checkIdent(name, sqlerr.ErrWrongTableName, "table"); err != nil {
+		return err
+	}
+	if _, ok := d.cat.Table(db, name); ok {
+		return sqlerr.New(sqlerr.ErrTableExists, "Table '%s' already exists", name)
+	}
+	if old, ok := d.cat.View(db, name); ok && !x.OrReplace {
+		return sqlerr.New(sqlerr.ErrTableExists, "Table '%s' already exists", old.Name)
+	}
+	text, err := restoreSQL(x.Select)
+	if err != nil {
+		return fmt.Errorf("create view: restore select: %w", err)
+	}
+	v := &View{DB: db, Name: name, Select: text, Security: "DEFINER", Algorithm: "UNDEFINED", CheckOption: "NONE",
+		Definer: "`root`@`%`", Charset: "utf8mb4", Collation: d.s.connCollation().Name}
+	for _, c := range x.Cols {
+		v.Columns = append(v.Columns, c.O)
+	}
+	if x.Security == ast.SecurityInvoker {
+		v.Security = "INVOKER"
+	}
+	switch x.Algorithm {
+	case ast.AlgorithmMerge:
+		v.Algorithm = "MERGE"
+	case ast.AlgorithmTemptable:
+		v.Algorithm = "TEMPTABLE"
+	}
+	switch x.CheckOption {
+	case ast.CheckOptionCascaded:
+		v.CheckOption = "CASCADED"
+	case ast.CheckOptionLocal:
+		v.CheckOption = "LOCAL"
+	}
+	if x.Definer != nil && x.Definer.Username != "" {
+		v.Definer = fmt.Sprintf("`%s`@`%s`", x.Definer.Username, x.Definer.Hostname)
+	}
+	// The body must plan now: unknown tables or columns are errors at CREATE time, as in MySQL.
+	// The DDL holds the exclusive metadata locks of its databases: the planner must not wait for
+	// a shared one on them.
+	for _, n := range d.locked {
+		if !d.s.mdl[n] {
+			if d.s.mdl == nil {
+				d.s.mdl = map[string]bool{}
+			}
+			d.s.mdl[n] = true
+			defer delete(d.s.mdl, n)
+		}
+	}
+	if _, err := (&planner{s: d.s, creatingView: true}).planView(v, 0); err != nil {
+		return err
+	}
+	d.cat.putView(v)
+	return saveView(d.t, v)
+}
+
+func (d *ddlCtx) dropViews(x *ast.DropTableStmt) error {
+	var missing []string
+	var drop []*View
+	for _, tn := range x.Tables {
+		db := orDefault(tn.Schema.O, d.s.CurDB)
+		if db == "" {
+			return sqlerr.New(sqlerr.ErrNoDB, "No database selected")
+		}
+		v, ok := d.cat.View(db, tn.Name.O)
+		if !ok {
+			if _, isTable := d.cat.Table(db, tn.Name.O); isTable {
+				return sqlerr.New(sqlerr.ErrWrongObject, "'%s.%s' is not VIEW", db, tn.Name.O)
+			}
+			missing = append(missing, db+"."+tn.Name.O)
+			continue
+		}
+		drop = append(drop, v)
+	}
+	if len(missing) > 0 && !x.IfExists {
+		return sqlerr.New(sqlerr.ErrBadTable, "Unknown table '%s'", strings.Join(missing, ","))
+	}
+	for _, m := range missing {
+		d.s.addWarning("Note", sqlerr.ErrBadTable, fmt.Sprintf("Unknown table '%s'", m))
+	}
+	if len(drop) == 0 {
+		d.noop = true
+	}
+	for _, v := range drop {
+		d.cat.removeView(v)
+		d.t.Delete(viewDefKey(v.DB, v.Name))
+	}
+	return nil
+}
+
+// maxViewDepth bounds views defined on views (and catches a cycle made with CREATE OR REPLACE).
+const maxViewDepth = 32
+
+// planView plans a view's SELECT as a derived table.
+func (p *planner) planView(v *View, depth int) (*selectPlan, error) {
+	if depth >= maxViewDepth {
+		return nil, sqlerr.New(sqlerr.ErrViewInvalid, "View '%s.%s' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", v.DB, v.Name)
+	}
+	stmts, _, err := p.s.parser.ParseSQL(v.Select)
+	if err != nil || len(stmts) != 1 {
+		return nil, sqlerr.New(sqlerr.ErrViewInvalid, "View '%s.%s' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", v.DB, v.Name)
+	}
+	rs, ok := stmts[0].(ast.ResultSetNode)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.ErrViewInvalid, "View '%s.%s' is not a SELECT", v.DB, v.Name)
+	}
+	if len(v.Columns) > 0 {
+		sel := firstSelect(rs)
+		if sel == nil || sel.Fields == nil || len(sel.Fields.Fields) != len(v.Columns) {
+			return nil, sqlerr.New(sqlerr.ErrViewWrongList, "View's SELECT and view's field list have different column counts")
+		}
+		for i, f := range sel.Fields.Fields {
+			if f.WildCard != nil {
+				return nil, sqlerr.New(sqlerr.ErrViewWrongList, "View's SELECT and view's field list have different column counts")
+			}
+			f.AsName = ast.NewCIStr(v.Columns[i])
+		}
+	}
+	saved := p.s.CurDB
+	p.s.CurDB = v.DB
+	p.viewDepth = depth + 1
+	defer func() { p.s.CurDB = saved; p.viewDepth = depth }()
+	sp, err := p.planResultSet(rs, nil)
+	if err != nil {
+		if depth > 0 || !p.creatingView {
+			if e := sqlerr.As(err); e != nil && (e.Code == sqlerr.ErrNoSuchTable || e.Code == sqlerr.ErrBadField || e.Code == sqlerr.ErrViewInvalid) {
+				return nil, sqlerr.New(sqlerr.ErrViewInvalid, "View '%s.%s' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", v.DB, v.Name)
+			}
+		}
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for i := 0; i < sp.nVisible; i++ {
+		n := strings.ToLower(sp.cols[i].Name)
+		if seen[n] {
+			return nil, sqlerr.New(sqlerr.ErrDupFieldName, "Duplicate column name '%s'", sp.cols[i].Name)
+		}
+		seen[n] = true
+	}
+	return sp, nil
+}
+
+func firstSelect(rs ast.ResultSetNode) *ast.SelectStmt {
+	switch x := rs.(type) {
+	case *ast.SelectStmt:
+		return x
+	case *ast.SetOprStmt:
+		if x.SelectList != nil && len(x.SelectList.Selects) > 0 {
+			if s, ok := x.SelectList.Selects[0].(ast.ResultSetNode); ok {
+				return firstSelect(s)
+			}
+		}
+	}
+	return nil
+}
+
+// showCreateView renders SHOW CREATE VIEW's statement as MySQL 8 does.
+func showCreateView(v *View) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE ALGORITHM=%s DEFINER=%s SQL SECURITY %s VIEW `%s`", v.Algorithm, v.Definer, v.Security, v.Name)
+	if len(v.Columns) > 0 {
+		q := make([]string, len(v.Columns))
+		for i, c := range v.Columns {
+			q[i] = "`" + c + "`"
+		}
+		fmt.Fprintf(&b, " (%s)", strings.Join(q, ","))
+	}
+	fmt.Fprintf(&b, " AS %s", v.Select)
+	if v.CheckOption != "NONE" {
+		fmt.Fprintf(&b, " WITH %s CHECK OPTION", v.CheckOption)
+	}
+	return b.String()
+}
