@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
@@ -123,6 +124,8 @@ type Table struct {
 	Engine      string    `json:"engine,omitempty"`
 	Comment     string    `json:"comment,omitempty"`
 	Version     uint64    `json:"version"`
+	// ForeignKeys are the constraints this table holds as the child (fk.go).
+	ForeignKeys []*ForeignKey `json:"foreign_keys,omitempty"`
 
 	colByName map[string]int
 	colPos    []int // by column id: offset in Columns, or -1
@@ -217,6 +220,8 @@ type Catalog struct {
 	byID      map[uint64]*Table
 	views     map[string]map[string]*View // db (lower) -> view (lower)
 	nextTable uint64
+	fksMu     sync.Mutex
+	fks       *fkIndex // parent -> referencing constraints, built on first use; reset by every change
 }
 
 func newCatalog() *Catalog {
@@ -300,11 +305,13 @@ func (c *Catalog) putTable(t *Table) {
 	}
 	c.tables[db][strings.ToLower(t.Name)] = t
 	c.byID[t.ID] = t
+	c.fks = nil
 }
 
 func (c *Catalog) removeTable(t *Table) {
 	delete(c.tables[strings.ToLower(t.DB)], strings.ToLower(t.Name))
 	delete(c.byID, t.ID)
+	c.fks = nil
 }
 
 // writer is what catalog changes are written through: a transaction's write set.

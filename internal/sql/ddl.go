@@ -548,6 +548,27 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 	}
 	tbl.Indexes = append([]*Index{pk}, secondary...)
 	tbl.init()
+	for _, c := range constraints {
+		if c.Tp != ast.ConstraintForeignKey {
+			continue
+		}
+		fk, ixc, err := d.buildForeignKey(tbl, c, len(tbl.ForeignKeys)+1)
+		if err != nil {
+			return err
+		}
+		if ixc != nil {
+			ix, err := d.buildIndex(tbl, ixc)
+			if err != nil {
+				return err
+			}
+			if tbl.IndexByName(ix.Name) != nil {
+				return sqlerr.New(sqlerr.ErrDupKeyName, "Duplicate key name '%s'", ix.Name)
+			}
+			tbl.Indexes = append(tbl.Indexes, ix)
+			tbl.init()
+		}
+		tbl.ForeignKeys = append(tbl.ForeignKeys, fk)
+	}
 	if err := checkAutoIncKey(tbl); err != nil {
 		return err
 	}
@@ -686,6 +707,15 @@ func (d *ddlCtx) dropTables(x *ast.DropTableStmt) error {
 	if len(drop) == 0 {
 		d.noop = true
 	}
+	dropping := map[uint64]bool{}
+	for _, t := range drop {
+		dropping[t.ID] = true
+	}
+	for _, t := range drop {
+		if err := d.checkDropReferenced(t, dropping, false); err != nil {
+			return err
+		}
+	}
 	for _, t := range drop {
 		d.dropTable(t)
 	}
@@ -697,6 +727,9 @@ func (d *ddlCtx) truncate(x *ast.TruncateTableStmt) error {
 	t, ok := d.cat.Table(db, x.Table.Name.O)
 	if !ok {
 		return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, x.Table.Name.O)
+	}
+	if err := d.checkDropReferenced(t, nil, true); err != nil {
+		return err
 	}
 	lo, hi := tableSpan(t.ID)
 	d.t.DeleteRange(lo, hi)
@@ -728,6 +761,9 @@ func (d *ddlCtx) rename(x *ast.RenameTableStmt) error {
 		d.cat.removeTable(t)
 		d.cat.putTable(nt)
 		if err := saveTable(d.t, nt); err != nil {
+			return err
+		}
+		if err := d.renameReferences(t.DB, t.Name, nt.DB, nt.Name); err != nil {
 			return err
 		}
 	}
@@ -918,6 +954,9 @@ func (d *ddlCtx) dropIndexFrom(nt *Table, name string, ifExists bool) error {
 			if ix.Primary {
 				return sqlerr.New(sqlerr.ErrNotSupportedYet, "dropping the primary key is not supported yet")
 			}
+			if fk := d.fkNeedsIndex(nt, ix); fk != "" {
+				return sqlerr.New(sqlerr.ErrFKCannotDropIndex, "Cannot drop index '%s': needed in a foreign key constraint", ix.Name)
+			}
 			lo, hi := indexSpan(nt.ID, ix.ID)
 			d.t.DeleteRange(lo, hi)
 			nt.Indexes = append(nt.Indexes[:i], nt.Indexes[i+1:]...)
@@ -993,6 +1032,20 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 				return sqlerr.New(1090, "You can't delete all columns with ALTER TABLE; use DROP TABLE instead")
 			}
 			colID := nt.Columns[ci].ID
+			for _, fk := range nt.ForeignKeys {
+				for _, id := range fk.Cols {
+					if id == colID {
+						return sqlerr.New(sqlerr.ErrFKColumnCannotDrop, "Cannot drop column '%s': needed in a foreign key constraint '%s'", name, fk.Name)
+					}
+				}
+			}
+			for _, r := range d.cat.referencing(nt.DB, nt.Name) {
+				for _, n := range r.fk.RefCols {
+					if strings.EqualFold(n, name) && r.child.ID != nt.ID {
+						return sqlerr.New(sqlerr.ErrFKColumnCannotDrop, "Cannot drop column '%s': needed in a foreign key constraint '%s' of table '%s'", name, r.fk.Name, r.child.Name)
+					}
+				}
+			}
 			var rebuild []*Index
 			for i := 0; i < len(nt.Indexes); i++ {
 				ix := nt.Indexes[i]
@@ -1026,6 +1079,20 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 				return err
 			}
 		case ast.AlterTableAddConstraint:
+			if spec.Constraint.Tp == ast.ConstraintForeignKey {
+				fk, ixc, err := d.buildForeignKey(nt, spec.Constraint, len(nt.ForeignKeys)+1)
+				if err != nil {
+					return err
+				}
+				if err := d.checkExistingRows(nt, fk); err != nil {
+					return err
+				}
+				nt.ForeignKeys = append(nt.ForeignKeys, fk)
+				if ixc != nil {
+					addIdx = append(addIdx, ixc)
+				}
+				continue
+			}
 			addIdx = append(addIdx, spec.Constraint)
 		case ast.AlterTableDropIndex:
 			if err := d.dropIndexFrom(nt, spec.Name, spec.IfExists); err != nil {
@@ -1035,12 +1102,31 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 		case ast.AlterTableDropPrimaryKey:
 			return sqlerr.New(sqlerr.ErrNotSupportedYet, "dropping the primary key is not supported yet")
 		case ast.AlterTableDropForeignKey:
+			found := false
+			for i, fk := range nt.ForeignKeys {
+				if strings.EqualFold(fk.Name, spec.Name) {
+					nt.ForeignKeys = append(nt.ForeignKeys[:i], nt.ForeignKeys[i+1:]...)
+					found = true
+					break
+				}
+			}
+			if !found {
+				return sqlerr.New(sqlerr.ErrCantDropFieldOrKey, "Can't DROP '%s'; check that column/key exists", spec.Name)
+			}
 		case ast.AlterTableRenameTable:
 			ndb := orDefault(spec.NewTable.Schema.O, nt.DB)
 			if d.cat.nameTaken(ndb, spec.NewTable.Name.O) {
 				return sqlerr.New(sqlerr.ErrTableExists, "Table '%s' already exists", spec.NewTable.Name.O)
 			}
 			d.cat.removeTable(t)
+			for _, fk := range nt.ForeignKeys {
+				if strings.EqualFold(fk.RefDB, nt.DB) && strings.EqualFold(fk.RefTable, nt.Name) {
+					fk.RefDB, fk.RefTable = ndb, spec.NewTable.Name.O
+				}
+			}
+			if err := d.renameReferences(nt.DB, nt.Name, ndb, spec.NewTable.Name.O); err != nil {
+				return err
+			}
 			nt.DB, nt.Name = ndb, spec.NewTable.Name.O
 		case ast.AlterTableOption:
 			for _, o := range spec.Options {

@@ -562,11 +562,21 @@ func putRow(env *Env, tbl *Table, row []types.Value, old []types.Value) error {
 		}
 		t.Set(k, v)
 	}
-	return nil
+	// Checked after the write, so that a row may reference itself.
+	return checkParents(env, tbl, row, old)
 }
 
-// deleteRow removes a row and its index entries. The caller holds the row's lock.
+// deleteRow removes a row and its index entries, after the foreign keys that reference the table
+// acted on its child rows. The caller holds the row's lock.
 func deleteRow(env *Env, tbl *Table, pk []byte, row []types.Value) error {
+	if err := onParentChange(env, tbl, row, nil); err != nil {
+		return err
+	}
+	return removeRow(env, tbl, pk, row)
+}
+
+// removeRow removes a row and its index entries.
+func removeRow(env *Env, tbl *Table, pk []byte, row []types.Value) error {
 	t := env.txn()
 	t.Delete(pk)
 	for _, ix := range tbl.Indexes[1:] {
@@ -596,13 +606,19 @@ func updateRow(env *Env, tbl *Table, pk []byte, old, new []types.Value, strict b
 	if dupRow != nil {
 		return false, sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(tbl, dupIdx, new))
 	}
+	// The new parent row is written before the constraints act, so that a cascaded update of a
+	// child row finds its (new) parent.
 	if string(newPK) != string(pk) {
-		if err := deleteRow(env, tbl, pk, old); err != nil {
+		if err := removeRow(env, tbl, pk, old); err != nil {
 			return false, err
 		}
-		return true, putRow(env, tbl, new, nil)
+		if err := putRow(env, tbl, new, nil); err != nil {
+			return false, err
+		}
+	} else if err := putRow(env, tbl, new, old); err != nil {
+		return false, err
 	}
-	return true, putRow(env, tbl, new, old)
+	return true, onParentChange(env, tbl, old, new)
 }
 
 // targetPlan plans the row source of UPDATE/DELETE: a locking current read of one table.

@@ -26,6 +26,7 @@ type Env struct {
 	deadline time.Time // max_execution_time, zero = none
 	rows     int       // rows examined since the last cancellation check
 	t        *txn.Txn  // overrides the session's transaction (DDL runs in its own)
+	fkDepth  int       // nesting of foreign key cascades (fk.go)
 }
 
 func (env *Env) txn() *txn.Txn {

@@ -548,6 +548,7 @@ func showCreateTable(t *Table) string {
 			lines = append(lines, fmt.Sprintf("  KEY `%s` (%s)", ix.Name, strings.Join(parts, ",")))
 		}
 	}
+	lines = append(lines, showForeignKeys(t)...)
 	b.WriteString(strings.Join(lines, ",\n"))
 	fmt.Fprintf(&b, "\n) ENGINE=%s", t.Engine)
 	if t.AutoIncBase > 1 {

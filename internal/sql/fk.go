@@ -1,0 +1,659 @@
+package sql
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+	"github.com/kiln-db/kiln/internal/txn"
+)
+
+// Foreign keys, enforced as InnoDB does: a child row's key must exist in the parent (unless one of
+// its columns is NULL); deleting or updating a parent key acts on the child rows that reference it
+// by the constraint's rule (RESTRICT / NO ACTION: error 1451, CASCADE, SET NULL), recursively up
+// to 15 levels; foreign_key_checks=0 turns every check and action off, as in MySQL. The lookups are
+// current reads through an index whose leading columns are the key columns (InnoDB requires one on
+// both sides, and creates the child's when it is missing); the parent row found is locked shared,
+// so it cannot be deleted under a child row being written, and child rows are locked exclusive
+// before they are acted on.
+
+// ForeignKey is a constraint stored with its child table.
+type ForeignKey struct {
+	Name     string   `json:"name"`
+	Cols     []uint32 `json:"cols"` // child column ids
+	RefDB    string   `json:"ref_db"`
+	RefTable string   `json:"ref_table"`
+	RefCols  []string `json:"ref_cols"` // parent column names (the parent may not exist yet)
+	OnDelete string   `json:"on_delete,omitempty"`
+	OnUpdate string   `json:"on_update,omitempty"`
+}
+
+const maxFKDepth = 15
+
+func refAction(o *ast.OnDeleteOpt, u *ast.OnUpdateOpt) (string, string) {
+	conv := func(r ast.ReferOptionType) string {
+		switch r {
+		case ast.ReferOptionCascade:
+			return "CASCADE"
+		case ast.ReferOptionSetNull:
+			return "SET NULL"
+		case ast.ReferOptionNoAction:
+			return "NO ACTION"
+		case ast.ReferOptionSetDefault:
+			return "SET DEFAULT"
+		case ast.ReferOptionRestrict:
+			return "RESTRICT"
+		}
+		return ""
+	}
+	var del, upd string
+	if o != nil {
+		del = conv(o.ReferOpt)
+	}
+	if u != nil {
+		upd = conv(u.ReferOpt)
+	}
+	return del, upd
+}
+
+func (s *Session) fkChecks() bool {
+	b, _ := types.ToBool(s.getSysVar(mustSysVar("foreign_key_checks"), false))
+	return b
+}
+
+// fkRef is a constraint seen from its parent.
+type fkRef struct {
+	child *Table
+	fk    *ForeignKey
+}
+
+// fkIndex is the catalog's reverse map, parent "db\x00table" (lower) -> referencing constraints,
+// built on first use (a catalog is never modified once published).
+type fkIndex struct {
+	once sync.Once
+	refs map[string][]fkRef
+}
+
+func parentKey(db, table string) string { return strings.ToLower(db) + "\x00" + strings.ToLower(table) }
+
+// referencing returns the constraints that name (db, table) as their parent.
+func (c *Catalog) referencing(db, table string) []fkRef {
+	c.fksMu.Lock()
+	if c.fks == nil {
+		c.fks = &fkIndex{}
+	}
+	idx := c.fks
+	c.fksMu.Unlock()
+	idx.once.Do(func() {
+		idx.refs = map[string][]fkRef{}
+		for _, m := range c.tables {
+			for _, t := range m {
+				for _, fk := range t.ForeignKeys {
+					k := parentKey(fk.RefDB, fk.RefTable)
+					idx.refs[k] = append(idx.refs[k], fkRef{child: t, fk: fk})
+				}
+			}
+		}
+	})
+	return idx.refs[parentKey(db, table)]
+}
+
+// prefixIndex returns an index of t whose leading columns are exactly cols (in order), preferring
+// the primary key.
+func prefixIndex(t *Table, cols []int) *Index {
+	for _, ix := range t.Indexes {
+		if len(ix.cols) < len(cols) {
+			continue
+		}
+		ok := true
+		for i, c := range cols {
+			if ix.cols[i] != c || ix.Columns[i].Prefix > 0 {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return ix
+		}
+	}
+	return nil
+}
+
+// fkDesc is the constraint text of 1451/1452 messages.
+func fkDesc(child *Table, fk *ForeignKey) string {
+	var cc, rc []string
+	for _, id := range fk.Cols {
+		if p := child.colPos[id]; p >= 0 {
+			cc = append(cc, "`"+child.Columns[p].Name+"`")
+		}
+	}
+	for _, n := range fk.RefCols {
+		rc = append(rc, "`"+n+"`")
+	}
+	s := fmt.Sprintf("`%s`.`%s`, CONSTRAINT `%s` FOREIGN KEY (%s) REFERENCES `%s` (%s)", child.DB, child.Name, fk.Name, strings.Join(cc, ", "), fk.RefTable, strings.Join(rc, ", "))
+	if fk.OnDelete != "" {
+		s += " ON DELETE " + fk.OnDelete
+	}
+	if fk.OnUpdate != "" {
+		s += " ON UPDATE " + fk.OnUpdate
+	}
+	return s
+}
+
+func errNoParent(child *Table, fk *ForeignKey) error {
+	return sqlerr.New(sqlerr.ErrNoReferencedRow, "Cannot add or update a child row: a foreign key constraint fails (%s)", fkDesc(child, fk))
+}
+
+func errHasChildren(child *Table, fk *ForeignKey) error {
+	return sqlerr.New(sqlerr.ErrRowIsReferenced, "Cannot delete or update a parent row: a foreign key constraint fails (%s)", fkDesc(child, fk))
+}
+
+// resolveParent returns the parent table and the offsets of the referenced columns.
+func resolveParent(cat *Catalog, fk *ForeignKey) (*Table, []int, bool) {
+	p, ok := cat.Table(fk.RefDB, fk.RefTable)
+	if !ok {
+		return nil, nil, false
+	}
+	cols := make([]int, len(fk.RefCols))
+	for i, n := range fk.RefCols {
+		cols[i] = p.Col(n)
+		if cols[i] < 0 {
+			return nil, nil, false
+		}
+	}
+	return p, cols, true
+}
+
+// childCols returns the offsets of fk's columns in child.
+func childCols(child *Table, fk *ForeignKey) []int {
+	out := make([]int, len(fk.Cols))
+	for i, id := range fk.Cols {
+		out[i] = child.colPos[id]
+	}
+	return out
+}
+
+// keyPrefix encodes vals as the leading key columns of ix (values converted to ix's column types).
+func keyPrefix(t *Table, ix *Index, vals []types.Value) []byte {
+	k := indexPrefix(nil, t.ID, ix.ID)
+	for i, v := range vals {
+		k = types.AppendKey(k, v, &t.Columns[ix.cols[i]].Type)
+	}
+	return k
+}
+
+// checkParents verifies that every constraint of child has its parent row for row, locking that
+// row shared. changed, when set, limits the check to constraints whose columns changed.
+func checkParents(env *Env, child *Table, row, old []types.Value) error {
+	if len(child.ForeignKeys) == 0 || !env.s.fkChecks() {
+		return nil
+	}
+	cat := env.s.catalog()
+	for _, fk := range child.ForeignKeys {
+		cc := childCols(child, fk)
+		vals := make([]types.Value, len(cc))
+		null, same := false, old != nil
+		for i, c := range cc {
+			vals[i] = row[c]
+			null = null || row[c].IsNull()
+			if old != nil && types.Compare(old[c], row[c], nil) != 0 || old != nil && old[c].IsNull() != row[c].IsNull() {
+				same = false
+			}
+		}
+		if null || same {
+			continue
+		}
+		parent, pcols, ok := resolveParent(cat, fk)
+		if !ok {
+			return errNoParent(child, fk)
+		}
+		ix := prefixIndex(parent, pcols)
+		if ix == nil {
+			return errNoParent(child, fk)
+		}
+		found, err := findReferenced(env, parent, ix, vals)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return errNoParent(child, fk)
+		}
+	}
+	return nil
+}
+
+// findReferenced reports whether parent has a row whose ix-leading columns equal vals, and locks it
+// shared.
+func findReferenced(env *Env, parent *Table, ix *Index, vals []types.Value) (bool, error) {
+	t := env.txn()
+	lo := keyPrefix(parent, ix, vals)
+	it, err := t.NewIter(lo, prefixEnd(lo), false, true)
+	if err != nil {
+		return false, err
+	}
+	defer it.Close()
+	if !it.Valid() {
+		return false, it.Err()
+	}
+	pk := append([]byte(nil), it.Key()...)
+	if !ix.Primary {
+		part := make([]types.Value, len(parent.Columns))
+		if err := types.DecodeRow(it.Value(), parent.colPos, part); err != nil {
+			return false, err
+		}
+		pk = primaryKey(nil, parent, part)
+	}
+	if err := env.lockRow(pk, txn.LockShared); err != nil {
+		return false, err
+	}
+	_, ok, err := t.GetLatest(pk)
+	return ok, err
+}
+
+// childRows returns the child rows (primary key and row) whose fk columns equal vals, locked
+// exclusive.
+func childRows(env *Env, child *Table, fk *ForeignKey, vals []types.Value) ([][]byte, [][]types.Value, error) {
+	cc := childCols(child, fk)
+	ix := prefixIndex(child, cc)
+	if ix == nil {
+		return nil, nil, fmt.Errorf("foreign key %s of %s.%s has no index", fk.Name, child.DB, child.Name)
+	}
+	t := env.txn()
+	lo := keyPrefix(child, ix, vals)
+	it, err := t.NewIter(lo, prefixEnd(lo), false, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	var pks [][]byte
+	for ; it.Valid(); it.Next() {
+		pk := append([]byte(nil), it.Key()...)
+		if !ix.Primary {
+			part := make([]types.Value, len(child.Columns))
+			if err := types.DecodeRow(it.Value(), child.colPos, part); err != nil {
+				it.Close()
+				return nil, nil, err
+			}
+			pk = primaryKey(nil, child, part)
+		}
+		pks = append(pks, pk)
+	}
+	err = it.Err()
+	it.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	var outPK [][]byte
+	var rows [][]types.Value
+	for _, pk := range pks {
+		if err := env.lockRow(pk, txn.LockExclusive); err != nil {
+			return nil, nil, err
+		}
+		v, ok, err := t.GetLatest(pk)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			continue
+		}
+		row, err := decodeRow(child, v)
+		if err != nil {
+			return nil, nil, err
+		}
+		outPK = append(outPK, pk)
+		rows = append(rows, row)
+	}
+	return outPK, rows, nil
+}
+
+// onParentChange applies the constraints that reference parent to a deleted row (new == nil) or an
+// updated one.
+func onParentChange(env *Env, parent *Table, old, new []types.Value) error {
+	refs := env.s.catalog().referencing(parent.DB, parent.Name)
+	if len(refs) == 0 || !env.s.fkChecks() {
+		return nil
+	}
+	if env.fkDepth >= maxFKDepth {
+		return sqlerr.New(3008, "Foreign key cascade delete/update exceeds max depth of %d.", maxFKDepth)
+	}
+	env.fkDepth++
+	defer func() { env.fkDepth-- }()
+	for _, r := range refs {
+		pcols := make([]int, len(r.fk.RefCols))
+		ok := true
+		for i, n := range r.fk.RefCols {
+			pcols[i] = parent.Col(n)
+			ok = ok && pcols[i] >= 0
+		}
+		if !ok {
+			continue
+		}
+		vals := make([]types.Value, len(pcols))
+		changed := new == nil
+		for i, c := range pcols {
+			vals[i] = old[c]
+			if vals[i].IsNull() {
+				ok = false
+			}
+			if new != nil && (types.Compare(old[c], new[c], parent.Columns[c].Type.Coll()) != 0 || old[c].IsNull() != new[c].IsNull()) {
+				changed = true
+			}
+		}
+		if !ok || !changed {
+			continue
+		}
+		// The child table as the current catalog has it (r.child may be stale after DDL).
+		child, okc := env.s.catalog().TableByID(r.child.ID)
+		if !okc {
+			continue
+		}
+		pks, rows, err := childRows(env, child, r.fk, vals)
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		rule := r.fk.OnUpdate
+		if new == nil {
+			rule = r.fk.OnDelete
+		}
+		cc := childCols(child, r.fk)
+		for i, row := range rows {
+			switch rule {
+			case "CASCADE":
+				if new == nil {
+					if err := deleteRow(env, child, pks[i], row); err != nil {
+						return err
+					}
+					continue
+				}
+				nr := append([]types.Value(nil), row...)
+				for j, c := range cc {
+					nr[c] = new[pcols[j]]
+				}
+				if _, err := updateRow(env, child, pks[i], row, nr, false, 0); err != nil {
+					return err
+				}
+			case "SET NULL":
+				nr := append([]types.Value(nil), row...)
+				for _, c := range cc {
+					nr[c] = types.Null
+				}
+				if _, err := updateRow(env, child, pks[i], row, nr, false, 0); err != nil {
+					return err
+				}
+			default:
+				if child.ID == parent.ID && string(pks[i]) == string(primaryKey(nil, parent, old)) {
+					continue // a row referencing itself does not block its own deletion
+				}
+				return errHasChildren(child, r.fk)
+			}
+		}
+	}
+	return nil
+}
+
+// ---- DDL ----
+
+// buildForeignKey validates a FOREIGN KEY clause for table t (being created or altered) and
+// returns the constraint; it makes the child-side index if none fits.
+func (d *ddlCtx) buildForeignKey(t *Table, c *ast.Constraint, n int) (*ForeignKey, *ast.Constraint, error) {
+	name := c.Name
+	if name == "" {
+		name = fmt.Sprintf("%s_ibfk_%d", t.Name, n)
+	}
+	for _, o := range t.ForeignKeys {
+		if strings.EqualFold(o.Name, name) {
+			return nil, nil, sqlerr.New(sqlerr.ErrFKDupName, "Duplicate foreign key constraint name '%s'", name)
+		}
+	}
+	fk := &ForeignKey{Name: name, RefDB: orDefault(c.Refer.Table.Schema.O, t.DB), RefTable: c.Refer.Table.Name.O}
+	fk.OnDelete, fk.OnUpdate = refAction(c.Refer.OnDelete, c.Refer.OnUpdate)
+	if fk.OnDelete == "SET DEFAULT" || fk.OnUpdate == "SET DEFAULT" {
+		return nil, nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "SET DEFAULT is not supported by InnoDB foreign keys")
+	}
+	if len(c.Keys) != len(c.Refer.IndexPartSpecifications) {
+		return nil, nil, sqlerr.New(sqlerr.ErrWrongFKDef, "Incorrect foreign key definition for '%s': Key reference and table reference don't match", name)
+	}
+	var cols []int
+	for _, k := range c.Keys {
+		ci := t.Col(k.Column.Name.O)
+		if ci < 0 || t.Columns[ci].Hidden {
+			return nil, nil, sqlerr.New(sqlerr.ErrKeyColumnDoesNotExit, "Key column '%s' doesn't exist in table", k.Column.Name.O)
+		}
+		col := t.Columns[ci]
+		if col.NotNull && (fk.OnDelete == "SET NULL" || fk.OnUpdate == "SET NULL") {
+			return nil, nil, sqlerr.New(sqlerr.ErrFKColumnNotNull, "Column '%s' cannot be NOT NULL: needed in a foreign key constraint '%s' SET NULL", col.Name, name)
+		}
+		fk.Cols = append(fk.Cols, col.ID)
+		cols = append(cols, ci)
+	}
+	for _, r := range c.Refer.IndexPartSpecifications {
+		fk.RefCols = append(fk.RefCols, r.Column.Name.O)
+	}
+	var parent *Table
+	if strings.EqualFold(fk.RefDB, t.DB) && strings.EqualFold(fk.RefTable, t.Name) {
+		parent = t
+	} else if p, ok := d.cat.Table(fk.RefDB, fk.RefTable); ok {
+		parent = p
+	}
+	if parent == nil {
+		if d.s.fkChecks() {
+			return nil, nil, sqlerr.New(sqlerr.ErrFKCannotOpenParent, "Failed to open the referenced table '%s'", fk.RefTable)
+		}
+	} else {
+		var pcols []int
+		for i, n := range fk.RefCols {
+			pi := parent.Col(n)
+			if pi < 0 {
+				return nil, nil, sqlerr.New(sqlerr.ErrFKNoIndexParent, "Failed to add the foreign key constraint. Missing column '%s' for constraint '%s' in the referenced table '%s'", n, name, parent.Name)
+			}
+			fk.RefCols[i] = parent.Columns[pi].Name
+			pcols = append(pcols, pi)
+			if !fkCompatible(&t.Columns[cols[i]].Type, &parent.Columns[pi].Type) {
+				return nil, nil, sqlerr.New(sqlerr.ErrFKIncompatibleColumns, "Referencing column '%s' and referenced column '%s' in foreign key constraint '%s' are incompatible.", t.Columns[cols[i]].Name, parent.Columns[pi].Name, name)
+			}
+		}
+		if parent != t && len(parent.Indexes) > 0 && prefixIndex(parent, pcols) == nil {
+			return nil, nil, sqlerr.New(sqlerr.ErrFKNoIndexParent, "Failed to add the foreign key constraint. Missing index for constraint '%s' in the referenced table '%s'", name, parent.Name)
+		}
+	}
+	var ixc *ast.Constraint
+	if prefixIndex(t, cols) == nil {
+		ixc = &ast.Constraint{Tp: ast.ConstraintIndex, Name: c.Name, Keys: c.Keys}
+		if c.Name == "" {
+			ixc.Name = name
+		}
+	}
+	return fk, ixc, nil
+}
+
+// fkCompatible is InnoDB's rule: same type class, integers of the same size and signedness, strings
+// of the same charset and collation (lengths may differ).
+func fkCompatible(a, b *types.ColType) bool {
+	if a.IsInteger() || b.IsInteger() {
+		return a.Tp == b.Tp && a.Unsigned == b.Unsigned
+	}
+	if a.IsString() || b.IsString() {
+		if !a.IsString() || !b.IsString() {
+			return false
+		}
+		if a.IsBinaryString() != b.IsBinaryString() {
+			return false
+		}
+		return a.IsBinaryString() || a.Charset == b.Charset
+	}
+	if a.Tp == b.Tp {
+		return true
+	}
+	return false
+}
+
+// checkExistingRows verifies an added constraint against the table's rows (1452 on the first
+// orphan), as ALTER TABLE ADD FOREIGN KEY does with foreign_key_checks on.
+func (d *ddlCtx) checkExistingRows(t *Table, fk *ForeignKey) error {
+	if !d.s.fkChecks() {
+		return nil
+	}
+	lo, hi := indexSpan(t.ID, primaryID)
+	it, err := d.t.NewIter(lo, hi, false, true)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	parent, pcols, ok := resolveParent(d.cat, fk)
+	if strings.EqualFold(fk.RefDB, t.DB) && strings.EqualFold(fk.RefTable, t.Name) {
+		parent, ok = t, true
+		pcols = pcols[:0]
+		for _, n := range fk.RefCols {
+			pcols = append(pcols, t.Col(n))
+		}
+	}
+	if !ok {
+		return errNoParent(t, fk)
+	}
+	ix := prefixIndex(parent, pcols)
+	cc := childCols(t, fk)
+	for ; it.Valid(); it.Next() {
+		row, err := decodeRow(t, it.Value())
+		if err != nil {
+			return err
+		}
+		vals := make([]types.Value, len(cc))
+		null := false
+		for i, c := range cc {
+			vals[i] = row[c]
+			null = null || row[c].IsNull()
+		}
+		if null {
+			continue
+		}
+		lo := keyPrefix(parent, ix, vals)
+		pit, err := d.t.NewIter(lo, prefixEnd(lo), false, true)
+		if err != nil {
+			return err
+		}
+		found := pit.Valid()
+		pit.Close()
+		if !found {
+			return sqlerr.New(sqlerr.ErrNoReferencedRow, "Cannot add or update a child row: a foreign key constraint fails (%s)", fkDesc(t, fk))
+		}
+	}
+	return it.Err()
+}
+
+// checkDropReferenced refuses to drop (or truncate) a table other tables reference, unless
+// foreign_key_checks is off or the children go in the same statement.
+func (d *ddlCtx) checkDropReferenced(t *Table, dropping map[uint64]bool, truncate bool) error {
+	if !d.s.fkChecks() {
+		return nil
+	}
+	for _, r := range d.cat.referencing(t.DB, t.Name) {
+		if r.child.ID == t.ID || dropping[r.child.ID] {
+			continue
+		}
+		if truncate {
+			return sqlerr.New(sqlerr.ErrTruncateIllegalFK, "Cannot truncate a table referenced in a foreign key constraint (%s)", fkDesc(r.child, r.fk))
+		}
+		return sqlerr.New(3730, "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.", t.Name, r.fk.Name, r.child.Name)
+	}
+	return nil
+}
+
+// fkNeedsIndex reports the constraint (of t or referencing t) that needs index ix, if any.
+func (d *ddlCtx) fkNeedsIndex(t *Table, ix *Index) string {
+	for _, fk := range t.ForeignKeys {
+		cc := childCols(t, fk)
+		if covers(ix, cc) && countCovering(t, cc) == 1 {
+			return fk.Name
+		}
+	}
+	for _, r := range d.cat.referencing(t.DB, t.Name) {
+		var pcols []int
+		for _, n := range r.fk.RefCols {
+			pcols = append(pcols, t.Col(n))
+		}
+		if covers(ix, pcols) && countCovering(t, pcols) == 1 {
+			return r.fk.Name
+		}
+	}
+	return ""
+}
+
+func covers(ix *Index, cols []int) bool {
+	if len(ix.cols) < len(cols) {
+		return false
+	}
+	for i, c := range cols {
+		if ix.cols[i] != c {
+			return false
+		}
+	}
+	return true
+}
+
+func countCovering(t *Table, cols []int) int {
+	n := 0
+	for _, ix := range t.Indexes {
+		if covers(ix, cols) {
+			n++
+		}
+	}
+	return n
+}
+
+// showForeignKeys renders the CONSTRAINT lines of SHOW CREATE TABLE.
+func showForeignKeys(t *Table) []string {
+	var out []string
+	for _, fk := range t.ForeignKeys {
+		var cc, rc []string
+		for _, id := range fk.Cols {
+			if p := t.colPos[id]; p >= 0 {
+				cc = append(cc, "`"+t.Columns[p].Name+"`")
+			}
+		}
+		for _, n := range fk.RefCols {
+			rc = append(rc, "`"+n+"`")
+		}
+		ref := "`" + fk.RefTable + "`"
+		if !strings.EqualFold(fk.RefDB, t.DB) {
+			ref = "`" + fk.RefDB + "`." + ref
+		}
+		l := fmt.Sprintf("  CONSTRAINT `%s` FOREIGN KEY (%s) REFERENCES %s (%s)", fk.Name, strings.Join(cc, ", "), ref, strings.Join(rc, ", "))
+		if fk.OnDelete != "" && fk.OnDelete != "RESTRICT" {
+			l += " ON DELETE " + fk.OnDelete
+		}
+		if fk.OnUpdate != "" && fk.OnUpdate != "RESTRICT" {
+			l += " ON UPDATE " + fk.OnUpdate
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// renameReferences points the constraints that reference (db, name) at its new name, as InnoDB
+// does when a parent table is renamed.
+func (d *ddlCtx) renameReferences(db, name, ndb, nname string) error {
+	for _, r := range d.cat.referencing(db, name) {
+		child, ok := d.cat.TableByID(r.child.ID)
+		if !ok {
+			continue
+		}
+		nc := child.clone()
+		for _, fk := range nc.ForeignKeys {
+			if strings.EqualFold(fk.RefDB, db) && strings.EqualFold(fk.RefTable, name) {
+				fk.RefDB, fk.RefTable = ndb, nname
+			}
+		}
+		nc.Version++
+		d.cat.putTable(nc)
+		if err := saveTable(d.t, nc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
