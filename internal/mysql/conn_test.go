@@ -298,15 +298,12 @@ func TestSessionTrackAndStatus(t *testing.T) {
 		affected, _ = r.lenencInt()
 		lastID, _ = r.lenencInt()
 		status, warnings = r.u16(), r.u16()
-		if track {
-			if r.remaining() > 0 {
-				info = string(r.lenencBytes())
-			}
-			if status&serverSessionStateChanged != 0 {
-				st = r.lenencBytes()
-			}
-		} else {
-			info = string(r.take(r.remaining()))
+		// The info is length-encoded in both modes, as mysqld sends it.
+		if r.remaining() > 0 {
+			info = string(r.lenencBytes())
+		}
+		if track && status&serverSessionStateChanged != 0 {
+			st = r.lenencBytes()
 		}
 		if r.bad || r.remaining() != 0 {
 			t.Fatalf("malformed OK %q", b)

@@ -83,17 +83,16 @@ func appendOK(b []byte, caps uint32, header byte, ok *proto.OK, status uint16) [
 	b = appendLenencInt(b, ok.LastInsertID)
 	b = appendUint16(b, status)
 	b = appendUint16(b, ok.Warnings)
-	switch {
-	case caps&pmysql.ClientSessionTrack != 0:
-		// As MySQL: the info string is omitted when empty unless state follows it.
-		if track || ok.Info != "" {
-			b = appendLenencString(b, ok.Info)
-		}
-		if track {
-			b = appendLenencBytes(b, ok.SessionState)
-		}
-	case ok.Info != "":
-		b = append(b, ok.Info...)
+	// As MySQL: the info string is omitted when empty unless state follows it. It is
+	// length-encoded with or without CLIENT_SESSION_TRACK: the protocol documentation says
+	// string<EOF> without it, but mysqld and MariaDB write it with net_store_data, and clients read
+	// it so (Connector/J always reads a length-encoded string and fails on anything else,
+	// libmysqlclient and libmariadb read a length first).
+	if track || ok.Info != "" {
+		b = appendLenencString(b, ok.Info)
+	}
+	if track {
+		b = appendLenencBytes(b, ok.SessionState)
 	}
 	return b
 }
