@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
@@ -105,7 +107,9 @@ type Index struct {
 	Columns []IndexColumn `json:"columns"`
 	Unique  bool          `json:"unique,omitempty"`
 	Primary bool          `json:"primary,omitempty"`
-	cols    []int         // offsets of key columns in Table.Columns
+	// KeyVersion is the types.CollationKeyVersion the entries were written with (0: version 1).
+	KeyVersion int   `json:"key_version,omitempty"`
+	cols       []int // offsets of key columns in Table.Columns
 }
 
 // Table is a table definition. Indexes[0] is always the primary (clustered) index: the declared
@@ -341,4 +345,25 @@ func saveDB(w writer, d *Database) error {
 
 func saveNextTableID(w writer, n uint64) {
 	w.Set(keyNextTableID, binary.BigEndian.AppendUint64(nil, n))
+}
+
+// checkKeyVersions refuses a table whose indexes hold collation keys of another weights version:
+// this Kiln would look them up with different keys and miss rows.
+func checkKeyVersions(t *Table) error {
+	for _, ix := range t.Indexes {
+		v := ix.KeyVersion
+		if v == 0 {
+			v = 1
+		}
+		if v == types.CollationKeyVersion {
+			continue
+		}
+		for _, ci := range ix.cols {
+			ct := &t.Columns[ci].Type
+			if (ct.IsString() || ct.Tp == mysql.TypeEnum || ct.Tp == mysql.TypeSet) && !types.KeyReversible(ct) && !ct.Coll().Reversible() {
+				return fmt.Errorf("catalog: index %s of %s.%s holds collation keys of version %d, this Kiln writes version %d: dump the table with an older Kiln and reload it", ix.Name, t.DB, t.Name, v, types.CollationKeyVersion)
+			}
+		}
+	}
+	return nil
 }

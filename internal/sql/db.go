@@ -138,6 +138,10 @@ func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 			return nil, fmt.Errorf("catalog: table %x: %w", it.Key(), err)
 		}
 		t.init()
+		if err := checkKeyVersions(&t); err != nil {
+			it.Close()
+			return nil, err
+		}
 		cat.putTable(&t)
 	}
 	it.Close()

@@ -544,7 +544,7 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 		hidden := &Column{ID: tbl.NextColID, Name: "_kiln_rowid", Type: types.ColType{Tp: mysql.TypeLonglong, Unsigned: true, Len: 20, Collation: "binary"}, NotNull: true, AutoInc: true, Hidden: true}
 		tbl.NextColID++
 		tbl.Columns = append(tbl.Columns, hidden)
-		pk = &Index{ID: primaryID, Name: "PRIMARY", Primary: true, Unique: true, Columns: []IndexColumn{{Col: hidden.ID}}}
+		pk = &Index{ID: primaryID, Name: "PRIMARY", Primary: true, Unique: true, Columns: []IndexColumn{{Col: hidden.ID}}, KeyVersion: types.CollationKeyVersion}
 	}
 	tbl.Indexes = append([]*Index{pk}, secondary...)
 	tbl.init()
@@ -608,7 +608,7 @@ func checkAutoIncKey(tbl *Table) error {
 
 // buildIndex turns a key constraint into an index definition (nil for constraints Kiln ignores).
 func (d *ddlCtx) buildIndex(tbl *Table, c *ast.Constraint) (*Index, error) {
-	ix := &Index{Name: c.Name}
+	ix := &Index{Name: c.Name, KeyVersion: types.CollationKeyVersion}
 	switch c.Tp {
 	case ast.ConstraintPrimaryKey:
 		ix.Primary, ix.Unique, ix.Name, ix.ID = true, true, "PRIMARY", primaryID
@@ -1068,7 +1068,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 					i--
 					continue
 				}
-				nix := &Index{ID: nt.NextIndexID, Name: ix.Name, Unique: ix.Unique, Columns: keep}
+				nix := &Index{ID: nt.NextIndexID, Name: ix.Name, Unique: ix.Unique, Columns: keep, KeyVersion: types.CollationKeyVersion}
 				nt.NextIndexID++
 				nt.Indexes[i] = nix
 				rebuild = append(rebuild, nix)

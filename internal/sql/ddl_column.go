@@ -180,6 +180,7 @@ func (d *ddlCtx) rewriteRows(old, nt *Table, changed []uint32) error {
 		d.t.DeleteRange(lo, hi)
 		nix := *ix
 		nix.ID = nt.NextIndexID
+		nix.KeyVersion = types.CollationKeyVersion
 		nt.NextIndexID++
 		nt.Indexes[i] = &nix
 		rebuild = append(rebuild, &nix)

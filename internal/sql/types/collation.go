@@ -7,6 +7,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/collate"
+	"golang.org/x/text/language"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -34,7 +36,7 @@ var (
 	collBinary = &Collation{Name: "binary", ID: 63, Charset: "binary", Default: true, kind: ckBinary}
 
 	wGeneral = &weighter{build: generalWeights}
-	wUCA     = &weighter{build: ucaWeights}
+	wUCA     = &weighter{build: ducetWeights}
 	wSwedish = &weighter{build: swedishWeights}
 	wASCII   = &weighter{build: asciiCIWeights}
 
@@ -592,49 +594,50 @@ func swedishWeights(r rune) []uint32 {
 	return []uint32{4 * (uint32(base) + 1)}
 }
 
-// ucaASCII is the order of the non-ignorable ASCII characters in the UCA (DUCET), letters folded.
-const ucaASCII = "\t\n\v\f\r _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz"
 
-var ucaASCIIWeight = func() (t [128]uint32) {
-	for i := 0; i < len(ucaASCII); i++ {
-		t[ucaASCII[i]] = uint32(i + 1)
-		if c := ucaASCII[i]; c >= 'a' && c <= 'z' {
-			t[c-'a'+'A'] = uint32(i + 1)
-		}
-	}
-	return
-}()
+// CollationKeyVersion identifies the weights that Key writes for the weighted (_ci) collations.
+// Index definitions record the version they were built with (Index.KeyVersion), so that a Kiln
+// with different weights refuses an index whose keys it would read wrong instead of missing rows.
+//
+//	1: Kiln 0.1's approximations (ASCII in UCA order, other characters by folded code point)
+//	2: UCA primary weights from golang.org/x/text/collate (CLDR root, UCA 6.2.0) for the UCA
+//	   collations; unchanged tables for general_ci, latin1_swedish_ci and ascii_general_ci
+const CollationKeyVersion = 2
 
-const ucaOther = 0x1000 // non-ASCII weights start above every ASCII one
+// ducet is the root collator at primary strength (case, accents and width ignored), the source of
+// the UCA collations' weights; a Collator is not safe for concurrent use.
+var ducet struct {
+	sync.Mutex
+	c   *collate.Collator
+	buf collate.Buffer
+}
 
-func ucaWeights(r rune) []uint32 {
-	if r < 0x80 {
-		if w := ucaASCIIWeight[r]; w != 0 {
-			return []uint32{w}
-		}
-		return nil
+// ducetWeights returns the UCA primary weights of r (nil if r is ignorable): what
+// utf8mb4_0900_ai_ci compares. Variable characters (spaces, punctuation) are not ignorable, as in
+// MySQL's UCA 9.0.0 collations.
+func ducetWeights(r rune) []uint32 {
+	ducet.Lock()
+	defer ducet.Unlock()
+	if ducet.c == nil {
+		ducet.c = collate.New(language.Und, collate.IgnoreCase, collate.IgnoreDiacritics, collate.IgnoreWidth)
 	}
-	switch r {
-	case 'ß', 'ẞ':
-		return []uint32{ucaASCIIWeight['s'], ucaASCIIWeight['s']}
-	case 'æ', 'Æ':
-		return []uint32{ucaASCIIWeight['a'], ucaASCIIWeight['e']}
-	case 'œ', 'Œ':
-		return []uint32{ucaASCIIWeight['o'], ucaASCIIWeight['e']}
-	}
-	if unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) {
-		return nil
-	}
-	d := decompose(r, true)
-	out := make([]uint32, 0, len(d))
-	for _, x := range d {
-		if x < 0x80 {
-			if w := ucaASCIIWeight[x]; w != 0 {
-				out = append(out, w)
-			}
+	var src [4]byte
+	n := utf8.EncodeRune(src[:], r)
+	k := ducet.c.Key(&ducet.buf, src[:n])
+	var out []uint32
+	for i := 0; i < len(k); {
+		// x/text writes primaries in 2 bytes, or 3 with the top bit set for those above 0x7FFF.
+		if k[i]&0x80 != 0 && i+2 < len(k) {
+			out = append(out, uint32(k[i]&0x7F)<<16|uint32(k[i+1])<<8|uint32(k[i+2]))
+			i += 3
 			continue
 		}
-		out = append(out, ucaOther+uint32(unicode.ToUpper(x)))
+		if i+1 >= len(k) {
+			break
+		}
+		out = append(out, uint32(k[i])<<8|uint32(k[i+1]))
+		i += 2
 	}
+	ducet.buf.Reset()
 	return out
 }
