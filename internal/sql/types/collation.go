@@ -594,7 +594,6 @@ func swedishWeights(r rune) []uint32 {
 	return []uint32{4 * (uint32(base) + 1)}
 }
 
-
 // CollationKeyVersion identifies the weights that Key writes for the weighted (_ci) collations.
 // Index definitions record the version they were built with (Index.KeyVersion), so that a Kiln
 // with different weights refuses an index whose keys it would read wrong instead of missing rows.
