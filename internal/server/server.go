@@ -228,6 +228,7 @@ func (s *Server) OpenSession(ctx context.Context, info proto.ConnInfo) (*Session
 	}
 	ss := &Session{srv: s, sql: s.DB.NewSession(info.ConnID, info.User, info.Host, ""), id: info.ConnID, started: time.Now()}
 	ss.sql.FoundRowsFlag = info.Capabilities&clientFoundRows != 0
+	ss.sql.SetHandshakeCollation(info.Collation)
 	if info.DB != "" {
 		if err := ss.sql.UseDB(info.DB); err != nil {
 			s.active.Add(-1)

@@ -51,7 +51,7 @@ func (v *paramCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // Prepare parses a statement for COM_STMT_PREPARE.
 func (s *Session) Prepare(ctx context.Context, text string) (proto.StmtInfo, error) {
-	stmts, err := s.parse(text)
+	stmts, err := s.parse(s.clientText(text))
 	if err != nil {
 		return proto.StmtInfo{}, err
 	}
@@ -115,7 +115,8 @@ func (s *Session) Execute(ctx context.Context, id uint32, args []types.Value, w 
 	if len(args) != p.nParams {
 		return sqlerr.New(sqlerr.ErrWrongArguments, "Incorrect arguments to mysqld_stmt_execute")
 	}
-	return s.execPrepared(ctx, p, args, w, false)
+	s.clientArgs(args)
+	return s.execPrepared(ctx, p, args, s.resultWriter(w), false)
 }
 
 func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Value, w proto.ResultWriter, more bool) error {

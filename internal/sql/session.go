@@ -197,6 +197,8 @@ func parseErrorMessage(err error) string {
 
 // Query runs statement text (possibly several statements) and writes each result.
 func (s *Session) Query(ctx context.Context, text string, w proto.ResultWriter) error {
+	text = s.clientText(text)
+	w = s.resultWriter(w)
 	stmts, err := s.parse(text)
 	if err != nil {
 		return err

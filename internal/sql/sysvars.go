@@ -457,7 +457,7 @@ func (s *Session) set(env *Env, x *ast.SetStmt) error {
 			continue
 		}
 		switch name {
-		case ast.SetNames, ast.SetCharset:
+		case strings.ToLower(ast.SetNames), strings.ToLower(ast.SetCharset):
 			cs := "utf8mb4"
 			if v, ok := a.Value.(ast.ValueExpr); ok {
 				cs = strings.ToLower(fmt.Sprint(v.GetValue()))

@@ -237,6 +237,26 @@ def main():
         assert c.fetchone() == (None, 2.5)
     section("parameterised statements with NULL and several types")
 
+    # latin1 connection and column: every byte 0x01-0xFF goes in and comes back unchanged, and a
+    # utf8mb4 client reads the same characters as UTF-8 (0x80 is the euro sign, as in MySQL).
+    lc = pymysql.connect(host=host, port=port, user="root", password="", charset="latin1",
+                         use_unicode=False, autocommit=True)
+    with lc.cursor() as c:
+        c.execute("USE " + DB)
+        c.execute("CREATE TABLE l1 (id INT PRIMARY KEY, v VARCHAR(300) CHARACTER SET latin1, u VARCHAR(300))")
+        raw = bytes(range(1, 256))
+        esc = raw.replace(b"\\", b"\\\\").replace(b"'", b"\\'")
+        lc.query(b"INSERT INTO l1 VALUES (1, '" + esc + b"', '" + esc + b"')")
+        c.execute("SELECT v, u, CHAR_LENGTH(v) FROM l1")
+        got = c.fetchone()
+        assert got[0] == raw and got[1] == raw and got[2] == 255, got
+    lc.close()
+    with a.cursor() as c:
+        c.execute("SELECT v FROM " + DB + ".l1")
+        v = c.fetchone()[0]
+        assert v[127] == "\u20ac" and v[0xE9 - 1] == "\u00e9", repr(v[126:130])
+    section("latin1 connection and column round-trip bytes 0x01-0xFF")
+
     q(a, "DROP DATABASE " + DB)
     expect_error(a, 1049, "USE " + DB)
     a.close()

@@ -556,7 +556,7 @@ func textLimit(tp byte) int {
 func maxRune(charset string) rune {
 	switch charset {
 	case "latin1":
-		return 0xFF
+		return 0xFF // and the Windows-1252 characters of 0x80-0x9F: Latin1Has
 	case "ascii":
 		return 0x7F
 	case "utf8mb3", "utf8":
@@ -607,7 +607,7 @@ func (st *convState) checkCharset(s string, t *ColType) (string, error) {
 	var out []byte
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size <= 1) || r > lim {
+		if (r == utf8.RuneError && size <= 1) || r > lim && !(cs == "latin1" && Latin1Has(r)) {
 			if out == nil {
 				if err := st.fail(st.badString(s[i:])); err != nil {
 					return "", err

@@ -1,0 +1,113 @@
+package sql
+
+import (
+	"strings"
+
+	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/types"
+)
+
+// Connection character sets. Kiln holds every string as UTF-8; a client whose
+// character_set_client is latin1 sends statement text and string parameters in latin1, and one
+// whose character_set_results is latin1 reads string results in latin1. MySQL's latin1 is
+// Windows-1252 with the five bytes that code page leaves undefined mapped to the C1 controls of the
+// same value, so every byte 0x00-0xFF round-trips. Other connection character sets are UTF-8
+// (utf8mb4, utf8mb3, ascii) or pass bytes through (binary, character_set_results = NULL).
+
+func (s *Session) charsetVar(name string) string {
+	return strings.ToLower(types.ToString(s.getSysVar(mustSysVar(name), false)))
+}
+
+// clientText converts text received from the client into UTF-8.
+func (s *Session) clientText(text string) string {
+	if s.charsetVar("character_set_client") == "latin1" {
+		return types.Latin1Decode(text)
+	}
+	return text
+}
+
+// clientArgs converts string parameters of a prepared statement into UTF-8.
+func (s *Session) clientArgs(args []types.Value) {
+	if s.charsetVar("character_set_client") != "latin1" {
+		return
+	}
+	for i := range args {
+		if args[i].K == types.KindString {
+			args[i].S = types.Latin1Decode(args[i].S)
+		}
+	}
+}
+
+// resultWriter wraps w so that string results reach the client in character_set_results.
+func (s *Session) resultWriter(w proto.ResultWriter) proto.ResultWriter {
+	if s.charsetVar("character_set_results") != "latin1" {
+		return w
+	}
+	return &charsetWriter{ResultWriter: w, s: s}
+}
+
+type charsetWriter struct {
+	proto.ResultWriter
+	s      *Session
+	latin1 bool
+	conv   []bool // per column: a character string to convert
+}
+
+func (c *charsetWriter) Columns(cols []proto.Column) error {
+	c.latin1 = c.s.charsetVar("character_set_results") == "latin1"
+	if !c.latin1 {
+		return c.ResultWriter.Columns(cols)
+	}
+	c.conv = c.conv[:0]
+	out := make([]proto.Column, len(cols))
+	for i, col := range cols {
+		out[i] = col
+		isText := col.Charset != 63
+		c.conv = append(c.conv, isText)
+		if isText {
+			out[i].Charset = 8 // latin1_swedish_ci
+			if col.Length > 0 {
+				out[i].Length = col.Length / 4
+			}
+		}
+	}
+	return c.ResultWriter.Columns(out)
+}
+
+func (c *charsetWriter) Row(vals []types.Value) error {
+	if !c.latin1 {
+		return c.ResultWriter.Row(vals)
+	}
+	var out []types.Value // a copy: the executor may keep vals
+	for i := range vals {
+		if i < len(c.conv) && c.conv[i] && vals[i].K == types.KindString {
+			if out == nil {
+				out = append([]types.Value(nil), vals...)
+			}
+			out[i].S = types.Latin1Encode(vals[i].S)
+		}
+	}
+	if out == nil {
+		return c.ResultWriter.Row(vals)
+	}
+	return c.ResultWriter.Row(out)
+}
+
+// SetHandshakeCollation applies the character set a client asked for in its handshake, as MySQL
+// does: character_set_client, _connection and _results become its charset. collation_connection
+// follows it too, except that a utf8mb4 client keeps utf8mb4_0900_ai_ci: drivers send
+// utf8mb4_general_ci (45) only because older servers lacked 0900, and comparisons of literals
+// should not change with the driver.
+func (s *Session) SetHandshakeCollation(id uint16) {
+	c, ok := types.CollationByID(id)
+	if !ok || c.Charset == "binary" {
+		return
+	}
+	cs := c.Charset
+	s.vars["character_set_client"] = types.NewString(cs)
+	s.vars["character_set_results"] = types.NewString(cs)
+	s.vars["character_set_connection"] = types.NewString(cs)
+	if cs != "utf8mb4" {
+		s.vars["collation_connection"] = types.NewString(c.Name)
+	}
+}

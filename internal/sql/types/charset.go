@@ -1,0 +1,88 @@
+package types
+
+import "strings"
+
+// MySQL's latin1 is Windows-1252 with the five bytes that code page leaves undefined mapped to the
+// C1 controls of the same value, so every byte 0x00-0xFF round-trips through Kiln's UTF-8 strings.
+
+// cp1252High maps bytes 0x80-0x9F to the characters MySQL's latin1 gives them.
+var cp1252High = [32]rune{
+	0x20AC, 0x0081, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x008D, 0x017D, 0x008F,
+	0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178,
+}
+
+var cp1252Rev = func() map[rune]byte {
+	m := make(map[rune]byte, 32)
+	for i, r := range cp1252High {
+		m[r] = byte(0x80 + i)
+	}
+	return m
+}()
+
+// Latin1Decode turns latin1 bytes into UTF-8.
+func Latin1Decode(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/2)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c < 0x80:
+			b.WriteByte(c)
+		case c < 0xA0:
+			b.WriteRune(cp1252High[c-0x80])
+		default:
+			b.WriteRune(rune(c))
+		}
+	}
+	return b.String()
+}
+
+// Latin1Encode turns UTF-8 into latin1; characters latin1 lacks become '?', as MySQL converts.
+func Latin1Encode(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return s
+	}
+	out := make([]byte, 0, len(s))
+	for _, r := range s {
+		switch {
+		case r < 0x80:
+			out = append(out, byte(r))
+		case r >= 0xA0 && r <= 0xFF:
+			out = append(out, byte(r))
+		default:
+			if c, ok := cp1252Rev[r]; ok {
+				out = append(out, c)
+			} else {
+				out = append(out, '?')
+			}
+		}
+	}
+	return string(out)
+}
+
+// Latin1Has reports whether r is one of the 256 characters a latin1 column can hold.
+func Latin1Has(r rune) bool {
+	if r <= 0x7F || (r >= 0xA0 && r <= 0xFF) {
+		return true
+	}
+	_, ok := cp1252Rev[r]
+	return ok
+}
+
