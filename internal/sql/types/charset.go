@@ -85,4 +85,3 @@ func Latin1Has(r rune) bool {
 	_, ok := cp1252Rev[r]
 	return ok
 }
-
