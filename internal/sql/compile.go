@@ -66,6 +66,9 @@ type compiler struct {
 	aggBase  int
 	// aliases resolves names not found in the scope to select-list expressions (HAVING, ORDER BY).
 	aliases func(name string) (Expr, bool)
+	// aliasFirst, when set, says which names resolve to a select-list alias before a column of
+	// the scope (HAVING: an alias wins unless the name is a GROUP BY column, as in MySQL).
+	aliasFirst func(name string) bool
 	// levels referenced by the last compiled expression (bit per FROM position).
 	refs uint64
 	// outer references made (correlated subquery).
@@ -257,6 +260,11 @@ func numType(t types.ColType) types.ColType {
 
 func (c *compiler) column(n *ast.ColumnName) (Expr, error) {
 	db, tbl, name := n.Schema.O, n.Table.O, n.Name.O
+	if tbl == "" && c.aliasFirst != nil && c.aliases != nil && c.aliasFirst(name) {
+		if e, ok := c.aliases(name); ok {
+			return e, nil
+		}
+	}
 	for sc, depth := c.sc, 0; sc != nil; sc, depth = sc.parent, depth+1 {
 		i, err := sc.find(db, tbl, name)
 		if err != nil {

@@ -450,6 +450,8 @@ func (ins *inserter) write(row []types.Value) error {
 			}
 			if changed {
 				ins.affected += 2
+			} else if ins.s.FoundRowsFlag {
+				ins.affected++ // CLIENT_FOUND_ROWS: an unchanged duplicate counts as found
 			}
 			if ai := tbl.autoInc; ai >= 0 && !tbl.Columns[ai].Hidden && ins.firstAutoID == 0 {
 				ins.lastExplicitAuto = toUint64(dupRow[ai])

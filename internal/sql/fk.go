@@ -2,6 +2,7 @@ package sql
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -97,6 +98,10 @@ func (c *Catalog) referencing(db, table string) []fkRef {
 					idx.refs[k] = append(idx.refs[k], fkRef{child: t, fk: fk})
 				}
 			}
+		}
+		// Deterministic order (tables by id, constraints as declared): errors name the same one.
+		for _, rs := range idx.refs {
+			sort.SliceStable(rs, func(i, j int) bool { return rs[i].child.ID < rs[j].child.ID })
 		}
 	})
 	return idx.refs[parentKey(db, table)]

@@ -558,19 +558,39 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 	// HAVING and ORDER BY may name select-list aliases. HAVING without grouping filters rows.
 	if sel.Having != nil {
 		hc := post2
+		inAlias := false
 		hc.aliases = func(name string) (Expr, bool) {
 			fi := findField(name)
-			if fi < 0 {
+			if fi < 0 || inAlias {
 				return nil, false
 			}
+			inAlias = true
 			e, err := hc.compile(fields[fi].Expr)
+			inAlias = false
 			return e, err == nil
+		}
+		hc.aliasFirst = func(name string) bool {
+			explicit := false
+			for _, f := range fields {
+				if f.WildCard == nil && strings.EqualFold(f.AsName.O, name) {
+					explicit = true
+				}
+			}
+			if !explicit || sel.GroupBy == nil {
+				return explicit
+			}
+			for _, item := range sel.GroupBy.Items {
+				if cn, ok := item.Expr.(*ast.ColumnNameExpr); ok && strings.EqualFold(cn.Name.Name.O, name) {
+					return false
+				}
+			}
+			return true
 		}
 		h, err := hc.compile(sel.Having.Expr)
 		if err != nil {
 			return nil, err
 		}
-		hc.aliases = nil
+		hc.aliases, hc.aliasFirst = nil, nil
 		if pl.grouped {
 			pl.having = h
 		} else {
