@@ -411,3 +411,50 @@ func TestLoadDataManyRows(t *testing.T) {
 		fmt.Sprintf("ok affected=%d | Records: %d  Deleted: 0  Skipped: 0  Warnings: 0", rows, rows))
 	ls.expect("SELECT COUNT(*), SUM(n), MAX(id) FROM big", fmt.Sprintf("%d\t%d\t%d", rows, 14997, rows))
 }
+
+// FuzzLoadDataFieldReader splits arbitrary input with formats built from arbitrary terminators: it
+// must end, consuming input, without panicking.
+func FuzzLoadDataFieldReader(f *testing.F) {
+	f.Add("1\tabc\n2\t\\N\n", "\t", "", "\\", "\n", "")
+	f.Add("1,\"a,b\",\"c\"\"d\"\r\nxx2,\"open", ",", "\"", "\\", "\r\n", "xx")
+	f.Add("a||b|||c", "||", "'", "'", "", "")
+	f.Add("\n\n\n", "\n", "\n", "", "\n", "\n")
+	f.Fuzz(func(t *testing.T, input, fieldTerm, enclosed, escaped, lineTerm, lineStart string) {
+		if len(input) > 4096 || len(enclosed) > 1 || len(escaped) > 1 || len(fieldTerm) > 8 || len(lineTerm) > 8 || len(lineStart) > 8 {
+			return
+		}
+		format := loadFormat{fieldTerm: fieldTerm, enclosed: noChar, escape: noChar, lineTerm: lineTerm, lineStart: lineStart}
+		if enclosed != "" {
+			format.enclosed = int(enclosed[0])
+		}
+		if escaped != "" {
+			format.escape = int(escaped[0])
+		}
+		if format.fieldTerm == "" && format.enclosed == noChar {
+			return // fixed-width rows: refused before reading
+		}
+		fr := newFieldReader(strings.NewReader(input), format, 1<<20)
+		fields := 0
+		for rows := 0; ; rows++ {
+			if rows > len(input)+2 || fields > 2*len(input)+4 {
+				t.Fatalf("no progress: %d rows, %d fields from %d bytes", rows, fields, len(input))
+			}
+			n := 0
+			for n < 3 {
+				ok, err := fr.readField()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ok {
+					break
+				}
+				_ = fr.isNull()
+				n++
+				fields++
+			}
+			if n == 0 || fr.nextLine() {
+				break
+			}
+		}
+	})
+}
