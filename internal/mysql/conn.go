@@ -56,6 +56,7 @@ type conn struct {
 	longDataBytes int // long data buffered over all statements
 
 	rw          resultWriter
+	infile      *infileReader // the LOAD DATA LOCAL transfer under way, if any
 	deadlineSet bool
 	// netErr is the first error writing to the client; once set, the connection is done.
 	netErr error
@@ -379,6 +380,7 @@ func (c *conn) runStatement(what string, binary bool, f func(proto.ResultWriter)
 	w := &c.rw
 	w.reset(binary)
 	err := c.guard(what, func() error { return f(w) })
+	c.endInfile()
 	if c.netErr != nil {
 		return
 	}

@@ -19,6 +19,9 @@
 //     closes or, once the command has run for a few milliseconds, as soon as the client closes its
 //     end (watch.go): the socket is watched without consuming bytes, so a pipelined next command
 //     is never lost.
+//   - The ResultWriter a statement gets can ask the client for a file (LOAD DATA LOCAL INFILE:
+//     OpenLocalFile, localinfile.go). The transfer is always read to its end before the statement's
+//     reply, whatever the session does, so the connection stays in sync.
 //   - Protocol state the client relies on (prepared statement parameter types, long data, the
 //     multi-statements option) lives here; everything else is session state and lives behind
 //     Session.

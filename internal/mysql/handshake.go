@@ -42,12 +42,14 @@ const (
 )
 
 // serverCapabilities is what we advertise. Not CLIENT_SSL (no TLS yet: clients that require it
-// fail on their side, clients that prefer it continue in plaintext), not CLIENT_LOCAL_FILES, not
-// CLIENT_COMPRESS, not CLIENT_QUERY_ATTRIBUTES, not CLIENT_OPTIONAL_RESULTSET_METADATA.
+// fail on their side, clients that prefer it continue in plaintext), not CLIENT_COMPRESS, not
+// CLIENT_QUERY_ATTRIBUTES, not CLIENT_OPTIONAL_RESULTSET_METADATA. CLIENT_LOCAL_FILES, as mysqld:
+// LOAD DATA LOCAL works if the client sets it too (localinfile.go).
 const serverCapabilities = pmysql.ClientLongPassword |
 	pmysql.ClientFoundRows |
 	pmysql.ClientLongFlag |
 	pmysql.ClientConnectWithDB |
+	pmysql.ClientLocalFiles |
 	pmysql.ClientProtocol41 |
 	pmysql.ClientInteractive |
 	pmysql.ClientTransactions |

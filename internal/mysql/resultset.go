@@ -49,6 +49,7 @@ func (w *resultWriter) Columns(cols []proto.Column) error {
 	if w.state != rwIdle {
 		return errRWOrder
 	}
+	w.c.endInfile()
 	if len(cols) == 0 {
 		return errRWNoColumns
 	}
@@ -106,6 +107,7 @@ func (w *resultWriter) OK(ok proto.OK, more bool) error {
 	if w.state != rwIdle {
 		return errRWOrder
 	}
+	w.c.endInfile()
 	c := w.c
 	w.finish(more)
 	status := c.status()

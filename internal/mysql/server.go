@@ -31,6 +31,9 @@ type Config struct {
 	RSAKey *rsa.PrivateKey
 	// ConnectTimeout bounds the whole handshake (connect_timeout). Default 10s.
 	ConnectTimeout time.Duration
+	// NetReadTimeout bounds the wait for each packet of a file the client sends for LOAD DATA
+	// LOCAL (net_read_timeout). Default 30s.
+	NetReadTimeout time.Duration
 
 	// peerWatchDelay is how long a command runs before the server watches for its client going
 	// away (watch.go); < 0 watches from the start. Default defaultPeerWatchDelay. Tests and
@@ -42,6 +45,7 @@ const (
 	defaultServerVersion    = "8.0.40-kiln"
 	defaultMaxAllowedPacket = 64 << 20
 	defaultConnectTimeout   = 10 * time.Second
+	defaultNetReadTimeout   = 30 * time.Second
 	// oversizeDiscardTime bounds how long we keep reading an oversized packet's remainder so that
 	// its sender can see the 1153 error.
 	oversizeDiscardTime  = 5 * time.Second
@@ -86,6 +90,9 @@ func NewServer(cfg Config, h Handler, logger *slog.Logger) *Server {
 	}
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = defaultConnectTimeout
+	}
+	if cfg.NetReadTimeout <= 0 {
+		cfg.NetReadTimeout = defaultNetReadTimeout
 	}
 	if cfg.peerWatchDelay == 0 {
 		cfg.peerWatchDelay = defaultPeerWatchDelay

@@ -424,6 +424,15 @@ func (ins *inserter) write(row []types.Value) error {
 			return nil
 		}
 		switch {
+		case ins.replace && replacesInPlace(tbl, dupIdx, dupRow, row):
+			// MySQL updates in place when the key is the table's last unique one, and an identical
+			// row is then neither deleted nor counted twice.
+			ins.affected++
+			if ins.firstAutoID == 0 && ins.allocated != 0 {
+				ins.firstAutoID = ins.allocated
+			}
+			ins.allocated = 0
+			return nil
 		case ins.replace:
 			if err := deleteRow(env, tbl, dupKey, dupRow); err != nil {
 				return err
@@ -466,6 +475,29 @@ func (ins *inserter) write(row []types.Value) error {
 			return sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(tbl, dupIdx, row))
 		}
 	}
+}
+
+// replacesInPlace reports whether REPLACE finds the row it writes already there, under the table's
+// last unique key (visible columns compared).
+func replacesInPlace(tbl *Table, ix *Index, old, row []types.Value) bool {
+	last := ix
+	for _, x := range tbl.Indexes {
+		if x.Unique || x.Primary {
+			last = x
+		}
+	}
+	if last != ix {
+		return false
+	}
+	for i, c := range tbl.Columns {
+		if c.Hidden {
+			continue
+		}
+		if old[i].K != row[i].K || (!old[i].IsNull() && types.Compare(old[i], row[i], nil) != 0) {
+			return false
+		}
+	}
+	return true
 }
 
 func dupMessage(tbl *Table, ix *Index, row []types.Value) string {

@@ -73,6 +73,9 @@ func (s *Session) Prepare(ctx context.Context, text string) (proto.StmtInfo, err
 }
 
 func (s *Session) prepareStmt(st ast.StmtNode) (*prepared, error) {
+	if _, ok := st.(*ast.LoadDataStmt); ok {
+		return nil, sqlerr.New(sqlerr.ErrUnsupportedPS, "This command is not supported in the prepared statement protocol yet")
+	}
 	n := numberParams(st)
 	if n > maxParams {
 		return nil, sqlerr.New(sqlerr.ErrPsManyParam, "Prepared statement contains too many placeholders")

@@ -174,6 +174,13 @@ func (s *Session) parse(text string) ([]ast.StmtNode, error) {
 	s.parser.SetSQLMode(mode)
 	stmts, _, err := s.parser.ParseSQL(text)
 	if err != nil {
+		if t, ok := loadDataFallback(text); ok { // LOAD DATA ... IGNORE n ROWS
+			if st, _, err2 := s.parser.ParseSQL(t); err2 == nil {
+				stmts, err = st, nil
+			}
+		}
+	}
+	if err != nil {
 		return nil, sqlerr.New(sqlerr.ErrParse, "%s", parseErrorMessage(err))
 	}
 	return stmts, nil
@@ -258,6 +265,8 @@ func (s *Session) dispatch(env *Env, st ast.StmtNode, w proto.ResultWriter, more
 		return s.runQuery(env, x.(ast.ResultSetNode), w, more)
 	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt:
 		return s.runDML(env, st, w, more)
+	case *ast.LoadDataStmt:
+		return s.loadData(env, x, w, more)
 	case *ast.BeginStmt:
 		if err := s.commit(env.ctx); err != nil {
 			return err

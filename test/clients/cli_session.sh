@@ -9,8 +9,9 @@
 # cut to "ERROR code (SQLSTATE) at line N" (messages differ between servers),
 # with the .err file. Then checks exit codes and errors of single invocations:
 # a missing database at connect (1049), a syntax error (1064), a wrong
-# password (1045). The expected files are MariaDB's output; only SQL that
-# MySQL 8 and MariaDB both accept, with output both print the same way.
+# password (1045), and LOAD DATA LOCAL INFILE of cli/load.csv. The
+# expected files are MariaDB's output; only SQL that MySQL 8 and MariaDB both
+# accept, with output both print the same way.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -69,6 +70,29 @@ expect_error 1045 28000 --password=wrong-password -e 'SELECT 1'
 got=$(mysql_tcp "$host" "$port" --batch --skip-column-names -e "SELECT 40 + 2, 'ok'") ||
   fail "plain -e query failed"
 [[ $got == $'42\tok' ]] || fail "-e 'SELECT 40 + 2, ...' printed '$got'"
+
+# LOAD DATA LOCAL INFILE: with --local-infile=1 the CLI sends cli/load.csv
+# (quotes, \N, an escape, a duplicate key skipped as LOCAL does, a short
+# line); the summary and the rows must be MariaDB's. Without it the server
+# refuses the statement (MySQL 8: 3948, MariaDB: 4166).
+load_db=kiln_cli_load
+load_stmt="LOAD DATA LOCAL INFILE '$here/cli/load.csv' INTO TABLE $load_db.t FIELDS TERMINATED BY ','
+  OPTIONALLY ENCLOSED BY '\"' IGNORE 1 LINES"
+if mysql_tcp "$host" "$port" --batch -e "DROP DATABASE IF EXISTS $load_db; CREATE DATABASE $load_db CHARACTER SET utf8mb4;
+    CREATE TABLE $load_db.t (id INT PRIMARY KEY, name VARCHAR(20), qty INT NULL) DEFAULT CHARSET=utf8mb4" 2>"$work/load.err"; then
+  got=$(mysql_tcp "$host" "$port" --batch -vv --local-infile=1 -e "$load_stmt" 2>&1 | grep -E '^(Query OK|Records:|ERROR)' || true)
+  want=$'Query OK, 4 rows affected, 2 warnings\nRecords: 5  Deleted: 0  Skipped: 1  Warnings: 2'
+  [[ $got == "$want" ]] || fail "LOAD DATA LOCAL INFILE printed '$got', expected '$want'"
+  got=$(mysql_tcp "$host" "$port" --batch --skip-column-names -e "SELECT * FROM $load_db.t ORDER BY id" 2>&1 || true)
+  want=$'1\tSmith, John\t10\n2\tsay "hi"\tNULL\n3\ttab\\there\t7\n4\tshort\tNULL'
+  [[ $got == "$want" ]] || fail "rows after LOAD DATA: '$got', expected '$want'"
+  got=$(mysql_tcp "$host" "$port" --batch --local-infile=0 -e "$load_stmt" 2>&1 | grep '^ERROR' || true)
+  [[ $got =~ ^ERROR\ (3948|4166|1148) ]] || fail "LOAD DATA LOCAL without --local-infile: '$got'"
+  mysql_tcp "$host" "$port" --batch -e "DROP DATABASE $load_db" || fail "DROP DATABASE $load_db failed"
+else
+  fail "creating $load_db failed: $(head -c 300 "$work/load.err")"
+fi
+log "ran LOAD DATA LOCAL INFILE checks"
 
 if [[ $failures -ne 0 ]]; then
   log "cli session: $failures failure(s)"

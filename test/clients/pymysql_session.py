@@ -6,14 +6,17 @@ usage: test/clients/pymysql_session.py HOST PORT
 Connects as root with an empty password and exercises DDL, DML (rows,
 affected rows, last insert id), transactions (commit and rollback seen from a
 second session, savepoints, a failed statement inside a transaction),
-parameterised statements with NULL and several types, and error codes (1062,
-1146, 1064, 1049). Uses only SQL that MySQL 8 and MariaDB both accept;
+parameterised statements with NULL and several types, error codes (1062,
+1146, 1064, 1049), and LOAD DATA LOCAL INFILE (local_infile=True). Uses only SQL that MySQL 8 and MariaDB both accept;
 MariaDB is the reference it must pass on. Plain asserts: the first failure
 prints a traceback and exits 1. Uses its own database kiln_pymysql.
 """
 import datetime
 import decimal
+import os
+import shutil
 import sys
+import tempfile
 
 import pymysql
 from pymysql.constants import CLIENT
@@ -257,12 +260,82 @@ def main():
         assert v[127] == "\u20ac" and v[0xE9 - 1] == "\u00e9", repr(v[126:130])
     section("latin1 connection and column round-trip bytes 0x01-0xFF")
 
+    load_data_local(host, port)
+    section("LOAD DATA LOCAL INFILE")
+
     q(a, "DROP DATABASE " + DB)
     expect_error(a, 1049, "USE " + DB)
     a.close()
     section("cleanup")
     print("pymysql session: all checks passed")
     return 0
+
+
+def load_data_local(host, port):
+    """LOAD DATA LOCAL INFILE with a client that sends files (local_infile=True)."""
+    d = connect(host, port, database=DB, local_infile=True)
+    tmp = tempfile.mkdtemp(prefix="kiln-pymysql-")
+    try:
+        q(d, "CREATE TABLE ld (id INT PRIMARY KEY, name VARCHAR(20), qty INT NULL)"
+             " DEFAULT CHARSET=utf8mb4")
+        csv = os.path.join(tmp, "ld.csv")
+        with open(csv, "wb") as f:
+            f.write(b'id,name,qty\n1,"Smith, John",10\n2,"say ""hi""",\\N\n'
+                    b'3,caf\xc3\xa9,7\n1,dup,0\n')
+        with d.cursor() as c:
+            c.execute("LOAD DATA LOCAL INFILE %s INTO TABLE ld FIELDS TERMINATED BY ','"
+                      " OPTIONALLY ENCLOSED BY '\"' IGNORE 1 LINES", (csv,))
+            # LOCAL: the duplicate line is skipped with a warning, as with IGNORE.
+            assert c.rowcount == 3, c.rowcount
+            # (pymysql keeps the info string's length prefix under CLIENT_SESSION_TRACK.)
+            assert c._result.message.endswith(b"Records: 4  Deleted: 0  Skipped: 1  Warnings: 1"), \
+                c._result.message
+            c.execute("SHOW WARNINGS")
+            assert [w[1] for w in c.fetchall()] == [1062]
+        assert q(d, "SELECT id, name, qty FROM ld ORDER BY id") == (
+            (1, "Smith, John", 10), (2, 'say "hi"', None), (3, "caf\u00e9", 7)), \
+            q(d, "SELECT * FROM ld")
+
+        # Tab-separated (the defaults), many packets, REPLACE, a column list and SET.
+        tsv = os.path.join(tmp, "ld.tsv")
+        with open(tsv, "w") as f:
+            for i in range(1, 20001):
+                f.write("%d\tname %d\n" % (i, i))
+        with d.cursor() as c:
+            c.execute("LOAD DATA LOCAL INFILE %s REPLACE INTO TABLE ld (id, @n)"
+                      " SET name = UPPER(@n), qty = id %% 10", (tsv,))
+            # Three rows replaced (deleted and written again), 19997 new ones.
+            assert c.rowcount == 20003, c.rowcount
+            assert c._result.message.endswith(b"Records: 20000  Deleted: 3  Skipped: 0  Warnings: 0"), \
+                c._result.message
+        assert q(d, "SELECT COUNT(*), SUM(qty), MAX(name) FROM ld") == ((20000, 90000, "NAME 9999"),)
+
+        # A file the client cannot read: it sends an empty one and reports its own error; the
+        # connection stays in sync.
+        try:
+            with d.cursor() as c:
+                c.execute("LOAD DATA LOCAL INFILE %s INTO TABLE ld", (os.path.join(tmp, "missing"),))
+        except pymysql.err.OperationalError as e:
+            assert e.args[0] == 1017, e.args
+        else:
+            raise AssertionError("LOAD DATA of a missing file succeeded")
+        assert q(d, "SELECT COUNT(*) FROM ld") == ((20000,),)
+        d.close()
+
+        # A client that does not enable local files is refused before any transfer (MySQL 8:
+        # 3948; MariaDB: 4166; older servers: 1148).
+        n = connect(host, port, database=DB)
+        try:
+            with n.cursor() as c:
+                c.execute("LOAD DATA LOCAL INFILE %s INTO TABLE ld", (csv,))
+        except pymysql.err.MySQLError as e:
+            assert e.args[0] in (1148, 3948, 4166), e.args
+        else:
+            raise AssertionError("LOAD DATA LOCAL without CLIENT_LOCAL_FILES succeeded")
+        assert q(n, "SELECT 1") == ((1,),)
+        n.close()
+    finally:
+        shutil.rmtree(tmp)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,923 @@
+package sql
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"golang.org/x/text/encoding/charmap"
+
+	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+)
+
+// LOAD DATA [LOCAL] INFILE, as MySQL 8 does it (sql/sql_load.cc).
+//
+// Only LOCAL is served: the file comes from the client, through the connection's LocalFileOpener.
+// LOAD DATA INFILE (a file on the server) is refused as a server with secure_file_priv = NULL
+// refuses it (1290), after the table and columns have been resolved, as in MySQL.
+//
+// The file is read as a stream (fieldReader, a port of MySQL's READ_INFO for delimited rows) and
+// each row is converted and written as INSERT writes it (the inserter of dml.go), all in the
+// statement's transaction: the statement commits or rolls back as a whole. Nothing holds more than
+// one field of the file in memory; the transaction's write set grows with the rows, as for a big
+// INSERT ... SELECT.
+//
+// Error handling follows MySQL: with LOCAL, duplicate keys are skipped as with IGNORE unless
+// REPLACE is given, and with IGNORE semantics data-interpretation problems (bad values, NULL for a
+// NOT NULL column, too few or too many fields) are warnings; under REPLACE they are errors in strict
+// mode. A failed statement still reads the client's file to its end (LocalFile.Close drains it), so
+// the connection stays in sync.
+
+// LocalFileOpener is implemented by a ResultWriter whose connection can ask the client for a file
+// (the wire protocol's LOCAL INFILE request). LOAD DATA LOCAL asserts it on the writer its
+// statement gets; a writer without it (an internal caller) answers as a client with local files
+// disabled.
+type LocalFileOpener interface {
+	// LocalFilesEnabled reports whether the client accepts LOCAL INFILE requests (it set
+	// CLIENT_LOCAL_FILES).
+	LocalFilesEnabled() bool
+	// OpenLocalFile asks the client for the file it names and returns the file's bytes as a
+	// stream, which reads io.EOF at the file's end. Close must be called: it reads and drops what
+	// the client has not sent yet, so that the connection is in sync for the statement's reply. An
+	// error before the request is sent (the client did not enable local files: 3948) leaves the
+	// connection as it was; a read error means the connection is gone.
+	OpenLocalFile(name string) (io.ReadCloser, error)
+}
+
+// Errors of LOAD DATA that sqlerr does not name.
+const (
+	errClientLocalFilesDisabled = 3948 // ER_CLIENT_LOCAL_FILES_DISABLED, SQLSTATE 42000
+	errWarnTooFewRecords        = 1261 // ER_WARN_TOO_FEW_RECORDS
+	errWarnTooManyRecords       = 1262 // ER_WARN_TOO_MANY_RECORDS
+	errWarnNullToNotNull        = 1263 // ER_WARN_NULL_TO_NOTNULL
+	errWrongFieldTerminators    = 1083 // ER_WRONG_FIELD_TERMINATORS
+)
+
+// ErrLocalFilesDisabled is the error a LOAD DATA LOCAL gets when the client did not enable local
+// files (CLIENT_LOCAL_FILES) or the server's local_infile is OFF. MySQL 8.0.19 and later answer both
+// with 3948; earlier versions and MariaDB use 1148 ER_NOT_ALLOWED_COMMAND.
+func ErrLocalFilesDisabled() *sqlerr.Error {
+	return &sqlerr.Error{Code: errClientLocalFilesDisabled, State: "42000",
+		Message: "Loading local data is disabled; this must be enabled on both the client and server sides"}
+}
+
+var localInfileVar *sysVar
+
+func init() {
+	// local_infile: MySQL 8's default is OFF; Kiln's is ON, as MariaDB's, so that clients that ask
+	// for local files (mysql --local-infile, pymysql local_infile=True, the Go driver's
+	// allowAllFiles) work without server configuration. The client must still opt in.
+	defVar("local_infile", scopeGlobal, num(1), boolean)
+	localInfileVar = mustSysVar("local_infile")
+	// secure_file_priv = NULL: the server neither reads nor writes files of its own
+	// (LOAD DATA INFILE without LOCAL, SELECT ... INTO OUTFILE).
+	defVar("secure_file_priv", scopeGlobal, types.Null, ro)
+}
+
+// loadFormat is a LOAD DATA statement's FIELDS and LINES clauses.
+type loadFormat struct {
+	fieldTerm string
+	enclosed  int // byte, or noChar
+	escape    int // byte, or noChar
+	lineTerm  string
+	lineStart string
+}
+
+// newLoadFormat applies MySQL's defaults: fields terminated by a tab, not enclosed, escaped by a
+// backslash; lines terminated by a newline, with no prefix. Without ESCAPED BY,
+// NO_BACKSLASH_ESCAPES means no escape character.
+func newLoadFormat(f *ast.FieldsClause, l *ast.LinesClause, noBackslashEscapes bool) (loadFormat, error) {
+	lf := loadFormat{fieldTerm: "\t", enclosed: noChar, escape: '\\', lineTerm: "\n"}
+	if noBackslashEscapes {
+		lf.escape = noChar
+	}
+	if f != nil {
+		if f.DefinedNullBy != nil {
+			return lf, sqlerr.New(sqlerr.ErrNotSupportedYet, "This version of Kiln doesn't yet support 'DEFINED NULL BY'")
+		}
+		if f.Terminated != nil {
+			lf.fieldTerm = *f.Terminated
+		}
+		if f.Enclosed != nil {
+			if len(*f.Enclosed) > 1 {
+				return lf, sqlerr.New(errWrongFieldTerminators, "Field separator argument is not what is expected; check the manual")
+			}
+			lf.enclosed = noChar
+			if len(*f.Enclosed) == 1 {
+				lf.enclosed = int((*f.Enclosed)[0])
+			}
+		}
+		if f.Escaped != nil {
+			if len(*f.Escaped) > 1 {
+				return lf, sqlerr.New(errWrongFieldTerminators, "Field separator argument is not what is expected; check the manual")
+			}
+			lf.escape = noChar
+			if len(*f.Escaped) == 1 {
+				lf.escape = int((*f.Escaped)[0])
+			}
+		}
+	}
+	if l != nil {
+		if l.Terminated != nil {
+			lf.lineTerm = *l.Terminated
+		}
+		if l.Starting != nil {
+			lf.lineStart = *l.Starting
+		}
+	}
+	if lf.fieldTerm == "" && lf.enclosed == noChar {
+		return lf, sqlerr.New(sqlerr.ErrNotSupportedYet,
+			"This version of Kiln doesn't yet support 'LOAD DATA with fixed-width rows (FIELDS TERMINATED BY '' ENCLOSED BY '')'")
+	}
+	return lf, nil
+}
+
+const (
+	eofChar = -1 // what get returns at the end of the input
+	noChar  = -2 // an absent terminator, enclosing or escape character: equals no input byte
+)
+
+// fieldReader splits a LOAD DATA input into fields and lines as MySQL's READ_INFO does (delimited
+// rows), byte by byte with a push-back stack for multi-byte terminators. The input's character set
+// matters only after splitting: the ASCII bytes of the terminators never occur inside a UTF-8
+// sequence.
+type fieldReader struct {
+	r        *bufio.Reader
+	stack    []int
+	maxField int // longest field accepted, in bytes
+
+	fieldTerm, lineTerm, lineStart []byte
+	fieldTermChar, lineTermChar    int
+	enclosedChar, escapeChar       int
+
+	buf []byte
+	err error // the first read error other than io.EOF
+
+	foundEOL    bool // the current line's last field has been read
+	eof         bool
+	startOfLine bool // LINES STARTING BY must be found before the next field
+
+	// The last field read: its bytes (valid until the next readField), whether it was enclosed,
+	// and whether it held \N.
+	field     []byte
+	enclosed  bool
+	foundNull bool
+	// lineTruncated: nextLine skipped bytes (more fields than targets).
+	lineTruncated bool
+}
+
+func newFieldReader(r io.Reader, f loadFormat, maxField int) *fieldReader {
+	fr := &fieldReader{r: bufio.NewReaderSize(r, 64<<10), maxField: maxField,
+		fieldTerm: []byte(f.fieldTerm), lineTerm: []byte(f.lineTerm),
+		enclosedChar: f.enclosed, escapeChar: f.escape,
+		fieldTermChar: noChar, lineTermChar: noChar}
+	if f.lineStart != "" {
+		fr.lineStart = []byte(f.lineStart)
+		fr.startOfLine = true
+	}
+	// Equal field and line terminators: the line terminator is not used.
+	if f.fieldTerm == f.lineTerm {
+		fr.lineTerm = nil
+	}
+	if len(fr.fieldTerm) > 0 {
+		fr.fieldTermChar = int(fr.fieldTerm[0])
+	}
+	if len(fr.lineTerm) > 0 {
+		fr.lineTermChar = int(fr.lineTerm[0])
+	}
+	return fr
+}
+
+func (fr *fieldReader) get() int {
+	if n := len(fr.stack); n > 0 {
+		c := fr.stack[n-1]
+		fr.stack = fr.stack[:n-1]
+		return c
+	}
+	b, err := fr.r.ReadByte()
+	if err != nil {
+		if err != io.EOF && fr.err == nil {
+			fr.err = err
+		}
+		return eofChar
+	}
+	return int(b)
+}
+
+func (fr *fieldReader) push(c int) { fr.stack = append(fr.stack, c) }
+
+// terminator reports whether the bytes after term's first (just read) follow; if not, it pushes
+// back what it read.
+func (fr *fieldReader) terminator(term []byte) bool {
+	i := 1
+	var c int
+	for ; i < len(term); i++ {
+		if c = fr.get(); c != int(term[i]) {
+			break
+		}
+	}
+	if i == len(term) {
+		return true
+	}
+	fr.push(c)
+	for i--; i > 0; i-- {
+		fr.push(int(term[i]))
+	}
+	return false
+}
+
+func (fr *fieldReader) unescape(c byte) byte {
+	switch c {
+	case 'n':
+		return '\n'
+	case 't':
+		return '\t'
+	case 'r':
+		return '\r'
+	case 'b':
+		return '\b'
+	case '0':
+		return 0
+	case 'Z':
+		return 032
+	case 'N':
+		fr.foundNull = true
+	}
+	return c
+}
+
+var errFieldTooLong = sqlerr.New(sqlerr.ErrNetPacketTooLarge, "Got a packet bigger than 'max_allowed_packet' bytes")
+
+// readField reads the next field of the current line into fr.field. It returns false when the
+// line has no more fields (or the input ended), or on an error.
+func (fr *fieldReader) readField() (bool, error) {
+	fr.foundNull = false
+	if fr.foundEOL {
+		return false, fr.err
+	}
+	if fr.startOfLine {
+		fr.startOfLine = false
+		if !fr.findStartOfFields() {
+			return false, fr.err
+		}
+	}
+	c := fr.get()
+	if c == eofChar {
+		fr.foundEOL, fr.eof = true, true
+		return false, fr.err
+	}
+	to := fr.buf[:0]
+	found := noChar // the enclosing character, once the field started with it
+	if c == fr.enclosedChar {
+		found = c
+		to = append(to, byte(c))
+	} else {
+		fr.push(c)
+	}
+	for {
+		if len(to) > fr.maxField {
+			fr.buf = to[:0]
+			return false, errFieldTooLong
+		}
+		c = fr.get()
+		if c == eofChar {
+			break
+		}
+		if c == fr.escapeChar {
+			if c = fr.get(); c == eofChar {
+				to = append(to, byte(fr.escapeChar))
+				break
+			}
+			// With the escape character equal to the enclosing one, it only doubles itself (as
+			// quotes in SQL): ENCLOSED BY '"' ESCAPED BY '"' reads "fie""ld".
+			if fr.escapeChar != fr.enclosedChar || c == fr.escapeChar {
+				to = append(to, fr.unescape(byte(c)))
+				continue
+			}
+			fr.push(c)
+			c = fr.escapeChar
+		}
+		if c == fr.lineTermChar && found == noChar && fr.terminator(fr.lineTerm) {
+			fr.enclosed, fr.foundEOL = false, true
+			fr.field, fr.buf = to, to
+			return true, nil
+		}
+		if c == found {
+			c = fr.get()
+			if c == found { // doubled: one literal enclosing character
+				to = append(to, byte(c))
+				continue
+			}
+			// The field ends if a terminator follows the closing character.
+			if c == eofChar || (c == fr.lineTermChar && fr.terminator(fr.lineTerm)) {
+				fr.enclosed, fr.foundEOL = true, true
+				fr.field, fr.buf = to[1:], to
+				return true, nil
+			}
+			if c == fr.fieldTermChar && fr.terminator(fr.fieldTerm) {
+				fr.enclosed = true
+				fr.field, fr.buf = to[1:], to
+				return true, nil
+			}
+			fr.push(c)
+			c = found
+		} else if c == fr.fieldTermChar && found == noChar && fr.terminator(fr.fieldTerm) {
+			fr.enclosed = false
+			fr.field, fr.buf = to, to
+			return true, nil
+		}
+		to = append(to, byte(c))
+	}
+	// End of input inside the field; an enclosed field that never closed keeps its opening
+	// character, as in MySQL.
+	fr.enclosed = false
+	fr.foundEOL, fr.eof = true, true
+	fr.field, fr.buf = to, to
+	return true, fr.err
+}
+
+// nextLine skips to the start of the next line; it returns true at the end of the input.
+// lineTruncated says whether it skipped anything (the line had more fields than targets).
+func (fr *fieldReader) nextLine() bool {
+	fr.lineTruncated = false
+	fr.startOfLine = fr.lineStart != nil
+	if fr.foundEOL || fr.eof {
+		fr.foundEOL = false
+		return fr.eof
+	}
+	if len(fr.lineTerm) == 0 {
+		return false // no lines: fields follow each other
+	}
+	for {
+		c := fr.get()
+		if c == eofChar {
+			fr.eof = true
+			return true
+		}
+		if c == fr.escapeChar {
+			fr.lineTruncated = true
+			if fr.get() == eofChar {
+				fr.eof = true
+				return true
+			}
+			continue
+		}
+		if c == fr.lineTermChar && fr.terminator(fr.lineTerm) {
+			return false
+		}
+		fr.lineTruncated = true
+	}
+}
+
+// findStartOfFields skips input up to and including LINES STARTING BY; false at the end of input.
+// A line without the prefix is thus skipped, and a prefix in the middle of a line starts the row.
+func (fr *fieldReader) findStartOfFields() bool {
+again:
+	for {
+		c := fr.get()
+		if c == eofChar {
+			fr.foundEOL, fr.eof = true, true
+			return false
+		}
+		if c == int(fr.lineStart[0]) {
+			break
+		}
+	}
+	for i := 1; i < len(fr.lineStart); i++ {
+		if c := fr.get(); c != int(fr.lineStart[i]) {
+			fr.push(c)
+			for j := i - 1; j > 0; j-- {
+				fr.push(int(fr.lineStart[j]))
+			}
+			goto again
+		}
+	}
+	return true
+}
+
+// isNull reports whether the last field read is SQL NULL: \N alone, or the unenclosed word NULL
+// when ENCLOSED BY is set.
+func (fr *fieldReader) isNull() bool {
+	return (len(fr.field) == 1 && fr.foundNull) ||
+		(!fr.enclosed && fr.enclosedChar != noChar && string(fr.field) == "NULL")
+}
+
+// loadTarget is one entry of the column list: a column offset, or a user variable.
+type loadTarget struct {
+	col     int
+	userVar string
+}
+
+// loadDecoder turns a field's bytes into a value of the file's character set; ok is false for
+// bytes invalid in it.
+type loadDecoder struct {
+	charset string
+	decode  func(b []byte) (v types.Value, ok bool)
+}
+
+func newLoadDecoder(cs *string, s *Session) (loadDecoder, error) {
+	name := "utf8mb4"
+	if cs != nil {
+		name = strings.ToLower(*cs)
+	} else if db := strings.ToLower(types.ToString(s.getSysVar(mustSysVar("character_set_database"), false))); db != "" {
+		name = db
+	}
+	if name == "utf8" {
+		name = "utf8mb3"
+	}
+	d := loadDecoder{charset: name}
+	switch name {
+	case "utf8mb4", "utf8mb3":
+		d.decode = func(b []byte) (types.Value, bool) { return types.NewString(string(b)), utf8.Valid(b) }
+	case "ascii":
+		d.decode = func(b []byte) (types.Value, bool) {
+			for _, c := range b {
+				if c >= 0x80 {
+					return types.Null, false
+				}
+			}
+			return types.NewString(string(b)), true
+		}
+	case "latin1":
+		// MySQL's latin1 is Windows-1252, with its five unassigned bytes as the C1 controls:
+		// every byte is a character.
+		d.decode = func(b []byte) (types.Value, bool) {
+			var sb strings.Builder
+			sb.Grow(len(b) + len(b)/4)
+			for _, c := range b {
+				r := rune(c)
+				if c >= 0x80 && c < 0xa0 {
+					if r = charmap.Windows1252.DecodeByte(c); r == utf8.RuneError {
+						r = rune(c)
+					}
+				}
+				sb.WriteRune(r)
+			}
+			return types.NewString(sb.String()), true
+		}
+	case "binary":
+		d.decode = func(b []byte) (types.Value, bool) { return types.NewBytes(string(b)), true }
+	default:
+		if _, ok := types.DefaultCollation(name); ok {
+			return d, sqlerr.New(sqlerr.ErrNotSupportedYet, "This version of Kiln doesn't yet support 'LOAD DATA CHARACTER SET %s'", name)
+		}
+		return d, sqlerr.New(sqlerr.ErrUnknownCharset, "Unknown character set: '%s'", name)
+	}
+	return d, nil
+}
+
+// validPrefix is what MySQL's 1300 error shows of a field with an invalid character: the bytes
+// read before it (for an enclosed field, from the opening character on).
+func validPrefix(b []byte, charset string) string {
+	i := 0
+	for i < len(b) {
+		if charset == "ascii" {
+			if b[i] >= 0x80 {
+				break
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		i += n
+	}
+	return string(b[:i])
+}
+
+// loadData runs LOAD DATA.
+func (s *Session) loadData(env *Env, x *ast.LoadDataStmt, w proto.ResultWriter, more bool) error {
+	local := x.FileLocRef == ast.FileLocClient
+	var opener LocalFileOpener
+	if local {
+		// Checked first, as in MySQL: the error does not depend on the table.
+		var ok bool
+		opener, ok = w.(LocalFileOpener)
+		if !ok || !opener.LocalFilesEnabled() || toIntLenient(s.db.globals.get(localInfileVar)) == 0 {
+			return ErrLocalFilesDisabled()
+		}
+	}
+	if x.Format != nil && !strings.EqualFold(*x.Format, "delimited data") || len(x.Options) > 0 {
+		return sqlerr.New(sqlerr.ErrNotSupportedYet, "This version of Kiln doesn't yet support 'LOAD DATA FORMAT or WITH options'")
+	}
+	var ok proto.OK
+	err := s.stmtScope(env, func() error {
+		var err error
+		ok, err = s.loadDataScoped(env, x, opener)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	ok.Warnings = s.warningCount()
+	s.rowCount = int64(ok.AffectedRows)
+	return w.OK(ok, more)
+}
+
+// loadDataScoped runs LOAD DATA in the statement's scope; opener is nil without LOCAL.
+func (s *Session) loadDataScoped(env *Env, x *ast.LoadDataStmt, opener LocalFileOpener) (proto.OK, error) {
+	tbl, err := s.lookupTable(x.Table.Schema.O, x.Table.Name.O)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	format, err := newLoadFormat(x.FieldsInfo, x.LinesInfo, s.sqlModeHas("NO_BACKSLASH_ESCAPES"))
+	if err != nil {
+		return proto.OK{}, err
+	}
+	decode, err := newLoadDecoder(x.Charset, s)
+	if err != nil {
+		return proto.OK{}, err
+	}
+
+	// Targets: the column list (columns and user variables), or every visible column.
+	var targets []loadTarget
+	inList := make([]bool, len(tbl.Columns))
+	if len(x.ColumnsAndUserVars) > 0 {
+		for _, cv := range x.ColumnsAndUserVars {
+			if cv.UserVar != nil {
+				targets = append(targets, loadTarget{col: -1, userVar: strings.ToLower(cv.UserVar.Name)})
+				continue
+			}
+			i := tbl.Col(cv.ColumnName.Name.O)
+			if i < 0 || tbl.Columns[i].Hidden {
+				return proto.OK{}, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", cv.ColumnName.Name.O)
+			}
+			inList[i] = true // named twice: the later field wins, as in MySQL
+			targets = append(targets, loadTarget{col: i})
+		}
+	} else {
+		for i, c := range tbl.Columns {
+			if !c.Hidden {
+				inList[i] = true
+				targets = append(targets, loadTarget{col: i})
+			}
+		}
+	}
+
+	// The IGNORE and LOCAL modifiers: with LOCAL, duplicates are skipped unless REPLACE is given
+	// (the parser turns LOCAL without a modifier into IGNORE), and with IGNORE semantics
+	// data-interpretation errors are warnings even in strict mode.
+	ignore := x.OnDuplicate == ast.OnDuplicateKeyHandlingIgnore
+	replace := x.OnDuplicate == ast.OnDuplicateKeyHandlingReplace
+	strict := s.strict() && !ignore
+	ins := &inserter{env: env, s: s, tbl: tbl, ignore: ignore, replace: replace, strict: strict}
+
+	// SET col = expr, compiled against the row being built. User variables of the column list are
+	// strings while the statement runs: compile with that type, then put the old values back.
+	var sets []assignment
+	inSet := make([]bool, len(tbl.Columns))
+	if len(x.ColumnAssignments) > 0 {
+		saved := map[string]*types.Value{}
+		for _, t := range targets {
+			if t.col < 0 {
+				if _, done := saved[t.userVar]; !done {
+					var old *types.Value
+					if v, ok := s.userVars[t.userVar]; ok {
+						old = &v
+					}
+					saved[t.userVar] = old
+					s.userVars[t.userVar] = types.NewString("")
+				}
+			}
+		}
+		sets, err = s.compileLoadSets(tbl, x.ColumnAssignments, inSet)
+		for name, old := range saved {
+			if old == nil {
+				delete(s.userVars, name)
+			} else {
+				s.userVars[name] = *old
+			}
+		}
+		if err != nil {
+			return proto.OK{}, err
+		}
+	}
+
+	// Columns neither in the list nor SET take their defaults. One without a default is an error
+	// in strict mode, otherwise one warning for the statement (as MySQL's
+	// check_that_all_fields_are_given_values) and its implicit default.
+	noDefault := make([]bool, len(tbl.Columns))
+	if len(x.ColumnsAndUserVars) > 0 {
+		for i, c := range tbl.Columns {
+			if inList[i] || inSet[i] || c.Hidden || c.AutoInc || c.DefaultNow || c.HasDefault || !c.NotNull {
+				continue
+			}
+			if strict {
+				return proto.OK{}, sqlerr.New(sqlerr.ErrNoDefaultForField, "Field '%s' doesn't have a default value", c.Name)
+			}
+			s.addWarning("Warning", sqlerr.ErrNoDefaultForField, fmt.Sprintf("Field '%s' doesn't have a default value", c.Name))
+			noDefault[i] = true
+		}
+	}
+
+	if opener == nil {
+		return proto.OK{}, sqlerr.New(sqlerr.ErrOptionPreventsStatement,
+			"The MySQL server is running with the --secure-file-priv option so it cannot execute this statement")
+	}
+	rc, err := opener.OpenLocalFile(x.Path)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	defer rc.Close() // on an error, reads the rest of the file: the client is still sending it
+
+	maxField := int(toIntLenient(s.getSysVar(mustSysVar("max_allowed_packet"), false)))
+	fr := newFieldReader(rc, format, maxField)
+	l := &loader{s: s, env: env, tbl: tbl, ins: ins, fr: fr, decode: decode, strict: strict,
+		targets: targets, inList: inList, inSet: inSet, noDefault: noDefault, sets: sets}
+	var skip uint64
+	if x.IgnoreLines != nil {
+		skip = *x.IgnoreLines
+	}
+	if err := l.run(skip); err != nil {
+		return proto.OK{}, err
+	}
+
+	if ins.firstAutoID != 0 {
+		s.lastInsertID = ins.firstAutoID
+	}
+	copied := l.records - ins.dups
+	var deleted uint64
+	if replace && ins.affected > copied {
+		deleted = ins.affected - copied
+	}
+	// As MySQL: the OK packet carries no insert id (LAST_INSERT_ID() is set).
+	return proto.OK{AffectedRows: ins.affected,
+		Info: fmt.Sprintf("Records: %d  Deleted: %d  Skipped: %d  Warnings: %d", l.records, deleted, ins.dups, len(s.warnings))}, nil
+}
+
+// compileLoadSets compiles the SET clause against the table's row, marking the columns it sets.
+func (s *Session) compileLoadSets(tbl *Table, list []*ast.Assignment, inSet []bool) ([]assignment, error) {
+	c := (&planner{s: s}).newCompiler(tableScope(tbl, tbl.Name))
+	var sets []assignment
+	for _, a := range list {
+		if a.Column.Table.O != "" && !strings.EqualFold(a.Column.Table.O, tbl.Name) {
+			return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s.%s' in 'field list'", a.Column.Table.O, a.Column.Name.O)
+		}
+		i := tbl.Col(a.Column.Name.O)
+		if i < 0 || tbl.Columns[i].Hidden {
+			return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", a.Column.Name.O)
+		}
+		col := tbl.Columns[i]
+		var e Expr
+		if _, ok := a.Expr.(*ast.DefaultExpr); ok {
+			e = &closureExpr{typed: typed{col.Type}, fn: func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+				ins := &inserter{env: env, s: s, tbl: tbl, strict: s.strict()}
+				return ins.defaultValue(col)
+			}}
+		} else {
+			var err error
+			if e, err = c.compile(a.Expr); err != nil {
+				return nil, err
+			}
+		}
+		inSet[i] = true
+		sets = append(sets, assignment{col: i, e: e})
+	}
+	return sets, nil
+}
+
+// loader is the state of one LOAD DATA's row loop.
+type loader struct {
+	s       *Session
+	env     *Env
+	tbl     *Table
+	ins     *inserter
+	fr      *fieldReader
+	decode  loadDecoder
+	strict  bool
+	targets []loadTarget
+	inList  []bool
+	inSet   []bool
+	// noDefault: NOT NULL columns without a default that the statement does not set (their
+	// implicit default, warned about once).
+	noDefault []bool
+	sets      []assignment
+
+	records uint64 // rows read and written (or skipped as duplicates)
+	row     []types.Value
+}
+
+// warnOrFail records a data-interpretation problem: an error in strict mode, else a warning.
+func (l *loader) warnOrFail(code uint16, msg string) error {
+	if l.strict {
+		e := sqlerr.New(code, "%s", msg)
+		switch code {
+		case errWarnTooFewRecords, errWarnTooManyRecords:
+			e.State = "01000"
+		case errWarnNullToNotNull:
+			e.State = "22004"
+		}
+		return e
+	}
+	l.s.addWarning("Warning", code, msg)
+	return nil
+}
+
+// run is MySQL's read_sep_field: one row per line, fields in the order of the targets.
+func (l *loader) run(skip uint64) error {
+	fr := l.fr
+	// IGNORE n LINES skips lines by their terminator (an enclosed line break counts).
+	if len(fr.lineTerm) > 0 {
+		for ; skip > 0; skip-- {
+			if fr.nextLine() {
+				break
+			}
+		}
+		if fr.err != nil {
+			return fr.err
+		}
+		skip = 0
+	}
+	rowNum := 1
+	for {
+		if err := l.env.checkKilled(); err != nil {
+			return err
+		}
+		l.row = make([]types.Value, len(l.tbl.Columns))
+		n := 0
+		for n < len(l.targets) {
+			ok, err := fr.readField()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				break
+			}
+			if skip == 0 {
+				if err := l.assign(l.targets[n], rowNum); err != nil {
+					return err
+				}
+			}
+			n++
+		}
+		if n == 0 {
+			break // the input ended (a line, even empty, has a first field)
+		}
+		if skip > 0 { // only without a line terminator: IGNORE n LINES counts rows of fields
+			skip--
+			continue
+		}
+		if n < len(l.targets) {
+			for _, t := range l.targets[n:] {
+				if t.col < 0 {
+					l.s.userVars[t.userVar] = types.Null
+					continue
+				}
+				if err := l.warnOrFail(errWarnTooFewRecords, fmt.Sprintf("Row %d doesn't contain data for all columns", rowNum)); err != nil {
+					return err
+				}
+				l.row[t.col] = l.missingValue(l.tbl.Columns[t.col])
+			}
+		}
+		if err := l.write(rowNum); err != nil {
+			return err
+		}
+		eof := fr.nextLine()
+		if fr.err != nil {
+			return fr.err
+		}
+		if eof {
+			break
+		}
+		if fr.lineTruncated {
+			if err := l.warnOrFail(errWarnTooManyRecords, fmt.Sprintf("Row %d was truncated; it contained more data than there were input columns", rowNum)); err != nil {
+				return err
+			}
+		}
+		rowNum++
+	}
+	return fr.err
+}
+
+// assign stores the field just read into its target: a user variable gets the string, a column
+// the value converted as INSERT converts a string (for the auto-increment column, 0 then asks for
+// a new value, in fillAuto).
+func (l *loader) assign(t loadTarget, rowNum int) error {
+	fr := l.fr
+	var v types.Value
+	if !fr.isNull() {
+		var ok bool
+		if v, ok = l.decode.decode(fr.field); !ok {
+			// Fatal, even under IGNORE, as in MySQL.
+			return sqlerr.New(sqlerr.ErrInvalidCharacterString, "Invalid %s character string: '%s'",
+				l.decode.charset, validPrefix(fr.buf, l.decode.charset))
+		}
+	}
+	if t.col < 0 {
+		l.s.userVars[t.userVar] = v
+		return nil
+	}
+	col := l.tbl.Columns[t.col]
+	if v.IsNull() {
+		cv, err := l.nullValue(col, rowNum)
+		if err != nil {
+			return err
+		}
+		l.row[t.col] = cv
+		return nil
+	}
+	l.ins.row = rowNum
+	cv, err := l.ins.convert(v, col)
+	if err != nil {
+		return err
+	}
+	l.row[t.col] = cv
+	return nil
+}
+
+// nullValue is what \N gives a column: NULL, or for a NOT NULL column its implicit default with
+// warning 1263 (the current time for a TIMESTAMP, a new value for AUTO_INCREMENT).
+func (l *loader) nullValue(col *Column, rowNum int) (types.Value, error) {
+	if !col.NotNull || col.AutoInc {
+		return types.Null, nil
+	}
+	if col.Type.Tp == mysql.TypeTimestamp {
+		return timeValue(l.env.now(), max(col.Type.Frac, 0)), nil
+	}
+	err := l.warnOrFail(errWarnNullToNotNull,
+		fmt.Sprintf("Column set to default value; NULL supplied to NOT NULL column '%s' at row %d", col.Name, rowNum))
+	return implicitDefault(col), err
+}
+
+// missingValue is what a column whose field is missing from the line gets: MySQL resets it, which
+// is NULL when the column's default is NULL and the type's zero value otherwise (not the column's
+// default), the current time for a TIMESTAMP NOT NULL, a new value for AUTO_INCREMENT.
+func (l *loader) missingValue(col *Column) types.Value {
+	switch {
+	case col.AutoInc:
+		return types.Null
+	case !col.NotNull && (!col.HasDefault || col.Default.IsNull()) && !col.DefaultNow:
+		return types.Null
+	case col.NotNull && col.Type.Tp == mysql.TypeTimestamp:
+		return timeValue(l.env.now(), max(col.Type.Frac, 0))
+	}
+	return implicitDefault(col)
+}
+
+// write completes the row (defaults, SET, auto-increment) and writes it, resolving duplicates as
+// the statement says.
+func (l *loader) write(rowNum int) error {
+	ins, tbl, row := l.ins, l.tbl, l.row
+	ins.row = rowNum
+	for ci, col := range tbl.Columns {
+		if l.inList[ci] || l.inSet[ci] {
+			continue
+		}
+		if l.noDefault[ci] {
+			row[ci] = implicitDefault(col)
+			continue
+		}
+		v, err := ins.defaultValue(col)
+		if err != nil {
+			return err
+		}
+		row[ci] = v
+	}
+	for _, a := range l.sets {
+		v, err := a.e.Eval(l.env, row)
+		if err != nil {
+			return err
+		}
+		col := tbl.Columns[a.col]
+		if v.IsNull() {
+			if row[a.col], err = l.nullValue(col, rowNum); err != nil {
+				return err
+			}
+			continue
+		}
+		if row[a.col], err = ins.convert(v, col); err != nil {
+			return err
+		}
+	}
+	if err := ins.fillAuto(row, nil); err != nil {
+		return err
+	}
+	l.records++
+	ins.nRows++
+	ins.newRow = row
+	err := ins.write(row)
+	ins.newRow = nil
+	return err
+}
+
+var loadIgnoreRowsRe = regexp.MustCompile(`(?i)(\bIGNORE\s+\d+\s+)ROWS\b`)
+
+// loadDataFallback rewrites what MySQL accepts in LOAD DATA and the parser does not, for a second
+// parse after the first failed: IGNORE n ROWS (a synonym of IGNORE n LINES). ok is false if the
+// text is not a single LOAD DATA statement with it.
+func loadDataFallback(text string) (string, bool) {
+	t := strings.TrimSpace(text)
+	if len(t) < 9 || !strings.EqualFold(t[:4], "LOAD") || !loadIgnoreRowsRe.MatchString(t) {
+		return "", false
+	}
+	return loadIgnoreRowsRe.ReplaceAllString(text, "${1}LINES"), true
+}
