@@ -16,6 +16,7 @@
 #   kiln-start   scripts/kiln.sh start on a temporary data dir
 #   pymysql      test/clients/pymysql_session.py
 #   cli          test/clients/cli_session.sh
+#   dump         test/clients/dump_roundtrip.sh (mariadb-dump, reload into a second Kiln)
 #   gosql        go test ./test/clients/gosql/ (KILN_ADDR set)
 #   slt          test/slt/check.sh full (the whole corpus) against test/slt/floor.json
 #   sysbench     test/sysbench/run.sh
@@ -71,7 +72,7 @@ lint() {
   fi
   if command -v shellcheck >/dev/null; then
     shellcheck -x scripts/*.sh test/sysbench/run.sh test/slt/check.sh test/clients/cli_session.sh \
-      bench/*.sh .ci/run
+      test/clients/dump_roundtrip.sh bench/*.sh .ci/run
   else
     echo "shellcheck not installed: skipped"
   fi
@@ -192,7 +193,7 @@ step unit 720 go test -race -timeout 10m ./internal/... || true
 step tools 300 go test -timeout 4m ./tools/... || true
 
 need_server=0
-for s in pymysql cli gosql slt sysbench integration; do
+for s in pymysql cli dump gosql slt sysbench integration; do
   wanted "$s" && need_server=1
 done
 built=1
@@ -213,6 +214,12 @@ addr=127.0.0.1:${srv_port:-0}
 
 server_step pymysql 120 "$PYTHON" test/clients/pymysql_session.py 127.0.0.1 "$srv_port"
 server_step cli 120 test/clients/cli_session.sh 127.0.0.1 "$srv_port"
+# Against MariaDB (TEST_SERVER=mariadb) the dump reloads into the same server,
+# with every variant and column type (Kiln: see DUMP_* in the script).
+dump_env=()
+[[ $server == kiln ]] ||
+  dump_env=(DUMP_TARGET="127.0.0.1:$srv_port" DUMP_NEW_TYPES=1 DUMP_VARIANTS="single default hex")
+server_step dump 300 env "${dump_env[@]}" test/clients/dump_roundtrip.sh 127.0.0.1 "$srv_port"
 server_step gosql 300 env KILN_ADDR="$addr" go test -count=1 -v -timeout 4m ./test/clients/gosql/
 server_step slt 690 env SLT_OUT="$logs/slt" test/slt/check.sh "$addr" full
 server_step sysbench 900 env SYSBENCH_OUT="$logs/sysbench" test/sysbench/run.sh 127.0.0.1 "$srv_port"
