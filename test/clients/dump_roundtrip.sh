@@ -84,6 +84,10 @@ cleanup() {
   fi
 }
 trap cleanup EXIT
+# A step's timeout(1) sends SIGTERM: stop the second Kiln (setsid, out of
+# reach of the signal) and drop the database all the same.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 fail() { log "FAIL $*"; failures=$((failures + 1)); }
 

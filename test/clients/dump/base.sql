@@ -69,18 +69,20 @@ CREATE TABLE t_time (
   tm3 TIME(3) DEFAULT NULL,
   y YEAR DEFAULT NULL,
   created TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+  updated TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),
+  dt_now DATETIME DEFAULT CURRENT_TIMESTAMP,
   d_def DATE NOT NULL DEFAULT '2000-01-01',
   dt_def DATETIME NOT NULL DEFAULT '2000-01-01 12:00:00',
   PRIMARY KEY (id),
   UNIQUE KEY u_dt6 (dt6),
   KEY k_d_tm (d, tm)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='dates and times';
-INSERT INTO t_time (id, d, dt6, dt, ts, ts6, tm, tm3, y, created) VALUES
-  (1, '1000-01-01', '1000-01-01 00:00:00.000000', '1000-01-01 00:00:00', '1970-01-01 00:00:01', '1970-01-01 00:00:01.000001', '-838:59:59', '-838:59:58.999', 1901, '2024-02-29 12:34:56'),
-  (2, '9999-12-31', '9999-12-31 23:59:59.999999', '9999-12-31 23:59:59', '2038-01-19 03:14:07', '2038-01-19 03:14:07.999999', '838:59:59', '838:59:58.999', 2155, '2024-02-29 12:34:57'),
-  (3, '2024-02-29', '2024-02-29 12:34:56.123456', '2024-02-29 12:34:56', '2024-02-29 12:34:56', '2024-02-29 12:34:56.5', '00:00:00', '00:00:00.001', 2024, '2024-02-29 12:34:58'),
-  (4, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, '2024-02-29 12:34:59'),
-  (5, '1999-12-31', '1999-12-31 23:59:59.000001', '1999-12-31 23:59:59', '1999-12-31 23:59:59', NULL, '-00:00:01', '12:34:56.789', 1999, '2000-01-01 00:00:00');
+INSERT INTO t_time (id, d, dt6, dt, ts, ts6, tm, tm3, y, created, updated, dt_now) VALUES
+  (1, '1000-01-01', '1000-01-01 00:00:00.000000', '1000-01-01 00:00:00', '1970-01-01 00:00:01', '1970-01-01 00:00:01.000001', '-838:59:59', '-838:59:58.999', 1901, '2024-02-29 12:34:56', '2024-02-29 12:34:56.654321', NULL),
+  (2, '9999-12-31', '9999-12-31 23:59:59.999999', '9999-12-31 23:59:59', '2038-01-19 03:14:07', '2038-01-19 03:14:07.999999', '838:59:59', '838:59:58.999', 2155, '2024-02-29 12:34:57', '2024-02-29 12:34:57.654321', NULL),
+  (3, '2024-02-29', '2024-02-29 12:34:56.123456', '2024-02-29 12:34:56', '2024-02-29 12:34:56', '2024-02-29 12:34:56.5', '00:00:00', '00:00:00.001', 2024, '2024-02-29 12:34:58', '2024-02-29 12:34:58.654321', NULL),
+  (4, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, '2024-02-29 12:34:59', '2024-02-29 12:34:59.654321', NULL),
+  (5, '1999-12-31', '1999-12-31 23:59:59.000001', '1999-12-31 23:59:59', '1999-12-31 23:59:59', NULL, '-00:00:01', '12:34:56.789', 1999, '2000-01-01 00:00:00', '2000-01-01 00:00:00.654321', NULL);
 
 -- Text: empty strings, quotes, backslashes, control characters, 4-byte
 -- UTF-8, trailing spaces, long values (more than one extended INSERT line).
@@ -95,10 +97,13 @@ CREATE TABLE t_str (
   mt MEDIUMTEXT,
   lt LONGTEXT,
   vc_ascii VARCHAR(20) CHARACTER SET ascii DEFAULT NULL,
+  vc_latin1 VARCHAR(20) CHARACTER SET latin1 DEFAULT 'é',
+  vc_bin VARCHAR(20) COLLATE utf8mb4_bin DEFAULT NULL,
   PRIMARY KEY (id),
   UNIQUE KEY u_vc (vc),
   KEY k_c_vc (c, vc),
-  KEY k_t (t(20))
+  KEY k_t (t(20)),
+  KEY k_bin_desc (vc_bin DESC, c)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='strings: it''s "quoted"';
 INSERT INTO t_str (c, c_nn, vc, tt, t, mt, lt, vc_ascii) VALUES
   ('', '', '', '', '', '', '', ''),
@@ -108,6 +113,8 @@ INSERT INTO t_str (c, c_nn, vc, tt, t, mt, lt, vc_ascii) VALUES
   ('nl', 'tab', 'line1\nline2\r\nline3\ttabbed', 'cr\r', 'nul \0 byte', 'ctrl-z \Z sub', 'backspace \b', 'nl\n'),
   ('emoji', '😀', '4-byte: 😀 𝄞 🇩🇪 and 3-byte: 中文 € and 2-byte: ümlaut ß', '😀😀😀', 'Ω≈ç√∫˜µ≤≥÷', 'ḁ̵̧', '🏳️‍🌈', NULL),
   ('trail  ', 'sp ', 'trailing spaces   ', '  leading', ' both ', 'x  ', '  ', ' ');
+-- (No euro sign in latin1: Kiln's latin1 lacks cp1252's 0x80-0x9F yet.)
+UPDATE t_str SET vc_latin1 = CONCAT('latin1 üé ', id), vc_bin = c WHERE id > 2;
 INSERT INTO t_str (id, vc, mt, lt) VALUES
   (100, 'long values', REPEAT('0123456789abcdef', 20000), REPEAT('long \\ ''text'' 😀 ', 60000));
 
@@ -173,12 +180,29 @@ CREATE TABLE `t odd``name ü` (
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='odd names: it''s `quoted`';
 INSERT INTO `t odd``name ü` VALUES (1, 'a', 1), (2, NULL, NULL), (3, DEFAULT, 3);
 
+-- 10,000 rows of about 150 bytes: more than one extended INSERT (mariadb-dump
+-- starts a new one at 1 MB), made by a cross join of a table of digits.
+CREATE TABLE t_digit (d TINYINT NOT NULL, PRIMARY KEY (d)) ENGINE=InnoDB;
+INSERT INTO t_digit VALUES (0), (1), (2), (3), (4), (5), (6), (7), (8), (9);
+CREATE TABLE t_many (
+  id INT UNSIGNED NOT NULL,
+  grp SMALLINT NOT NULL,
+  v VARCHAR(200) NOT NULL,
+  x DOUBLE DEFAULT NULL,
+  PRIMARY KEY (id),
+  KEY k_grp_id (grp, id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+INSERT INTO t_many (id, grp, v, x)
+  SELECT a.d * 1000 + b.d * 100 + c.d * 10 + e.d, a.d * 10 + b.d - 50,
+    CONCAT('row ', a.d, b.d, c.d, e.d, ' ', REPEAT('ab\'"\\', 25)), (a.d * 1000 + b.d * 100 + c.d * 10 + e.d) / 8
+  FROM t_digit a, t_digit b, t_digit c, t_digit e;
+
 -- Zero dates, a zero-in-date and an AUTO_INCREMENT column holding 0: allowed
 -- only in these SQL modes; mysqldump's NO_AUTO_VALUE_ON_ZERO keeps the 0 on
 -- reload.
 SET SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO';
 INSERT INTO t_int (id, ti, nn) VALUES (0, 0, 0);
-INSERT INTO t_time (id, d, dt6, dt, ts, ts6, tm, y, created) VALUES
-  (0, '0000-00-00', '0000-00-00 00:00:00.000000', '0000-00-00 00:00:00', '0000-00-00 00:00:00', '0000-00-00 00:00:00.000000', '00:00:00', 0, '2000-01-01 00:00:01'),
-  (6, '2020-00-00', NULL, '2020-01-00 10:00:00', NULL, NULL, NULL, NULL, '2000-01-01 00:00:02');
+INSERT INTO t_time (id, d, dt6, dt, ts, ts6, tm, y, created, updated, dt_now) VALUES
+  (0, '0000-00-00', '0000-00-00 00:00:00.000000', '0000-00-00 00:00:00', '0000-00-00 00:00:00', '0000-00-00 00:00:00.000000', '00:00:00', 0, '2000-01-01 00:00:01', '2000-01-01 00:00:01', '0000-00-00 00:00:00'),
+  (6, '2020-00-00', NULL, '2020-01-00 10:00:00', NULL, NULL, NULL, NULL, '2000-01-01 00:00:02', '2000-01-01 00:00:02', '2020-01-00 00:00:00');
 SET SESSION sql_mode = DEFAULT;
