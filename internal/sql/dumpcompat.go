@@ -183,7 +183,9 @@ func collationRows() [][]types.Value {
 }
 
 // emptyShow returns the (row-less) result of SHOW TRIGGERS, EVENTS, PROCEDURE STATUS and FUNCTION
-// STATUS with MySQL 8's columns, so that SHOW ... WHERE Db = '...' finds its column.
+// STATUS with MySQL 8's columns, so that SHOW ... WHERE Db = '...' finds its column; and of SHOW
+// MASTER / BINARY LOG STATUS and SHOW REPLICA STATUS: Kiln has no MySQL binlog file and position
+// (MySQL's answer when binary logging is off) and is no MySQL replica.
 func emptyShow(tp ast.ShowStmtType) (*selectPlan, bool) {
 	var names []string
 	switch tp {
@@ -193,6 +195,23 @@ func emptyShow(tp ast.ShowStmtType) (*selectPlan, bool) {
 		names = []string{"Db", "Name", "Definer", "Time zone", "Type", "Execute at", "Interval value", "Interval field", "Starts", "Ends", "Status", "Originator", "character_set_client", "collation_connection", "Database Collation"}
 	case ast.ShowProcedureStatus, ast.ShowFunctionStatus:
 		names = []string{"Db", "Name", "Type", "Definer", "Modified", "Created", "Security_type", "Comment", "character_set_client", "collation_connection", "Database Collation"}
+	case ast.ShowMasterStatus, ast.ShowBinlogStatus:
+		names = []string{"File", "Position", "Binlog_Do_DB", "Binlog_Ignore_DB", "Executed_Gtid_Set"}
+	case ast.ShowReplicaStatus:
+		names = []string{"Replica_IO_State", "Source_Host", "Source_User", "Source_Port", "Connect_Retry",
+			"Source_Log_File", "Read_Source_Log_Pos", "Relay_Log_File", "Relay_Log_Pos", "Relay_Source_Log_File",
+			"Replica_IO_Running", "Replica_SQL_Running", "Replicate_Do_DB", "Replicate_Ignore_DB",
+			"Replicate_Do_Table", "Replicate_Ignore_Table", "Replicate_Wild_Do_Table",
+			"Replicate_Wild_Ignore_Table", "Last_Errno", "Last_Error", "Skip_Counter", "Exec_Source_Log_Pos",
+			"Relay_Log_Space", "Until_Condition", "Until_Log_File", "Until_Log_Pos", "Source_SSL_Allowed",
+			"Source_SSL_CA_File", "Source_SSL_CA_Path", "Source_SSL_Cert", "Source_SSL_Cipher", "Source_SSL_Key",
+			"Seconds_Behind_Source", "Source_SSL_Verify_Server_Cert", "Last_IO_Errno", "Last_IO_Error",
+			"Last_SQL_Errno", "Last_SQL_Error", "Replicate_Ignore_Server_Ids", "Source_Server_Id", "Source_UUID",
+			"Source_Info_File", "SQL_Delay", "SQL_Remaining_Delay", "Replica_SQL_Running_State",
+			"Source_Retry_Count", "Source_Bind", "Last_IO_Error_Timestamp", "Last_SQL_Error_Timestamp",
+			"Source_SSL_Crl", "Source_SSL_Crlpath", "Retrieved_Gtid_Set", "Executed_Gtid_Set", "Auto_Position",
+			"Replicate_Rewrite_DB", "Channel_Name", "Source_TLS_Version", "Source_public_key_path",
+			"Get_Source_public_key", "Network_Namespace"}
 	default:
 		return nil, false
 	}

@@ -456,14 +456,14 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 				}
 				return rows, nil
 			})
-	case ast.ShowTriggers, ast.ShowEvents, ast.ShowProcedureStatus, ast.ShowFunctionStatus:
+	case ast.ShowTriggers, ast.ShowEvents, ast.ShowProcedureStatus, ast.ShowFunctionStatus, ast.ShowMasterStatus, ast.ShowBinlogStatus, ast.ShowReplicaStatus:
 		if x.Tp == ast.ShowTriggers || x.Tp == ast.ShowEvents {
 			if _, err := dbOf(); err != nil {
 				return err
 			}
 		}
 		pl, _ = emptyShow(x.Tp)
-	case ast.ShowPlugins, ast.ShowMasterStatus, ast.ShowGrants, ast.ShowPrivileges, ast.ShowOpenTables:
+	case ast.ShowPlugins, ast.ShowGrants, ast.ShowPrivileges, ast.ShowOpenTables:
 		pl = staticPlan([]vcol{vs("Name")}, func(*Env) ([][]types.Value, error) { return nil, nil })
 		if x.Tp == ast.ShowGrants {
 			pl = staticPlan([]vcol{vs("Grants for " + s.User + "@" + s.Host)}, func(*Env) ([][]types.Value, error) {
