@@ -143,30 +143,34 @@ hex_list() {
     done | paste -sd, -
 }
 
-# snapshot SIDE DB OUTDIR: what is compared of one side.
+# snapshot SIDE DB OUTDIR: what is compared of one side, a file per table
+# (OUTDIR/TABLE) with the query results it sums up in OUTDIR/raw. A query that
+# fails stops the script (set -e): nothing is compared to an empty answer.
 snapshot() {
-  local side=$1 d=$2 out=$3 t q order hexes create
-  mkdir -p "$out"
+  local side=$1 d=$2 out=$3 t q order hexes raw
+  mkdir -p "$out/raw"
   "$side" -N -B -e "SHOW TABLES FROM \`$d\`" >"$out/tables"
   "$side" -N -B -e "SHOW CREATE DATABASE \`$d\`" | cut -f2- |
     sed "s/\`$d\`/\`DB\`/" >"$out/database"
   while read -r t; do
     q=${t//\`/\`\`}
+    raw=$out/raw/$t
     order=$(pk_order "$t")
+    [[ -n $order ]] || die "table $t has no primary key in the source"
     hexes=$(hex_list "$t")
-    # SHOW CREATE TABLE as the CLI escapes it (one line, exact), and
-    # unescaped for the reader of a diff.
-    create=$("$side" -D "$d" -N -B -e "SHOW CREATE TABLE \`$q\`" | cut -f2-)
+    # SHOW CREATE TABLE as the CLI escapes it: one line, exact.
+    "$side" -D "$d" -N -B -e "SHOW CREATE TABLE \`$q\`" | cut -f2- >"$raw.create"
+    "$side" -D "$d" -N -B -e "SELECT COUNT(*) FROM \`$q\`" >"$raw.count"
+    "$side" -D "$d" -N -B -e "SELECT * FROM \`$q\` ORDER BY $order" >"$raw.text"
+    "$side" -D "$d" -N -B -e "SELECT $hexes FROM \`$q\` ORDER BY $order" >"$raw.hex"
     {
       echo "== $t"
-      printf '%s\n' "$create" | sed 's/\\n/\n/g'
-      echo "create md5: $(printf '%s' "$create" | md5sum | cut -d' ' -f1)"
-      echo "rows: $("$side" -D "$d" -N -B -e "SELECT COUNT(*) FROM \`$q\`")"
-      echo "md5 text: $("$side" -D "$d" -N -B -e "SELECT * FROM \`$q\` ORDER BY $order" | md5sum | cut -d' ' -f1)"
-      echo "md5 hex: $("$side" -D "$d" -N -B -e "SELECT $hexes FROM \`$q\` ORDER BY $order" | md5sum | cut -d' ' -f1)"
+      sed 's/\\n/\n/g' "$raw.create" # for the reader of a diff
+      echo "create md5: $(md5sum <"$raw.create" | cut -d' ' -f1)"
+      echo "rows: $(cat "$raw.count")"
+      echo "md5 text: $(md5sum <"$raw.text" | cut -d' ' -f1)"
+      echo "md5 hex: $(md5sum <"$raw.hex" | cut -d' ' -f1)"
     } >"$out/$t"
-    # The rows themselves, for the diff when a checksum differs.
-    "$side" -D "$d" -N -B -e "SELECT $hexes FROM \`$q\` ORDER BY $order" >"$out/$t.hex"
   done <"$out/tables"
 }
 
@@ -174,14 +178,14 @@ snapshot() {
 compare_dirs() {
   local a=$1 b=$2 what=$3 f n
   for f in "$a"/*; do
+    [[ -f $f ]] || continue
     n=$(basename "$f")
-    [[ $n == *.hex ]] && continue
     if ! diff -u "$f" "$b/$n" >"$work/diff" 2>&1; then
       fail "$what: $n differs (source vs reloaded):"
       head -c 4000 "$work/diff" >&2
-      if [[ -f $a/$n.hex ]] && ! cmp -s "$a/$n.hex" "$b/$n.hex"; then
+      if [[ -f $a/raw/$n.hex ]] && ! cmp -s "$a/raw/$n.hex" "$b/raw/$n.hex"; then
         echo "first differing rows (HEX):" >&2
-        diff "$a/$n.hex" "$b/$n.hex" | head -n 6 | cut -c1-400 >&2 || true
+        diff "$a/raw/$n.hex" "$b/raw/$n.hex" | head -n 6 | cut -c1-400 >&2 || true
       fi
     fi
   done
