@@ -17,6 +17,7 @@
 #   pymysql      test/clients/pymysql_session.py
 #   cli          test/clients/cli_session.sh
 #   jdbc         test/clients/jdbc.sh (MySQL Connector/J 8.4 via Maven; needs java, mvn)
+#   dump         test/clients/dump_roundtrip.sh (mariadb-dump, reload into a second Kiln)
 #   gosql        go test ./test/clients/gosql/ (KILN_ADDR set)
 #   slt          test/slt/check.sh full (the whole corpus) against test/slt/floor.json
 #   sysbench     test/sysbench/run.sh
@@ -72,7 +73,7 @@ lint() {
   fi
   if command -v shellcheck >/dev/null; then
     shellcheck -x scripts/*.sh test/sysbench/run.sh test/slt/check.sh test/clients/cli_session.sh \
-      test/clients/jdbc.sh bench/*.sh .ci/run
+      test/clients/jdbc.sh test/clients/dump_roundtrip.sh bench/*.sh .ci/run
   else
     echo "shellcheck not installed: skipped"
   fi
@@ -193,7 +194,7 @@ step unit 720 go test -race -timeout 10m ./internal/... || true
 step tools 300 go test -timeout 4m ./tools/... || true
 
 need_server=0
-for s in pymysql cli jdbc gosql slt sysbench integration; do
+for s in pymysql cli jdbc dump gosql slt sysbench integration; do
   wanted "$s" && need_server=1
 done
 built=1
@@ -215,6 +216,12 @@ addr=127.0.0.1:${srv_port:-0}
 server_step pymysql 120 "$PYTHON" test/clients/pymysql_session.py 127.0.0.1 "$srv_port"
 server_step cli 120 test/clients/cli_session.sh 127.0.0.1 "$srv_port"
 server_step jdbc 600 test/clients/jdbc.sh 127.0.0.1 "$srv_port"
+# Against MariaDB (TEST_SERVER=mariadb) the dump reloads into the same server,
+# with every variant and column type (Kiln: see DUMP_* in the script).
+dump_env=()
+[[ $server == kiln ]] ||
+  dump_env=(DUMP_TARGET="127.0.0.1:$srv_port" DUMP_NEW_TYPES=1 DUMP_VARIANTS="single default hex")
+server_step dump 300 env "${dump_env[@]}" test/clients/dump_roundtrip.sh 127.0.0.1 "$srv_port"
 server_step gosql 300 env KILN_ADDR="$addr" go test -count=1 -v -timeout 4m ./test/clients/gosql/
 server_step slt 690 env SLT_OUT="$logs/slt" test/slt/check.sh "$addr" full
 server_step sysbench 900 env SYSBENCH_OUT="$logs/sysbench" test/sysbench/run.sh 127.0.0.1 "$srv_port"

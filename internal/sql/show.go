@@ -69,11 +69,15 @@ func (s *Session) virtualTable(db, name string) (*selectPlan, bool) {
 			}), true
 	case "TABLES":
 		return staticPlan([]vcol{vs("TABLE_CATALOG"), vs("TABLE_SCHEMA"), vs("TABLE_NAME"), vs("TABLE_TYPE"), vs("ENGINE"), vi("VERSION"), vs("ROW_FORMAT"), vi("TABLE_ROWS"), vi("AVG_ROW_LENGTH"), vi("DATA_LENGTH"), vi("MAX_DATA_LENGTH"), vi("INDEX_LENGTH"), vi("DATA_FREE"), vi("AUTO_INCREMENT"), vs("CREATE_TIME"), vs("UPDATE_TIME"), vs("CHECK_TIME"), vs("TABLE_COLLATION"), vi("CHECKSUM"), vs("CREATE_OPTIONS"), vs("TABLE_COMMENT")},
-			func(*Env) ([][]types.Value, error) {
+			func(env *Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, dbn := range cat.DBNames() {
 					for _, t := range cat.Tables(dbn) {
-						rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(t.Name), sv("BASE TABLE"), sv(t.Engine), iv(10), sv("Dynamic"), iv(0), iv(0), iv(0), iv(0), iv(0), iv(0), types.Null, types.Null, types.Null, types.Null, sv(t.Collation), types.Null, sv(""), sv(t.Comment)})
+						ai, err := s.autoIncValue(env, t)
+						if err != nil {
+							return nil, err
+						}
+						rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(t.Name), sv("BASE TABLE"), sv(t.Engine), iv(10), sv("Dynamic"), iv(0), iv(0), iv(0), iv(0), iv(0), iv(0), ai, types.Null, types.Null, types.Null, sv(t.Collation), types.Null, sv(""), sv(t.Comment)})
 					}
 				}
 				return rows, nil
@@ -86,7 +90,7 @@ func (s *Session) virtualTable(db, name string) (*selectPlan, bool) {
 					for _, t := range cat.Tables(dbn) {
 						for i, c := range t.VisibleColumns() {
 							r := columnInfo(t, c)
-							rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(t.Name), sv(c.Name), iv(int64(i + 1)), r.def, sv(r.null), sv(strings.SplitN(c.Type.SQL(), "(", 2)[0]), types.Null, types.Null, types.Null, types.Null, types.Null, r.charset, r.coll, sv(c.Type.SQL()), sv(r.key), sv(r.extra), sv("select,insert,update,references"), sv(c.Comment), sv("")})
+							rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(t.Name), sv(c.Name), iv(int64(i + 1)), r.def, sv(r.null), sv(dataType(c.Type)), types.Null, types.Null, types.Null, types.Null, types.Null, r.charset, r.coll, sv(c.Type.SQL()), sv(r.key), sv(r.extra), sv("select,insert,update,references"), sv(c.Comment), sv("")})
 						}
 					}
 				}
@@ -109,10 +113,8 @@ func (s *Session) virtualTable(db, name string) (*selectPlan, bool) {
 		return staticPlan([]vcol{vi("ID"), vs("USER"), vs("HOST"), vs("DB"), vs("COMMAND"), vi("TIME"), vs("STATE"), vs("INFO")}, func(*Env) ([][]types.Value, error) {
 			return s.processRows(), nil
 		}), true
-	case "ENGINES", "FILES", "PARTITIONS", "TRIGGERS", "ROUTINES", "EVENTS", "VIEWS", "KEY_COLUMN_USAGE", "TABLE_CONSTRAINTS", "REFERENTIAL_CONSTRAINTS", "CHARACTER_SETS", "COLLATIONS", "PLUGINS", "USER_PRIVILEGES", "COLUMN_STATISTICS":
-		return staticPlan([]vcol{vs("TABLE_SCHEMA"), vs("TABLE_NAME")}, func(*Env) ([][]types.Value, error) { return nil, nil }), true
 	}
-	return nil, false
+	return s.dumpInfoSchema(name)
 }
 
 type colInfo struct {
@@ -395,7 +397,11 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 		if !ok {
 			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, x.Table.Name.O)
 		}
-		ddl := showCreateTable(t)
+		ai, err := s.autoIncNext(env, t)
+		if err != nil {
+			return err
+		}
+		ddl := showCreateTable(t, ai)
 		pl = staticPlan([]vcol{vs("Table"), vs("Create Table")}, func(*Env) ([][]types.Value, error) {
 			return [][]types.Value{{sv(t.Name), sv(ddl)}}, nil
 		})
@@ -405,7 +411,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			return sqlerr.New(sqlerr.ErrBadDB, "Unknown database '%s'", x.DBName)
 		}
 		pl = staticPlan([]vcol{vs("Database"), vs("Create Database")}, func(*Env) ([][]types.Value, error) {
-			return [][]types.Value{{sv(d.Name), sv(fmt.Sprintf("CREATE DATABASE `%s` /*!40100 DEFAULT CHARACTER SET %s COLLATE %s */ /*!80016 DEFAULT ENCRYPTION='N' */", d.Name, d.Charset, d.Collation))}}, nil
+			return [][]types.Value{{sv(d.Name), sv(showCreateDatabase(d, x.IfNotExists))}}, nil
 		})
 	case ast.ShowEngines:
 		pl = staticPlan([]vcol{vs("Engine"), vs("Support"), vs("Comment"), vs("Transactions"), vs("XA"), vs("Savepoints")}, func(*Env) ([][]types.Value, error) {
@@ -414,38 +420,20 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 	case ast.ShowCollation:
 		pl = staticPlan([]vcol{vs("Collation"), vs("Charset"), vi("Id"), vs("Default"), vs("Compiled"), vi("Sortlen"), vs("Pad_attribute")}, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
-			for _, c := range allCollations() {
-				if !like(c.Name) {
-					continue
+			for _, r := range collationRows() {
+				if like(r[0].S) {
+					rows = append(rows, r)
 				}
-				def := ""
-				if d, ok := types.DefaultCollation(c.Charset); ok && d.Name == c.Name {
-					def = "Yes"
-				}
-				pad := "PAD SPACE"
-				if strings.Contains(c.Name, "0900") || c.Name == "binary" {
-					pad = "NO PAD"
-				}
-				rows = append(rows, []types.Value{sv(c.Name), sv(c.Charset), iv(int64(c.ID)), sv(def), sv("Yes"), iv(1), sv(pad)})
 			}
 			return rows, nil
 		})
 	case ast.ShowCharset:
 		pl = staticPlan([]vcol{vs("Charset"), vs("Description"), vs("Default collation"), vi("Maxlen")}, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
-			for _, cs := range []struct {
-				name, desc string
-				maxlen     int64
-			}{{"ascii", "US ASCII", 1}, {"binary", "Binary pseudo charset", 1}, {"latin1", "cp1252 West European", 1}, {"utf8mb3", "UTF-8 Unicode", 3}, {"utf8mb4", "UTF-8 Unicode", 4}} {
-				if !like(cs.name) {
-					continue
+			for _, r := range charsetRows() {
+				if like(r[0].S) {
+					rows = append(rows, r)
 				}
-				d, _ := types.DefaultCollation(cs.name)
-				dn := cs.name
-				if d != nil {
-					dn = d.Name
-				}
-				rows = append(rows, []types.Value{sv(cs.name), sv(cs.desc), sv(dn), iv(cs.maxlen)})
 			}
 			return rows, nil
 		})
@@ -455,16 +443,27 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			return err
 		}
 		pl = staticPlan([]vcol{vs("Name"), vs("Engine"), vi("Version"), vs("Row_format"), vi("Rows"), vi("Avg_row_length"), vi("Data_length"), vi("Max_data_length"), vi("Index_length"), vi("Data_free"), vi("Auto_increment"), vs("Create_time"), vs("Update_time"), vs("Check_time"), vs("Collation"), vs("Checksum"), vs("Create_options"), vs("Comment")},
-			func(*Env) ([][]types.Value, error) {
+			func(env *Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, t := range cat.Tables(db) {
 					if like(t.Name) {
-						rows = append(rows, []types.Value{sv(t.Name), sv(t.Engine), iv(10), sv("Dynamic"), iv(0), iv(0), iv(0), iv(0), iv(0), iv(0), types.Null, types.Null, types.Null, types.Null, sv(t.Collation), types.Null, sv(""), sv(t.Comment)})
+						ai, err := s.autoIncValue(env, t)
+						if err != nil {
+							return nil, err
+						}
+						rows = append(rows, []types.Value{sv(t.Name), sv(t.Engine), iv(10), sv("Dynamic"), iv(0), iv(0), iv(0), iv(0), iv(0), iv(0), ai, types.Null, types.Null, types.Null, sv(t.Collation), types.Null, sv(""), sv(t.Comment)})
 					}
 				}
 				return rows, nil
 			})
-	case ast.ShowTriggers, ast.ShowEvents, ast.ShowProcedureStatus, ast.ShowFunctionStatus, ast.ShowPlugins, ast.ShowMasterStatus, ast.ShowGrants, ast.ShowPrivileges, ast.ShowOpenTables:
+	case ast.ShowTriggers, ast.ShowEvents, ast.ShowProcedureStatus, ast.ShowFunctionStatus, ast.ShowMasterStatus, ast.ShowBinlogStatus, ast.ShowReplicaStatus:
+		if x.Tp == ast.ShowTriggers || x.Tp == ast.ShowEvents {
+			if _, err := dbOf(); err != nil {
+				return err
+			}
+		}
+		pl, _ = emptyShow(x.Tp)
+	case ast.ShowPlugins, ast.ShowGrants, ast.ShowPrivileges, ast.ShowOpenTables:
 		pl = staticPlan([]vcol{vs("Name")}, func(*Env) ([][]types.Value, error) { return nil, nil })
 		if x.Tp == ast.ShowGrants {
 			pl = staticPlan([]vcol{vs("Grants for " + s.User + "@" + s.Host)}, func(*Env) ([][]types.Value, error) {
@@ -475,18 +474,21 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 		return sqlerr.New(sqlerr.ErrNotSupportedYet, "this SHOW statement is not supported yet")
 	}
 	if x.Where != nil {
-		return sqlerr.New(sqlerr.ErrNotSupportedYet, "SHOW ... WHERE is not supported yet")
+		if err := s.showWhere(pl, x.Where); err != nil {
+			return err
+		}
 	}
 	return s.streamPlan(env, pl, w, more)
 }
 
 // showCreateTable renders a table definition the way MySQL 8 does.
-func showCreateTable(t *Table) string {
+// autoInc is the table's next AUTO_INCREMENT value (shown if above 1).
+func showCreateTable(t *Table, autoInc uint64) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE `%s` (\n", t.Name)
+	fmt.Fprintf(&b, "CREATE TABLE %s (\n", quoteIdent(t.Name))
 	var lines []string
 	for _, c := range t.VisibleColumns() {
-		l := fmt.Sprintf("  `%s` %s", c.Name, c.Type.SQL())
+		l := fmt.Sprintf("  %s %s", quoteIdent(c.Name), c.Type.SQL())
 		if isStringType(c.Type) && c.Type.Collation != "binary" && c.Type.Collation != t.Collation {
 			l += fmt.Sprintf(" CHARACTER SET %s COLLATE %s", c.Type.Charset, c.Type.Collation)
 		}
@@ -530,7 +532,7 @@ func showCreateTable(t *Table) string {
 		}
 		var parts []string
 		for i, ci := range ix.cols {
-			p := fmt.Sprintf("`%s`", t.Columns[ci].Name)
+			p := quoteIdent(t.Columns[ci].Name)
 			if ix.Columns[i].Prefix > 0 {
 				p += fmt.Sprintf("(%d)", ix.Columns[i].Prefix)
 			}
@@ -543,16 +545,16 @@ func showCreateTable(t *Table) string {
 		case ix.Primary:
 			lines = append(lines, fmt.Sprintf("  PRIMARY KEY (%s)", strings.Join(parts, ",")))
 		case ix.Unique:
-			lines = append(lines, fmt.Sprintf("  UNIQUE KEY `%s` (%s)", ix.Name, strings.Join(parts, ",")))
+			lines = append(lines, fmt.Sprintf("  UNIQUE KEY %s (%s)", quoteIdent(ix.Name), strings.Join(parts, ",")))
 		default:
-			lines = append(lines, fmt.Sprintf("  KEY `%s` (%s)", ix.Name, strings.Join(parts, ",")))
+			lines = append(lines, fmt.Sprintf("  KEY %s (%s)", quoteIdent(ix.Name), strings.Join(parts, ",")))
 		}
 	}
 	lines = append(lines, showForeignKeys(t)...)
 	b.WriteString(strings.Join(lines, ",\n"))
 	fmt.Fprintf(&b, "\n) ENGINE=%s", t.Engine)
-	if t.AutoIncBase > 1 {
-		fmt.Fprintf(&b, " AUTO_INCREMENT=%d", t.AutoIncBase)
+	if autoInc > 1 {
+		fmt.Fprintf(&b, " AUTO_INCREMENT=%d", autoInc)
 	}
 	fmt.Fprintf(&b, " DEFAULT CHARSET=%s COLLATE=%s", t.Charset, t.Collation)
 	if t.Comment != "" {
@@ -561,8 +563,15 @@ func showCreateTable(t *Table) string {
 	return b.String()
 }
 
+// quoteString quotes a string literal as SHOW CREATE TABLE does: quotes doubled; backslash, NUL,
+// newline and carriage return escaped.
 func quoteString(s string) string {
-	return "'" + strings.NewReplacer("\\", "\\\\", "'", "''", "\n", "\\n", "\x00", "\\0").Replace(s) + "'"
+	return "'" + strings.NewReplacer("\\", "\\\\", "'", "''", "\n", "\\n", "\r", "\\r", "\x00", "\\0").Replace(s) + "'"
+}
+
+// quoteIdent quotes an identifier with backticks, doubling those inside it.
+func quoteIdent(s string) string {
+	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
 }
 
 // explain shows the chosen access path of each table (tests of the planner use it).

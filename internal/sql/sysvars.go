@@ -126,6 +126,12 @@ func init() {
 	defVar("binlog_format", scopeBoth, str("ROW"))
 	defVar("log_bin", scopeGlobal, num(1), ro)
 	defVar("gtid_mode", scopeGlobal, str("OFF"), ro)
+	// Read by mysqldump (--set-gtid-purged) and replication tools; Kiln has no MySQL GTIDs. A dump of
+	// a GTID server sets gtid_purged, mysqlbinlog's output gtid_next: accepted, without effect.
+	defVar("gtid_executed", scopeGlobal, str(""), ro)
+	defVar("gtid_purged", scopeGlobal, str(""))
+	defVar("gtid_next", scopeSession, str("AUTOMATIC"))
+	defVar("enforce_gtid_consistency", scopeGlobal, str("OFF"), ro)
 	defVar("server_id", scopeGlobal, num(1))
 	defVar("port", scopeGlobal, num(3306), ro)
 	defVar("socket", scopeGlobal, str(""), ro)
