@@ -45,11 +45,6 @@ var emptyInfoSchema = map[string][]string{
 		"EVENT_DEFINITION", "EVENT_TYPE", "EXECUTE_AT", "INTERVAL_VALUE", "INTERVAL_FIELD", "SQL_MODE",
 		"STARTS", "ENDS", "STATUS", "ON_COMPLETION", "CREATED", "LAST_ALTERED", "LAST_EXECUTED",
 		"EVENT_COMMENT", "ORIGINATOR", "CHARACTER_SET_CLIENT", "COLLATION_CONNECTION", "DATABASE_COLLATION"},
-	"VIEWS": {"TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "VIEW_DEFINITION", "CHECK_OPTION",
-		"IS_UPDATABLE", "DEFINER", "SECURITY_TYPE", "CHARACTER_SET_CLIENT", "COLLATION_CONNECTION"},
-	"REFERENTIAL_CONSTRAINTS": {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME",
-		"UNIQUE_CONSTRAINT_CATALOG", "UNIQUE_CONSTRAINT_SCHEMA", "UNIQUE_CONSTRAINT_NAME", "MATCH_OPTION",
-		"UPDATE_RULE", "DELETE_RULE", "TABLE_NAME", "REFERENCED_TABLE_NAME"},
 	"CHECK_CONSTRAINTS": {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "CHECK_CLAUSE"},
 	"PLUGINS": {"PLUGIN_NAME", "PLUGIN_VERSION", "PLUGIN_STATUS", "PLUGIN_TYPE", "PLUGIN_TYPE_VERSION",
 		"PLUGIN_LIBRARY", "PLUGIN_LIBRARY_VERSION", "PLUGIN_AUTHOR", "PLUGIN_DESCRIPTION", "PLUGIN_LICENSE",
@@ -106,6 +101,7 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 							}
 							rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(ix.Name), sv(t.DB), sv(t.Name), sv(typ), sv("YES")})
 						}
+						rows = append(rows, fkConstraintRows(t)...)
 					}
 				}
 				return rows, nil
@@ -124,10 +120,20 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 								rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(ix.Name), sv("def"), sv(t.DB), sv(t.Name), sv(t.Columns[ci].Name), iv(int64(i + 1)), types.Null, types.Null, types.Null, types.Null})
 							}
 						}
+						rows = append(rows, fkKeyUsageRows(t)...)
 					}
 				}
 				return rows, nil
 			}), true
+	case "VIEWS":
+		return staticPlan([]vcol{vs("TABLE_CATALOG"), vs("TABLE_SCHEMA"), vs("TABLE_NAME"), vs("VIEW_DEFINITION"), vs("CHECK_OPTION"),
+			vs("IS_UPDATABLE"), vs("DEFINER"), vs("SECURITY_TYPE"), vs("CHARACTER_SET_CLIENT"), vs("COLLATION_CONNECTION")},
+			func(*Env) ([][]types.Value, error) { return viewRows(cat), nil }), true
+	case "REFERENTIAL_CONSTRAINTS":
+		return staticPlan([]vcol{vs("CONSTRAINT_CATALOG"), vs("CONSTRAINT_SCHEMA"), vs("CONSTRAINT_NAME"),
+			vs("UNIQUE_CONSTRAINT_CATALOG"), vs("UNIQUE_CONSTRAINT_SCHEMA"), vs("UNIQUE_CONSTRAINT_NAME"), vs("MATCH_OPTION"),
+			vs("UPDATE_RULE"), vs("DELETE_RULE"), vs("TABLE_NAME"), vs("REFERENCED_TABLE_NAME")},
+			func(*Env) ([][]types.Value, error) { return referentialRows(cat), nil }), true
 	case "ENGINES":
 		return staticPlan([]vcol{vs("ENGINE"), vs("SUPPORT"), vs("COMMENT"), vs("TRANSACTIONS"), vs("XA"), vs("SAVEPOINTS")}, func(*Env) ([][]types.Value, error) {
 			return [][]types.Value{{sv("InnoDB"), sv("DEFAULT"), sv("Kiln: pebble LSM under a replicated binlog"), sv("YES"), sv("NO"), sv("YES")}}, nil

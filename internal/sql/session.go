@@ -27,6 +27,7 @@ type Session struct {
 	Host          string
 	CurDB         string
 	FoundRowsFlag bool // CLIENT_FOUND_ROWS: UPDATE reports matched rather than changed rows
+	tablesLocked  bool // LOCK TABLES is in effect (UNLOCK TABLES then commits)
 
 	vars     map[string]types.Value
 	userVars map[string]types.Value
@@ -358,12 +359,15 @@ func (s *Session) dispatch(env *Env, st ast.StmtNode, w proto.ResultWriter, more
 		return w.OK(proto.OK{}, more)
 	case *ast.LockTablesStmt, *ast.UnlockTablesStmt:
 		// Row locks and the metadata lock already give mysqldump's consistency; LOCK TABLES is
-		// accepted so dumps reload, and UNLOCK TABLES commits as in MySQL.
-		if _, ok := st.(*ast.UnlockTablesStmt); ok && s.InTxn() {
+		// accepted so dumps reload. As in MySQL, LOCK TABLES commits an open transaction, and
+		// UNLOCK TABLES commits only if LOCK TABLES locked something (mysqldump
+		// --single-transaction sends it inside its snapshot transaction, which must go on).
+		if _, unlock := st.(*ast.UnlockTablesStmt); !unlock || s.tablesLocked {
 			if err := s.commit(env.ctx); err != nil {
 				return err
 			}
 		}
+		_, s.tablesLocked = st.(*ast.LockTablesStmt)
 		return w.OK(proto.OK{}, more)
 	case *ast.FlushStmt, *ast.AnalyzeTableStmt:
 		return w.OK(proto.OK{}, more)

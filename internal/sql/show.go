@@ -79,6 +79,7 @@ func (s *Session) virtualTable(db, name string) (*selectPlan, bool) {
 						}
 						rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(t.Name), sv("BASE TABLE"), sv(t.Engine), iv(10), sv("Dynamic"), iv(0), iv(0), iv(0), iv(0), iv(0), iv(0), ai, types.Null, types.Null, types.Null, sv(t.Collation), types.Null, sv(""), sv(t.Comment)})
 					}
+					rows = append(rows, viewTableRows(cat, dbn)...)
 				}
 				return rows, nil
 			}), true
@@ -90,7 +91,27 @@ func (s *Session) virtualTable(db, name string) (*selectPlan, bool) {
 					for _, t := range cat.Tables(dbn) {
 						for i, c := range t.VisibleColumns() {
 							r := columnInfo(t, c)
-							rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(t.Name), sv(c.Name), iv(int64(i + 1)), r.def, sv(r.null), sv(dataType(c.Type)), types.Null, types.Null, types.Null, types.Null, types.Null, r.charset, r.coll, sv(c.Type.SQL()), sv(r.key), sv(r.extra), sv("select,insert,update,references"), sv(c.Comment), sv("")})
+							l := colLengths(c.Type)
+							rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(t.Name), sv(c.Name), iv(int64(i + 1)), r.def, sv(r.null), sv(dataType(c.Type)), l[0], l[1], l[2], l[3], l[4], r.charset, r.coll, sv(c.Type.SQL()), sv(r.key), sv(r.extra), sv("select,insert,update,references"), sv(c.Comment), sv("")})
+						}
+					}
+					for _, v := range cat.Views(dbn) {
+						cols, err := s.viewColumns(v)
+						if err != nil {
+							continue // an invalid view lists no columns, as MySQL (with a warning)
+						}
+						for i, pc := range cols {
+							ct := colTypeOf(pc)
+							null := "YES"
+							if pc.Flags&uint16(mysql.NotNullFlag) != 0 {
+								null = "NO"
+							}
+							cs, coll := types.Null, types.Null
+							if isStringType(ct) && ct.Collation != "binary" {
+								cs, coll = sv(ct.Charset), sv(ct.Collation)
+							}
+							l := colLengths(ct)
+							rows = append(rows, []types.Value{sv("def"), sv(v.DB), sv(v.Name), sv(pc.Name), iv(int64(i + 1)), types.Null, sv(null), sv(dataType(ct)), l[0], l[1], l[2], l[3], l[4], cs, coll, sv(ct.SQL()), sv(""), sv(""), sv("select,insert,update,references"), sv(""), sv("")})
 						}
 					}
 				}
@@ -281,6 +302,17 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 				}
 				rows = append(rows, r)
 			}
+			for _, v := range cat.Views(db) {
+				if !like(v.Name) {
+					continue
+				}
+				r := []types.Value{sv(v.Name)}
+				if x.Full {
+					r = append(r, sv("VIEW"))
+				}
+				rows = append(rows, r)
+			}
+			sort.Slice(rows, func(i, j int) bool { return rows[i][0].S < rows[j][0].S })
 			return rows, nil
 		})
 	case ast.ShowColumns:
@@ -289,6 +321,13 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			return err
 		}
 		t, ok := cat.Table(db, x.Table.Name.O)
+		if v, isView := cat.View(db, x.Table.Name.O); !ok && isView {
+			vt, err := s.viewAsTable(v)
+			if err != nil {
+				return err
+			}
+			t, ok = vt, true
+		}
 		if !ok {
 			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, x.Table.Name.O)
 		}
@@ -388,12 +427,21 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 		pl = staticPlan([]vcol{vi("Id"), vs("User"), vs("Host"), vs("db"), vs("Command"), vi("Time"), vs("State"), vs("Info")}, func(*Env) ([][]types.Value, error) {
 			return s.processRows(), nil
 		})
-	case ast.ShowCreateTable:
+	case ast.ShowCreateTable, ast.ShowCreateView:
 		db, err := dbOf()
 		if err != nil {
 			return err
 		}
+		if v, isView := cat.View(db, x.Table.Name.O); isView {
+			pl = staticPlan([]vcol{vs("View"), vs("Create View"), vs("character_set_client"), vs("collation_connection")}, func(*Env) ([][]types.Value, error) {
+				return [][]types.Value{{sv(v.Name), sv(showCreateView(v)), sv(v.Charset), sv(v.Collation)}}, nil
+			})
+			break
+		}
 		t, ok := cat.Table(db, x.Table.Name.O)
+		if ok && x.Tp == ast.ShowCreateView {
+			return sqlerr.New(sqlerr.ErrWrongObject, "'%s.%s' is not VIEW", db, t.Name)
+		}
 		if !ok {
 			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, x.Table.Name.O)
 		}
@@ -454,6 +502,16 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 						rows = append(rows, []types.Value{sv(t.Name), sv(t.Engine), iv(10), sv("Dynamic"), iv(0), iv(0), iv(0), iv(0), iv(0), iv(0), ai, types.Null, types.Null, types.Null, sv(t.Collation), types.Null, sv(""), sv(t.Comment)})
 					}
 				}
+				for _, v := range cat.Views(db) {
+					if like(v.Name) {
+						r := []types.Value{sv(v.Name)}
+						for range 16 {
+							r = append(r, types.Null)
+						}
+						rows = append(rows, append(r, sv("VIEW")))
+					}
+				}
+				sort.Slice(rows, func(i, j int) bool { return rows[i][0].S < rows[j][0].S })
 				return rows, nil
 			})
 	case ast.ShowTriggers, ast.ShowEvents, ast.ShowProcedureStatus, ast.ShowFunctionStatus, ast.ShowMasterStatus, ast.ShowBinlogStatus, ast.ShowReplicaStatus:

@@ -129,11 +129,14 @@ func (d *ddlCtx) createView(x *ast.CreateViewStmt) error {
 	case ast.AlgorithmTemptable:
 		v.Algorithm = "TEMPTABLE"
 	}
-	switch x.CheckOption {
-	case ast.CheckOptionCascaded:
+	// The parser reports CASCADED when no WITH CHECK OPTION was written: look at the text after
+	// the SELECT. (The option is recorded and shown; it is not enforced, views are read-only.)
+	full, body := x.Text(), x.Select.Text()
+	if i := strings.LastIndex(full, body); i >= 0 && body != "" && strings.Contains(strings.ToUpper(full[i+len(body):]), "CHECK OPTION") {
 		v.CheckOption = "CASCADED"
-	case ast.CheckOptionLocal:
-		v.CheckOption = "LOCAL"
+		if x.CheckOption == ast.CheckOptionLocal {
+			v.CheckOption = "LOCAL"
+		}
 	}
 	if x.Definer != nil && x.Definer.Username != "" {
 		v.Definer = fmt.Sprintf("`%s`@`%s`", x.Definer.Username, x.Definer.Hostname)

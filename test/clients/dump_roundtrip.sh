@@ -49,8 +49,8 @@ host=$1
 port=$2
 kiln_bin=${3:-${KILN_BIN:-$repo/bin/kiln}}
 db=${DUMP_DB:-kiln_dump_rt}
-variants=${DUMP_VARIANTS:-default hex}
-new_types=${DUMP_NEW_TYPES:-0}
+variants=${DUMP_VARIANTS:-single default hex}
+new_types=${DUMP_NEW_TYPES:-1}
 
 dump_cmd=$(command -v mariadb-dump || command -v mysqldump) ||
   die "no mariadb-dump: apt-get install -y mariadb-client"
@@ -123,8 +123,14 @@ fi
 log "reloading into $tdb on $t_host:$t_port"
 
 # --- 3. dump, reload, compare -------------------------------------------
-# pk_order TABLE: the ORDER BY list of a table's primary key (from the source).
+# pk_order TABLE: the ORDER BY list of a table's primary key (from the source);
+# for a view, every column by position.
 pk_order() {
+  if [[ $(src -N -B -e "SELECT COUNT(*) FROM information_schema.VIEWS WHERE TABLE_SCHEMA = '$db' AND TABLE_NAME = '$1'") != 0 ]]; then
+    src -N -B -e "SELECT ORDINAL_POSITION FROM information_schema.COLUMNS
+      WHERE TABLE_SCHEMA = '$db' AND TABLE_NAME = '$1' ORDER BY ORDINAL_POSITION" | paste -sd, -
+    return
+  fi
   src -N -B -e "SELECT CONCAT('\`', REPLACE(COLUMN_NAME, '\`', '\`\`'), '\`') FROM information_schema.STATISTICS
     WHERE TABLE_SCHEMA = '$db' AND TABLE_NAME = '$1' AND INDEX_NAME = 'PRIMARY'
     ORDER BY SEQ_IN_INDEX" | paste -sd, -

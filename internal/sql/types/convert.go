@@ -540,6 +540,9 @@ func (st *convState) toDecimalCol(v Value, t *ColType) (Value, error) {
 }
 
 // textLimit is the byte capacity of the TEXT/BLOB types.
+// TextLimit is the byte capacity of a TEXT/BLOB type.
+func TextLimit(tp byte) int { return textLimit(tp) }
+
 func textLimit(tp byte) int {
 	switch tp {
 	case mysql.TypeTinyBlob:

@@ -23,3 +23,25 @@ INSERT INTO t_new (e, en, s, s_nn, b1, b8, b64, j) VALUES
   ('€uro', 'x', NULL, '', b'0', b'1', 1, '"a string with \\n newline"'),
   ('a', 'y', 'w', 'b', b'0', b'101', 2, 'null');
 INSERT INTO t_new (id, e) VALUES (50, 'b');
+
+-- Foreign keys (the dump creates tables in name order with foreign_key_checks=0, so the child
+-- comes before its parent) and views (mariadb-dump writes a stand-in, then the view).
+CREATE TABLE fk_parent (
+  id INT NOT NULL,
+  code VARCHAR(8) NOT NULL,
+  PRIMARY KEY (id),
+  UNIQUE KEY code (code)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+INSERT INTO fk_parent VALUES (1, 'one'), (2, 'two'), (3, 'three');
+CREATE TABLE fk_child (
+  id INT NOT NULL,
+  pid INT DEFAULT NULL,
+  pcode VARCHAR(8) DEFAULT NULL,
+  PRIMARY KEY (id),
+  KEY pcode (pcode),
+  CONSTRAINT fk_child_p FOREIGN KEY (pid) REFERENCES fk_parent (id) ON DELETE CASCADE,
+  CONSTRAINT fk_child_code FOREIGN KEY (pcode) REFERENCES fk_parent (code) ON DELETE SET NULL ON UPDATE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+INSERT INTO fk_child VALUES (10, 1, 'one'), (11, 2, NULL), (12, NULL, 'three');
+CREATE VIEW v_parents AS SELECT p.id, p.code, COUNT(c.id) AS children FROM fk_parent p LEFT JOIN fk_child c ON c.pid = p.id GROUP BY p.id, p.code;
+CREATE VIEW v_new (ident, member) AS SELECT id, e FROM t_new WHERE id < 50;

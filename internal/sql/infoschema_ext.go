@@ -1,0 +1,185 @@
+package sql
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+
+	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/types"
+)
+
+// information_schema and SHOW rows for views and foreign keys, and the length/precision columns of
+// information_schema.COLUMNS (which JDBC's DatabaseMetaData reads).
+
+// viewColumns plans a view to learn its columns.
+func (s *Session) viewColumns(v *View) ([]proto.Column, error) {
+	sp, err := (&planner{s: s}).planView(v, 0)
+	if err != nil {
+		return nil, err
+	}
+	return sp.cols[:sp.nVisible], nil
+}
+
+// colLengths returns CHARACTER_MAXIMUM_LENGTH, CHARACTER_OCTET_LENGTH, NUMERIC_PRECISION,
+// NUMERIC_SCALE and DATETIME_PRECISION as MySQL 8 reports them.
+func colLengths(t types.ColType) [5]types.Value {
+	out := [5]types.Value{types.Null, types.Null, types.Null, types.Null, types.Null}
+	width := int64(1)
+	switch t.Charset {
+	case "utf8mb4":
+		width = 4
+	case "utf8mb3", "utf8":
+		width = 3
+	}
+	switch t.Tp {
+	case mysql.TypeString, mysql.TypeVarchar, mysql.TypeVarString:
+		n := int64(max(t.Len, 0))
+		out[0] = iv(n)
+		if t.IsBinaryString() {
+			out[1] = iv(n)
+		} else {
+			out[1] = iv(n * width)
+		}
+	case mysql.TypeTinyBlob, mysql.TypeBlob, mysql.TypeMediumBlob, mysql.TypeLongBlob:
+		n := int64(types.TextLimit(t.Tp))
+		out[0], out[1] = iv(n), iv(n)
+	case mysql.TypeEnum, mysql.TypeSet:
+		n := 0
+		for _, e := range t.Elems {
+			if t.Tp == mysql.TypeEnum {
+				n = max(n, len([]rune(e)))
+			} else {
+				n += len([]rune(e)) + 1
+			}
+		}
+		if t.Tp == mysql.TypeSet && n > 0 {
+			n--
+		}
+		out[0], out[1] = iv(int64(n)), iv(int64(n)*width)
+	case mysql.TypeJSON:
+		// MySQL reports NULL lengths for JSON.
+	case mysql.TypeTiny:
+		out[2], out[3] = iv(3), iv(0)
+	case mysql.TypeShort:
+		out[2], out[3] = iv(5), iv(0)
+	case mysql.TypeInt24:
+		out[2], out[3] = iv(7), iv(0)
+	case mysql.TypeLong:
+		out[2], out[3] = iv(10), iv(0)
+	case mysql.TypeLonglong:
+		if t.Unsigned {
+			out[2] = iv(20)
+		} else {
+			out[2] = iv(19)
+		}
+		out[3] = iv(0)
+	case mysql.TypeNewDecimal:
+		out[2], out[3] = iv(int64(max(t.Len, 0))), iv(int64(max(t.Frac, 0)))
+	case mysql.TypeFloat:
+		out[2] = iv(12)
+		if t.Len > 0 && t.Frac >= 0 {
+			out[2], out[3] = iv(int64(t.Len)), iv(int64(t.Frac))
+		}
+	case mysql.TypeDouble:
+		out[2] = iv(22)
+		if t.Len > 0 && t.Frac >= 0 {
+			out[2], out[3] = iv(int64(t.Len)), iv(int64(t.Frac))
+		}
+	case mysql.TypeBit:
+		out[2] = iv(int64(max(t.Len, 1)))
+	case mysql.TypeDatetime, mysql.TypeTimestamp, mysql.TypeDuration:
+		out[4] = iv(int64(max(t.Frac, 0)))
+	}
+	return out
+}
+
+func refRule(r string) string {
+	if r == "" {
+		return "NO ACTION"
+	}
+	return r
+}
+
+// fkConstraintRows returns TABLE_CONSTRAINTS rows for t's foreign keys.
+func fkConstraintRows(t *Table) [][]types.Value {
+	var rows [][]types.Value
+	for _, fk := range t.ForeignKeys {
+		rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(fk.Name), sv(t.DB), sv(t.Name), sv("FOREIGN KEY"), sv("YES")})
+	}
+	return rows
+}
+
+// fkKeyUsageRows returns KEY_COLUMN_USAGE rows for t's foreign keys.
+func fkKeyUsageRows(t *Table) [][]types.Value {
+	var rows [][]types.Value
+	for _, fk := range t.ForeignKeys {
+		for i, id := range fk.Cols {
+			p := t.colPos[id]
+			if p < 0 {
+				continue
+			}
+			rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(fk.Name), sv("def"), sv(t.DB), sv(t.Name), sv(t.Columns[p].Name), iv(int64(i + 1)), iv(int64(i + 1)), sv(fk.RefDB), sv(fk.RefTable), sv(fk.RefCols[i])})
+		}
+	}
+	return rows
+}
+
+// referentialRows returns REFERENTIAL_CONSTRAINTS rows for every foreign key in cat.
+func referentialRows(cat *Catalog) [][]types.Value {
+	var rows [][]types.Value
+	for _, dbn := range cat.DBNames() {
+		for _, t := range cat.Tables(dbn) {
+			for _, fk := range t.ForeignKeys {
+				uniq := types.Null
+				if p, pcols, ok := resolveParent(cat, fk); ok {
+					if ix := prefixIndex(p, pcols); ix != nil && ix.Unique {
+						uniq = sv(ix.Name)
+					}
+				}
+				rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(fk.Name), sv("def"), sv(fk.RefDB), uniq, sv("NONE"), sv(refRule(fk.OnUpdate)), sv(refRule(fk.OnDelete)), sv(t.Name), sv(fk.RefTable)})
+			}
+		}
+	}
+	return rows
+}
+
+// viewRows returns information_schema.VIEWS rows.
+func viewRows(cat *Catalog) [][]types.Value {
+	var rows [][]types.Value
+	for _, dbn := range cat.DBNames() {
+		for _, v := range cat.Views(dbn) {
+			rows = append(rows, []types.Value{sv("def"), sv(v.DB), sv(v.Name), sv(v.Select), sv(v.CheckOption), sv("NO"), sv(strings.ReplaceAll(v.Definer, "`", "")), sv(v.Security), sv(v.Charset), sv(v.Collation)})
+		}
+	}
+	return rows
+}
+
+// viewTableRows returns information_schema.TABLES rows for views (MySQL: NULL storage fields,
+// comment 'VIEW').
+func viewTableRows(cat *Catalog, dbn string) [][]types.Value {
+	var rows [][]types.Value
+	for _, v := range cat.Views(dbn) {
+		r := []types.Value{sv("def"), sv(v.DB), sv(v.Name), sv("VIEW")}
+		for range 16 {
+			r = append(r, types.Null)
+		}
+		r = append(r, sv("VIEW"))
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// viewAsTable describes a view as a table without indexes (for SHOW COLUMNS).
+func (s *Session) viewAsTable(v *View) (*Table, error) {
+	cols, err := s.viewColumns(v)
+	if err != nil {
+		return nil, err
+	}
+	t := &Table{DB: v.DB, Name: v.Name}
+	for i, pc := range cols {
+		t.Columns = append(t.Columns, &Column{ID: uint32(i + 1), Name: pc.Name, Type: colTypeOf(pc), NotNull: pc.Flags&uint16(mysql.NotNullFlag) != 0})
+	}
+	t.init()
+	return t, nil
+}
