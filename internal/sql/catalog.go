@@ -91,6 +91,9 @@ type Column struct {
 	// Absent is the value of rows written before the column was added (ADD COLUMN rewrites no row).
 	Absent types.Value `json:"absent"`
 	offset int
+	// keyFlags are the column-definition flags clients see (PRI_KEY, UNIQUE_KEY, MULTIPLE_KEY,
+	// AUTO_INCREMENT), derived from the indexes by Table.init.
+	keyFlags uint16
 }
 
 // IndexColumn is one key part.
@@ -169,6 +172,28 @@ func (t *Table) init() {
 		}
 	}
 	t.hiddenPK = len(t.Indexes) > 0 && t.Columns[t.Indexes[0].cols[0]].Hidden
+	for _, c := range t.Columns {
+		c.keyFlags = 0
+		if c.AutoInc {
+			c.keyFlags |= uint16(mysql.AutoIncrementFlag)
+		}
+	}
+	for _, ix := range t.Indexes {
+		for i, ci := range ix.cols {
+			if ci < 0 {
+				continue
+			}
+			c := t.Columns[ci]
+			switch {
+			case ix.Primary:
+				c.keyFlags |= uint16(mysql.PriKeyFlag)
+			case ix.Unique && len(ix.cols) == 1:
+				c.keyFlags |= uint16(mysql.UniqueKeyFlag)
+			case i == 0:
+				c.keyFlags |= uint16(mysql.MultipleKeyFlag)
+			}
+		}
+	}
 }
 
 // Col returns the offset of a column by name (case-insensitive), or -1.

@@ -729,7 +729,7 @@ func (p *planner) checkGroupedField(*scope, ast.ExprNode, Expr) error { return n
 
 // resultColumn describes a select-list column for the client.
 func resultColumn(name string, sc *scopeCol, t types.ColType) proto.Column {
-	col := proto.Column{Name: name, Type: wireType(t), Length: uint32(max(t.Len, 0)), Charset: collationID(t)}
+	col := proto.Column{Name: name, Type: wireType(t), Length: displayLength(t), Charset: collationID(t)}
 	if t.Frac > 0 {
 		col.Decimals = byte(t.Frac)
 	} else if t.Tp == mysql.TypeDouble || t.Tp == mysql.TypeFloat || isStringType(t) {
@@ -749,10 +749,12 @@ func resultColumn(name string, sc *scopeCol, t types.ColType) proto.Column {
 		if sc.notNull {
 			col.Flags |= uint16(mysql.NotNullFlag)
 		}
+		if sc.col != nil {
+			col.Flags |= sc.col.keyFlags
+		}
 	}
-	if isStringType(t) && t.Collation != "binary" {
-		// Length is in bytes: characters times the charset's maximum width.
-		col.Length = uint32(max(t.Len, 0)) * 4
+	if t.IsBlob() || t.Tp == mysql.TypeJSON {
+		col.Flags |= uint16(mysql.BlobFlag)
 	}
 	switch t.Tp {
 	case mysql.TypeEnum, mysql.TypeSet:
@@ -1010,4 +1012,84 @@ func joinOrder(items []fromItem, levels []*level) []int {
 		}
 	}
 	return nil
+}
+
+// displayLength is the column-definition length MySQL sends: the display width of numbers and
+// temporal types, and for strings the maximum length in bytes (characters times the charset's
+// widest character).
+func displayLength(t types.ColType) uint32 {
+	width := uint32(4)
+	switch t.Charset {
+	case "latin1", "ascii", "binary":
+		width = 1
+	case "utf8mb3", "utf8":
+		width = 3
+	}
+	if t.Collation == "binary" {
+		width = 1
+	}
+	n := uint32(max(t.Len, 0))
+	switch t.Tp {
+	case mysql.TypeTiny:
+		return pickLen(t.Unsigned, 3, 4)
+	case mysql.TypeShort:
+		return pickLen(t.Unsigned, 5, 6)
+	case mysql.TypeInt24:
+		return pickLen(t.Unsigned, 8, 9)
+	case mysql.TypeLong:
+		return pickLen(t.Unsigned, 10, 11)
+	case mysql.TypeLonglong:
+		return 20
+	case mysql.TypeNewDecimal:
+		if t.Len <= 0 {
+			return n
+		}
+		l := n
+		if t.Frac > 0 {
+			l++
+		}
+		if !t.Unsigned {
+			l++
+		}
+		return l
+	case mysql.TypeFloat:
+		if t.Len > 0 {
+			return n
+		}
+		return 12
+	case mysql.TypeDouble:
+		if t.Len > 0 {
+			return n
+		}
+		return 22
+	case mysql.TypeYear:
+		return 4
+	case mysql.TypeDate, mysql.TypeNewDate:
+		return 10
+	case mysql.TypeDatetime, mysql.TypeTimestamp:
+		if t.Frac > 0 {
+			return 20 + uint32(t.Frac)
+		}
+		return 19
+	case mysql.TypeDuration:
+		if t.Frac > 0 {
+			return 11 + uint32(t.Frac)
+		}
+		return 10
+	case mysql.TypeTinyBlob, mysql.TypeBlob, mysql.TypeMediumBlob, mysql.TypeLongBlob:
+		if t.Len > 0 {
+			return n * width
+		}
+		return uint32(min(uint64(types.TextLimit(t.Tp))*uint64(width), 1<<32-1))
+	case mysql.TypeString, mysql.TypeVarchar, mysql.TypeVarString:
+		return n * width
+	}
+	return n
+}
+
+func pickLen(unsigned bool, u, s uint32) uint32 {
+	if unsigned {
+		return u
+	}
+	return s
 }

@@ -449,7 +449,9 @@ func parseTimeZone(tz string) (*time.Location, error) {
 func (s *Session) set(env *Env, x *ast.SetStmt) error {
 	for _, a := range x.Variables {
 		name := strings.ToLower(a.Name)
-		if !a.IsSystem {
+		// The parser marks SET NAMES / SET CHARACTER SET as not system variables.
+		isNames := name == strings.ToLower(ast.SetNames) || name == strings.ToLower(ast.SetCharset)
+		if !a.IsSystem && !isNames {
 			c := (&planner{s: s}).newCompiler(&scope{})
 			e, err := c.compile(a.Value)
 			if err != nil {
