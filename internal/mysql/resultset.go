@@ -146,6 +146,10 @@ func (w *resultWriter) appendTextRow(b []byte, vals []types.Value) []byte {
 // appendColumnText renders v as text. A FLOAT column prints its values as MySQL prints single
 // precision (6 significant digits) even when the value does not say so itself.
 func appendColumnText(b []byte, v *types.Value, col *proto.Column) []byte {
+	if col.Type == pmysql.TypeYear && v.K == types.KindInt && v.I >= 0 && v.I < 10000 {
+		// YEAR prints four digits: 0 is 0000.
+		return append(b, byte('0'+v.I/1000), byte('0'+v.I/100%10), byte('0'+v.I/10%10), byte('0'+v.I%10))
+	}
 	if col.Type == pmysql.TypeBit && (v.K == types.KindUint || v.K == types.KindInt) {
 		// BIT(n) values travel as ceil(n/8) big-endian bytes, in both protocols.
 		n := max((int(col.Length)+7)/8, 1)
