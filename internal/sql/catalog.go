@@ -133,6 +133,9 @@ type Table struct {
 	Version     uint64    `json:"version"`
 	// ForeignKeys are the constraints this table holds as the child (fk.go).
 	ForeignKeys []*ForeignKey `json:"foreign_keys,omitempty"`
+	// Checks are the CHECK constraints (check.go).
+	Checks []*CheckConstraint `json:"checks,omitempty"`
+	checks *checkCache
 
 	colByName map[string]int
 	colPos    []int // by column id: offset in Columns, or -1
@@ -143,6 +146,7 @@ type Table struct {
 
 // init builds the derived lookup structures.
 func (t *Table) init() {
+	t.checks = &checkCache{}
 	t.colByName = make(map[string]int, len(t.Columns))
 	maxID := uint32(0)
 	t.autoInc = -1

@@ -360,7 +360,9 @@ func (d *ddlCtx) buildColumn(tbl *Table, cd *ast.ColumnDef) (*Column, []*ast.Con
 			col.Type.Collation, col.Type.Charset = c.Name, c.Charset
 		case ast.ColumnOptionGenerated:
 			return nil, nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "generated columns are not supported yet")
-		case ast.ColumnOptionReference, ast.ColumnOptionCheck, ast.ColumnOptionColumnFormat, ast.ColumnOptionStorage:
+		case ast.ColumnOptionCheck:
+			keys = append(keys, &ast.Constraint{Tp: ast.ConstraintCheck, Name: o.ConstraintName, Expr: o.Expr, Enforced: o.Enforced})
+		case ast.ColumnOptionReference, ast.ColumnOptionColumnFormat, ast.ColumnOptionStorage:
 		}
 	}
 	if explicitNull && col.NotNull {
@@ -549,6 +551,14 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 	tbl.Indexes = append([]*Index{pk}, secondary...)
 	tbl.init()
 	for _, c := range constraints {
+		if c.Tp == ast.ConstraintCheck {
+			ck, err := d.buildCheck(tbl, c, len(tbl.Checks)+1)
+			if err != nil {
+				return err
+			}
+			tbl.Checks = append(tbl.Checks, ck)
+			continue
+		}
 		if c.Tp != ast.ConstraintForeignKey {
 			continue
 		}
@@ -1079,6 +1089,17 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 				return err
 			}
 		case ast.AlterTableAddConstraint:
+			if spec.Constraint.Tp == ast.ConstraintCheck {
+				ck, err := d.buildCheck(nt, spec.Constraint, len(nt.Checks)+1)
+				if err != nil {
+					return err
+				}
+				if err := d.checkExisting(nt, ck); err != nil {
+					return err
+				}
+				nt.Checks = append(nt.Checks, ck)
+				continue
+			}
 			if spec.Constraint.Tp == ast.ConstraintForeignKey {
 				fk, ixc, err := d.buildForeignKey(nt, spec.Constraint, len(nt.ForeignKeys)+1)
 				if err != nil {
@@ -1101,6 +1122,29 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 			d.noop = false
 		case ast.AlterTableDropPrimaryKey:
 			return sqlerr.New(sqlerr.ErrNotSupportedYet, "dropping the primary key is not supported yet")
+		case ast.AlterTableDropCheck, ast.AlterTableAlterCheck:
+			found := false
+			for i, ck := range nt.Checks {
+				if strings.EqualFold(ck.Name, spec.Constraint.Name) {
+					found = true
+					if spec.Tp == ast.AlterTableDropCheck {
+						nt.Checks = append(nt.Checks[:i], nt.Checks[i+1:]...)
+					} else {
+						c := *ck
+						c.Enforced = spec.Constraint.Enforced
+						if c.Enforced && !ck.Enforced {
+							if err := d.checkExisting(nt, &c); err != nil {
+								return err
+							}
+						}
+						nt.Checks[i] = &c
+					}
+					break
+				}
+			}
+			if !found {
+				return sqlerr.New(3821, "Check constraint '%s' is not found in the table.", spec.Constraint.Name)
+			}
 		case ast.AlterTableDropForeignKey:
 			found := false
 			for i, fk := range nt.ForeignKeys {

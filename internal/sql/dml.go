@@ -582,6 +582,9 @@ func findDuplicate(env *Env, tbl *Table, row []types.Value, skipPK []byte) ([]by
 // putRow writes a row and its index entries. old, when set, is the previous version under the same
 // primary key: index entries that did not change are not rewritten.
 func putRow(env *Env, tbl *Table, row []types.Value, old []types.Value) error {
+	if err := checkRow(env, tbl, row); err != nil {
+		return err
+	}
 	t := env.txn()
 	pk := primaryKey(nil, tbl, row)
 	t.Set(pk, encodeRow(nil, tbl, row))

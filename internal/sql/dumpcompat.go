@@ -45,7 +45,6 @@ var emptyInfoSchema = map[string][]string{
 		"EVENT_DEFINITION", "EVENT_TYPE", "EXECUTE_AT", "INTERVAL_VALUE", "INTERVAL_FIELD", "SQL_MODE",
 		"STARTS", "ENDS", "STATUS", "ON_COMPLETION", "CREATED", "LAST_ALTERED", "LAST_EXECUTED",
 		"EVENT_COMMENT", "ORIGINATOR", "CHARACTER_SET_CLIENT", "COLLATION_CONNECTION", "DATABASE_COLLATION"},
-	"CHECK_CONSTRAINTS": {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "CHECK_CLAUSE"},
 	"PLUGINS": {"PLUGIN_NAME", "PLUGIN_VERSION", "PLUGIN_STATUS", "PLUGIN_TYPE", "PLUGIN_TYPE_VERSION",
 		"PLUGIN_LIBRARY", "PLUGIN_LIBRARY_VERSION", "PLUGIN_AUTHOR", "PLUGIN_DESCRIPTION", "PLUGIN_LICENSE",
 		"LOAD_OPTION"},
@@ -121,6 +120,19 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 							}
 						}
 						rows = append(rows, fkKeyUsageRows(t)...)
+					}
+				}
+				return rows, nil
+			}), true
+	case "CHECK_CONSTRAINTS":
+		return staticPlan([]vcol{vs("CONSTRAINT_CATALOG"), vs("CONSTRAINT_SCHEMA"), vs("CONSTRAINT_NAME"), vs("CHECK_CLAUSE")},
+			func(*Env) ([][]types.Value, error) {
+				var rows [][]types.Value
+				for _, dbn := range cat.DBNames() {
+					for _, t := range cat.Tables(dbn) {
+						for _, ck := range t.Checks {
+							rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(ck.Name), sv(ck.Expr)})
+						}
 					}
 				}
 				return rows, nil

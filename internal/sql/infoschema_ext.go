@@ -107,6 +107,13 @@ func fkConstraintRows(t *Table) [][]types.Value {
 	for _, fk := range t.ForeignKeys {
 		rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(fk.Name), sv(t.DB), sv(t.Name), sv("FOREIGN KEY"), sv("YES")})
 	}
+	for _, ck := range t.Checks {
+		enf := "YES"
+		if !ck.Enforced {
+			enf = "NO"
+		}
+		rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(ck.Name), sv(t.DB), sv(t.Name), sv("CHECK"), sv(enf)})
+	}
 	return rows
 }
 

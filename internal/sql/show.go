@@ -609,6 +609,7 @@ func showCreateTable(t *Table, autoInc uint64) string {
 		}
 	}
 	lines = append(lines, showForeignKeys(t)...)
+	lines = append(lines, showChecks(t)...)
 	b.WriteString(strings.Join(lines, ",\n"))
 	fmt.Fprintf(&b, "\n) ENGINE=%s", t.Engine)
 	if autoInc > 1 {

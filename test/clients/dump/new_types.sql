@@ -45,3 +45,11 @@ CREATE TABLE fk_child (
 INSERT INTO fk_child VALUES (10, 1, 'one'), (11, 2, NULL), (12, NULL, 'three');
 CREATE VIEW v_parents AS SELECT p.id, p.code, COUNT(c.id) AS children FROM fk_parent p LEFT JOIN fk_child c ON c.pid = p.id GROUP BY p.id, p.code;
 CREATE VIEW v_new (ident, member) AS SELECT id, e FROM t_new WHERE id < 50;
+CREATE TABLE checked (
+  id INT NOT NULL PRIMARY KEY,
+  qty INT CHECK (qty >= 0),
+  price DECIMAL(8,2),
+  CONSTRAINT price_positive CHECK (price > 0),
+  CHECK (qty < 1000) NOT ENFORCED
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+INSERT INTO checked VALUES (1, 0, 1.50), (2, 999, 2.00), (3, NULL, NULL);
