@@ -640,6 +640,13 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 			}
 			pl.order = append(pl.order, sortKey{idx: idx, desc: item.Desc})
 		}
+		// ENUM and SET sort by member index / bitmask, as in MySQL: sort on a hidden column.
+		for i, k := range pl.order {
+			if tp := pl.proj[k.idx].Type().Tp; tp == mysql.TypeEnum || tp == mysql.TypeSet {
+				pl.order[i].idx = len(pl.proj)
+				pl.proj = append(pl.proj, numericContext(pl.proj[k.idx]))
+			}
+		}
 		pl.sortNeeded = len(pl.order) > 0
 	}
 	if sel.Limit != nil {

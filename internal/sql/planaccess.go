@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 )
 
@@ -74,15 +75,21 @@ func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
 		r, ok := refs2(sc, es...)
 		return ok && r&^before == 0
 	}
+	// ENUM and SET keys are ordered by member index / bitmask while comparisons with strings
+	// compare names: only equality may use their index.
+	rangeOK := func(ci int) bool {
+		tp := sc.cols[ci].t.Tp
+		return tp != mysql.TypeEnum && tp != mysql.TypeSet
+	}
 	for _, cj := range lv.conds {
 		switch x := cj.e.(type) {
 		case *cmpExpr:
 			if x.op == opcode.NE || x.op == opcode.NullEQ {
 				continue
 			}
-			if ci, ok := onThis(x.l); ok && usable(x.r) {
+			if ci, ok := onThis(x.l); ok && usable(x.r) && (x.op == opcode.EQ || rangeOK(ci)) {
 				bounds = append(bounds, bound{col: ci, op: x.op, vals: []Expr{x.r}})
-			} else if ci, ok := onThis(x.r); ok && usable(x.l) {
+			} else if ci, ok := onThis(x.r); ok && usable(x.l) && (x.op == opcode.EQ || rangeOK(ci)) {
 				bounds = append(bounds, bound{col: ci, op: flipOp(x.op), vals: []Expr{x.l}})
 			}
 		case *inExpr:
@@ -96,7 +103,7 @@ func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
 			if x.not {
 				continue
 			}
-			if ci, ok := onThis(x.e); ok && usable(x.lo, x.hi) {
+			if ci, ok := onThis(x.e); ok && usable(x.lo, x.hi) && rangeOK(ci) {
 				bounds = append(bounds, bound{col: ci, op: opcode.GE, vals: []Expr{x.lo}})
 				bounds = append(bounds, bound{col: ci, op: opcode.LE, vals: []Expr{x.hi}})
 			}
@@ -131,7 +138,7 @@ func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
 				}
 				other, op = x.l, flipOp(x.op)
 			}
-			if !usable(other) {
+			if !usable(other) || (op != opcode.EQ && !rangeOK(ci)) {
 				return 0, nil, false
 			}
 			switch op {

@@ -28,8 +28,8 @@ const (
 
 // KeyReversible reports whether DecodeKey can rebuild values of t from their key.
 func KeyReversible(t *ColType) bool {
-	if t.Tp == mysql.TypeJSON {
-		return false
+	if t.Tp == mysql.TypeJSON || t.Tp == mysql.TypeEnum || t.Tp == mysql.TypeSet {
+		return false // ENUM/SET keys are member numbers: read the value from the row
 	}
 	if !t.IsString() && t.Tp != mysql.TypeEnum && t.Tp != mysql.TypeSet {
 		return keyKind(t) != KindNull
@@ -103,6 +103,25 @@ func AppendKey(buf []byte, v Value, t *ColType) []byte {
 		if cv, _, err := Convert(v, t, ConvertCtx{}); err == nil && cv.K != KindNull {
 			v = cv
 		}
+	}
+	switch t.Tp {
+	case mysql.TypeEnum, mysql.TypeSet:
+		// Ordered as MySQL orders them: by member index / bitmask. A string that is no member
+		// gets a number no row has.
+		var n uint64
+		if v.K == KindString || v.K == KindBytes {
+			if t.Tp == mysql.TypeEnum {
+				n = uint64(enumIndex(t, v.S))
+				if n == 0 && v.S != "" {
+					n = 1 << 32
+				}
+			} else {
+				n = SetMask(t, v.S)
+			}
+		} else {
+			n, _ = ToUint(v)
+		}
+		return appendUint64(append(buf, keyNotNull), n)
 	}
 	switch v.K {
 	case KindInt:
