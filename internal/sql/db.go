@@ -196,20 +196,55 @@ func (db *DB) nextAutoInc(env *Env, tbl *Table, col *Column, n uint64) (uint64, 
 	st := db.autoIncFor(tbl.ID, col.ID)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if !st.loaded {
-		mx, err := maxAutoInc(env, tbl, col)
-		if err != nil {
-			return 0, err
-		}
-		st.next = max(mx+1, 1)
-		if !col.Hidden {
-			st.next = max(st.next, tbl.AutoIncBase)
-		}
-		st.loaded = true
+	if err := st.load(env, tbl, col); err != nil {
+		return 0, err
 	}
 	v := st.next
 	st.next += n
+	st.persist(env, tbl, col)
 	return v, nil
+}
+
+// load initializes the counter: past the largest value stored, past the persisted counter (so a
+// restart does not reuse values of deleted rows, as MySQL 8 persists it) and at least the table's
+// AUTO_INCREMENT option.
+func (st *autoIncState) load(env *Env, tbl *Table, col *Column) error {
+	if st.loaded {
+		return nil
+	}
+	mx, err := maxAutoInc(env, tbl, col)
+	if err != nil {
+		return err
+	}
+	st.next = max(mx+1, 1)
+	if !col.Hidden {
+		st.next = max(st.next, tbl.AutoIncBase)
+		v, ok, err := env.txn().GetLatest(autoIncKey(tbl.ID, col.ID))
+		if err != nil {
+			return err
+		}
+		if ok && len(v) == 8 {
+			st.next = max(st.next, binary.BigEndian.Uint64(v)+1)
+		}
+	}
+	st.loaded = true
+	return nil
+}
+
+// persist writes the highest value handed out into the statement's transaction, so that it is
+// logged and survives a restart with the rows (the hidden row id of tables without a primary key
+// needs no persisting: nobody sees it).
+func (st *autoIncState) persist(env *Env, tbl *Table, col *Column) {
+	if col.Hidden || st.next == 0 {
+		return
+	}
+	env.txn().Set(autoIncKey(tbl.ID, col.ID), binary.BigEndian.AppendUint64(nil, st.next-1))
+}
+
+// autoIncKey is where a table's counter is persisted: index id 0 of the table's key space, so that
+// DROP TABLE and TRUNCATE (range deletions of the table) reset it.
+func autoIncKey(tid uint64, col uint32) []byte {
+	return binary.BigEndian.AppendUint32(indexPrefix(nil, tid, 0), col)
 }
 
 // observeAutoInc moves the counter past an explicitly inserted value.
@@ -217,19 +252,12 @@ func (db *DB) observeAutoInc(env *Env, tbl *Table, col *Column, v uint64) error 
 	st := db.autoIncFor(tbl.ID, col.ID)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if !st.loaded {
-		mx, err := maxAutoInc(env, tbl, col)
-		if err != nil {
-			return err
-		}
-		st.next = max(mx+1, 1)
-		if !col.Hidden {
-			st.next = max(st.next, tbl.AutoIncBase)
-		}
-		st.loaded = true
+	if err := st.load(env, tbl, col); err != nil {
+		return err
 	}
 	if v >= st.next {
 		st.next = v + 1
+		st.persist(env, tbl, col)
 	}
 	return nil
 }

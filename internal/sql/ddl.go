@@ -1178,6 +1178,11 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 				case ast.TableOptionAutoIncrement:
 					nt.AutoIncBase = o.UintValue
 					d.resetAuto = append(d.resetAuto, nt.ID)
+					for _, c := range nt.Columns {
+						if c.AutoInc && !c.Hidden {
+							d.t.Delete(autoIncKey(nt.ID, c.ID)) // the new base (or the largest value) rules
+						}
+					}
 				case ast.TableOptionComment:
 					nt.Comment = o.StrValue
 				case ast.TableOptionEngine, ast.TableOptionCharset, ast.TableOptionCollate:
