@@ -274,7 +274,8 @@ func (d *ddlCtx) convertForAlter(v types.Value, c *Column, strict bool, row int)
 		d.s.addWarning("Warning", sqlerr.ErrWarnDataTruncated, fmt.Sprintf("Data truncated for column '%s' at row %d", c.Name, row))
 		return implicitDefault(c), nil
 	}
-	out, warns, err := types.Convert(v, &c.Type, types.ConvertCtx{Strict: strict, Column: c.Name, Row: row})
+	out, warns, err := types.Convert(v, &c.Type, types.ConvertCtx{Strict: strict, Column: c.Name, Row: row,
+		NoZeroDate: d.s.sqlModeHas("NO_ZERO_DATE"), NoZeroInDate: d.s.sqlModeHas("NO_ZERO_IN_DATE")})
 	if err != nil {
 		return v, err
 	}

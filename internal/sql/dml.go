@@ -231,6 +231,9 @@ type inserter struct {
 	tbl              *Table
 	ignore, replace  bool
 	strict           bool
+	modeLoaded       bool // noZeroDate and noZeroInDate hold the session's sql_mode flags
+	noZeroDate       bool
+	noZeroInDate     bool
 	onDup            []assignment
 	newRow           []types.Value
 	row              int
@@ -295,7 +298,11 @@ func (ins *inserter) convert(v types.Value, col *Column) (types.Value, error) {
 		}
 		return v, nil
 	}
-	out, warns, err := types.Convert(v, &col.Type, types.ConvertCtx{Strict: ins.strict, Column: col.Name, Row: ins.row})
+	if !ins.modeLoaded {
+		ins.noZeroDate, ins.noZeroInDate = ins.s.sqlModeHas("NO_ZERO_DATE"), ins.s.sqlModeHas("NO_ZERO_IN_DATE")
+		ins.modeLoaded = true
+	}
+	out, warns, err := types.Convert(v, &col.Type, types.ConvertCtx{Strict: ins.strict, Column: col.Name, Row: ins.row, NoZeroDate: ins.noZeroDate, NoZeroInDate: ins.noZeroInDate})
 	if err != nil {
 		return v, err
 	}

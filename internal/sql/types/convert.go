@@ -20,6 +20,9 @@ type ConvertCtx struct {
 	Strict bool
 	Column string
 	Row    int
+	// NoZeroDate and NoZeroInDate are the sql_mode flags: without them '0000-00-00' and dates with
+	// a zero month or day ('2020-00-15') are stored as given.
+	NoZeroDate, NoZeroInDate bool
 }
 
 type convState struct {
@@ -745,7 +748,7 @@ func (st *convState) toDatetimeCol(v Value, t *ColType, dateOnly bool) (Value, e
 	hasTime := false
 	switch v.K {
 	case KindString, KindBytes:
-		p, hasTime, err = parseDatetime(v.S, pick6(dateOnly, fsp))
+		p, hasTime, err = parseDatetimeMode(v.S, pick6(dateOnly, fsp), true)
 	case KindInt:
 		p, hasTime, err = numberToDatetime(v.I, 0, pick6(dateOnly, fsp))
 	case KindUint:
@@ -795,6 +798,21 @@ func (st *convState) toDatetimeCol(v Value, t *ColType, dateOnly bool) (Value, e
 			return Null, e
 		}
 		p = 0
+	} else if y, mo, d, _, _, _, _ := UnpackTime(p); y == 0 && mo == 0 && d == 0 {
+		if st.cc.NoZeroDate && (v.K == KindString || v.K == KindBytes || v.K == KindInt || v.K == KindUint) {
+			// NO_ZERO_DATE: an error in strict mode, else stored with a warning.
+			if e := st.failAs(st.badTime(typ, ToString(v)), st.outOfRange()); e != nil {
+				return Null, e
+			}
+		}
+	} else if mo == 0 || d == 0 {
+		if st.cc.NoZeroInDate {
+			// NO_ZERO_IN_DATE: an error in strict mode, else the zero date with a warning.
+			if e := st.failAs(st.badTime(typ, ToString(v)), st.outOfRange()); e != nil {
+				return Null, e
+			}
+			p = 0
+		}
 	}
 	if dateOnly {
 		if hasTime && p&(1<<41-1) != 0 {
