@@ -86,7 +86,7 @@ func (a *access) open(env *Env, outer []types.Value) (*accessIter, error) {
 		if !ok {
 			break
 		}
-		key = types.AppendKey(key, kv, &col.Type)
+		key, _ = keyPart(key, kv, tbl, ix, i)
 		nEq++
 	}
 	kind := a.kind
@@ -113,7 +113,7 @@ func (a *access) open(env *Env, outer []types.Value) (*accessIter, error) {
 				// Cannot build this key exactly: scan the prefix instead.
 				return ai.openRange(key, types.Null, types.Null, false, false, nEq)
 			}
-			k := types.AppendKey(append([]byte(nil), key...), kv, &col.Type)
+			k, _ := keyPart(append([]byte(nil), key...), kv, tbl, ix, nEq)
 			if !seen[string(k)] {
 				seen[string(k)] = true
 				ai.keys = append(ai.keys, k)
@@ -176,8 +176,9 @@ func (ai *accessIter) openRange(prefix []byte, lo, hi types.Value, loIncl, hiInc
 		col := a.tbl.Columns[a.idx.cols[nEq]]
 		if !lo.IsNull() {
 			if kv, ok := keyValue(lo, col); ok {
-				lower = types.AppendKey(append([]byte(nil), prefix...), kv, &col.Type)
-				if !loIncl {
+				var cut bool
+				lower, cut = keyPart(append([]byte(nil), prefix...), kv, a.tbl, a.idx, nEq)
+				if !loIncl && !cut {
 					lower = prefixEnd(lower)
 				}
 			}
@@ -187,8 +188,9 @@ func (ai *accessIter) openRange(prefix []byte, lo, hi types.Value, loIncl, hiInc
 		}
 		if !hi.IsNull() {
 			if kv, ok := keyValue(hi, col); ok {
-				upper = types.AppendKey(append([]byte(nil), prefix...), kv, &col.Type)
-				if hiIncl {
+				var cut bool
+				upper, cut = keyPart(append([]byte(nil), prefix...), kv, a.tbl, a.idx, nEq)
+				if hiIncl || cut {
 					upper = prefixEnd(upper)
 				}
 			}
@@ -229,15 +231,15 @@ func (ai *accessIter) openRanges(prefix []byte, nEq int, outer []types.Value) (*
 			if !ok {
 				return false // cannot bound exactly: scan the whole prefix
 			}
-			k := types.AppendKey(append([]byte(nil), prefix...), kv, &col.Type)
+			k, cut := keyPart(append([]byte(nil), prefix...), kv, a.tbl, a.idx, nEq)
 			if isLo {
 				lower = k
-				if !incl {
+				if !incl && !cut {
 					lower = prefixEnd(k)
 				}
 			} else {
 				upper = k
-				if incl {
+				if incl || cut {
 					upper = prefixEnd(k)
 				}
 			}
@@ -484,8 +486,8 @@ func decodeRow(tbl *Table, v []byte) ([]types.Value, error) {
 func primaryKey(buf []byte, tbl *Table, row []types.Value) []byte {
 	ix := tbl.Indexes[0]
 	buf = indexPrefix(buf, tbl.ID, ix.ID)
-	for _, ci := range ix.cols {
-		buf = types.AppendKey(buf, row[ci], &tbl.Columns[ci].Type)
+	for i, ci := range ix.cols {
+		buf, _ = keyPart(buf, row[ci], tbl, ix, i)
 	}
 	return buf
 }
@@ -495,17 +497,17 @@ func primaryKey(buf []byte, tbl *Table, row []types.Value) []byte {
 func secondaryKey(tbl *Table, ix *Index, row []types.Value) (key, val []byte, unique bool) {
 	key = indexPrefix(nil, tbl.ID, ix.ID)
 	hasNull := false
-	for _, ci := range ix.cols {
+	for i, ci := range ix.cols {
 		if row[ci].IsNull() {
 			hasNull = true
 		}
-		key = types.AppendKey(key, row[ci], &tbl.Columns[ci].Type)
+		key, _ = keyPart(key, row[ci], tbl, ix, i)
 	}
 	unique = ix.Unique && !hasNull
 	pk := tbl.Indexes[0]
 	if !unique {
-		for _, ci := range pk.cols {
-			key = types.AppendKey(key, row[ci], &tbl.Columns[ci].Type)
+		for i, ci := range pk.cols {
+			key, _ = keyPart(key, row[ci], tbl, pk, i)
 		}
 	}
 	ids := make([]uint32, 0, len(ix.cols)+len(pk.cols))
@@ -525,4 +527,35 @@ func secondaryKey(tbl *Table, ix *Index, row []types.Value) (key, val []byte, un
 // encodeRow encodes a full row for the primary index.
 func encodeRow(buf []byte, tbl *Table, row []types.Value) []byte {
 	return types.AppendRow(buf, tbl.colIDs, row)
+}
+
+// keyPart appends v as key part i of ix. A prefix part (KEY (c(n))) keys only the first n
+// characters (bytes for binary strings) of the value, as InnoDB does: unique prefix indexes then
+// refuse two values with the same prefix, and lookups find every row sharing the prefix, for the
+// residual filter (which every access keeps) to decide. cut reports that the value was shortened,
+// so that range bounds widen to include the whole prefix.
+func keyPart(buf []byte, v types.Value, tbl *Table, ix *Index, i int) (out []byte, cut bool) {
+	col := tbl.Columns[ix.cols[i]]
+	if n := ix.Columns[i].Prefix; n > 0 && (v.K == types.KindString || v.K == types.KindBytes) {
+		s := v.S
+		if col.Type.IsBinaryString() || v.K == types.KindBytes {
+			if len(s) > n {
+				v.S, cut = s[:n], true
+			}
+		} else if k := charPrefixLen(s, n); k < len(s) {
+			v.S, cut = s[:k], true
+		}
+	}
+	return types.AppendKey(buf, v, &col.Type), cut
+}
+
+// charPrefixLen is the byte length of s's first n characters.
+func charPrefixLen(s string, n int) int {
+	for i := range s {
+		if n == 0 {
+			return i
+		}
+		n--
+	}
+	return len(s)
 }

@@ -387,7 +387,10 @@ func checkKeyVersions(t *Table) error {
 		if v == types.CollationKeyVersion {
 			continue
 		}
-		for _, ci := range ix.cols {
+		for i, ci := range ix.cols {
+			if ix.Columns[i].Prefix > 0 {
+				return fmt.Errorf("catalog: prefix index %s of %s.%s was written with whole values (key version %d), this Kiln keys prefixes: dump the table with an older Kiln and reload it", ix.Name, t.DB, t.Name, v)
+			}
 			ct := &t.Columns[ci].Type
 			if (ct.IsString() || ct.Tp == mysql.TypeEnum || ct.Tp == mysql.TypeSet) && !types.KeyReversible(ct) && !ct.Coll().Reversible() {
 				return fmt.Errorf("catalog: index %s of %s.%s holds collation keys of version %d, this Kiln writes version %d: dump the table with an older Kiln and reload it", ix.Name, t.DB, t.Name, v, types.CollationKeyVersion)

@@ -651,8 +651,10 @@ func (d *ddlCtx) buildIndex(tbl *Table, c *ast.Constraint) (*Index, error) {
 		if ix.Primary {
 			col.NotNull = true
 		}
-		// Prefix lengths are recorded; the whole value is indexed (prefix-only uniqueness is the
-		// compatibility issue's).
+		// A prefix part keys the first Prefix characters only (access.go keyPart).
+		if k.Length > 0 && (!col.Type.IsString() || !col.Type.IsBlob() && k.Length > col.Type.Len) {
+			return nil, sqlerr.New(1089, "Incorrect prefix key; the used key part isn't a string, the used length is longer than the key part, or the storage engine doesn't support unique prefix keys")
+		}
 		ix.Columns = append(ix.Columns, IndexColumn{Col: col.ID, Prefix: k.Length, Desc: k.Desc})
 	}
 	if ix.Name == "" && !ix.Primary {

@@ -355,6 +355,11 @@ func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
 					if pos >= len(eff) || eff[pos] != oc {
 						return false
 					}
+					// A prefix part (KEY (c(10))) orders by the prefix only.
+					if pos < len(c.ix.cols) && c.ix.Columns[pos].Prefix > 0 ||
+						pos >= len(c.ix.cols) && tbl.Indexes[0].Columns[pos-len(c.ix.cols)].Prefix > 0 {
+						return false
+					}
 					pos++
 				}
 				return true
