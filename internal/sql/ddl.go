@@ -431,6 +431,16 @@ func isNowFunc(n string) bool {
 }
 
 func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
+	if db := orDefault(x.Table.Schema.O, d.s.CurDB); isVirtualDB(db) {
+		// The system schemas are Kiln's own. Dumps of --all-databases re-create the log tables
+		// with IF NOT EXISTS: they exist already (logtables.go).
+		if x.IfNotExists && systemLogTable(db, x.Table.Name.O) != "" {
+			d.s.addWarning("Note", sqlerr.ErrTableExists, fmt.Sprintf("Table '%s' already exists", x.Table.Name.O))
+			d.noop = true
+			return nil
+		}
+		return sqlerr.New(1044, "Access denied for user '%s'@'%%' to database '%s'", d.s.User, db)
+	}
 	dbName, err := d.dbName(x.Table.Schema.O)
 	if err != nil {
 		return err

@@ -432,6 +432,13 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 		if err != nil {
 			return err
 		}
+		if ddl := systemLogTable(db, x.Table.Name.O); ddl != "" && x.Tp == ast.ShowCreateTable {
+			name := strings.ToLower(x.Table.Name.O)
+			pl = staticPlan([]vcol{vs("Table"), vs("Create Table")}, func(*Env) ([][]types.Value, error) {
+				return [][]types.Value{{sv(name), sv(ddl)}}, nil
+			})
+			break
+		}
 		if v, isView := cat.View(db, x.Table.Name.O); isView {
 			pl = staticPlan([]vcol{vs("View"), vs("Create View"), vs("character_set_client"), vs("collation_connection")}, func(*Env) ([][]types.Value, error) {
 				return [][]types.Value{{sv(v.Name), sv(showCreateView(v)), sv(v.Charset), sv(v.Collation)}}, nil
@@ -500,6 +507,13 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 							return nil, err
 						}
 						rows = append(rows, []types.Value{sv(t.Name), sv(t.Engine), iv(10), sv("Dynamic"), iv(0), iv(0), iv(0), iv(0), iv(0), iv(0), ai, types.Null, types.Null, types.Null, sv(t.Collation), types.Null, sv(""), sv(t.Comment)})
+					}
+				}
+				if strings.EqualFold(db, "mysql") {
+					for _, n := range []string{"general_log", "slow_log"} {
+						if like(n) {
+							rows = append(rows, []types.Value{sv(n), sv("CSV"), iv(10), sv("Dynamic"), iv(0), iv(0), iv(0), iv(0), iv(0), iv(0), types.Null, types.Null, types.Null, types.Null, sv("utf8mb3_general_ci"), types.Null, sv(""), sv(map[string]string{"general_log": "General log", "slow_log": "Slow log"}[n])})
+						}
 					}
 				}
 				for _, v := range cat.Views(db) {

@@ -10,7 +10,8 @@
 #    composite keys, AUTO_INCREMENT, defaults, comments, every common column
 #    type and edge values (NULL, '', quotes, backslashes, control characters,
 #    4-byte UTF-8, bytes 0x00-0xFF, integer extremes, zero dates).
-#    DUMP_NEW_TYPES=1 also loads dump/new_types.sql (ENUM, SET, BIT, JSON).
+#    DUMP_NEW_TYPES=1 also loads dump/new_types.sql (ENUM, SET, BIT, JSON,
+#    foreign keys, views, CHECK constraints).
 # 2. Starts a second Kiln on a temporary directory (scripts/kiln.sh with
 #    KILN_BIN, default bin/kiln).
 # 3. For each variant in $DUMP_VARIANTS, dumps with mariadb-dump, reloads the
@@ -24,10 +25,10 @@
 #      single    --single-transaction --routines --triggers --events --databases DB
 #      hex       --hex-blob --skip-extended-insert --complete-insert
 #                --add-drop-database --databases DB
-#    DUMP_VARIANTS defaults to the variants Kiln passes today: "default hex".
-#    single needs UNLOCK TABLES not to commit the transaction that START
-#    TRANSACTION WITH CONSISTENT SNAPSHOT opened (MySQL commits only if LOCK
-#    TABLES locked something); set DUMP_VARIANTS="single default hex" then.
+#      all       --single-transaction --all-databases (system schemas included;
+#                only when reloading into a fresh Kiln)
+#    DUMP_VARIANTS defaults to all four. DUMP_NEW_TYPES=1 (the default) adds
+#    ENUM/SET/BIT/JSON, foreign keys, views and CHECK constraints.
 # 4. After the last variant, one more row into the AUTO_INCREMENT tables of
 #    both sides must get the same id.
 # 5. Stops the second Kiln and drops the database on HOST:PORT (trap). The
@@ -49,7 +50,7 @@ host=$1
 port=$2
 kiln_bin=${3:-${KILN_BIN:-$repo/bin/kiln}}
 db=${DUMP_DB:-kiln_dump_rt}
-variants=${DUMP_VARIANTS:-single default hex}
+variants=${DUMP_VARIANTS:-single default hex all}
 new_types=${DUMP_NEW_TYPES:-1}
 
 dump_cmd=$(command -v mariadb-dump || command -v mysqldump) ||
@@ -207,7 +208,15 @@ for v in $variants; do
     default) opts=("$db") ;;
     single) opts=(--single-transaction --routines --triggers --events --databases "$db") ;;
     hex) opts=(--hex-blob --skip-extended-insert --complete-insert --add-drop-database --databases "$db") ;;
-    *) die "unknown dump variant $v (default, single, hex)" ;;
+    all)
+      # Every database, the system ones included (a fresh target only: it reloads them all).
+      if [[ $tdb != "$db" ]]; then
+        log "variant all: skipped (the target is the source server)"
+        continue
+      fi
+      opts=(--single-transaction --all-databases)
+      ;;
+    *) die "unknown dump variant $v (default, single, hex, all)" ;;
   esac
   log "variant $v: mariadb-dump ${opts[*]}"
   dump=$work/$v.sql
@@ -218,7 +227,7 @@ for v in $variants; do
   fi
   [[ -s $work/$v.dump.err ]] && log "$v: mariadb-dump said: $(head -c 1000 "$work/$v.dump.err")"
   grep -q "^-- Dump completed" "$dump" || { fail "$v: the dump is not complete"; continue; }
-  if [[ " ${opts[*]} " == *" --databases "* ]]; then
+  if [[ " ${opts[*]} " == *" --databases "* || " ${opts[*]} " == *" --all-databases "* ]]; then
     # The dump creates and selects the database itself; only its name may change.
     if [[ $tdb != "$db" ]]; then
       sed -i -E "/^(CREATE DATABASE|USE|\/\*!40000 DROP DATABASE)/s/\`$db\`/\`$tdb\`/" "$dump"
