@@ -421,6 +421,7 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 		}
 		return -1
 	}
+	var groupNodes []ast.ExprNode // GROUP BY items after alias and position resolution
 	if sel.GroupBy != nil {
 		for _, item := range sel.GroupBy.Items {
 			n := item.Expr
@@ -444,6 +445,7 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 				return nil, err
 			}
 			pl.groupBy = append(pl.groupBy, e)
+			groupNodes = append(groupNodes, n)
 		}
 	}
 	for _, a := range aggNodes {
@@ -554,6 +556,28 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 	}
 	pl.nVisible = len(pl.proj)
 	pl.cols = projNames
+	var gc *groupCheck
+	if pl.grouped && p.s.fullGroupBy() {
+		gc = newGroupCheck(sc, pl, sel, groupNodes)
+		for fi, f := range fields {
+			if f.WildCard != nil {
+				for _, i := range writtenColumns(sc, written) {
+					col := sc.cols[i]
+					if col.name == "" || f.WildCard.Table.O != "" && !strings.EqualFold(col.table, f.WildCard.Table.O) {
+						continue
+					}
+					cn := &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(col.table), Name: ast.NewCIStr(col.name)}}
+					if err := gc.check(cn, "SELECT list", fi+1); err != nil {
+						return nil, err
+					}
+				}
+				continue
+			}
+			if err := gc.check(f.Expr, "SELECT list", fi+1); err != nil {
+				return nil, err
+			}
+		}
+	}
 
 	// HAVING and ORDER BY may name select-list aliases. HAVING without grouping filters rows.
 	if sel.Having != nil {
@@ -598,7 +622,7 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 		}
 	}
 	if sel.OrderBy != nil {
-		for _, item := range sel.OrderBy.Items {
+		for oi, item := range sel.OrderBy.Items {
 			if pos, ok := item.Expr.(*ast.PositionExpr); ok {
 				if pos.N < 1 || pos.N > pl.nVisible {
 					return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%d' in 'order clause'", pos.N)
@@ -623,6 +647,11 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 			e, err := post2.compile(item.Expr)
 			if err != nil {
 				return nil, err
+			}
+			if gc != nil {
+				if err := gc.check(item.Expr, "ORDER BY clause", oi+1); err != nil {
+					return nil, err
+				}
 			}
 			// Reuse a visible column when the ORDER BY expression is the same column.
 			idx := -1

@@ -148,6 +148,7 @@ const (
 	ErrIllegalValueForType          = 1367
 	ErrTooBigSet                    = 1097
 	ErrWrongFKDef                   = 1239
+	ErrMixOfGroupFuncAndFields      = 1140
 )
 
 var states = map[uint16]string{
@@ -183,7 +184,7 @@ var states = map[uint16]string{
 	ErrFKIncompatibleColumns: "HY000", ErrFKColumnCannotDrop: "HY000", ErrFKDupName: "HY000",
 	ErrFKCannotDropIndex: "HY000", ErrFKColumnNotNull: "HY000", ErrTruncateIllegalFK: "42000",
 	ErrWrongObject: "HY000", ErrViewSelectDerived: "HY000", ErrViewInvalid: "HY000", ErrViewNoExplain: "HY000",
-	ErrNonUpdatableTable: "HY000", ErrIllegalValueForType: "22007", ErrTooBigSet: "HY000", ErrWrongFKDef: "42000", ErrWrongUsage: "HY000", ErrQueryTimeout: "HY000",
+	ErrNonUpdatableTable: "HY000", ErrIllegalValueForType: "22007", ErrTooBigSet: "HY000", ErrWrongFKDef: "42000", ErrMixOfGroupFuncAndFields: "42000", ErrWrongUsage: "HY000", ErrQueryTimeout: "HY000",
 }
 
 // New returns an error with code's SQLSTATE and a formatted message.
