@@ -116,4 +116,3 @@ func selectFieldPosition(fields []*ast.SelectField, f *ast.SelectField) int {
 	}
 	return 0
 }
-
