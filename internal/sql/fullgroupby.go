@@ -106,13 +106,3 @@ func (g *groupCheck) check(n ast.ExprNode, clause string, pos int) error {
 	}
 	return nil
 }
-
-// selectFieldPosition is the 1-based position of a select-list field, counting wildcards as one.
-func selectFieldPosition(fields []*ast.SelectField, f *ast.SelectField) int {
-	for i, x := range fields {
-		if x == f {
-			return i + 1
-		}
-	}
-	return 0
-}
