@@ -185,6 +185,32 @@ func checkIdent(name string, code uint16, what string) error {
 	return nil
 }
 
+// columnCollation resolves a column's character set and collation clauses against the table's
+// defaults: no charset means the table's, no collation the charset's default (the table's own
+// collation when the charset is the table's).
+func columnCollation(cs, coll, tblCharset, tblColl string) (*types.Collation, error) {
+	if cs == "" {
+		cs = tblCharset
+	}
+	if cs == "utf8" {
+		cs = "utf8mb3"
+	}
+	if coll == "" {
+		if cs == tblCharset && tblColl != "" {
+			coll = tblColl
+		} else if c, ok := types.DefaultCollation(cs); ok {
+			coll = c.Name
+		} else {
+			return nil, sqlerr.New(sqlerr.ErrUnknownCharset, "Unknown character set: '%s'", cs)
+		}
+	}
+	c, ok := types.LookupCollation(coll)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.ErrUnknownCollation, "Unknown collation: '%s'", coll)
+	}
+	return c, nil
+}
+
 // colType converts a parser column type.
 func colType(name string, ft *ptypes.FieldType, tblCharset, tblColl string) (types.ColType, error) {
 	t := types.ColType{Tp: ft.GetType(), Len: ft.GetFlen(), Frac: ft.GetDecimal(), Unsigned: mysql.HasUnsignedFlag(ft.GetFlag())}
@@ -203,24 +229,9 @@ func colType(name string, ft *ptypes.FieldType, tblCharset, tblColl string) (typ
 			t.Charset, t.Collation = "binary", "binary"
 			break
 		}
-		if cs == "" {
-			cs = tblCharset
-		}
-		if cs == "utf8" {
-			cs = "utf8mb3"
-		}
-		if coll == "" {
-			if cs == tblCharset && tblColl != "" {
-				coll = tblColl
-			} else if c, ok := types.DefaultCollation(cs); ok {
-				coll = c.Name
-			} else {
-				return t, sqlerr.New(sqlerr.ErrUnknownCharset, "Unknown character set: '%s'", cs)
-			}
-		}
-		c, ok := types.LookupCollation(coll)
-		if !ok {
-			return t, sqlerr.New(sqlerr.ErrUnknownCollation, "Unknown collation: '%s'", coll)
+		c, err := columnCollation(cs, coll, tblCharset, tblColl)
+		if err != nil {
+			return t, err
 		}
 		t.Charset, t.Collation = c.Charset, c.Name
 		if t.Tp == mysql.TypeVarString {
@@ -262,21 +273,12 @@ func colType(name string, ft *ptypes.FieldType, tblCharset, tblColl string) (typ
 		t.Collation = "binary"
 	case mysql.TypeEnum, mysql.TypeSet:
 		cs, coll := ft.GetCharset(), ft.GetCollate()
-		if cs == "" || cs == "binary" && coll == "" {
-			cs = tblCharset
+		if cs == "binary" && coll == "" {
+			cs = "" // ENUM/SET members are character strings: the table's charset
 		}
-		if coll == "" {
-			if cs == tblCharset && tblColl != "" {
-				coll = tblColl
-			} else if c, ok := types.DefaultCollation(cs); ok {
-				coll = c.Name
-			} else {
-				return t, sqlerr.New(sqlerr.ErrUnknownCharset, "Unknown character set: '%s'", cs)
-			}
-		}
-		c, ok := types.LookupCollation(coll)
-		if !ok {
-			return t, sqlerr.New(sqlerr.ErrUnknownCollation, "Unknown collation: '%s'", coll)
+		c, err := columnCollation(cs, coll, tblCharset, tblColl)
+		if err != nil {
+			return t, err
 		}
 		t.Charset, t.Collation, t.Len, t.Frac = c.Charset, c.Name, -1, -1
 		what := "ENUM"

@@ -130,15 +130,7 @@ func prefixIndex(t *Table, cols []int) *Index {
 
 // fkDesc is the constraint text of 1451/1452 messages.
 func fkDesc(child *Table, fk *ForeignKey) string {
-	var cc, rc []string
-	for _, id := range fk.Cols {
-		if p := child.colPos[id]; p >= 0 {
-			cc = append(cc, "`"+child.Columns[p].Name+"`")
-		}
-	}
-	for _, n := range fk.RefCols {
-		rc = append(rc, "`"+n+"`")
-	}
+	cc, rc := fkColumnLists(child, fk)
 	s := fmt.Sprintf("`%s`.`%s`, CONSTRAINT `%s` FOREIGN KEY (%s) REFERENCES `%s` (%s)", child.DB, child.Name, fk.Name, strings.Join(cc, ", "), fk.RefTable, strings.Join(rc, ", "))
 	if fk.OnDelete != "" {
 		s += " ON DELETE " + fk.OnDelete
@@ -615,15 +607,7 @@ func countCovering(t *Table, cols []int) int {
 func showForeignKeys(t *Table) []string {
 	var out []string
 	for _, fk := range t.ForeignKeys {
-		var cc, rc []string
-		for _, id := range fk.Cols {
-			if p := t.colPos[id]; p >= 0 {
-				cc = append(cc, "`"+t.Columns[p].Name+"`")
-			}
-		}
-		for _, n := range fk.RefCols {
-			rc = append(rc, "`"+n+"`")
-		}
+		cc, rc := fkColumnLists(t, fk)
 		ref := "`" + fk.RefTable + "`"
 		if !strings.EqualFold(fk.RefDB, t.DB) {
 			ref = "`" + fk.RefDB + "`." + ref
@@ -661,4 +645,17 @@ func (d *ddlCtx) renameReferences(db, name, ndb, nname string) error {
 		}
 	}
 	return nil
+}
+
+// fkColumnLists returns a constraint's child and parent columns, quoted.
+func fkColumnLists(child *Table, fk *ForeignKey) (cc, rc []string) {
+	for _, id := range fk.Cols {
+		if p := child.colPos[id]; p >= 0 {
+			cc = append(cc, "`"+child.Columns[p].Name+"`")
+		}
+	}
+	for _, n := range fk.RefCols {
+		rc = append(rc, "`"+n+"`")
+	}
+	return cc, rc
 }

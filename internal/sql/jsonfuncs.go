@@ -63,6 +63,10 @@ func jsonPathArg(v types.Value) (*types.JSONPath, error) {
 	return p, nil
 }
 
+func errWildPath() error {
+	return sqlerr.New(sqlerr.ErrInvalidJSONPathWildcard, "In this situation, path expressions may not contain the * and ** tokens or an array range.")
+}
+
 func jsonResult(doc any) types.Value { return types.NewString(types.JSONText(doc)) }
 
 // jsonFunc compiles a JSON function, or returns ok=false if name is not one.
@@ -229,7 +233,7 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 					return types.Null, err
 				}
 				if p.Wild() {
-					return types.Null, sqlerr.New(sqlerr.ErrInvalidJSONPathWildcard, "In this situation, path expressions may not contain the * and ** tokens or an array range.")
+					return types.Null, errWildPath()
 				}
 				found := p.Find(doc)
 				if len(found) == 0 {
@@ -335,7 +339,7 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 					return types.Null, err
 				}
 				if p.Wild() {
-					return types.Null, sqlerr.New(sqlerr.ErrInvalidJSONPathWildcard, "In this situation, path expressions may not contain the * and ** tokens or an array range.")
+					return types.Null, errWildPath()
 				}
 				doc = p.Modify(doc, jsonValueArg(a[i+1], vs[i+1]), mode)
 			}
@@ -356,7 +360,7 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 					return types.Null, err
 				}
 				if p.Wild() {
-					return types.Null, sqlerr.New(sqlerr.ErrInvalidJSONPathWildcard, "In this situation, path expressions may not contain the * and ** tokens or an array range.")
+					return types.Null, errWildPath()
 				}
 				if p.String() == "$" {
 					return types.Null, sqlerr.New(sqlerr.ErrInvalidJSONPath, "Invalid JSON path expression. The error is around character position 1.")

@@ -21,14 +21,7 @@ var cp1252Rev = func() map[rune]byte {
 
 // Latin1Decode turns latin1 bytes into UTF-8.
 func Latin1Decode(s string) string {
-	ascii := true
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			ascii = false
-			break
-		}
-	}
-	if ascii {
+	if isASCII(s) {
 		return s
 	}
 	var b strings.Builder
@@ -49,14 +42,7 @@ func Latin1Decode(s string) string {
 
 // Latin1Encode turns UTF-8 into latin1; characters latin1 lacks become '?', as MySQL converts.
 func Latin1Encode(s string) string {
-	ascii := true
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			ascii = false
-			break
-		}
-	}
-	if ascii {
+	if isASCII(s) {
 		return s
 	}
 	out := make([]byte, 0, len(s))
@@ -84,4 +70,13 @@ func Latin1Has(r rune) bool {
 	}
 	_, ok := cp1252Rev[r]
 	return ok
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
