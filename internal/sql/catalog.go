@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 
@@ -253,8 +253,7 @@ type Catalog struct {
 	byID      map[uint64]*Table
 	views     map[string]map[string]*View // db (lower) -> view (lower)
 	nextTable uint64
-	fksMu     sync.Mutex
-	fks       *fkIndex // parent -> referencing constraints, built on first use; reset by every change
+	fks       atomic.Pointer[fkIndex] // parent -> referencing constraints, built on first use; reset by every change
 }
 
 func newCatalog() *Catalog {
@@ -338,13 +337,13 @@ func (c *Catalog) putTable(t *Table) {
 	}
 	c.tables[db][strings.ToLower(t.Name)] = t
 	c.byID[t.ID] = t
-	c.fks = nil
+	c.fks.Store(nil)
 }
 
 func (c *Catalog) removeTable(t *Table) {
 	delete(c.tables[strings.ToLower(t.DB)], strings.ToLower(t.Name))
 	delete(c.byID, t.ID)
-	c.fks = nil
+	c.fks.Store(nil)
 }
 
 // writer is what catalog changes are written through: a transaction's write set.

@@ -83,12 +83,11 @@ func parentKey(db, table string) string { return strings.ToLower(db) + "\x00" + 
 
 // referencing returns the constraints that name (db, table) as their parent.
 func (c *Catalog) referencing(db, table string) []fkRef {
-	c.fksMu.Lock()
-	if c.fks == nil {
-		c.fks = &fkIndex{}
+	idx := c.fks.Load()
+	if idx == nil {
+		c.fks.CompareAndSwap(nil, &fkIndex{})
+		idx = c.fks.Load()
 	}
-	idx := c.fks
-	c.fksMu.Unlock()
 	idx.once.Do(func() {
 		idx.refs = map[string][]fkRef{}
 		for _, m := range c.tables {
