@@ -107,8 +107,11 @@ func requests(ctx context.Context, db *sql.DB, wl *workload) (*RequestReport, er
 		}
 		workers[i] = w
 	}
-	cfg.progressf("requests: %d threads, %v%s", cfg.Threads, cfg.Duration,
-		map[bool]string{true: fmt.Sprintf(", at most %d requests", cfg.Requests), false: ""}[cfg.Requests > 0])
+	limit := fmt.Sprint(cfg.Duration)
+	if cfg.Requests > 0 {
+		limit += fmt.Sprintf(", at most %d requests", cfg.Requests)
+	}
+	cfg.progressf("requests: %d threads, %s", cfg.Threads, limit)
 	var issued, done atomic.Uint64
 	start := time.Now()
 	var deadline time.Time

@@ -26,12 +26,3 @@ func TestRetryable(t *testing.T) {
 		}
 	}
 }
-
-// Every statement of the request phase names only the schema's tables.
-func TestStatementsUseTheSchema(t *testing.T) {
-	for i, q := range stmtText {
-		if q == "" {
-			t.Errorf("statement %d has no text", i)
-		}
-	}
-}
