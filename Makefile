@@ -3,12 +3,13 @@
 # runs every suite (scripts/test.sh: installs what it needs; what .ci/run
 # calls); `make bench` compares Kiln with MariaDB (bench/sysbench-compare.sh);
 # `make bench-commit` runs bench/commit-path.sh (durable/async/hot-row commit path vs MariaDB).
+# `make bench-linkbench` runs bench/linkbench-compare.sh (LinkBench, MariaDB then Kiln).
 # `make soak` runs a long mixed load (scripts/soak.sh); `make conformance`
 # runs the whole sqllogictest corpus against Kiln (the table for
 # docs/conformance.md).
 GO ?= go
 
-.PHONY: build run test soak soak-crash bench bench-commit conformance sltrun
+.PHONY: build run test soak soak-crash bench bench-commit bench-linkbench conformance sltrun
 
 build:
 	$(GO) build -o bin/kiln ./cmd/kiln
@@ -34,6 +35,10 @@ bench: build
 # Durable commit path (fsyncs/commit, group size, hot row), Kiln vs MariaDB: bench/commit-path.sh
 bench-commit: build
 	bench/commit-path.sh
+
+# LinkBench (kiln bench linkbench), MariaDB then Kiln: bench/linkbench-compare.sh (env NODES, THREADS, DURATION)
+bench-linkbench: build
+	bench/linkbench-compare.sh
 
 conformance: build
 	scripts/conformance.sh

@@ -21,6 +21,9 @@
 #   gosql        go test ./test/clients/gosql/ (KILN_ADDR set)
 #   slt          test/slt/check.sh full (the whole corpus) against test/slt/floor.json
 #   sysbench     test/sysbench/run.sh
+#   linkbench    kiln bench linkbench: 5,000 nodes loaded, 30 s of LinkBench's
+#                request mix on 4 connections, no failed operation, and the
+#                counttable consistency check must pass
 #   integration  go test ./test/... (KILN_BIN and KILN_ADDR set)
 #   kiln-stop    SIGTERM; fails if Kiln needs SIGKILL
 # If bin/kiln does not build, every step that needs the server fails (it is
@@ -194,7 +197,7 @@ step unit 720 go test -race -timeout 10m ./internal/... || true
 step tools 300 go test -timeout 4m ./tools/... || true
 
 need_server=0
-for s in pymysql cli jdbc dump gosql slt sysbench integration; do
+for s in pymysql cli jdbc dump gosql slt sysbench linkbench integration; do
   wanted "$s" && need_server=1
 done
 built=1
@@ -225,6 +228,11 @@ server_step dump 300 env "${dump_env[@]}" test/clients/dump_roundtrip.sh 127.0.0
 server_step gosql 300 env KILN_ADDR="$addr" go test -count=1 -v -timeout 4m ./test/clients/gosql/
 server_step slt 690 env SLT_OUT="$logs/slt" test/slt/check.sh "$addr" full
 server_step sysbench 900 env SYSBENCH_OUT="$logs/sysbench" test/sysbench/run.sh 127.0.0.1 "$srv_port"
+# The LinkBench client is kiln itself (built above; against MariaDB, go run).
+linkbench=(go run ./cmd/kiln)
+[[ $server == kiln && $built == 1 ]] && linkbench=("$repo/bin/kiln")
+server_step linkbench 240 "${linkbench[@]}" bench linkbench --addr "$addr" --nodes 5000 --load-threads 2 \
+  --threads 4 --duration 30s
 server_step integration 960 env KILN_ADDR="$addr" go test -count=1 -timeout 15m ./test/...
 
 if [[ -n $srv_port ]]; then

@@ -32,6 +32,7 @@ func main() {
 	root := &cobra.Command{Use: "kiln", Short: "Kiln: a MySQL-compatible OLTP database on a replicated binlog", SilenceUsage: true}
 	root.AddCommand(serveCmd())
 	root.AddCommand(checkCmd())
+	root.AddCommand(benchCmd())
 	root.AddCommand(&cobra.Command{Use: "version", Short: "Print the version", Run: func(*cobra.Command, []string) {
 		fmt.Println(serverVersion())
 	}})
