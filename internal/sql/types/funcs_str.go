@@ -406,40 +406,39 @@ func fnInsert(args []Value) (Value, error) {
 	return strVal(c.s[:a]+ToString(args[3])+c.s[b:], bin), nil
 }
 
-// fnSubstringIndex is SUBSTRING_INDEX(s, delim, count); delim matches case-sensitively.
+// fnSubstringIndex is SUBSTRING_INDEX(s, delim, count); delim matches case-sensitively, its
+// occurrences counted from the left without overlaps (a negative count picks the matching one
+// from the end of that list), and count is taken as a 32-bit integer, as in MySQL.
 func fnSubstringIndex(args []Value) (Value, error) {
 	if anyNull(args) {
 		return Null, nil
 	}
 	bin := anyBin(args)
 	s, d := ToString(args[0]), ToString(args[1])
-	n := intArg(args[2])
+	n := int64(int32(intArg(args[2])))
 	if n == 0 || d == "" || s == "" {
 		return strVal("", bin), nil
 	}
-	if args[2].K == KindUint && n < 0 {
-		n = math.MaxInt64
+	var at []int
+	for off := 0; ; {
+		i := strings.Index(s[off:], d)
+		if i < 0 {
+			break
+		}
+		at = append(at, off+i)
+		off += i + len(d)
 	}
 	if n > 0 {
-		off := 0
-		for ; n > 0; n-- {
-			i := strings.Index(s[off:], d)
-			if i < 0 {
-				return strVal(s, bin), nil
-			}
-			off += i + len(d)
-		}
-		return strVal(s[:off-len(d)], bin), nil
-	}
-	end := len(s)
-	for ; n < 0; n++ {
-		i := strings.LastIndex(s[:end], d)
-		if i < 0 {
+		if n > int64(len(at)) {
 			return strVal(s, bin), nil
 		}
-		end = i
+		return strVal(s[:at[n-1]], bin), nil
 	}
-	return strVal(s[end+len(d):], bin), nil
+	k := int64(len(at)) + n
+	if k < 0 {
+		return strVal(s, bin), nil
+	}
+	return strVal(s[at[k]+len(d):], bin), nil
 }
 
 // soundexMap gives the Soundex digit of A..Z ('0' for vowels and H, W, Y).
@@ -636,8 +635,8 @@ var formatLocales = func() map[string]numLocale {
 	add(",", ".", `de_DE be_BY da_DK es_ES fo_FO hu_HU id_ID is_IS lt_LT mn_MN nb_NO ro_RO ru_UA
 		sq_AL tr_TR uk_UA vi_VN de_BE de_LU es_AR es_BO es_CL es_CO es_EC es_PY es_UY es_VE fr_BE
 		nl_BE no_NO el_GR`)
-	add(",", "", `sv_SE fr_FR bg_BG ca_ES cs_CZ de_AT et_EE eu_ES fi_FI gl_ES hr_HR lv_LV mk_MK
-		nl_NL pl_PL pt_BR pt_PT ru_RU sk_SK sl_SI es_CR fr_CA fr_CH fr_LU it_IT sv_FI`)
+	add(",", " ", "sv_SE cs_CZ et_EE fi_FI lv_LV mk_MK ru_RU sk_SK sl_SI es_CR fr_CA sv_FI")
+	add(",", "", "fr_FR bg_BG ca_ES de_AT eu_ES gl_ES hr_HR nl_NL pl_PL pt_BR pt_PT fr_CH fr_LU it_IT")
 	add(",", "'", "it_CH rm_CH")
 	add(".", "'", "de_CH")
 	return m
@@ -922,7 +921,9 @@ func fnIsIPv4Compat(mapped bool) Func {
 		if mapped {
 			return boolInt(a.S[10] == 0xff && a.S[11] == 0xff), nil
 		}
-		return boolInt(a.S[10] == 0 && a.S[11] == 0), nil
+		// IN6_IS_ADDR_V4COMPAT: :: and ::1 are not IPv4-compatible.
+		v4 := uint32(a.S[12])<<24 | uint32(a.S[13])<<16 | uint32(a.S[14])<<8 | uint32(a.S[15])
+		return boolInt(a.S[10] == 0 && a.S[11] == 0 && v4 > 1), nil
 	}
 }
 
@@ -1021,8 +1022,9 @@ func fnCot(args []Value) (Value, error) {
 	return NewFloat(1 / t), nil
 }
 
-// fnInterval is INTERVAL(n, n1, n2, ...): the number of leading list elements ≤ n, found by
-// MySQL's binary search (so the list must be sorted); -1 when n is NULL. Exact numbers compare as
+// fnInterval is INTERVAL(n, n1, n2, ...): the index of the last element ≤ n, assuming a sorted
+// list: short lists are scanned for the first element > n, longer ones binary-searched as in
+// MySQL; -1 when n is NULL. Exact numbers compare as
 // decimals, anything else as doubles; a NULL element counts as 0.
 func fnInterval(args []Value) (Value, error) {
 	x := args[0]
@@ -1047,6 +1049,15 @@ func fnInterval(args []Value) (Value, error) {
 			return ToDecimal(e).Cmp(xd) <= 0
 		}
 		return ToFloat(e) <= xf
+	}
+	if len(list) <= 8 || anyNull(list) {
+		// MySQL scans short lists (and lists with NULLs) in order.
+		for i := range list {
+			if !le(i) {
+				return NewInt(int64(i)), nil
+			}
+		}
+		return NewInt(int64(len(list))), nil
 	}
 	start, end := 0, len(list)-1
 	for start != end {

@@ -376,18 +376,20 @@ func fnAddTime(sub bool) Func {
 		if sub {
 			b = -b
 		}
+		// A string (or number) first argument gives a string result, as in MySQL.
+		str := args[0].K != KindDuration && args[0].K != KindDate && args[0].K != KindDatetime
 		if aDT {
 			r, ok := microsDatetime(datetimeMicros(a) + b)
 			if !ok {
 				return Null, nil
 			}
-			if args[0].K == KindString || args[0].K == KindBytes {
+			if str {
 				return NewString(string(appendDatetime(nil, r, fsp))), nil
 			}
 			return NewDatetime(r, fsp), nil
 		}
 		res, err := durationResult(a+b, fsp, func() string { return string(appendDuration(nil, a+b, fsp)) })
-		if (args[0].K == KindString || args[0].K == KindBytes) && !res.IsNull() {
+		if str && !res.IsNull() {
 			s := NewString(string(appendDuration(nil, res.I, fsp)))
 			if w, ok := err.(*FuncWarning); ok {
 				w.Value = s
