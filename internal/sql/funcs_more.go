@@ -743,4 +743,6 @@ type collateExpr struct {
 	e Expr
 }
 
-func (x *collateExpr) Eval(env *Env, row []types.Value) (types.Value, error) { return x.e.Eval(env, row) }
+func (x *collateExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
+	return x.e.Eval(env, row)
+}

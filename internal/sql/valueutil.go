@@ -245,4 +245,3 @@ func addInterval(d, n types.Value, unit string, sub bool) (types.Value, error) {
 func goTime(y, mo, d, h, mi, s, us int) time.Time {
 	return time.Date(y, time.Month(mo), d, h, mi, s, us*1000, time.UTC)
 }
-
