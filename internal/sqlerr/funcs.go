@@ -5,6 +5,7 @@ const (
 	ErrWrongValueForType         = 1411 // Incorrect %s value: '%s' for function %s
 	ErrWarnAllowedPacketOverflow = 1301
 	ErrUnknownLocale             = 1649
+	ErrCutValueGroupConcat       = 1260
 	ErrJSONBadOneOrAllArg        = 3150
 	ErrJSONPathNotArrayCell      = 3165
 	ErrJSONNullMemberName        = 3158
