@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
+	"github.com/shopspring/decimal"
 
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -813,17 +814,39 @@ func (c *compiler) funcCall(x *ast.FuncCallExpr) (Expr, error) {
 				return types.NewInt(env.now().Unix()), nil
 			})
 		}
-		return mk(tInt, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+		// A fractional argument gives a DECIMAL with its digits (UNIX_TIMESTAMP('... 00:00:00.5')).
+		fsp := exprFsp(args[0])
+		if t := args[0].Type(); isIntType(t) || t.Tp == mysql.TypeNewDecimal {
+			fsp = min(max(t.Frac, 0), 6)
+			if isIntType(t) {
+				fsp = 0
+			}
+		}
+		t := tInt
+		if fsp > 0 {
+			t = tDecimal
+			t.Frac = fsp
+		}
+		return mk(t, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
 			v, err := a[0].Eval(env, row)
 			if err != nil || v.IsNull() {
 				return types.Null, err
 			}
-			tv, _, err := types.Convert(v, &tDT, types.ConvertCtx{})
+			dt := tDT
+			dt.Frac = fsp
+			tv, _, err := types.Convert(v, &dt, types.ConvertCtx{})
 			if err != nil {
 				return types.NewInt(0), nil
 			}
-			y, mo, d, h, mi, s, _ := types.UnpackTime(tv.I)
-			return types.NewInt(time.Date(y, time.Month(mo), d, h, mi, s, 0, env.s.location()).Unix()), nil
+			y, mo, d, h, mi, s, us := types.UnpackTime(tv.I)
+			sec := time.Date(y, time.Month(mo), d, h, mi, s, 0, env.s.location()).Unix()
+			if sec < 0 || sec > maxUnixTime {
+				sec, us = 0, 0
+			}
+			if fsp == 0 {
+				return types.NewInt(sec), nil
+			}
+			return types.NewDecimal(decimal.New(sec*1e6+int64(us), -6), fsp), nil
 		})
 	case "database", "schema":
 		return mk(tString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {

@@ -291,7 +291,7 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 	case "regexp_like", "regexp_instr", "regexp_substr", "regexp_replace":
 		return c.regexpFunc(name, args)
 	}
-	return nil, false, nil
+	return c.userLockFunc(name, args)
 }
 
 var uuidShort struct {

@@ -168,6 +168,7 @@ func (s *Session) warningCount() uint16 {
 // Close ends the session: an open transaction rolls back.
 func (s *Session) Close() {
 	s.rollback()
+	s.db.userLocks.releaseAll(s.ConnID)
 }
 
 // Parse parses statement text with the session's SQL mode.

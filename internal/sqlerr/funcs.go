@@ -6,6 +6,7 @@ const (
 	ErrWarnAllowedPacketOverflow = 1301
 	ErrUnknownLocale             = 1649
 	ErrCutValueGroupConcat       = 1260
+	ErrUserLockWrongName         = 3057
 	ErrJSONBadOneOrAllArg        = 3150
 	ErrJSONPathNotArrayCell      = 3165
 	ErrJSONNullMemberName        = 3158
@@ -27,6 +28,7 @@ func init() {
 	for code, st := range map[uint16]string{
 		ErrWrongValueForType: "HY000", ErrWarnAllowedPacketOverflow: "HY000", ErrUnknownLocale: "HY000",
 		ErrJSONBadOneOrAllArg: "42000", ErrJSONPathNotArrayCell: "42000", ErrJSONNullMemberName: "22032",
+		ErrUserLockWrongName: "42000",
 	} {
 		states[code] = st
 	}
