@@ -595,7 +595,7 @@ func convertTZ(vs []types.Value, fsp int) types.Value {
 }
 
 // convertUsing is CONVERT(e USING cs) (and CHAR(... USING cs), from binary): characters the target
-// charset cannot hold become '?'; invalid input bytes become '?' with warning 1300.
+// charset cannot hold become '?'; malformed input is NULL with warning 1300.
 func (c *compiler) convertUsing(e Expr, cs string, fromBinary bool) (Expr, bool, error) {
 	if cs == "utf8" {
 		cs = "utf8mb3"
@@ -625,23 +625,19 @@ func (c *compiler) convertUsing(e Expr, cs string, fromBinary bool) (Expr, bool,
 		}
 		s := types.ToString(v)
 		if !utf8.ValidString(s) {
-			var bad []byte
-			var b strings.Builder
-			for i := 0; i < len(s); {
+			// MySQL 8 evaluates a conversion of malformed input to NULL, naming up to three bytes
+			// from the first bad one.
+			i := 0
+			for i < len(s) {
 				r, size := utf8.DecodeRuneInString(s[i:])
 				if r == utf8.RuneError && size <= 1 {
-					if len(bad) < 8 {
-						bad = append(bad, s[i])
-					}
-					b.WriteByte('?')
-					i++
-					continue
+					break
 				}
-				b.WriteString(s[i : i+size])
 				i += size
 			}
-			env.warn(sqlerr.New(sqlerr.ErrInvalidCharacterString, "Invalid %s character string: '%s'", cs, strings.ToUpper(hexString(bad))))
-			s = b.String()
+			bad := s[i:min(i+3, len(s))]
+			env.warn(sqlerr.New(sqlerr.ErrInvalidCharacterString, "Invalid %s character string: '%s'", cs, strings.ToUpper(hexString([]byte(bad)))))
+			return types.Null, nil
 		}
 		return types.NewString(strings.Map(func(r rune) rune {
 			switch {

@@ -55,6 +55,8 @@ func TestFuncsMore(t *testing.T) {
 		{"substring_index", []Value{s("www.mysql.com"), s("."), i(0)}, "", 0, 0},
 		{"substring_index", []Value{s("www.mysql.com"), s("."), i(9)}, "www.mysql.com", 0, 0},
 		{"substring_index", []Value{s("aXbxc"), s("x"), i(1)}, "aXb", 0, 0},
+		{"substring_index", []Value{s("aaa"), s("aa"), i(-1)}, "a", 0, 0},
+		{"substring_index", []Value{s("a.b"), s("."), u(18446744073709551615)}, "b", 0, 0}, // a 32-bit -1
 		{"soundex", []Value{s("Hello")}, "H400", 0, 0},
 		{"soundex", []Value{s("Quadratically")}, "Q36324", 0, 0},
 		{"soundex", []Value{s("Tymczak")}, "T520", 0, 0},
@@ -120,6 +122,11 @@ func TestFuncsMore(t *testing.T) {
 		{"interval", []Value{Null, i(1)}, "-1", 0, 0},
 		{"interval", []Value{decV("1.5", 1), f(1.4), decV("1.6", 1)}, "1", 0, 0},
 		{"interval", []Value{u(5), i(1)}, "1", 0, 0},
+		{"interval", []Value{i(5), i(7), i(3), i(1)}, "0", 0, 0}, // short lists are scanned
+		{"interval", []Value{i(5), i(1), i(2), i(3), i(4), i(5), i(6), i(7), i(8), i(9)}, "5", 0, 0},
+		{"format", []Value{f(1234567.891), i(2), s("ru_RU")}, "1 234 567,89", 0, 0},
+		{"format", []Value{f(1234567.891), i(2), s("de_CH")}, "1'234'567.89", 0, 0},
+		{"is_ipv4_compat", []Value{b("\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01")}, "0", 0, 0},
 
 		{"sec_to_time", []Value{i(2378)}, "00:39:38", KindDuration, 0},
 		{"sec_to_time", []Value{decV("1.5", 1)}, "00:00:01.5", 0, 0},
