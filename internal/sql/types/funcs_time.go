@@ -479,9 +479,6 @@ func TimeFsp(v Value) int { return timeFsp(v) }
 // DatetimeArg converts v to a packed datetime as the date functions read their arguments.
 func DatetimeArg(v Value) (int64, bool) { return datetimeArg(v) }
 
-// DateFromDaynr is the inverse of TO_DAYS.
-func DateFromDaynr(n int64) (y, m, d int) { return dateFromDaynr(n) }
-
 // TimestampDiff is TIMESTAMPDIFF(unit, a, b) for the unit's name (MICROSECOND ... YEAR).
 func TimestampDiff(unit string, a, b Value) Value {
 	if a.IsNull() || b.IsNull() {
