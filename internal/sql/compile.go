@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
+	"github.com/shopspring/decimal"
 
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -86,7 +87,9 @@ func (c *compiler) errf(code uint16, format string, args ...any) error {
 func (c *compiler) compile(n ast.ExprNode) (Expr, error) {
 	switch x := n.(type) {
 	case *driver.ValueExpr:
-		return newConst(datumValue(&x.Datum)), nil
+		k := newConst(datumValue(&x.Datum))
+		k.hex = x.Datum.Kind() == driver.KindBinaryLiteral
+		return k, nil
 	case *driver.ParamMarkerExpr:
 		return &paramExpr{typed{tString}, x.Order}, nil
 	case *ast.ParenthesesExpr:
@@ -208,7 +211,20 @@ func (c *compiler) compile(n ast.ExprNode) (Expr, error) {
 	case *ast.DefaultExpr:
 		return nil, c.errf(sqlerr.ErrNotSupportedYet, "DEFAULT is only supported as an inserted value")
 	case *ast.SetCollationExpr:
-		return c.compile(x.Expr)
+		e, err := c.compile(x.Expr)
+		if err != nil {
+			return nil, err
+		}
+		coll, ok := types.LookupCollation(strings.ToLower(x.Collate))
+		if !ok {
+			return nil, c.errf(sqlerr.ErrUnknownCollation, "Unknown collation: '%s'", x.Collate)
+		}
+		t := e.Type()
+		if !isStringType(t) {
+			return e, nil
+		}
+		t.Collation, t.Charset = coll.Name, coll.Charset
+		return &collateExpr{typed{t}, e}, nil
 	case *ast.TimeUnitExpr, *ast.TrimDirectionExpr:
 		return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported expression")
 	case *ast.PatternRegexpExpr:
@@ -360,6 +376,7 @@ func isNumType(t types.ColType) bool {
 // numericContext wraps an ENUM or SET operand so that it evaluates to its index or bitmask, as
 // MySQL does wherever a number is expected; other operands are returned as they are.
 func numericContext(e Expr) Expr {
+	e = hexNumber(e)
 	t := e.Type()
 	if t.Tp != mysql.TypeEnum && t.Tp != mysql.TypeSet {
 		return e
@@ -423,6 +440,13 @@ func arithType(op opcode.Op, l, r types.ColType) types.ColType {
 // as MySQL's coercibility rules say; binary if any side is binary.
 func (c *compiler) collationOf(es ...Expr) *types.Collation {
 	var best *types.Collation
+	for _, e := range es {
+		if ce, ok := e.(*collateExpr); ok {
+			if coll, ok := types.LookupCollation(ce.t.Collation); ok {
+				return coll
+			}
+		}
+	}
 	for _, e := range es {
 		t := e.Type()
 		if t.Collation == "binary" && isStringType(t) {
@@ -686,33 +710,6 @@ func (c *compiler) variable(x *ast.VariableExpr) (Expr, error) {
 	}}, nil
 }
 
-func (c *compiler) regexp(x *ast.PatternRegexpExpr) (Expr, error) {
-	e, err := c.compile(x.Expr)
-	if err != nil {
-		return nil, err
-	}
-	p, err := c.compile(x.Pattern)
-	if err != nil {
-		return nil, err
-	}
-	not := x.Not
-	return &closureExpr{typed: typed{tBool}, args: []Expr{e, p}, fn: func(env *Env, row []types.Value, args []Expr) (types.Value, error) {
-		v, err := args[0].Eval(env, row)
-		if err != nil || v.IsNull() {
-			return types.Null, err
-		}
-		pv, err := args[1].Eval(env, row)
-		if err != nil || pv.IsNull() {
-			return types.Null, err
-		}
-		re, err := env.regexp("(?i)" + types.ToString(pv))
-		if err != nil {
-			return types.Null, sqlerr.New(sqlerr.ErrWrongArguments, "Illegal argument to a regular expression")
-		}
-		return boolVal(re.MatchString(types.ToString(v)) != not), nil
-	}}, nil
-}
-
 // funcCall compiles function calls: control flow and session functions here, pure ones from types.
 func (c *compiler) funcCall(x *ast.FuncCallExpr) (Expr, error) {
 	name := x.FnName.L
@@ -811,32 +808,45 @@ func (c *compiler) funcCall(x *ast.FuncCallExpr) (Expr, error) {
 			n := env.now()
 			return types.NewDate(types.PackTime(n.Year(), int(n.Month()), n.Day(), 0, 0, 0, 0)), nil
 		})
-	case "curtime", "current_time":
-		return mk(tTime, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			n := env.now()
-			return types.NewDuration(int64(n.Hour()*3600+n.Minute()*60+n.Second())*1e6, 0), nil
-		})
-	case "utc_timestamp":
-		return mk(tDT, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return timeValue(env.now().UTC(), 0), nil
-		})
 	case "unix_timestamp":
 		if len(args) == 0 {
 			return mk(tInt, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 				return types.NewInt(env.now().Unix()), nil
 			})
 		}
-		return mk(tInt, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+		// A fractional argument gives a DECIMAL with its digits (UNIX_TIMESTAMP('... 00:00:00.5')).
+		fsp := exprFsp(args[0])
+		if t := args[0].Type(); isIntType(t) || t.Tp == mysql.TypeNewDecimal {
+			fsp = min(max(t.Frac, 0), 6)
+			if isIntType(t) {
+				fsp = 0
+			}
+		}
+		t := tInt
+		if fsp > 0 {
+			t = tDecimal
+			t.Frac = fsp
+		}
+		return mk(t, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
 			v, err := a[0].Eval(env, row)
 			if err != nil || v.IsNull() {
 				return types.Null, err
 			}
-			tv, _, err := types.Convert(v, &tDT, types.ConvertCtx{})
+			dt := tDT
+			dt.Frac = fsp
+			tv, _, err := types.Convert(v, &dt, types.ConvertCtx{})
 			if err != nil {
 				return types.NewInt(0), nil
 			}
-			y, mo, d, h, mi, s, _ := types.UnpackTime(tv.I)
-			return types.NewInt(time.Date(y, time.Month(mo), d, h, mi, s, 0, env.s.location()).Unix()), nil
+			y, mo, d, h, mi, s, us := types.UnpackTime(tv.I)
+			sec := time.Date(y, time.Month(mo), d, h, mi, s, 0, env.s.location()).Unix()
+			if sec < 0 || sec > maxUnixTime {
+				sec, us = 0, 0
+			}
+			if fsp == 0 {
+				return types.NewInt(sec), nil
+			}
+			return types.NewDecimal(decimal.New(sec*1e6+int64(us), -6), fsp), nil
 		})
 	case "database", "schema":
 		return mk(tString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
@@ -906,10 +916,17 @@ func (c *compiler) funcCall(x *ast.FuncCallExpr) (Expr, error) {
 	case "date_add", "adddate", "date_sub", "subdate":
 		return c.dateArith(x, args, name == "date_sub" || name == "subdate")
 	}
+	if e, ok, err := c.moreFunc(x, name, args); ok {
+		return e, err
+	}
 	if e, ok, err := c.jsonFunc(name, args); ok {
 		return e, err
 	}
-	f, lo, hi, ok := types.LookupFunc(name)
+	var coll *types.Collation
+	if types.FuncUsesCollation(name) {
+		coll = c.collationOf(args...)
+	}
+	f, lo, hi, ok := types.LookupFuncCollation(name, coll)
 	if !ok {
 		return nil, c.errf(sqlerr.ErrSpDoesNotExist, "FUNCTION %s does not exist", x.FnName.O)
 	}
@@ -968,8 +985,13 @@ func funcType(name string, args []Expr) types.ColType {
 	switch name {
 	case "length", "octet_length", "char_length", "character_length", "instr", "locate", "position",
 		"ascii", "strcmp", "sign", "year", "month", "day", "dayofmonth", "hour", "minute", "second",
-		"dayofweek", "dayofyear", "weekday", "datediff", "to_days", "crc32", "bit_length", "week", "quarter":
+		"dayofweek", "dayofyear", "weekday", "datediff", "to_days", "bit_length", "week", "quarter",
+		"microsecond", "ord", "field", "find_in_set", "bit_count", "interval", "time_to_sec", "period_add",
+		"period_diff", "to_seconds", "weekofyear", "yearweek", "is_ipv4", "is_ipv6", "is_ipv4_compat",
+		"is_ipv4_mapped", "is_uuid":
 		return tInt
+	case "crc32", "inet_aton":
+		return tUint
 	case "abs", "mod":
 		if len(args) > 0 {
 			return numType(args[0].Type())
@@ -991,14 +1013,56 @@ func funcType(name string, args []Expr) types.ColType {
 			}
 			return t
 		}
-	case "sqrt", "pow", "power", "exp", "ln", "log", "log2", "log10", "pi", "sin", "cos", "tan", "rand", "radians", "degrees", "atan", "asin", "acos", "cot":
+	case "sqrt", "pow", "power", "exp", "ln", "log", "log2", "log10", "pi", "sin", "cos", "tan", "rand", "radians",
+		"degrees", "atan", "atan2", "asin", "acos", "cot":
 		return tDouble
 	case "greatest", "least":
 		return unifyTypes(args...)
 	case "date", "last_day", "makedate", "from_days":
 		return tDate
+	case "time":
+		t := tTime
+		t.Frac = exprFsp(args[0])
+		return t
+	case "sec_to_time":
+		t := tTime
+		t.Frac = numFsp(args[0])
+		return t
+	case "maketime":
+		t := tTime
+		t.Frac = numFsp(args[2])
+		return t
+	case "timediff":
+		t := tTime
+		t.Frac = max(exprFsp(args[0]), exprFsp(args[1]))
+		return t
+	case "timestamp":
+		t := tDT
+		t.Frac = exprFsp(args[0])
+		if len(args) > 1 {
+			t.Frac = max(t.Frac, exprFsp(args[1]))
+		}
+		return t
+	case "addtime", "subtime":
+		fsp := max(exprFsp(args[0]), exprFsp(args[1]))
+		switch args[0].Type().Tp {
+		case mysql.TypeDuration:
+			t := tTime
+			t.Frac = fsp
+			return t
+		case mysql.TypeDatetime, mysql.TypeTimestamp, mysql.TypeDate:
+			t := tDT
+			t.Frac = fsp
+			return t
+		}
+		return tString
+	case "char_func", "from_base64", "inet6_aton", "uuid_to_bin", "unhex":
+		return tBytes
+	case "hex", "md5", "sha1", "sha", "sha2", "inet6_ntoa", "inet_ntoa", "bin_to_uuid", "to_base64", "conv", "bin",
+		"oct", "format", "date_format", "time_format", "dayname", "monthname":
+		return tString
 	}
-	if len(args) > 0 && name != "hex" && name != "md5" && name != "sha1" && name != "sha" && name != "sha2" {
+	if len(args) > 0 {
 		for _, a := range args {
 			if a.Type().Collation == "binary" && isStringType(a.Type()) {
 				return tBytes

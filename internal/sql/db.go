@@ -60,6 +60,7 @@ type DB struct {
 	autoInc map[autoKey]*autoIncState
 
 	globals   *globalVars
+	userLocks userLockTable        // GET_LOCK and friends
 	Processes func() []ProcessInfo // set by the server: SHOW PROCESSLIST
 	Kill      func(id uint32, query bool) error
 	Status    func() map[string]string // extra status variables from the server

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
 
@@ -649,7 +650,7 @@ func (a *aggIter) load() error {
 		row := make([]types.Value, pl.width+len(pl.aggs))
 		copy(row, g.first)
 		for i := range pl.aggs {
-			row[pl.width+i] = finalize(&pl.aggs[i], &g.states[i])
+			row[pl.width+i] = a.finalize(&pl.aggs[i], &g.states[i])
 		}
 		a.out = append(a.out, row)
 	}
@@ -669,7 +670,21 @@ func (a *aggIter) accumulate(spec *aggSpec, st *aggState, r []types.Value) error
 		}
 		vals[i] = v
 	}
-	nArgs := len(vals) - len(spec.order)
+	nArgs := len(vals) - spec.nOrder
+	switch spec.fn {
+	case "json_arrayagg":
+		// JSON aggregates keep NULLs (as JSON null).
+		st.count++
+		st.parts = append(st.parts, []types.Value{jsonAggValue(spec.args[0], vals[0])})
+		return nil
+	case "json_objectagg":
+		if vals[0].IsNull() {
+			return sqlerr.New(sqlerr.ErrJSONNullMemberName, "JSON documents may not contain NULL member names.")
+		}
+		st.count++
+		st.parts = append(st.parts, []types.Value{types.NewString(types.ToString(vals[0])), jsonAggValue(spec.args[1], vals[1])})
+		return nil
+	}
 	for _, v := range vals[:nArgs] {
 		if v.IsNull() {
 			return nil // aggregates skip NULLs (COUNT(a, b) counts rows where all are non-NULL)
@@ -680,10 +695,10 @@ func (a *aggIter) accumulate(spec *aggSpec, st *aggState, r []types.Value) error
 			st.seen = map[string]struct{}{}
 		}
 		var k []byte
-		for _, v := range vals[:nArgs] {
+		for i, v := range vals[:nArgs] {
 			var coll *types.Collation
 			if v.K == types.KindString {
-				coll, _ = types.LookupCollation(spec.args[0].Type().Collation)
+				coll, _ = types.LookupCollation(spec.args[i].Type().Collation)
 			}
 			k = groupKey(k, v, coll)
 		}
@@ -735,16 +750,22 @@ func (a *aggIter) accumulate(spec *aggSpec, st *aggState, r []types.Value) error
 	case "bit_xor":
 		st.bits ^= toUint64(v)
 	case "std", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp":
+		// Welford's recurrence, as MySQL computes variances.
 		f := types.ToFloat(v)
-		st.fsum += f
-		st.fsq += f * f
+		if st.count == 1 {
+			st.fsum, st.fsq = f, 0
+		} else {
+			m := st.fsum
+			st.fsum = m + (f-m)/float64(st.count)
+			st.fsq += (f - m) * (f - st.fsum)
+		}
 	default:
 		return sqlerr.New(sqlerr.ErrNotSupportedYet, "aggregate %s is not supported", spec.fn)
 	}
 	return nil
 }
 
-func finalize(spec *aggSpec, st *aggState) types.Value {
+func (a *aggIter) finalize(spec *aggSpec, st *aggState) types.Value {
 	switch spec.fn {
 	case "count":
 		return types.NewInt(st.count)
@@ -776,10 +797,17 @@ func finalize(spec *aggSpec, st *aggState) types.Value {
 		}
 		if len(spec.order) > 0 {
 			colls := make([]*types.Collation, len(spec.args))
+			for i, e := range spec.args {
+				if t := e.Type(); isStringType(t) {
+					colls[i], _ = types.LookupCollation(t.Collation)
+				}
+			}
 			sort.SliceStable(st.parts, func(a, b int) bool { return compareRows(st.parts[a], st.parts[b], spec.order, colls) < 0 })
 		}
+		maxLen := int(toIntLenient(a.env.s.getSysVar(mustSysVar("group_concat_max_len"), false)))
 		var sb strings.Builder
-		nArgs := len(spec.args) - len(spec.order)
+		nArgs := len(spec.args) - spec.nOrder
+		cut := false
 		for i, p := range st.parts {
 			if i > 0 {
 				sb.WriteString(spec.sep)
@@ -787,15 +815,44 @@ func finalize(spec *aggSpec, st *aggState) types.Value {
 			for _, v := range p[:nArgs] {
 				sb.WriteString(types.ToString(v))
 			}
-			if sb.Len() > 1024 {
+			if sb.Len() > maxLen {
+				cut = true
+				a.env.warn(sqlerr.New(sqlerr.ErrCutValueGroupConcat, "Row %d was cut by GROUP_CONCAT()", i+1))
 				break
 			}
 		}
 		s := sb.String()
-		if len(s) > 1024 {
-			s = s[:1024]
+		if cut {
+			s = s[:maxLen]
+			if spec.t.Collation != "binary" {
+				// Do not leave half a character.
+				for len(s) > 0 && !utf8.ValidString(s) {
+					s = s[:len(s)-1]
+				}
+			}
+		}
+		if spec.t.Collation == "binary" {
+			return types.NewBytes(s)
 		}
 		return types.NewString(s)
+	case "json_arrayagg":
+		if st.count == 0 {
+			return types.Null
+		}
+		arr := make([]any, len(st.parts))
+		for i, p := range st.parts {
+			arr[i] = jsonAggDoc(p[0])
+		}
+		return jsonResult(arr)
+	case "json_objectagg":
+		if st.count == 0 {
+			return types.Null
+		}
+		m := map[string]any{}
+		for _, p := range st.parts {
+			m[p[0].S] = jsonAggDoc(p[1])
+		}
+		return jsonResult(m)
 	case "bit_and":
 		if !st.hasVal {
 			return types.NewUint(^uint64(0))
@@ -807,17 +864,12 @@ func finalize(spec *aggSpec, st *aggState) types.Value {
 		if st.count == 0 {
 			return types.Null
 		}
-		n := float64(st.count)
-		mean := st.fsum / n
-		variance := st.fsq/n - mean*mean
+		variance := st.fsq / float64(st.count)
 		if spec.fn == "stddev_samp" || spec.fn == "var_samp" {
 			if st.count < 2 {
 				return types.Null
 			}
-			variance = (st.fsq - n*mean*mean) / (n - 1)
-		}
-		if variance < 0 {
-			variance = 0
+			variance = st.fsq / float64(st.count-1)
 		}
 		if strings.HasPrefix(spec.fn, "var") {
 			return types.NewFloat(variance)
@@ -828,6 +880,17 @@ func finalize(spec *aggSpec, st *aggState) types.Value {
 }
 
 func (a *aggIter) close() { a.src.close() }
+
+// jsonAggValue turns a JSON aggregate's argument into the JSON text of its document (JSON-typed
+// values are embedded, other values become scalars, NULL is null).
+func jsonAggValue(e Expr, v types.Value) types.Value {
+	return types.NewString(types.JSONText(jsonValueArg(e, v)))
+}
+
+func jsonAggDoc(v types.Value) any {
+	doc, _ := types.ParseJSON(v.S)
+	return doc
+}
 
 // subKind is how a subquery's result is used.
 type subKind uint8

@@ -68,12 +68,27 @@ func typeOfValue(v types.Value) types.ColType {
 // constExpr is a literal.
 type constExpr struct {
 	typed
-	v types.Value
+	v   types.Value
+	hex bool // a hexadecimal or bit literal: a number in numeric context
 }
 
 func (c *constExpr) Eval(*Env, []types.Value) (types.Value, error) { return c.v, nil }
 
-func newConst(v types.Value) *constExpr { return &constExpr{typed{typeOfValue(v)}, v} }
+func newConst(v types.Value) *constExpr { return &constExpr{typed: typed{typeOfValue(v)}, v: v} }
+
+// hexNumber is the value of a hex or bit literal in numeric context: its bytes as a big-endian
+// BIGINT UNSIGNED (e stays as it is otherwise).
+func hexNumber(e Expr) Expr {
+	k, ok := e.(*constExpr)
+	if !ok || !k.hex {
+		return e
+	}
+	var u uint64
+	for i := 0; i < len(k.v.S); i++ {
+		u = u<<8 | uint64(k.v.S[i])
+	}
+	return newConst(types.NewUint(u))
+}
 
 // colExpr reads a column of the row.
 type colExpr struct {
@@ -555,7 +570,18 @@ func (f *funcExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 		}
 		args = append(args, v)
 	}
-	return f.f(args)
+	v, err := f.f(args)
+	if err != nil {
+		if w, ok := err.(*types.FuncWarning); ok {
+			env.warn(w.Warn)
+			v, err = w.Value, nil
+		}
+	}
+	// Temporal results print with the static type's precision (a TIME(6) column of TIME(str)).
+	if (v.K == types.KindDuration && f.t.Tp == mysql.TypeDuration || v.K == types.KindDatetime && f.t.Tp == mysql.TypeDatetime) && f.t.Frac >= int(v.Frac) && f.t.Frac <= 6 {
+		v.Frac = int8(f.t.Frac)
+	}
+	return v, err
 }
 
 // closureExpr evaluates a Go function of its arguments' values with access to the session (NOW(),

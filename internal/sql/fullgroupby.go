@@ -24,6 +24,10 @@ func (v *bareColumns) Enter(n ast.Node) (ast.Node, bool) {
 	switch x := n.(type) {
 	case *ast.SubqueryExpr, *ast.AggregateFuncExpr:
 		return n, true
+	case *ast.FuncCallExpr:
+		if x.FnName.L == "any_value" { // ANY_VALUE() exempts its argument, as in MySQL
+			return n, true
+		}
 	case *ast.ColumnNameExpr:
 		v.cols = append(v.cols, x)
 	}

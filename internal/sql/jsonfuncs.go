@@ -391,6 +391,148 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 			}
 			return jsonResult(doc), nil
 		}, true)
+	case "json_array_append", "json_array_insert":
+		if len(args) < 3 || len(args)%2 == 0 {
+			return nil, true, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", name)
+		}
+		return &closureExpr{typed: typed{tJSON}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+			vs, _, err := evalAll(env, row, a)
+			if err != nil {
+				return types.Null, err
+			}
+			if vs[0].IsNull() {
+				return types.Null, nil
+			}
+			doc, err := jsonDocArg(name, 1, a[0], vs[0])
+			if err != nil {
+				return types.Null, err
+			}
+			for i := 1; i < len(vs); i += 2 {
+				if vs[i].IsNull() {
+					return types.Null, nil
+				}
+				p, err := jsonPathArg(vs[i])
+				if err != nil {
+					return types.Null, err
+				}
+				if p.Wild() {
+					return types.Null, sqlerr.New(sqlerr.ErrInvalidJSONPathWildcard, "In this situation, path expressions may not contain the * and ** tokens or an array range.")
+				}
+				val := jsonValueArg(a[i+1], vs[i+1])
+				if name == "json_array_append" {
+					doc = p.Update(doc, func(v any) any {
+						if arr, ok := v.([]any); ok {
+							return append(append([]any{}, arr...), val)
+						}
+						return []any{v, val}
+					})
+					continue
+				}
+				var ok bool
+				if doc, ok = p.ArrayInsert(doc, val); !ok {
+					return types.Null, sqlerr.New(sqlerr.ErrJSONPathNotArrayCell, "A path expression is not a path to a cell in an array.")
+				}
+			}
+			return jsonResult(doc), nil
+		}}, true, nil
+	case "json_search":
+		if err := argc(3, -1); err != nil {
+			return nil, true, err
+		}
+		return &closureExpr{typed: typed{tJSON}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+			vs, _, err := evalAll(env, row, a)
+			if err != nil {
+				return types.Null, err
+			}
+			for i, v := range vs {
+				if v.IsNull() && i != 3 {
+					return types.Null, nil
+				}
+			}
+			doc, err := jsonDocArg(name, 1, a[0], vs[0])
+			if err != nil {
+				return types.Null, err
+			}
+			mode := strings.ToLower(types.ToString(vs[1]))
+			if mode != "one" && mode != "all" {
+				return types.Null, sqlerr.New(sqlerr.ErrJSONBadOneOrAllArg, "The oneOrAll argument to json_search may take these values: 'one' or 'all'.")
+			}
+			esc := '\\'
+			if len(vs) > 3 && !vs[3].IsNull() {
+				e := []rune(types.ToString(vs[3]))
+				if len(e) > 1 {
+					return types.Null, sqlerr.New(sqlerr.ErrWrongArguments, "Incorrect arguments to ESCAPE")
+				}
+				if len(e) == 1 {
+					esc = e[0]
+				}
+			}
+			match := types.LikeMatcher(types.ToString(vs[2]), esc)
+			var found []string
+			seen := map[string]bool{}
+			if len(vs) <= 4 {
+				types.JSONSearch(doc, "$", match, &found, seen)
+			}
+			for _, pv := range vs[min(len(vs), 4):] {
+				p, err := jsonPathArg(pv)
+				if err != nil {
+					return types.Null, err
+				}
+				for _, f := range p.FindPaths(doc) {
+					types.JSONSearch(f.V, f.Path, match, &found, seen)
+				}
+			}
+			switch {
+			case len(found) == 0:
+				return types.Null, nil
+			case len(found) == 1 || mode == "one":
+				return jsonResult(found[0]), nil
+			}
+			arr := make([]any, len(found))
+			for i, f := range found {
+				arr[i] = f
+			}
+			return jsonResult(arr), nil
+		}}, true, nil
+	case "json_overlaps":
+		if err := argc(2, 2); err != nil {
+			return nil, true, err
+		}
+		return mk(tInt, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+			x, err := jsonDocArg(name, 1, a[0], vs[0])
+			if err != nil {
+				return types.Null, err
+			}
+			y, err := jsonDocArg(name, 2, a[1], vs[1])
+			if err != nil {
+				return types.Null, err
+			}
+			return boolVal(types.JSONOverlaps(x, y)), nil
+		}, true)
+	case "json_memberof":
+		if err := argc(2, 2); err != nil {
+			return nil, true, err
+		}
+		return mk(tInt, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+			doc, err := jsonDocArg("member of", 2, a[1], vs[1])
+			if err != nil {
+				return types.Null, err
+			}
+			return boolVal(types.JSONMemberOf(jsonValueArg(a[0], vs[0]), doc)), nil
+		}, true)
+	case "json_pretty":
+		if err := argc(1, 1); err != nil {
+			return nil, true, err
+		}
+		t := tString
+		t.Tp, t.Len = mysql.TypeLongBlob, -1
+		return mk(t, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+			doc, err := jsonDocArg(name, 1, a[0], vs[0])
+			if err != nil {
+				return types.Null, err
+			}
+			return types.NewString(types.JSONPretty(doc)), nil
+		}, true)
 	}
 	return nil, false, nil
 }

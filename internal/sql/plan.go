@@ -40,6 +40,7 @@ type aggSpec struct {
 	sep      string
 	t        types.ColType
 	order    []sortKey // GROUP_CONCAT ... ORDER BY, over args
+	nOrder   int       // trailing args that only ORDER BY uses
 }
 
 type sortKey struct {
@@ -476,7 +477,16 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 			spec.args = append(spec.args, e)
 		}
 		if spec.fn == "group_concat" && a.Order != nil {
+			nArgs := len(spec.args)
 			for _, item := range a.Order.Items {
+				// ORDER BY n names the n-th GROUP_CONCAT argument.
+				if pos, ok := item.Expr.(*ast.PositionExpr); ok && pos.P == nil {
+					if pos.N < 1 || pos.N > nArgs {
+						return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%d' in 'order clause'", pos.N)
+					}
+					spec.order = append(spec.order, sortKey{idx: pos.N - 1, desc: item.Desc})
+					continue
+				}
 				e, err := c.compile(item.Expr)
 				if err != nil {
 					return nil, err
@@ -484,6 +494,7 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 				spec.order = append(spec.order, sortKey{idx: len(spec.args), desc: item.Desc})
 				spec.args = append(spec.args, e)
 			}
+			spec.nOrder = len(spec.args) - nArgs
 		}
 		spec.t = aggResultType(spec)
 		pl.aggs = append(pl.aggs, spec)
@@ -961,8 +972,15 @@ func aggResultType(a aggSpec) types.ColType {
 		return at
 	case "group_concat":
 		t := tString
+		for _, e := range a.args[:len(a.args)-a.nOrder] {
+			if et := e.Type(); et.Collation == "binary" && isStringType(et) {
+				t = tBytes
+			}
+		}
 		t.Len = 1024
 		return t
+	case "json_arrayagg", "json_objectagg":
+		return tJSON
 	case "bit_and", "bit_or", "bit_xor":
 		return tUint
 	case "std", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp":

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -167,6 +168,7 @@ func (s *Session) warningCount() uint16 {
 // Close ends the session: an open transaction rolls back.
 func (s *Session) Close() {
 	s.rollback()
+	s.db.userLocks.releaseAll(s.ConnID)
 }
 
 // Parse parses statement text with the session's SQL mode.
@@ -182,10 +184,18 @@ func (s *Session) parse(text string) ([]ast.StmtNode, error) {
 		}
 	}
 	if err != nil {
+		// Unknown character sets and collations are their own errors, not syntax errors.
+		if m := parseCodeRe.FindStringSubmatch(err.Error()); m != nil {
+			if code, _ := strconv.Atoi(m[1]); code == sqlerr.ErrUnknownCharset || code == sqlerr.ErrUnknownCollation {
+				return nil, sqlerr.New(uint16(code), "%s", m[2])
+			}
+		}
 		return nil, sqlerr.New(sqlerr.ErrParse, "%s", parseErrorMessage(err))
 	}
 	return stmts, nil
 }
+
+var parseCodeRe = regexp.MustCompile(`\[(?:parser|ddl):(\d+)\](.*)$`)
 
 var parseErrRe = regexp.MustCompile(`(?s)line (\d+) column \d+ near "(.*)"\s*$`)
 

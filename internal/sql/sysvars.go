@@ -114,6 +114,7 @@ func init() {
 	defVar("storage_engine", scopeBoth, str("InnoDB"))
 	defVar("div_precision_increment", scopeBoth, num(4), intRange(0, 30))
 	defVar("group_concat_max_len", scopeBoth, num(1024), intRange(4, 1<<32-1))
+	defVar("default_week_format", scopeBoth, num(0), intRange(0, 7))
 	defVar("last_insert_id", scopeSession, num(0))
 	defVar("identity", scopeSession, num(0))
 	defVar("warning_count", scopeSession, num(0), ro)

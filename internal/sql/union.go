@@ -74,7 +74,7 @@ func (p *planner) planUnion(x *ast.SetOprStmt, parent *scope) (*selectPlan, erro
 	for ci := range pl.cols {
 		var es []Expr
 		for _, part := range up.parts {
-			es = append(es, &constExpr{typed{part.proj[ci].Type()}, types.Null})
+			es = append(es, &constExpr{typed: typed{part.proj[ci].Type()}, v: types.Null})
 		}
 		t := unifyTypes(es...)
 		pl.cols[ci] = resultColumn(pl.cols[ci].Name, nil, t)

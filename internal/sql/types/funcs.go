@@ -20,6 +20,21 @@ import (
 // LookupFunc's bounds.
 type Func func(args []Value) (Value, error)
 
+// FuncWarning is returned as the error of a Func when MySQL returns a value together with a
+// warning (STR_TO_DATE of a bad value, FORMAT with an unknown locale...): the caller records Warn
+// and uses Value.
+type FuncWarning struct {
+	Value Value
+	Warn  *sqlerr.Error
+}
+
+func (w *FuncWarning) Error() string { return w.Warn.Message }
+
+// warnResult returns v with a warning.
+func warnResult(v Value, code uint16, format string, args ...any) (Value, error) {
+	return v, &FuncWarning{Value: v, Warn: sqlerr.New(code, format, args...)}
+}
+
 type funcDef struct {
 	min, max int // max -1: variadic
 	f        Func
@@ -112,6 +127,8 @@ func init() {
 		"datediff":         {2, 2, fnDatediff, nil},
 		"date_format":      {2, 2, fnDateFormat, nil},
 	}
+	registerStringFuncs(funcTable)
+	registerTimeFuncs(funcTable)
 	for name, d := range funcTable {
 		if d.withColl != nil {
 			d.f = d.withColl(collUTF8MB4Default)
@@ -1142,7 +1159,28 @@ func fnDateFormat(args []Value) (Value, error) {
 // (names, weekdays, weeks) and p has zero month or day.
 func formatDate(buf []byte, p int64, f string) ([]byte, bool) {
 	y, mo, d, h, mi, s, us := UnpackTime(p)
-	zero := mo == 0 || d == 0
+	return formatParts(buf, timeParts{y: y, mo: mo, d: d, h: int64(h), mi: mi, s: s, us: us}, f)
+}
+
+// timeParts is a date and time to format; isTime marks a TIME (TIME_FORMAT), whose hours may
+// exceed 23 and which may be negative.
+type timeParts struct {
+	y, mo, d  int
+	h         int64
+	mi, s, us int
+	neg       bool
+	isTime    bool
+}
+
+// formatParts formats t with DATE_FORMAT's specifiers. For a TIME the date specifiers that need a
+// calendar (names, weeks, day of year) make the result NULL (ok false), as in MySQL.
+func formatParts(buf []byte, t timeParts, f string) ([]byte, bool) {
+	y, mo, d, h, mi, s, us := t.y, t.mo, t.d, t.h, t.mi, t.s, t.us
+	zero := mo == 0 || d == 0 || t.isTime
+	h12 := (h%24+11)%12 + 1
+	if t.neg {
+		buf = append(buf, '-')
+	}
 	for i := 0; i < len(f); i++ {
 		c := f[i]
 		if c != '%' || i+1 == len(f) {
@@ -1157,13 +1195,16 @@ func formatDate(buf []byte, p int64, f string) ([]byte, bool) {
 			}
 			buf = append(buf, dayNames[calcWeekday(calcDaynr(y, mo, d), false)][:3]...)
 		case 'b':
-			if mo == 0 {
+			if mo == 0 || t.isTime {
 				return nil, false
 			}
 			buf = append(buf, monthNames[mo-1][:3]...)
 		case 'c':
 			buf = appendPad(buf, int64(mo), 1)
 		case 'D':
+			if t.isTime {
+				return nil, false
+			}
 			buf = appendPad(buf, int64(d), 1)
 			buf = append(buf, daySuffix(d)...)
 		case 'd':
@@ -1173,9 +1214,9 @@ func formatDate(buf []byte, p int64, f string) ([]byte, bool) {
 		case 'f':
 			buf = appendPad(buf, int64(us), 6)
 		case 'H':
-			buf = appendPad(buf, int64(h), 2)
+			buf = appendPad(buf, h, 2)
 		case 'h', 'I':
-			buf = appendPad(buf, int64((h+11)%12+1), 2)
+			buf = appendPad(buf, h12, 2)
 		case 'i':
 			buf = appendPad(buf, int64(mi), 2)
 		case 'j':
@@ -1184,29 +1225,29 @@ func formatDate(buf []byte, p int64, f string) ([]byte, bool) {
 			}
 			buf = appendPad(buf, calcDaynr(y, mo, d)-calcDaynr(y, 1, 1)+1, 3)
 		case 'k':
-			buf = appendPad(buf, int64(h), 1)
+			buf = appendPad(buf, h, 1)
 		case 'l':
-			buf = appendPad(buf, int64((h+11)%12+1), 1)
+			buf = appendPad(buf, h12, 1)
 		case 'M':
-			if mo == 0 {
+			if mo == 0 || t.isTime {
 				return nil, false
 			}
 			buf = append(buf, monthNames[mo-1]...)
 		case 'm':
 			buf = appendPad(buf, int64(mo), 2)
 		case 'p':
-			buf = append(buf, pick(h < 12, "AM", "PM")...)
+			buf = append(buf, pick(h%24 < 12, "AM", "PM")...)
 		case 'r':
-			buf = appendPad(buf, int64((h+11)%12+1), 2)
+			buf = appendPad(buf, h12, 2)
 			buf = append(buf, ':')
 			buf = appendPad(buf, int64(mi), 2)
 			buf = append(buf, ':')
 			buf = appendPad(buf, int64(s), 2)
-			buf = append(buf, pick(h < 12, " AM", " PM")...)
+			buf = append(buf, pick(h%24 < 12, " AM", " PM")...)
 		case 'S', 's':
 			buf = appendPad(buf, int64(s), 2)
 		case 'T':
-			buf = appendPad(buf, int64(h), 2)
+			buf = appendPad(buf, h, 2)
 			buf = append(buf, ':')
 			buf = appendPad(buf, int64(mi), 2)
 			buf = append(buf, ':')
