@@ -106,6 +106,13 @@ wanted() {
   [[ -z ${TEST_ONLY:-} || " $TEST_ONLY " == *" $1 "* ]]
 }
 
+# server_infra NAME: the build and the server's start and stop run whenever a
+# selected step needs the server (TEST_ONLY=dump works on its own).
+server_infra() {
+  [[ ${need_server:-0} == 1 ]] || return 1
+  [[ $1 == build || $1 == "$server-start" || $1 == "$server-stop" ]]
+}
+
 record() { # name status seconds [note]
   summary+=("$(printf '%-14s %-8s %5ss  %s' "$1" "$2" "$3" "${4:-}")")
   [[ $2 == ok || $2 == skipped ]] || failed=$((failed + 1))
@@ -116,7 +123,7 @@ record() { # name status seconds [note]
 step() {
   local name=$1 limit=$2
   shift 2
-  if ! wanted "$name"; then
+  if ! wanted "$name" && ! server_infra "$name"; then
     record "$name" skipped 0
     return 0
   fi
