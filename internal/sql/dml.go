@@ -127,6 +127,7 @@ func (s *Session) insert(env *Env, x *ast.InsertStmt) (proto.OK, error) {
 	p := &planner{s: s}
 	c := p.newCompiler(&scope{})
 	ins := &inserter{env: env, s: s, tbl: tbl, ignore: x.IgnoreErr, replace: x.IsReplace, strict: s.strict() && !x.IgnoreErr}
+	env.divZeroErr = ins.strict && s.sqlModeHas("ERROR_FOR_DIVISION_BY_ZERO")
 	// ON DUPLICATE KEY UPDATE compiles against the existing row; VALUES(col) reads the new row.
 	if len(x.OnDuplicate) > 0 {
 		sc := tableScope(tbl, tbl.Name)
@@ -702,6 +703,7 @@ func (s *Session) update(env *Env, x *ast.UpdateStmt) (proto.OK, error) {
 	if err != nil {
 		return proto.OK{}, err
 	}
+	env.divZeroErr = s.strict() && !x.IgnoreErr && s.sqlModeHas("ERROR_FOR_DIVISION_BY_ZERO")
 	c := (&planner{s: s}).newCompiler(tableScope(tbl, alias))
 	var sets []assignment
 	for _, a := range x.List {

@@ -27,6 +27,9 @@ type Env struct {
 	rows     int       // rows examined since the last cancellation check
 	t        *txn.Txn  // overrides the session's transaction (DDL runs in its own)
 	fkDepth  int       // nesting of foreign key cascades (fk.go)
+	// divZeroErr makes a division by zero an error (strict INSERT/UPDATE with
+	// ERROR_FOR_DIVISION_BY_ZERO).
+	divZeroErr bool
 }
 
 func (env *Env) txn() *txn.Txn {
@@ -45,8 +48,14 @@ func (env *Env) now() time.Time {
 
 func (env *Env) warn(e *sqlerr.Error) { env.s.addWarning("Warning", e.Code, e.Message) }
 
-func (env *Env) divByZero() {
+// divByZero reports a division by zero: warning 1365, or the error when a strict INSERT/UPDATE
+// runs under ERROR_FOR_DIVISION_BY_ZERO (divZeroErr), as MySQL does.
+func (env *Env) divByZero() error {
+	if env.divZeroErr {
+		return sqlerr.New(sqlerr.ErrDivisionByZero, "Division by 0")
+	}
 	env.s.addWarning("Warning", sqlerr.ErrDivisionByZero, "Division by 0")
+	return nil
 }
 
 // checkKilled returns an error once the statement was killed, its connection closed, or its

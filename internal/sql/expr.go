@@ -139,17 +139,17 @@ func (a *arithExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 	case opcode.Div:
 		v, err = types.Div(l, r)
 		if err == nil && v.IsNull() {
-			env.divByZero()
+			err = env.divByZero()
 		}
 	case opcode.IntDiv:
 		v, err = types.IntDiv(l, r)
 		if err == nil && v.IsNull() {
-			env.divByZero()
+			err = env.divByZero()
 		}
 	case opcode.Mod:
 		v, err = types.Mod(l, r)
 		if err == nil && v.IsNull() {
-			env.divByZero()
+			err = env.divByZero()
 		}
 	}
 	return v, err
