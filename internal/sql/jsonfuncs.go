@@ -314,37 +314,11 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 			return types.NewInt(0), nil
 		}, true)
 	case "json_set", "json_insert", "json_replace":
-		if len(args) < 3 || len(args)%2 == 0 {
-			return nil, true, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", name)
-		}
 		mode := map[string]types.JSONModify{"json_set": types.JSONSet, "json_insert": types.JSONInsert, "json_replace": types.JSONReplace}[name]
-		return &closureExpr{typed: typed{tJSON}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-			vs, _, err := evalAll(env, row, a)
-			if err != nil {
-				return types.Null, err
-			}
-			if vs[0].IsNull() {
-				return types.Null, nil
-			}
-			doc, err := jsonDocArg(name, 1, a[0], vs[0])
-			if err != nil {
-				return types.Null, err
-			}
-			for i := 1; i < len(vs); i += 2 {
-				if vs[i].IsNull() {
-					return types.Null, nil
-				}
-				p, err := jsonPathArg(vs[i])
-				if err != nil {
-					return types.Null, err
-				}
-				if p.Wild() {
-					return types.Null, errWildPath()
-				}
-				doc = p.Modify(doc, jsonValueArg(a[i+1], vs[i+1]), mode)
-			}
-			return jsonResult(doc), nil
-		}}, true, nil
+		e, err := c.pathValuePairs(name, args, func(doc any, p *types.JSONPath, val any) (any, error) {
+			return p.Modify(doc, val, mode), nil
+		})
+		return e, true, err
 	case "json_remove":
 		if err := argc(2, -1); err != nil {
 			return nil, true, err
@@ -392,49 +366,22 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 			return jsonResult(doc), nil
 		}, true)
 	case "json_array_append", "json_array_insert":
-		if len(args) < 3 || len(args)%2 == 0 {
-			return nil, true, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", name)
-		}
-		return &closureExpr{typed: typed{tJSON}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-			vs, _, err := evalAll(env, row, a)
-			if err != nil {
-				return types.Null, err
+		e, err := c.pathValuePairs(name, args, func(doc any, p *types.JSONPath, val any) (any, error) {
+			if name == "json_array_append" {
+				return p.Update(doc, func(v any) any {
+					if arr, ok := v.([]any); ok {
+						return append(append([]any{}, arr...), val)
+					}
+					return []any{v, val}
+				}), nil
 			}
-			if vs[0].IsNull() {
-				return types.Null, nil
+			doc, ok := p.ArrayInsert(doc, val)
+			if !ok {
+				return nil, sqlerr.New(sqlerr.ErrJSONPathNotArrayCell, "A path expression is not a path to a cell in an array.")
 			}
-			doc, err := jsonDocArg(name, 1, a[0], vs[0])
-			if err != nil {
-				return types.Null, err
-			}
-			for i := 1; i < len(vs); i += 2 {
-				if vs[i].IsNull() {
-					return types.Null, nil
-				}
-				p, err := jsonPathArg(vs[i])
-				if err != nil {
-					return types.Null, err
-				}
-				if p.Wild() {
-					return types.Null, sqlerr.New(sqlerr.ErrInvalidJSONPathWildcard, "In this situation, path expressions may not contain the * and ** tokens or an array range.")
-				}
-				val := jsonValueArg(a[i+1], vs[i+1])
-				if name == "json_array_append" {
-					doc = p.Update(doc, func(v any) any {
-						if arr, ok := v.([]any); ok {
-							return append(append([]any{}, arr...), val)
-						}
-						return []any{v, val}
-					})
-					continue
-				}
-				var ok bool
-				if doc, ok = p.ArrayInsert(doc, val); !ok {
-					return types.Null, sqlerr.New(sqlerr.ErrJSONPathNotArrayCell, "A path expression is not a path to a cell in an array.")
-				}
-			}
-			return jsonResult(doc), nil
-		}}, true, nil
+			return doc, nil
+		})
+		return e, true, err
 	case "json_search":
 		if err := argc(3, -1); err != nil {
 			return nil, true, err
@@ -553,4 +500,46 @@ func castJSON(e Expr) Expr {
 		}
 		return jsonResult(jsonValueArg(a[0], v)), nil
 	}}
+}
+
+// pathValuePairs compiles a function of (doc, path, value[, path, value]...) that applies each pair
+// in order (JSON_SET/INSERT/REPLACE, JSON_ARRAY_APPEND/INSERT): NULL if the document or a path is
+// NULL, 3149 for a wildcard path.
+func (c *compiler) pathValuePairs(name string, args []Expr, apply func(doc any, p *types.JSONPath, val any) (any, error)) (Expr, error) {
+	if len(args) < 3 || len(args)%2 == 0 {
+		return nil, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", name)
+	}
+	return &closureExpr{typed: typed{tJSON}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+		vs := make([]types.Value, len(a))
+		for i, e := range a {
+			v, err := e.Eval(env, row)
+			if err != nil {
+				return types.Null, err
+			}
+			vs[i] = v
+		}
+		if vs[0].IsNull() {
+			return types.Null, nil
+		}
+		doc, err := jsonDocArg(name, 1, a[0], vs[0])
+		if err != nil {
+			return types.Null, err
+		}
+		for i := 1; i < len(vs); i += 2 {
+			if vs[i].IsNull() {
+				return types.Null, nil
+			}
+			p, err := jsonPathArg(vs[i])
+			if err != nil {
+				return types.Null, err
+			}
+			if p.Wild() {
+				return types.Null, errWildPath()
+			}
+			if doc, err = apply(doc, p, jsonValueArg(a[i+1], vs[i+1])); err != nil {
+				return types.Null, err
+			}
+		}
+		return jsonResult(doc), nil
+	}}, nil
 }
