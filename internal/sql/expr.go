@@ -505,51 +505,7 @@ func (n *likeExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 	if n.fold {
 		s, ps = strings.ToLower(s), strings.ToLower(ps)
 	}
-	return boolVal(likeMatch([]rune(s), []rune(ps), rune(n.escape)) != n.not), nil
-}
-
-// likeMatch matches SQL LIKE patterns with % and _ (backtracking on the last %, linear in practice).
-func likeMatch(s, p []rune, esc rune) bool {
-	si, pi := 0, 0
-	starP, starS := -1, 0
-	for si < len(s) {
-		if pi < len(p) {
-			c := p[pi]
-			switch {
-			case c == esc && pi+1 < len(p):
-				if s[si] == p[pi+1] {
-					si++
-					pi += 2
-					continue
-				}
-			case c == '%':
-				starP, starS = pi, si
-				pi++
-				continue
-			case c == '_':
-				si++
-				pi++
-				continue
-			default:
-				if s[si] == c {
-					si++
-					pi++
-					continue
-				}
-			}
-		}
-		if starP >= 0 {
-			starS++
-			si = starS
-			pi = starP + 1
-			continue
-		}
-		return false
-	}
-	for pi < len(p) && p[pi] == '%' {
-		pi++
-	}
-	return pi == len(p)
+	return boolVal(types.LikeRunes([]rune(s), []rune(ps), rune(n.escape)) != n.not), nil
 }
 
 // funcExpr calls a pure builtin from internal/sql/types.

@@ -249,7 +249,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 		if !ok {
 			return true
 		}
-		m := likeMatch([]rune(strings.ToLower(name)), []rune(strings.ToLower(fmt.Sprint(p.GetValue()))), '\\')
+		m := types.LikeRunes([]rune(strings.ToLower(name)), []rune(strings.ToLower(fmt.Sprint(p.GetValue()))), '\\')
 		return m != x.Pattern.Not
 	}
 	dbOf := func() (string, error) {

@@ -319,10 +319,12 @@ func (p *JSONPath) ArrayInsert(doc any, val any) (any, bool) {
 // case-sensitively.
 func LikeMatcher(pattern string, esc rune) func(string) bool {
 	p := []rune(pattern)
-	return func(s string) bool { return likeRunes([]rune(s), p, esc) }
+	return func(s string) bool { return LikeRunes([]rune(s), p, esc) }
 }
 
-func likeRunes(s, p []rune, esc rune) bool {
+// LikeRunes matches SQL LIKE patterns with % and _ (backtracking on the last %, linear in
+// practice); esc escapes the next pattern character.
+func LikeRunes(s, p []rune, esc rune) bool {
 	si, pi := 0, 0
 	starP, starS := -1, 0
 	for si < len(s) {
