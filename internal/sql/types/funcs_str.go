@@ -106,29 +106,7 @@ func fnOrd(args []Value) (Value, error) {
 // longest run of digits valid in base (none gives 0); overflow gives the maximum, a minus sign
 // negates in two's complement.
 func strntoull(s string, base int) uint64 {
-	i := 0
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '-' || s[i] == '+') {
-		neg = s[i] == '-'
-		i++
-	}
-	var n uint64
-	overflow := false
-	for ; i < len(s); i++ {
-		d := digitVal(s[i])
-		if d >= base {
-			break
-		}
-		hi, lo := bits.Mul64(n, uint64(base))
-		lo, carry := bits.Add64(lo, uint64(d), 0)
-		if hi != 0 || carry != 0 {
-			overflow = true
-		}
-		n = lo
-	}
+	n, neg, overflow := scanBase(s, base)
 	if overflow {
 		return math.MaxUint64
 	}
@@ -140,17 +118,29 @@ func strntoull(s string, base int) uint64 {
 
 // strntoll is the signed variant (my_strntoll): overflow clips to the int64 range.
 func strntoll(s string, base int) int64 {
+	n, neg, overflow := scanBase(s, base)
+	switch {
+	case neg && (overflow || n > 1<<63):
+		return math.MinInt64
+	case !neg && (overflow || n > math.MaxInt64):
+		return math.MaxInt64
+	case neg:
+		return -int64(n)
+	}
+	return int64(n)
+}
+
+// scanBase reads blanks, a sign and the longest run of base-digits of s: the magnitude modulo
+// 2^64, the sign, and whether the magnitude overflowed 64 bits.
+func scanBase(s string, base int) (n uint64, neg, overflow bool) {
 	i := 0
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 		i++
 	}
-	neg := false
 	if i < len(s) && (s[i] == '-' || s[i] == '+') {
 		neg = s[i] == '-'
 		i++
 	}
-	var n uint64
-	overflow := false
 	for ; i < len(s); i++ {
 		d := digitVal(s[i])
 		if d >= base {
@@ -163,15 +153,7 @@ func strntoll(s string, base int) int64 {
 		}
 		n = lo
 	}
-	switch {
-	case neg && (overflow || n > 1<<63):
-		return math.MinInt64
-	case !neg && (overflow || n > math.MaxInt64):
-		return math.MaxInt64
-	case neg:
-		return -int64(n)
-	}
-	return int64(n)
+	return n, neg, overflow
 }
 
 func digitVal(c byte) int {
