@@ -31,20 +31,6 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 	mk := func(t types.ColType, fn func(env *Env, row []types.Value, args []Expr) (types.Value, error)) (Expr, bool, error) {
 		return &closureExpr{typed: typed{t}, args: args, fn: fn}, true, nil
 	}
-	// evalArgs evaluates every argument; null reports whether any is NULL.
-	evalArgs := func(env *Env, row []types.Value, a []Expr) ([]types.Value, bool, error) {
-		vs := make([]types.Value, len(a))
-		null := false
-		for i, e := range a {
-			v, err := e.Eval(env, row)
-			if err != nil {
-				return nil, false, err
-			}
-			vs[i] = v
-			null = null || v.IsNull()
-		}
-		return vs, null, nil
-	}
 	unit := func() string {
 		for _, a := range x.Args {
 			if tu, ok := a.(*ast.TimeUnitExpr); ok {

@@ -77,23 +77,9 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 		}
 		return nil
 	}
-	// evalAll evaluates every argument; null reports whether any is NULL.
-	evalAll := func(env *Env, row []types.Value, a []Expr) ([]types.Value, bool, error) {
-		vs := make([]types.Value, len(a))
-		null := false
-		for i, e := range a {
-			v, err := e.Eval(env, row)
-			if err != nil {
-				return nil, false, err
-			}
-			vs[i] = v
-			null = null || v.IsNull()
-		}
-		return vs, null, nil
-	}
 	mk := func(t types.ColType, f func(env *Env, vs []types.Value, a []Expr) (types.Value, error), nullIfAnyNull bool) (Expr, bool, error) {
 		return &closureExpr{typed: typed{t}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-			vs, null, err := evalAll(env, row, a)
+			vs, null, err := evalArgs(env, row, a)
 			if err != nil {
 				return types.Null, err
 			}
@@ -387,7 +373,7 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 			return nil, true, err
 		}
 		return &closureExpr{typed: typed{tJSON}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-			vs, _, err := evalAll(env, row, a)
+			vs, _, err := evalArgs(env, row, a)
 			if err != nil {
 				return types.Null, err
 			}
@@ -510,13 +496,9 @@ func (c *compiler) pathValuePairs(name string, args []Expr, apply func(doc any, 
 		return nil, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", name)
 	}
 	return &closureExpr{typed: typed{tJSON}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-		vs := make([]types.Value, len(a))
-		for i, e := range a {
-			v, err := e.Eval(env, row)
-			if err != nil {
-				return types.Null, err
-			}
-			vs[i] = v
+		vs, _, err := evalArgs(env, row, a)
+		if err != nil {
+			return types.Null, err
 		}
 		if vs[0].IsNull() {
 			return types.Null, nil
@@ -542,4 +524,19 @@ func (c *compiler) pathValuePairs(name string, args []Expr, apply func(doc any, 
 		}
 		return jsonResult(doc), nil
 	}}, nil
+}
+
+// evalArgs evaluates every argument of a function; null reports whether any is NULL.
+func evalArgs(env *Env, row []types.Value, a []Expr) ([]types.Value, bool, error) {
+	vs := make([]types.Value, len(a))
+	null := false
+	for i, e := range a {
+		v, err := e.Eval(env, row)
+		if err != nil {
+			return nil, false, err
+		}
+		vs[i] = v
+		null = null || v.IsNull()
+	}
+	return vs, null, nil
 }
