@@ -166,8 +166,7 @@ func (d *ddlCtx) dropDatabase(x *ast.DropDatabaseStmt) error {
 		d.dropTable(t)
 	}
 	for _, v := range d.cat.Views(db.Name) {
-		d.cat.removeView(v)
-		d.t.Delete(viewDefKey(v.DB, v.Name))
+		d.dropView(v)
 	}
 	delete(d.cat.dbs, strings.ToLower(name))
 	delete(d.cat.tables, strings.ToLower(name))
@@ -704,6 +703,18 @@ func (d *ddlCtx) dropTable(t *Table) {
 	d.resetAuto = append(d.resetAuto, t.ID)
 }
 
+// unknownTables reports the names DROP TABLE / DROP VIEW did not find: error 1051, or notes with
+// IF EXISTS.
+func (d *ddlCtx) unknownTables(missing []string, ifExists bool) error {
+	if len(missing) > 0 && !ifExists {
+		return sqlerr.New(sqlerr.ErrBadTable, "Unknown table '%s'", strings.Join(missing, ","))
+	}
+	for _, m := range missing {
+		d.s.addWarning("Note", sqlerr.ErrBadTable, fmt.Sprintf("Unknown table '%s'", m))
+	}
+	return nil
+}
+
 func (d *ddlCtx) dropTables(x *ast.DropTableStmt) error {
 	if x.IsView {
 		return d.dropViews(x)
@@ -722,11 +733,8 @@ func (d *ddlCtx) dropTables(x *ast.DropTableStmt) error {
 		}
 		drop = append(drop, t)
 	}
-	if len(missing) > 0 && !x.IfExists {
-		return sqlerr.New(sqlerr.ErrBadTable, "Unknown table '%s'", strings.Join(missing, ","))
-	}
-	for _, m := range missing {
-		d.s.addWarning("Note", sqlerr.ErrBadTable, fmt.Sprintf("Unknown table '%s'", m))
+	if err := d.unknownTables(missing, x.IfExists); err != nil {
+		return err
 	}
 	if len(drop) == 0 {
 		d.noop = true

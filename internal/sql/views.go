@@ -178,20 +178,21 @@ func (d *ddlCtx) dropViews(x *ast.DropTableStmt) error {
 		}
 		drop = append(drop, v)
 	}
-	if len(missing) > 0 && !x.IfExists {
-		return sqlerr.New(sqlerr.ErrBadTable, "Unknown table '%s'", strings.Join(missing, ","))
-	}
-	for _, m := range missing {
-		d.s.addWarning("Note", sqlerr.ErrBadTable, fmt.Sprintf("Unknown table '%s'", m))
+	if err := d.unknownTables(missing, x.IfExists); err != nil {
+		return err
 	}
 	if len(drop) == 0 {
 		d.noop = true
 	}
 	for _, v := range drop {
-		d.cat.removeView(v)
-		d.t.Delete(viewDefKey(v.DB, v.Name))
+		d.dropView(v)
 	}
 	return nil
+}
+
+func (d *ddlCtx) dropView(v *View) {
+	d.cat.removeView(v)
+	d.t.Delete(viewDefKey(v.DB, v.Name))
 }
 
 // maxViewDepth bounds views defined on views (and catches a cycle made with CREATE OR REPLACE).
