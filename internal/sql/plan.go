@@ -253,12 +253,7 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 					if err != nil {
 						return nil, err
 					}
-					lv.sub = sub
-					lv.width = sub.nVisible
-					for i := 0; i < sub.nVisible; i++ {
-						c := sub.cols[i]
-						sc.cols = append(sc.cols, scopeCol{db: db, table: it.alias, orgTable: v.Name, name: c.Name, t: colTypeOf(c), level: li})
-					}
+					lv.setSub(sc, sub, db, it.alias, v.Name, li)
 					pl.levels = append(pl.levels, lv)
 					continue
 				}
@@ -295,12 +290,7 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 			if err != nil {
 				return nil, err
 			}
-			lv.sub = sub
-			lv.width = sub.nVisible
-			for i := 0; i < sub.nVisible; i++ {
-				c := sub.cols[i]
-				sc.cols = append(sc.cols, scopeCol{table: it.alias, name: c.Name, t: colTypeOf(c), level: li})
-			}
+			lv.setSub(sc, sub, "", it.alias, "", li)
 		}
 		pl.levels = append(pl.levels, lv)
 	}
@@ -1146,4 +1136,15 @@ func pickLen(unsigned bool, u, s uint32) uint32 {
 		return u
 	}
 	return s
+}
+
+// setSub makes a derived table (a subquery in FROM, or a view) the level's source and adds its
+// visible columns to the scope under alias.
+func (lv *level) setSub(sc *scope, sub *selectPlan, db, alias, orgTable string, li int) {
+	lv.sub = sub
+	lv.width = sub.nVisible
+	for i := 0; i < sub.nVisible; i++ {
+		c := sub.cols[i]
+		sc.cols = append(sc.cols, scopeCol{db: db, table: alias, orgTable: orgTable, name: c.Name, t: colTypeOf(c), level: li})
+	}
 }
