@@ -186,7 +186,8 @@ func (d *ddlCtx) rewriteRows(old, nt *Table, changed []uint32) error {
 		rebuild = append(rebuild, &nix)
 	}
 	nt.init()
-	strict := d.s.strict()
+	// The session's conversion rules, read once for all rows.
+	base := types.ConvertCtx{Strict: d.s.strict(), NoZeroDate: d.s.sqlModeHas("NO_ZERO_DATE"), NoZeroInDate: d.s.sqlModeHas("NO_ZERO_IN_DATE")}
 	lo, hi := indexSpan(old.ID, primaryID)
 	it, err := d.t.NewIter(lo, hi, false, true)
 	if err != nil {
@@ -215,7 +216,7 @@ func (d *ddlCtx) rewriteRows(old, nt *Table, changed []uint32) error {
 			if !isChanged[c.ID] {
 				continue
 			}
-			v, err := d.convertForAlter(row[j], c, strict, n)
+			v, err := d.convertForAlter(row[j], c, base, n)
 			if err != nil {
 				it.Close()
 				return err
@@ -263,19 +264,19 @@ func (d *ddlCtx) rewriteRows(old, nt *Table, changed []uint32) error {
 // convertForAlter converts one stored value to a changed column: INSERT's conversion, except that
 // a NULL going into a NOT NULL column is 1138 (strict) or the type's implicit default with a 1265
 // warning, as MySQL's ALTER reports it.
-func (d *ddlCtx) convertForAlter(v types.Value, c *Column, strict bool, row int) (types.Value, error) {
+func (d *ddlCtx) convertForAlter(v types.Value, c *Column, cc types.ConvertCtx, row int) (types.Value, error) {
 	if v.IsNull() {
 		if !c.NotNull {
 			return v, nil
 		}
-		if strict {
+		if cc.Strict {
 			return v, sqlerr.New(sqlerr.ErrInvalidUseOfNull, "Invalid use of NULL value")
 		}
 		d.s.addWarning("Warning", sqlerr.ErrWarnDataTruncated, fmt.Sprintf("Data truncated for column '%s' at row %d", c.Name, row))
 		return implicitDefault(c), nil
 	}
-	out, warns, err := types.Convert(v, &c.Type, types.ConvertCtx{Strict: strict, Column: c.Name, Row: row,
-		NoZeroDate: d.s.sqlModeHas("NO_ZERO_DATE"), NoZeroInDate: d.s.sqlModeHas("NO_ZERO_IN_DATE")})
+	cc.Column, cc.Row = c.Name, row
+	out, warns, err := types.Convert(v, &c.Type, cc)
 	if err != nil {
 		return v, err
 	}

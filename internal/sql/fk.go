@@ -103,6 +103,9 @@ func (c *Catalog) referencing(db, table string) []fkRef {
 			sort.SliceStable(rs, func(i, j int) bool { return rs[i].child.ID < rs[j].child.ID })
 		}
 	})
+	if len(idx.refs) == 0 {
+		return nil // no foreign keys at all: no key to build on every row change
+	}
 	return idx.refs[parentKey(db, table)]
 }
 
