@@ -24,7 +24,6 @@ type scopeCol struct {
 	col             *Column // nil for derived columns
 	level           int     // FROM-list position that produces it
 	notNull         bool
-	pk              bool
 	used            bool // referenced by the query (covering-index decisions)
 }
 

@@ -23,10 +23,9 @@ type Env struct {
 	outer    [][]types.Value
 	subCache map[*subqueryExpr]*subResult
 	reCache  map[string]*regexp.Regexp
-	deadline time.Time // max_execution_time, zero = none
-	rows     int       // rows examined since the last cancellation check
-	t        *txn.Txn  // overrides the session's transaction (DDL runs in its own)
-	fkDepth  int       // nesting of foreign key cascades (fk.go)
+	rows     int      // rows examined since the last cancellation check
+	t        *txn.Txn // overrides the session's transaction (DDL runs in its own)
+	fkDepth  int      // nesting of foreign key cascades (fk.go)
 	// divZeroErr makes a division by zero an error (strict INSERT/UPDATE with
 	// ERROR_FOR_DIVISION_BY_ZERO).
 	divZeroErr bool

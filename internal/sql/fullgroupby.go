@@ -16,8 +16,7 @@ import (
 
 // bareColumns collects the column references of n that are outside aggregates and subqueries.
 type bareColumns struct {
-	cols  []*ast.ColumnNameExpr
-	depth int
+	cols []*ast.ColumnNameExpr
 }
 
 func (v *bareColumns) Enter(n ast.Node) (ast.Node, bool) {

@@ -77,7 +77,6 @@ type conjunct struct {
 	e    Expr
 	refs uint64
 	node ast.ExprNode
-	used bool
 }
 
 // splitAnd flattens a AND b AND c.

@@ -50,11 +50,10 @@ func refs2(sc *scope, es ...Expr) (uint64, bool) {
 
 // bound is a usable condition on one column of the level being planned.
 type bound struct {
-	col    int // scope index
-	op     opcode.Op
-	vals   []Expr // EQ: 1, IN: n, range: 1 (BETWEEN: lo, hi)
-	isIn   bool
-	isBetw bool
+	col  int // scope index
+	op   opcode.Op
+	vals []Expr // EQ: 1, IN: n, range: 1 (BETWEEN: lo, hi)
+	isIn bool
 }
 
 // chooseAccess picks the access path of level li from its conditions, index hints and ORDER BY.

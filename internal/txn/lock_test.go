@@ -22,8 +22,7 @@ const (
 
 const ltLong = 10 * time.Second // a wait that a passing test never runs out
 
-func ltDetectOn() *LockManager  { return NewLockManager(DefaultLockConfig()) }
-func ltDetectOff() *LockManager { return NewLockManager(LockConfig{}) }
+func ltDetectOn() *LockManager { return NewLockManager(DefaultLockConfig()) }
 
 func ltKey(s string) []byte { return []byte(s) }
 

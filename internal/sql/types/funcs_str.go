@@ -209,10 +209,6 @@ func fnBaseN(base int64) Func {
 
 // ---- FIELD, ELT, FIND_IN_SET, MAKE_SET, EXPORT_SET ----
 
-func isNumKind(k Kind) bool {
-	return k == KindInt || k == KindUint || k == KindDecimal || k == KindFloat
-}
-
 // fnField is FIELD(s, s1, s2, ...): all strings compare as strings under the collation, all
 // integers as integers, exact numbers as decimals, anything else as doubles. NULL never matches.
 func fnField(coll *Collation) Func {
