@@ -25,6 +25,11 @@ type asyncStack struct {
 	m   *txn.Manager
 }
 
+// testOps are the logical operations the tests' applier knows.
+var testOps = map[string]txn.LogicalFunc{}
+
+func testApplier() *txn.Applier { return txn.NewApplier(testOps) }
+
 func startAsync(t *testing.T, fs vfs.FS, syncInterval time.Duration) *asyncStack {
 	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -36,7 +41,7 @@ func startAsync(t *testing.T, fs vfs.FS, syncInterval time.Duration) *asyncStack
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := Start(context.Background(), Config{Log: lg, Engine: eng, SyncInterval: syncInterval, PurgeInterval: -1, Logger: quiet})
+	n, err := Start(context.Background(), Config{Log: lg, Engine: eng, Applier: testApplier(), SyncInterval: syncInterval, PurgeInterval: -1, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +176,7 @@ func TestAsyncBackgroundSyncAndStop(t *testing.T) {
 // A record with a logical operation reads the engine at apply: it must see every entry before it in
 // log order, even when those entries were committed in the same group (same Ready), and none after it.
 func TestLogicalRecordSeesEarlierEntries(t *testing.T) {
-	txn.RegisterLogical("test.count", func(payload []byte, eng *engine.Engine, b txn.Batch) error {
+	testOps["test.count"] = func(payload []byte, eng *engine.Engine, b txn.Batch) error {
 		it, err := eng.NewIter([]byte("p/"), []byte("p0"))
 		if err != nil {
 			return err
@@ -182,7 +187,7 @@ func TestLogicalRecordSeesEarlierEntries(t *testing.T) {
 			n++
 		}
 		return b.Set(payload, []byte(strconv.Itoa(n)))
-	})
+	}
 	fs := vfs.NewMem()
 	s := startAsync(t, fs, time.Hour)
 	defer s.close()

@@ -1,38 +1,54 @@
 // Package repl owns consensus on the binlog: it drives go.etcd.io/raft/v3 with the binlog
-// (internal/log) as raft's log storage, turns commits into proposals, and applies committed records to
-// the engine in log order. A single node is a cluster with one voter: the same code path.
+// (internal/log) as raft's log storage, turns commits into proposals, replicates them to the other
+// members through a Transport, and applies committed records to the engine in log order. A single
+// node is a cluster with one voter: the same code path.
 //
-// The commit path, as numbered duties of the loop (one goroutine owns the RawNode):
+// The commit path, as numbered duties. The raft loop (one goroutine, run) owns the RawNode:
 //  1. Drain every proposal that arrived while the previous fsync ran and propose them all: that is
-//     group commit. No artificial wait.
-//  2. For each Ready: append its entries and hard state to the binlog and fsync once (rd.MustSync),
-//     and only then Advance. With one voter raft acknowledges its own entries on Advance, so
-//     advancing before the fsync would commit entries that are not durable.
-//  3. Apply committed entries in log order to the engine, all of a Ready's entries in one engine batch
-//     that also records the last applied index; the engine never fsyncs.
-//  4. Wake the waiting commits only after the apply: their locks are released after this, so a commit
-//     is visible to others only once it is durable and applied (log order = apply order = visibility
-//     order).
+//     group commit. No artificial wait. A proposal carries the leadership epoch its transaction began
+//     under; one from an ended epoch is refused before it reaches raft (its reads may be stale).
+//  2. For each Ready: append its entries and hard state to the binlog (no fsync yet).
+//  3. Send messages. A leader whose term and vote did not change in this Ready sends its appends and
+//     heartbeats before its own fsync (raft thesis 10.2.1), so a commit costs max(local fsync,
+//     round trip + follower fsync), not their sum. Every other message, and above all the responses
+//     that acknowledge appended entries or grant votes (MsgAppResp, MsgVoteResp, MsgPreVoteResp), is
+//     sent only after step 4: an acknowledgement is a promise the log is durable.
+//  4. Fsync once (rd.MustSync), and only then Advance. Raft counts the leader's own entries as
+//     acknowledged on Advance, so advancing before the fsync would commit entries that are not durable.
+//  5. Hand the Ready's committed entries, in log order, to the apply goroutine (apply.go), and apply
+//     membership changes to raft at once (raft needs them before the next Ready). Raft keeps ticking
+//     while a long apply (an index build) runs, so heartbeats are never late because of it.
+//  6. The apply goroutine writes the entries to the engine, many in one batch that also records the
+//     last applied index (the engine never fsyncs), and only then wakes the waiting commits: their
+//     locks are released after this, so a commit is visible to others only once a majority holds it
+//     durably and it is applied here (log order = apply order = visibility order).
 //
-// Durability is per commit. A sync commit (the default) is fsynced before it is applied, as above. An
-// async commit (txn.WriteSet.Async) is appended and advanced without an fsync, so it is applied and
+// A commit's outcome is exact whenever it can be. Its entry is identified by (index, term) once
+// appended: when that index is applied with the same term it committed; with another term it did
+// not (raft's log matching). If this node stops leading before that, the waiter gets
+// ErrOutcomeUnknown: a majority may or may not hold it, and only the new leader's log says.
+//
+// Durability is per commit. A sync commit (the default) is fsynced before it is acknowledged, as
+// above. An async commit is the leader's local shortcut: a Ready holding only async commits is
+// advanced without an fsync (followers always fsync before they acknowledge), so it is applied and
 // acknowledged at once; a background fsync every SyncInterval makes it durable, and so does the next
-// sync commit's fsync (the log is a prefix: one fsync covers everything before it). Because the log is
-// written only by fsynced batches, a crash leaves a prefix of the commit history. One more rule keeps
-// the engine from getting ahead of the log: before pebble flushes a memtable (which may hold async
-// entries not yet fsynced) the log is fsynced up to everything handed to the engine (flushBarrier).
+// sync commit's fsync. One more rule keeps the engine from getting ahead of the log: before pebble
+// flushes a memtable (which may hold async entries not yet fsynced) the log is fsynced up to
+// everything handed to the engine (flushBarrier).
 //
-// Recovery is the same loop: raft starts at the engine's applied index (Config.Applied) and hands the
-// committed entries after it to step 3. The node campaigns at once, so a single voter does not wait
-// out an election timeout.
+// Recovery is the same loop: raft starts at the engine's applied index and hands the committed
+// entries after it to step 5. A node that is the only voter campaigns at once; members of a larger
+// cluster wait for an election as raft decides (PreVote and CheckQuorum on).
 package repl
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/binary"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,55 +58,112 @@ import (
 
 	"github.com/kiln-db/kiln/internal/engine"
 	klog "github.com/kiln-db/kiln/internal/log"
-	"github.com/kiln-db/kiln/internal/sqlerr"
-	"github.com/kiln-db/kiln/internal/txn"
 )
+
+// Applier turns a committed record into engine writes. The SQL layer's logical operations (index
+// builds) live behind it, so repl knows nothing of record contents.
+type Applier interface {
+	// Apply decodes rec into b. eng is what logical operations read: when ReadsState(rec) is true,
+	// every earlier record is already in the engine, not only in b.
+	Apply(rec []byte, eng *engine.Engine, b *engine.Batch) error
+	// ReadsState reports whether rec reads the engine at apply time.
+	ReadsState(rec []byte) bool
+}
+
+// Transport carries raft messages to the other members. Send must not block on the network: raft
+// retransmits what is lost, and the loop must keep ticking.
+type Transport interface {
+	Send(msgs []pb.Message)
+	AddPeer(id uint64, addr string)
+	RemovePeer(id uint64)
+}
+
+// Peer is a member of the initial cluster: its raft id and the address of its raft listener.
+type Peer struct {
+	ID   uint64
+	Addr string
+}
 
 // Config configures a node.
 type Config struct {
-	Log          *klog.Log
-	Engine       *engine.Engine
-	Logger       *slog.Logger
-	TickInterval time.Duration // raft tick (default 100 ms)
+	Log     *klog.Log
+	Engine  *engine.Engine
+	Applier Applier
+	Logger  *slog.Logger
+	// ID is this node's raft id (default 1). Peers, for a new cluster (an empty log), lists every
+	// initial member including this one; empty means a cluster of one. It is ignored once the log
+	// holds the membership: the member list lives in the log and the engine.
+	ID    uint64
+	Peers []Peer
+	// Transport is required when the cluster has other members; a single node needs none.
+	Transport Transport
+	// TickInterval is raft's tick (default 100 ms); ElectionTicks ticks without a leader's heartbeat
+	// start an election (default 10; raft randomises it within [1x, 2x)). Heartbeats go every tick.
+	TickInterval  time.Duration
+	ElectionTicks int
 	// MaxBatchProposals bounds the proposals taken into one group (default 4096).
 	MaxBatchProposals int
-	// DiskFree reports the free bytes of the log's filesystem; commits fail with 1021 below
+	// MaxApplyBacklogBytes: while more committed bytes than this wait for the apply goroutine, the
+	// loop takes no new proposals (default 64 MiB). Followers cannot refuse entries, so theirs is not
+	// bounded here; raft's MaxCommittedSizePerReady bounds each step.
+	MaxApplyBacklogBytes uint64
+	// DiskFree reports the free bytes of the log's filesystem; commits fail with DiskFullError below
 	// ReserveBytes. nil disables the check.
 	DiskFree     func() (uint64, error)
 	ReserveBytes uint64
 	// PurgeInterval is how often the log is trimmed (default 30 s; <0 disables): the engine is
-	// flushed, then sealed log segments wholly below its applied index minus RetainEntries are removed.
+	// flushed, then sealed log segments wholly below its applied index minus RetainEntries are removed,
+	// and on a leader never above what every follower has (until snapshots exist, a follower can only
+	// catch up from the log).
 	PurgeInterval time.Duration
 	// RetainEntries keeps at least this many entries below the engine's flushed index (default 10000).
 	RetainEntries uint64
 	// SyncInterval is how often the log is fsynced in the background while it holds entries of async
-	// commits (durability=async) that nothing has synced yet (default 100 ms).
+	// commits that nothing has synced yet (default 100 ms).
 	SyncInterval time.Duration
 	// AfterSync, if set, runs after each log fsync that the commit loop made for entries and before they
-	// are applied (crash tests use it to crash exactly between fsync and apply).
+	// are handed to apply (crash tests use it to crash exactly between fsync and apply).
 	AfterSync func()
 }
 
 // Node is a running raft member over the binlog.
 type Node struct {
 	cfg   Config
+	id    uint64
 	log   *slog.Logger
 	lg    *klog.Log
 	eng   *engine.Engine
-	rn    *raft.RawNode
+	rn    *raft.RawNode // loop-owned after Start
 	propc chan *proposal
+	recvc chan pb.Message
+	ctlc  chan func() // runs on the loop: reports, status, membership
 	stopc chan struct{}
-	donec chan struct{}
+	donec chan struct{} // the loop has exited
+	alldc chan struct{} // the loop and the apply goroutine have exited
+	aq    *applyQueue
 
+	bootID  uint64 // random per process: proposal ids never repeat across restarts
 	nextID  atomic.Uint64
-	waiters map[uint64]*proposal // loop-owned
+	byID    map[uint64]*proposal // loop-owned: proposed, not yet appended
+	byIndex map[uint64]*proposal // loop-owned: appended, not yet committed or superseded
+
 	applied atomic.Uint64
 	// inEngine is the highest index handed to the engine (stored before the engine batch is applied):
 	// what a memtable flush can persist. The flush barrier keeps it at or below the durable index.
-	inEngine atomic.Uint64
-	durable  atomic.Uint64 // last index known fsynced in the log
-	syncMu   sync.Mutex    // serialises syncLog, so durable and the group counters stay exact
-	leader   atomic.Bool
+	inEngine  atomic.Uint64
+	durable   atomic.Uint64 // last index known fsynced in the log
+	commitIdx atomic.Uint64 // raft's commit index as last seen by the loop
+	syncMu    sync.Mutex    // serialises syncLog, so durable and the group counters stay exact
+	lead      atomic.Uint64 // current leader's id, 0 if none known
+	state     atomic.Int32  // raft.StateType
+	term      atomic.Uint64
+	lship     atomic.Pointer[leadership] // non-nil while this node leads
+	// purgeFloor is the lowest index some follower still needs (leader only; MaxUint64 otherwise).
+	purgeFloor atomic.Uint64
+	caughtUp   atomic.Int64 // unix nanos when applied last reached the commit index
+
+	membersMu sync.Mutex
+	members   map[uint64]string // raft id -> raft address, as applied
 
 	stopOnce sync.Once
 	failed   atomic.Pointer[error] // a fatal apply or log error stops the node
@@ -100,45 +173,78 @@ type Node struct {
 	RecoveryTime time.Duration
 }
 
+// leadership is this node's current term as leader: commits are taken once every entry before the
+// term's first entry (start) is applied, so the SQL layer's caches and locks start from the
+// complete history.
+type leadership struct {
+	term  uint64
+	start uint64
+}
+
 // Stats are the commit path's counters (read with atomic loads).
 type Stats struct {
 	Commits      atomic.Uint64 // proposals applied
 	Groups       atomic.Uint64 // log fsyncs that carried entries
 	Syncs        atomic.Uint64
 	AppliedBytes atomic.Uint64
-	GroupSizes   Histogram // proposals per fsync
+	GroupSizes   Histogram // entries per fsync
 	CommitNanos  Histogram // commit latency
+	ApplyBatches atomic.Uint64
 }
 
 type proposal struct {
 	id    uint64
+	epoch uint64
 	async bool // acknowledged once applied, before the log is fsynced
 	data  []byte
 	start time.Time
-	index uint64
+	index uint64 // set once appended
+	term  uint64
 	err   error
 	done  chan struct{}
 }
 
-// ErrStopped is returned by commits after Stop.
-var ErrStopped = errors.New("repl: node stopped")
+// Keys repl keeps in the engine beside the applied index (all under 0x00, below every SQL key).
+var (
+	confStateKey    = []byte{0x00, 'c', 'o', 'n', 'f'}
+	memberKeyPrefix = []byte{0x00, 'm', 'e', 'm', 'b'}
+)
 
-const nodeID = 1
+func memberKey(id uint64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(nil), memberKeyPrefix...), id)
+}
 
-// confStateKey stores the applied membership in the engine, beside the applied index.
-var confStateKey = []byte{0x00, 'c', 'o', 'n', 'f'}
+// memberContext is a membership change's Context: the member's raft address (and a request id for
+// changes proposed through ChangeMembership).
+type memberContext struct {
+	Addr string `json:"raft"`
+	Req  uint64 `json:"req,omitempty"`
+}
 
-// Start opens the raft node over the log and engine, replays what the engine has not applied, and
-// returns once the node leads and has applied everything committed before the start.
+// Start opens the raft node over the log and engine and starts replaying what the engine has not
+// applied. It returns once everything committed before the start (by this node's log) is applied,
+// and, for a node that is the only voter, once it leads.
 func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Applier == nil {
+		return nil, fmt.Errorf("repl: Config.Applier is required")
+	}
+	if cfg.ID == 0 {
+		cfg.ID = 1
+	}
 	if cfg.TickInterval == 0 {
 		cfg.TickInterval = 100 * time.Millisecond
 	}
+	if cfg.ElectionTicks == 0 {
+		cfg.ElectionTicks = 10
+	}
 	if cfg.MaxBatchProposals == 0 {
 		cfg.MaxBatchProposals = 4096
+	}
+	if cfg.MaxApplyBacklogBytes == 0 {
+		cfg.MaxApplyBacklogBytes = 64 << 20
 	}
 	if cfg.PurgeInterval == 0 {
 		cfg.PurgeInterval = 30 * time.Second
@@ -177,22 +283,24 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		if err := st.cs.Unmarshal(cs); err != nil {
 			return nil, fmt.Errorf("repl: decode membership: %w", err)
 		}
-	} else if cfg.Log.LastIndex() > 0 {
-		// The membership entry is in the log but not applied yet: this node is the only voter.
-		st.cs = pb.ConfState{Voters: []uint64{nodeID}}
 	}
+	// With nothing applied the membership is empty; raft rebuilds it from the log's first
+	// (committed) membership entries as it hands them to apply.
 	rcfg := &raft.Config{
-		ID:                        nodeID,
-		ElectionTick:              10,
+		ID:                        cfg.ID,
+		ElectionTick:              cfg.ElectionTicks,
 		HeartbeatTick:             1,
 		Storage:                   st,
 		Applied:                   applied,
-		MaxSizePerMsg:             4 << 20,
+		MaxSizePerMsg:             1 << 20,
 		MaxCommittedSizePerReady:  64 << 20,
 		MaxInflightMsgs:           256,
 		MaxUncommittedEntriesSize: 1 << 30,
-		CheckQuorum:               false,
+		CheckQuorum:               true,
 		PreVote:                   true,
+		// A follower never forwards proposals: a commit is taken by the leader or refused, so the
+		// client learns at once where to go (1290 naming the leader).
+		DisableProposalForwarding: true,
 		Logger:                    raftLogger{cfg.Logger},
 	}
 	rn, err := raft.NewRawNode(rcfg)
@@ -200,38 +308,81 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("repl: start raft: %w", err)
 	}
 	if cfg.Log.LastIndex() == 0 {
-		if err := rn.Bootstrap([]raft.Peer{{ID: nodeID}}); err != nil {
+		peers := cfg.Peers
+		if len(peers) == 0 {
+			peers = []Peer{{ID: cfg.ID}}
+		}
+		rp := make([]raft.Peer, len(peers))
+		self := false
+		for i, p := range peers {
+			ctx, err := json.Marshal(memberContext{Addr: p.Addr})
+			if err != nil {
+				return nil, err
+			}
+			rp[i] = raft.Peer{ID: p.ID, Context: ctx}
+			self = self || p.ID == cfg.ID
+		}
+		if !self {
+			return nil, fmt.Errorf("repl: the initial members %v do not include this node (id %d)", peers, cfg.ID)
+		}
+		if err := rn.Bootstrap(rp); err != nil {
 			return nil, fmt.Errorf("repl: bootstrap: %w", err)
 		}
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger, lg: cfg.Log, eng: cfg.Engine, rn: rn,
-		propc: make(chan *proposal, cfg.MaxBatchProposals), stopc: make(chan struct{}), donec: make(chan struct{}),
-		waiters: map[uint64]*proposal{}}
+	var boot [8]byte
+	_, _ = rand.Read(boot[:])
+	n := &Node{cfg: cfg, id: cfg.ID, log: cfg.Logger, lg: cfg.Log, eng: cfg.Engine, rn: rn,
+		propc: make(chan *proposal, cfg.MaxBatchProposals), recvc: make(chan pb.Message, 4096),
+		ctlc: make(chan func(), 64), stopc: make(chan struct{}), donec: make(chan struct{}), alldc: make(chan struct{}),
+		aq: newApplyQueue(), bootID: binary.BigEndian.Uint64(boot[:]) &^ (1<<32 - 1),
+		byID: map[uint64]*proposal{}, byIndex: map[uint64]*proposal{}, members: map[uint64]string{}}
 	n.applied.Store(applied)
 	n.inEngine.Store(applied)
 	n.durable.Store(cfg.Log.LastIndex()) // recovery left only synced entries
-	cfg.Engine.SetBeforeFlush(n.flushBarrier)
-	// Apply what is already committed (a fresh node's membership entry), then campaign at once: a
-	// single voter need not wait out an election timeout.
-	if err := n.drainReady(); err != nil {
+	n.purgeFloor.Store(math.MaxUint64)
+	n.caughtUp.Store(time.Now().UnixNano())
+	if err := n.loadMembers(); err != nil {
 		return nil, err
 	}
-	_ = rn.Campaign()
+	for _, p := range cfg.Peers {
+		if _, known := n.memberAddr(p.ID); !known && p.Addr != "" {
+			n.setMember(p.ID, p.Addr)
+		}
+	}
+	cfg.Engine.SetBeforeFlush(n.flushBarrier)
+	applyDone := make(chan struct{})
+	go func() { defer close(applyDone); n.applyLoop() }()
+	go func() { <-n.donec; n.aq.close(); <-applyDone; close(n.alldc) }()
+	// Hand what is already committed to apply (a fresh node's membership entries are applied to raft
+	// here), then, if this node is the only voter, campaign at once: it need not wait out an
+	// election timeout.
 	if err := n.drainReady(); err != nil {
+		close(n.donec)
 		return nil, err
+	}
+	voters := rn.Status().Config.Voters.IDs()
+	_, self := voters[cfg.ID]
+	solo := len(voters) == 1 && self
+	if solo {
+		_ = rn.Campaign()
+		if err := n.drainReady(); err != nil {
+			close(n.donec)
+			return nil, err
+		}
 	}
 	go n.run()
 	go n.syncLoop()
 	if cfg.PurgeInterval > 0 {
 		go n.purgeLoop()
 	}
-	// Wait until leading and caught up with everything committed before this start.
+	// Wait until caught up with everything committed before this start (and leading, when alone).
 	target := hs.Commit
 	for {
 		if err := n.fatal(); err != nil {
+			n.Stop()
 			return nil, err
 		}
-		if n.leader.Load() && n.applied.Load() >= target {
+		if n.applied.Load() >= target && (!solo || n.Epoch() != 0) {
 			break
 		}
 		select {
@@ -242,26 +393,54 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 	}
 	n.RecoveryTime = time.Since(start)
-	n.log.Info("recovery done", "engine_applied_at_start", applied, "replayed_to", n.applied.Load(), "log_last", cfg.Log.LastIndex(), "took", n.RecoveryTime)
+	n.log.Info("recovery done", "node", cfg.ID, "engine_applied_at_start", applied, "replayed_to", n.applied.Load(), "log_last", cfg.Log.LastIndex(), "took", n.RecoveryTime)
 	return n, nil
 }
 
-// Commit proposes a write set and waits until it is durable in the log and applied to the engine.
-// The wait does not end on ctx: the caller's locks must stay held until the apply, whatever happens
-// to the client. If ctx ended meanwhile, the commit's outcome (which follows the log) is still
-// reported, with an interrupted error beside it.
-func (n *Node) Commit(ctx context.Context, ws *txn.WriteSet) (uint64, error) {
+// ID is this node's raft id.
+func (n *Node) ID() uint64 { return n.id }
+
+// Epoch identifies this node's current leadership: the raft term in which it leads, once every entry
+// of earlier terms is applied here; 0 while it does not lead or is still catching up. A transaction
+// records it when it begins and its commit is refused under another epoch (ErrStaleEpoch).
+func (n *Node) Epoch() uint64 {
+	l := n.lship.Load()
+	if l == nil || n.applied.Load() < l.start {
+		return 0
+	}
+	return l.term
+}
+
+// IsLeader reports whether this node leads and takes commits (Epoch() != 0).
+func (n *Node) IsLeader() bool { return n.Epoch() != 0 }
+
+// Leader is the current leader's raft id as this node knows it (0: none known).
+func (n *Node) Leader() uint64 { return n.lead.Load() }
+
+// Term is the current raft term as this node last saw it.
+func (n *Node) Term() uint64 { return n.term.Load() }
+
+// Commit proposes a record and waits until a majority holds it durably and it is applied here.
+// epoch is the Epoch() the transaction began under. The wait does not end on ctx: the caller's locks
+// must stay held until the apply, whatever happens to the client; if ctx ended meanwhile, the
+// outcome is still reported, as an *InterruptedError when it committed.
+func (n *Node) Commit(ctx context.Context, rec []byte, async bool, epoch uint64) (uint64, error) {
 	if err := n.fatal(); err != nil {
-		return 0, sqlerr.New(sqlerr.ErrUnknownError, "commit path stopped: %v", err)
+		return 0, fmt.Errorf("%w: %v", ErrStopped, err)
+	}
+	if cur := n.Epoch(); epoch == 0 || cur != epoch {
+		if cur == 0 {
+			return 0, &NotLeaderError{Leader: n.otherLeader()}
+		}
+		return 0, ErrStaleEpoch
 	}
 	if n.cfg.DiskFree != nil {
 		free, err := n.cfg.DiskFree()
 		if err == nil && free < n.cfg.ReserveBytes {
-			return 0, sqlerr.New(sqlerr.ErrDiskFull, "Disk full (%d bytes free, reserve %d); commits resume when space returns", free, n.cfg.ReserveBytes)
+			return 0, &DiskFullError{Free: free, Reserve: n.cfg.ReserveBytes}
 		}
 	}
-	rec := ws.Encode()
-	p := &proposal{id: n.nextID.Add(1), async: ws.Async, start: time.Now(), done: make(chan struct{})}
+	p := &proposal{id: n.bootID | n.nextID.Add(1)&(1<<32-1), epoch: epoch, async: async, start: time.Now(), done: make(chan struct{})}
 	p.data = make([]byte, 8+len(rec))
 	binary.BigEndian.PutUint64(p.data, p.id)
 	copy(p.data[8:], rec)
@@ -272,49 +451,27 @@ func (n *Node) Commit(ctx context.Context, ws *txn.WriteSet) (uint64, error) {
 	}
 	select {
 	case <-p.done:
-	case <-n.donec:
-		// The loop stopped: the outcome is unknown to us and decided by the log on restart.
-		return 0, sqlerr.New(sqlerr.ErrUnknownError, "server shutting down: commit outcome follows the log")
+	case <-n.alldc:
+		select {
+		case <-p.done:
+		default:
+			return 0, ErrStopped
+		}
 	}
 	n.Stats.CommitNanos.Observe(uint64(time.Since(p.start)))
 	if p.err == nil && ctx.Err() != nil {
 		// The client was killed or went away while waiting: it gets an error, and the commit stands
 		// as the log says (it was durable and applied before its locks were released).
-		return p.index, sqlerr.New(sqlerr.ErrQueryInterrupted, "Query execution was interrupted while waiting for COMMIT; the transaction is committed (log index %d)", p.index)
+		return p.index, &InterruptedError{Index: p.index}
 	}
 	return p.index, p.err
 }
 
-// purgeLoop trims the log below what the engine has flushed: log segments are the only copy of
-// anything the engine holds only in its memtable, so the engine is flushed first and the purge stays
-// below the index applied before that flush.
-func (n *Node) purgeLoop() {
-	t := time.NewTicker(n.cfg.PurgeInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-n.stopc:
-			return
-		case <-n.donec:
-			return
-		case <-t.C:
-		}
-		if n.lg.Stats().Segments < 2 {
-			continue // only sealed segments can go
-		}
-		applied := n.applied.Load()
-		if err := n.eng.Flush(); err != nil {
-			n.log.Warn("log purge: engine flush failed", "err", err)
-			continue
-		}
-		if applied <= n.cfg.RetainEntries {
-			continue
-		}
-		below := applied - n.cfg.RetainEntries + 1
-		if err := n.lg.Purge(below); err != nil {
-			n.log.Warn("log purge failed", "below", below, "err", err)
-		}
+func (n *Node) otherLeader() uint64 {
+	if l := n.lead.Load(); l != n.id {
+		return l
 	}
+	return 0
 }
 
 // Applied is the last applied log index.
@@ -323,81 +480,199 @@ func (n *Node) Applied() uint64 { return n.applied.Load() }
 // Durable is the last log index known fsynced.
 func (n *Node) Durable() uint64 { return n.durable.Load() }
 
-// Stop ends the loop. Commits waiting get an error; the log decides their outcome. Entries of async
-// commits that are still unsynced are fsynced, so a clean stop loses nothing.
+// CommitIndex is raft's commit index as this node last saw it.
+func (n *Node) CommitIndex() uint64 { return n.commitIdx.Load() }
+
+// Lag is how far this node's engine is behind what it knows committed: entries, and how long since
+// it last had everything applied.
+func (n *Node) Lag() (entries uint64, behind time.Duration) {
+	c, a := n.commitIdx.Load(), n.applied.Load()
+	if a >= c {
+		return 0, 0
+	}
+	return c - a, time.Since(time.Unix(0, n.caughtUp.Load()))
+}
+
+// Step delivers a message from another member (called by the transport).
+func (n *Node) Step(ctx context.Context, m pb.Message) error {
+	select {
+	case n.recvc <- m:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-n.stopc:
+		return ErrStopped
+	}
+}
+
+// ReportUnreachable tells raft a message to id was lost, so it probes instead of pipelining.
+func (n *Node) ReportUnreachable(id uint64) {
+	n.control(func() { n.rn.ReportUnreachable(id) })
+}
+
+// ReportSnapshot tells raft how sending a snapshot to id ended.
+func (n *Node) ReportSnapshot(id uint64, status raft.SnapshotStatus) {
+	n.control(func() { n.rn.ReportSnapshot(id, status) })
+}
+
+// control runs f on the loop without blocking the caller when the loop is busy or gone.
+func (n *Node) control(f func()) {
+	select {
+	case n.ctlc <- f:
+	case <-n.stopc:
+	default:
+		// A full control queue means the loop is far behind; a lost report is harmless (raft
+		// probes again on its own).
+	}
+}
+
+// Status is a member's view of the cluster.
+type Status struct {
+	ID, Leader, Term   uint64
+	Role               string // leader, follower, candidate, pre-candidate
+	Commit, Applied    uint64
+	Durable, LastIndex uint64
+	FirstIndex         uint64
+	Members            []Member
+	LagEntries         uint64
+	LagSeconds         float64
+	LeaderReady        bool
+}
+
+// Member is one member as seen from this node; Match and Progress only on the leader.
+type Member struct {
+	ID       uint64
+	Addr     string
+	Voter    bool
+	Match    uint64
+	Progress string // raft's replicate/probe/snapshot state (leader only)
+}
+
+// Status returns this node's view; it asks the loop, and fails if the loop does not answer in time.
+func (n *Node) Status(ctx context.Context) (Status, error) {
+	ch := make(chan raft.Status, 1)
+	select {
+	case n.ctlc <- func() { ch <- n.rn.Status() }:
+	case <-n.stopc:
+		return Status{}, ErrStopped
+	case <-ctx.Done():
+		return Status{}, ctx.Err()
+	}
+	var rs raft.Status
+	select {
+	case rs = <-ch:
+	case <-n.alldc:
+		return Status{}, ErrStopped
+	case <-ctx.Done():
+		return Status{}, ctx.Err()
+	}
+	le, lag := n.Lag()
+	s := Status{ID: n.id, Leader: rs.Lead, Term: rs.Term, Role: roleName(rs.RaftState), Commit: rs.Commit,
+		Applied: n.applied.Load(), Durable: n.durable.Load(), LastIndex: n.lg.LastIndex(), FirstIndex: n.lg.FirstIndex(),
+		LagEntries: le, LagSeconds: lag.Seconds(), LeaderReady: n.IsLeader()}
+	voters := rs.Config.Voters.IDs()
+	for id := range voters {
+		s.Members = append(s.Members, n.member(id, true, rs))
+	}
+	for id := range rs.Config.Learners {
+		s.Members = append(s.Members, n.member(id, false, rs))
+	}
+	sortMembers(s.Members)
+	return s, nil
+}
+
+func (n *Node) member(id uint64, voter bool, rs raft.Status) Member {
+	m := Member{ID: id, Voter: voter}
+	m.Addr, _ = n.memberAddr(id)
+	if pr, ok := rs.Progress[id]; ok {
+		m.Match = pr.Match
+		m.Progress = pr.State.String()
+	}
+	return m
+}
+
+func sortMembers(ms []Member) {
+	for i := 1; i < len(ms); i++ {
+		for j := i; j > 0 && ms[j].ID < ms[j-1].ID; j-- {
+			ms[j], ms[j-1] = ms[j-1], ms[j]
+		}
+	}
+}
+
+func roleName(s raft.StateType) string {
+	switch s {
+	case raft.StateLeader:
+		return "leader"
+	case raft.StateFollower:
+		return "follower"
+	case raft.StateCandidate:
+		return "candidate"
+	case raft.StatePreCandidate:
+		return "pre-candidate"
+	}
+	return s.String()
+}
+
+// MemberAddr is the raft address of member id as applied from the log (or given at bootstrap).
+func (n *Node) MemberAddr(id uint64) (string, bool) { return n.memberAddr(id) }
+
+func (n *Node) memberAddr(id uint64) (string, bool) {
+	n.membersMu.Lock()
+	defer n.membersMu.Unlock()
+	a, ok := n.members[id]
+	return a, ok
+}
+
+func (n *Node) setMember(id uint64, addr string) {
+	n.membersMu.Lock()
+	n.members[id] = addr
+	n.membersMu.Unlock()
+	if n.cfg.Transport != nil && id != n.id {
+		n.cfg.Transport.AddPeer(id, addr)
+	}
+}
+
+func (n *Node) dropMember(id uint64) {
+	n.membersMu.Lock()
+	delete(n.members, id)
+	n.membersMu.Unlock()
+	if n.cfg.Transport != nil && id != n.id {
+		n.cfg.Transport.RemovePeer(id)
+	}
+}
+
+// loadMembers reads the member addresses the engine holds (applied membership changes).
+func (n *Node) loadMembers() error {
+	hi := append(append([]byte(nil), memberKeyPrefix...), 0xff)
+	it, err := n.eng.NewIter(memberKeyPrefix, hi)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		if len(k) != len(memberKeyPrefix)+8 {
+			continue
+		}
+		n.setMember(binary.BigEndian.Uint64(k[len(memberKeyPrefix):]), string(it.Value()))
+	}
+	return nil
+}
+
+// Stop ends the loop and the apply goroutine (which first applies what was handed to it: those
+// entries are committed). Commits waiting get ErrStopped; the log decides their outcome. Entries of
+// async commits that are still unsynced are fsynced, so a clean stop loses nothing.
 func (n *Node) Stop() {
 	n.stopOnce.Do(func() {
 		close(n.stopc)
-		<-n.donec
+		<-n.alldc
 		if n.fatal() == nil && n.lg.LastIndex() > n.durable.Load() {
 			if err := n.syncLog(); err != nil {
 				n.log.Error("final log fsync failed: async commits since the last fsync are lost", "err", err)
 			}
 		}
 	})
-	<-n.donec
-}
-
-// syncLog fsyncs everything appended to the log and advances the durable index. The commit loop calls
-// it for groups that hold sync commits; syncLoop and flushBarrier call it for async ones.
-func (n *Node) syncLog() error {
-	n.syncMu.Lock()
-	defer n.syncMu.Unlock()
-	last := n.lg.LastIndex() // appended before the Sync below starts, so covered by it
-	prev := n.durable.Load()
-	if err := n.lg.Sync(); err != nil {
-		return fmt.Errorf("repl: fsync log: %w", err)
-	}
-	n.Stats.Syncs.Add(1)
-	if last > prev {
-		n.Stats.Groups.Add(1)
-		n.Stats.GroupSizes.Observe(last - prev)
-		n.durable.Store(last)
-	}
-	return nil
-}
-
-// syncLoop is the background fsync of async commits: every SyncInterval, if the log holds entries
-// nothing has synced yet. With only sync commits it never finds any.
-func (n *Node) syncLoop() {
-	t := time.NewTicker(n.cfg.SyncInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-n.stopc:
-			return
-		case <-n.donec:
-			return
-		case <-t.C:
-		}
-		if n.lg.LastIndex() <= n.durable.Load() {
-			continue
-		}
-		if err := n.syncLog(); err != nil {
-			// The log is unusable from now on (a failed fsync is sticky); the loop stops at its next
-			// append. Async commits since the last fsync are lost, as that mode allows.
-			n.fail(err)
-			return
-		}
-	}
-}
-
-// flushBarrier runs before the engine flushes a memtable. The engine has no WAL: what it flushes is
-// recovered as is, with its applied index, and recovery replays the log only after that index. If the
-// memtable held async entries the log had not fsynced, a power loss would leave the engine ahead of the
-// log, with history the log no longer has. So the log is fsynced first. With only sync commits
-// inEngine never passes durable and this does nothing.
-func (n *Node) flushBarrier() {
-	if n.inEngine.Load() <= n.durable.Load() {
-		return
-	}
-	if err := n.syncLog(); err != nil {
-		// Letting the flush go on could make the engine durable ahead of the log; stopping the
-		// process keeps the node recoverable (the log decides, as after a crash).
-		n.fail(err)
-		panic(fmt.Sprintf("kiln: the engine is about to flush log entries up to %d but the log cannot be fsynced past %d (%v): stopping so the engine never gets ahead of the log",
-			n.inEngine.Load(), n.durable.Load(), err))
-	}
+	<-n.alldc
 }
 
 func (n *Node) fatal() error {
@@ -408,286 +683,7 @@ func (n *Node) fatal() error {
 }
 
 func (n *Node) fail(err error) {
-	n.failed.CompareAndSwap(nil, &err)
-	n.log.Error("commit path stopped", "err", err)
-}
-
-func (n *Node) run() {
-	defer close(n.donec)
-	ticker := time.NewTicker(n.cfg.TickInterval)
-	defer ticker.Stop()
-	for {
-		select {
-		case p := <-n.propc:
-			n.propose(p)
-			// Group commit: take everything else already waiting.
-			for i := 1; i < n.cfg.MaxBatchProposals; i++ {
-				select {
-				case p := <-n.propc:
-					n.propose(p)
-					continue
-				default:
-				}
-				break
-			}
-		case <-ticker.C:
-			n.rn.Tick()
-		case <-n.stopc:
-			n.failWaiters(ErrStopped)
-			return
-		}
-		if err := n.drainReady(); err != nil {
-			n.fail(err)
-			n.failWaiters(err)
-			return
-		}
+	if n.failed.CompareAndSwap(nil, &err) {
+		n.log.Error("commit path stopped", "err", err)
 	}
-}
-
-func (n *Node) propose(p *proposal) {
-	if err := n.rn.Propose(p.data); err != nil {
-		p.err = sqlerr.New(sqlerr.ErrUnknownError, "commit not accepted: %v", err)
-		close(p.done)
-		return
-	}
-	n.waiters[p.id] = p
-}
-
-func (n *Node) failWaiters(err error) {
-	for id, p := range n.waiters {
-		p.err = sqlerr.New(sqlerr.ErrUnknownError, "commit outcome unknown (%v): it follows the log", err)
-		close(p.done)
-		delete(n.waiters, id)
-	}
-}
-
-// drainReady handles every pending Ready: persist + fsync, then apply, then Advance.
-func (n *Node) drainReady() error {
-	for n.rn.HasReady() {
-		rd := n.rn.Ready()
-		if rd.SoftState != nil {
-			n.leader.Store(rd.SoftState.RaftState == raft.StateLeader)
-		}
-		mustSync := n.needsSync(rd)
-		if !raft.IsEmptyHardState(rd.HardState) {
-			hs := rd.HardState
-			if err := n.lg.SetHardState(klog.HardState{Term: hs.Term, Vote: hs.Vote, Commit: hs.Commit}); err != nil {
-				return fmt.Errorf("repl: write hard state: %w", err)
-			}
-		}
-		if len(rd.Entries) > 0 {
-			ents := make([]klog.Entry, len(rd.Entries))
-			for i, e := range rd.Entries {
-				ents[i] = klog.Entry{Index: e.Index, Term: e.Term, Type: uint8(e.Type), Data: e.Data}
-			}
-			if err := n.lg.Append(ents); err != nil {
-				return fmt.Errorf("repl: append to log: %w", err)
-			}
-		}
-		if mustSync {
-			if err := n.syncLog(); err != nil {
-				return err
-			}
-			if len(rd.Entries) > 0 && n.cfg.AfterSync != nil {
-				n.cfg.AfterSync()
-			}
-		}
-		if len(rd.CommittedEntries) > 0 {
-			if err := n.apply(rd.CommittedEntries); err != nil {
-				return err
-			}
-		}
-		n.rn.Advance(rd)
-	}
-	return nil
-}
-
-// needsSync says whether a Ready must be fsynced before Advance: a change of term or vote (raft's rule),
-// or any entry that is not an async commit (sync commits, membership changes, a leader's empty entry).
-// A Ready of async commits only is advanced unsynced: raft then commits them, they are applied and
-// acknowledged, and syncLoop, the next sync group or the flush barrier makes them durable.
-func (n *Node) needsSync(rd raft.Ready) bool {
-	if !rd.MustSync {
-		return false
-	}
-	if !raft.IsEmptyHardState(rd.HardState) {
-		prev := n.lg.HardState()
-		if rd.HardState.Term != prev.Term || rd.HardState.Vote != prev.Vote {
-			return true
-		}
-	}
-	for _, e := range rd.Entries {
-		if e.Type != pb.EntryNormal || len(e.Data) < 8 {
-			return true
-		}
-		p, ok := n.waiters[binary.BigEndian.Uint64(e.Data)]
-		if !ok || !p.async {
-			return true
-		}
-	}
-	return false
-}
-
-// apply writes committed entries to the engine in one batch with the last index, then wakes waiters.
-// A record with logical operations (DDL) reads the engine, so the entries before it are applied first,
-// in their own batch with their own last index.
-func (n *Node) apply(ents []pb.Entry) error {
-	b := n.eng.NewBatch()
-	defer func() { b.Close() }()
-	last := n.applied.Load()
-	pending := false // b holds entries not yet in the engine
-	for _, e := range ents {
-		if e.Index <= last {
-			continue // already in the engine
-		}
-		if e.Index != last+1 {
-			// Invariant: the applied index advances by exactly one entry at a time.
-			return fmt.Errorf("repl: apply gap: entry %d after applied %d", e.Index, last)
-		}
-		switch e.Type {
-		case pb.EntryNormal:
-			if len(e.Data) >= 8 {
-				rec := e.Data[8:]
-				if pending && txn.RecordReadsState(rec) {
-					if err := n.applyBatch(b, last); err != nil {
-						return err
-					}
-					b.Close()
-					b = n.eng.NewBatch()
-				}
-				if err := txn.ApplyRecord(rec, n.eng, b); err != nil {
-					return fmt.Errorf("repl: apply entry %d: %w", e.Index, err)
-				}
-				n.Stats.AppliedBytes.Add(uint64(len(e.Data)))
-			}
-		case pb.EntryConfChange, pb.EntryConfChangeV2:
-			cc, err := decodeConfChange(e)
-			if err != nil {
-				return fmt.Errorf("repl: decode membership change %d: %w", e.Index, err)
-			}
-			csb, err := n.rn.ApplyConfChange(cc).Marshal()
-			if err != nil {
-				return err
-			}
-			if err := b.Set(confStateKey, csb); err != nil {
-				return err
-			}
-		}
-		last = e.Index
-		pending = true
-	}
-	if pending {
-		if err := n.applyBatch(b, last); err != nil {
-			return err
-		}
-	}
-	for _, e := range ents {
-		if e.Type != pb.EntryNormal || len(e.Data) < 8 {
-			continue
-		}
-		id := binary.BigEndian.Uint64(e.Data)
-		if p, ok := n.waiters[id]; ok {
-			delete(n.waiters, id)
-			p.index = e.Index
-			n.Stats.Commits.Add(1)
-			close(p.done)
-		}
-	}
-	return nil
-}
-
-// applyBatch commits b to the engine with last as its applied index.
-func (n *Node) applyBatch(b *engine.Batch, last uint64) error {
-	n.inEngine.Store(last)
-	if err := n.eng.Apply(b, last, false); err != nil {
-		return fmt.Errorf("repl: apply to engine at %d: %w", last, err)
-	}
-	n.applied.Store(last)
-	return nil
-}
-
-func decodeConfChange(e pb.Entry) (pb.ConfChangeI, error) {
-	if e.Type == pb.EntryConfChange {
-		var cc pb.ConfChange
-		err := cc.Unmarshal(e.Data)
-		return cc, err
-	}
-	var cc pb.ConfChangeV2
-	err := cc.Unmarshal(e.Data)
-	return cc, err
-}
-
-// storage adapts the binlog to raft.Storage.
-type storage struct {
-	lg *klog.Log
-	cs pb.ConfState
-}
-
-func (s *storage) InitialState() (pb.HardState, pb.ConfState, error) {
-	hs := s.lg.HardState()
-	return pb.HardState{Term: hs.Term, Vote: hs.Vote, Commit: hs.Commit}, s.cs, nil
-}
-
-func (s *storage) Entries(lo, hi, maxSize uint64) ([]pb.Entry, error) {
-	ents, err := s.lg.Entries(lo, hi, maxSize)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	out := make([]pb.Entry, len(ents))
-	for i, e := range ents {
-		out[i] = pb.Entry{Index: e.Index, Term: e.Term, Type: pb.EntryType(e.Type), Data: e.Data}
-	}
-	return out, nil
-}
-
-func (s *storage) Term(i uint64) (uint64, error) {
-	t, err := s.lg.Term(i)
-	return t, mapErr(err)
-}
-
-func (s *storage) LastIndex() (uint64, error)  { return s.lg.LastIndex(), nil }
-func (s *storage) FirstIndex() (uint64, error) { return s.lg.FirstIndex(), nil }
-func (s *storage) Snapshot() (pb.Snapshot, error) {
-	// Snapshots for provisioning arrive with replication; a single node never needs one.
-	return pb.Snapshot{}, raft.ErrSnapshotTemporarilyUnavailable
-}
-
-func mapErr(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, klog.ErrCompacted):
-		return raft.ErrCompacted
-	case errors.Is(err, klog.ErrUnavailable):
-		return raft.ErrUnavailable
-	}
-	return err
-}
-
-// raftLogger routes raft's logging to slog, quietly.
-type raftLogger struct{ l *slog.Logger }
-
-func (r raftLogger) Debug(v ...any)                 {}
-func (r raftLogger) Debugf(format string, v ...any) {}
-func (r raftLogger) Info(v ...any)                  {}
-func (r raftLogger) Infof(format string, v ...any)  {}
-func (r raftLogger) Warning(v ...any)               { r.l.Warn(fmt.Sprint(v...), "component", "raft") }
-func (r raftLogger) Warningf(format string, v ...any) {
-	r.l.Warn(fmt.Sprintf(format, v...), "component", "raft")
-}
-func (r raftLogger) Error(v ...any) { r.l.Error(fmt.Sprint(v...), "component", "raft") }
-func (r raftLogger) Errorf(format string, v ...any) {
-	r.l.Error(fmt.Sprintf(format, v...), "component", "raft")
-}
-func (r raftLogger) Fatal(v ...any) {
-	r.l.Error(fmt.Sprint(v...), "component", "raft")
-	panic(fmt.Sprint(v...))
-}
-func (r raftLogger) Fatalf(format string, v ...any) {
-	r.l.Error(fmt.Sprintf(format, v...), "component", "raft")
-	panic(fmt.Sprintf(format, v...))
-}
-func (r raftLogger) Panic(v ...any) { panic(fmt.Sprint(v...)) }
-func (r raftLogger) Panicf(format string, v ...any) {
-	panic(fmt.Sprintf(format, v...))
 }

@@ -2,6 +2,7 @@ package repl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/kiln-db/kiln/internal/engine"
 	klog "github.com/kiln-db/kiln/internal/log"
-	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
 )
 
@@ -25,7 +25,7 @@ func startNode(t *testing.T, fs vfs.FS, afterSync func()) (*Node, *engine.Engine
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := Start(context.Background(), Config{Log: lg, Engine: eng, AfterSync: afterSync})
+	n, err := Start(context.Background(), Config{Log: lg, Engine: eng, Applier: testApplier(), AfterSync: afterSync})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +105,9 @@ func TestCommitInterruptedWhileWaiting(t *testing.T) {
 	cancel()
 	close(release)
 	err := <-errc
-	if !sqlerr.Is(err, sqlerr.ErrQueryInterrupted) {
-		t.Fatalf("interrupted commit: %v, want 1317", err)
+	var ie *InterruptedError
+	if !errors.As(err, &ie) {
+		t.Fatalf("interrupted commit: %v, want InterruptedError", err)
 	}
 	if _, ok, _ := eng.Get([]byte("killed")); !ok {
 		t.Fatal("the interrupted commit is not applied, though it was durable")
@@ -125,7 +126,7 @@ func TestPurgeBelowFlushed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := Start(context.Background(), Config{Log: lg, Engine: eng, PurgeInterval: 5 * time.Millisecond, RetainEntries: 10})
+		n, err := Start(context.Background(), Config{Log: lg, Engine: eng, Applier: testApplier(), PurgeInterval: 5 * time.Millisecond, RetainEntries: 10})
 		if err != nil {
 			t.Fatal(err)
 		}

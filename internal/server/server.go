@@ -51,6 +51,17 @@ type Config struct {
 	LogRetainEntries uint64
 	LogPurgeInterval time.Duration
 	Logger           *slog.Logger
+
+	// Cluster membership (zero values: a cluster of one, as a plain server). NodeID is this node's
+	// raft id, Peers the initial members of a new cluster (ignored once the log holds membership),
+	// Transport carries raft messages (required with other members), and PrimaryAddr names a member's
+	// MySQL address for the 1290 a replica answers to writes.
+	NodeID        uint64
+	Peers         []repl.Peer
+	Transport     repl.Transport
+	TickInterval  time.Duration
+	ElectionTicks int
+	PrimaryAddr   func(id uint64) string
 }
 
 // Server is an open node.
@@ -112,16 +123,30 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	reserve := cfg.DiskReserveBytes
-	node, err := repl.Start(ctx, repl.Config{Log: lg, Engine: eng, Logger: cfg.Logger, DiskFree: freeBytes(cfg.DataDir), ReserveBytes: reserve, SyncInterval: cfg.SyncInterval,
-		RetainEntries: cfg.LogRetainEntries, PurgeInterval: cfg.LogPurgeInterval})
+	applier := sql.NewApplier()
+	node, err := repl.Start(ctx, repl.Config{Log: lg, Engine: eng, Applier: applier, Logger: cfg.Logger, DiskFree: freeBytes(cfg.DataDir), ReserveBytes: reserve, SyncInterval: cfg.SyncInterval,
+		RetainEntries: cfg.LogRetainEntries, PurgeInterval: cfg.LogPurgeInterval,
+		ID: cfg.NodeID, Peers: cfg.Peers, Transport: cfg.Transport, TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks})
 	if err != nil {
 		eng.Close()
 		lg.Close()
 		return nil, err
 	}
+	primary := func() string {
+		id := node.Leader()
+		if id == 0 || id == node.ID() || cfg.PrimaryAddr == nil {
+			return ""
+		}
+		return cfg.PrimaryAddr(id)
+	}
 	locks := txn.NewLockManager(txn.DefaultLockConfig())
-	txm := txn.NewManager(eng, locks, node)
-	db, err := sql.Open(ctx, txm, sql.Config{Version: cfg.Version, LockWaitTimeout: cfg.LockWaitTimeout, MaxConnections: cfg.MaxConnections, Durability: cfg.Durability, BeforeImages: cfg.BeforeImages})
+	txm := txn.NewManager(eng, locks, committer{n: node, primary: primary})
+	var cluster sql.Cluster
+	if cfg.Transport != nil {
+		cluster = clusterView{n: node, applier: applier, primary: primary}
+	}
+	db, err := sql.Open(ctx, txm, sql.Config{Version: cfg.Version, LockWaitTimeout: cfg.LockWaitTimeout, MaxConnections: cfg.MaxConnections, Durability: cfg.Durability, BeforeImages: cfg.BeforeImages,
+		Cluster: cluster})
 	if err != nil {
 		node.Stop()
 		eng.Close()
@@ -175,6 +200,9 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// Node is the raft member under this server (cluster status, the HTTP role endpoints).
+func (s *Server) Node() *repl.Node { return s.node }
 
 // Close stops the node: sessions roll back, the engine flushes and closes.
 func (s *Server) Close() error {

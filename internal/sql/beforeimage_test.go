@@ -4,44 +4,20 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
+
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-
-	"github.com/kiln-db/kiln/internal/engine"
+	"github.com/kiln-db/kiln/internal/repl/repltest"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/txn"
 )
 
-// recorder is a committer that keeps each commit's record, as the log would.
-type recorder struct {
-	*txn.BatchCommitter
-	mu   sync.Mutex
-	recs [][]byte
-}
-
-func (r *recorder) Commit(ctx context.Context, ws *txn.WriteSet) (uint64, error) {
-	r.mu.Lock()
-	r.recs = append(r.recs, ws.Encode())
-	r.mu.Unlock()
-	return r.BatchCommitter.Commit(ctx, ws)
-}
-
 // With kiln_log_before_images ON, row changes carry the row's previous value (decoded here back to
 // column values); secondary index entries carry none; with it OFF, nothing does.
 func TestBeforeImagesSQL(t *testing.T) {
-	eng, err := engine.Open("/data", engine.Options{FS: vfs.NewMem()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	bc, err := txn.NewBatchCommitter(eng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{BatchCommitter: bc}
-	db, err := Open(context.Background(), txn.NewManager(eng, txn.NewLockManager(txn.DefaultLockConfig()), rec), Config{Version: "test"})
+	st := repltest.Start(t, nil, NewApplier(), nil)
+	rec := &repltest.Recorder{Node: st.Node}
+	db, err := Open(context.Background(), txn.NewManager(st.Engine, txn.NewLockManager(txn.DefaultLockConfig()), rec), Config{Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +33,7 @@ func TestBeforeImagesSQL(t *testing.T) {
 	run("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10), KEY kv (v))")
 	run("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
 	run("SET GLOBAL kiln_log_before_images = ON")
-	mark := len(rec.recs)
+	mark := len(rec.Records())
 	run("UPDATE t SET v = 'z' WHERE id = 1")
 	run("DELETE FROM t WHERE id = 2")
 	run("INSERT INTO t VALUES (3, 'c')")
@@ -65,7 +41,7 @@ func TestBeforeImagesSQL(t *testing.T) {
 	run("UPDATE t SET v = 'y' WHERE id = 1")
 	tbl, _ := db.Catalog().Table("d", "t")
 	var got []string
-	for _, r := range rec.recs[mark:] {
+	for _, r := range rec.Records()[mark:] {
 		cs, err := txn.Changes(r)
 		if err != nil {
 			t.Fatal(err)

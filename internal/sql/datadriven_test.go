@@ -8,28 +8,19 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
-	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/kiln-db/kiln/internal/engine"
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/repl/repltest"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
 )
 
-// testDB opens a DB on an in-memory filesystem.
+// testDB opens a DB over the real commit path (repl over the binlog) on an in-memory filesystem.
 func testDB(t testing.TB) *DB {
 	t.Helper()
-	eng, err := engine.Open("/data", engine.Options{FS: vfs.NewMem()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
-	c, err := txn.NewBatchCommitter(eng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	txm := txn.NewManager(eng, txn.NewLockManager(txn.DefaultLockConfig()), c)
+	st := repltest.Start(t, nil, NewApplier(), nil)
+	txm := txn.NewManager(st.Engine, txn.NewLockManager(txn.DefaultLockConfig()), st.Node)
 	db, err := Open(context.Background(), txm, Config{Version: "8.0.40-kiln-test"})
 	if err != nil {
 		t.Fatal(err)

@@ -33,6 +33,8 @@ type Config struct {
 	Durability string
 	// BeforeImages is kiln_log_before_images' initial value.
 	BeforeImages bool
+	// Cluster, if set, says whether this node takes writes and when its catalog must be reloaded.
+	Cluster Cluster
 }
 
 // ProcessInfo is one row of SHOW PROCESSLIST.
@@ -58,6 +60,9 @@ type DB struct {
 
 	autoMu  sync.Mutex
 	autoInc map[autoKey]*autoIncState
+
+	gen      atomic.Pointer[Generation] // the Cluster generation the catalog was loaded at
+	reloadMu sync.Mutex
 
 	globals   *globalVars
 	userLocks userLockTable        // GET_LOCK and friends
@@ -88,6 +93,23 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !ok && cfg.Cluster != nil {
+		// A replica of a new cluster: the leader initialises the catalog, and it arrives through the
+		// log. Wait for it (or for this node to lead).
+		for !ok {
+			if w, _ := cfg.Cluster.Writable(); w {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("waiting for the catalog from the leader: %w", ctx.Err())
+			case <-time.After(20 * time.Millisecond):
+			}
+			if v, ok, err = eng.Get(keyFormatVersion); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if !ok {
 		// Fresh data directory: record the format version through the commit path.
 		t := txm.Begin(txn.RepeatableRead, false)
@@ -107,6 +129,10 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 		return nil, err
 	}
 	db.cat.Store(cat)
+	if cfg.Cluster != nil {
+		g := cfg.Cluster.Generation()
+		db.gen.Store(&g)
+	}
 	return db, nil
 }
 

@@ -22,7 +22,11 @@ type buildIndexesOp struct {
 	Indexes []uint32        `json:"indexes"`
 }
 
-func init() { txn.RegisterLogical(opBuildIndexes, applyBuildIndexes) }
+// LogicalOps are the SQL layer's logical operations, for the record applier the node is started with
+// (txn.NewApplier): every node, and every replay, must know each operation a record may carry.
+func LogicalOps() map[string]txn.LogicalFunc {
+	return map[string]txn.LogicalFunc{opBuildIndexes: applyBuildIndexes}
+}
 
 // applyBuildIndexes scans the table's rows in the engine (every earlier record applied: the DDL held
 // the database's exclusive metadata lock, so no other writer can be in flight) and writes the entries.

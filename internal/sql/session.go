@@ -251,6 +251,12 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 			defer cancel()
 		}
 	}
+	if err := s.db.syncCluster(); err != nil {
+		return err
+	}
+	if err := s.db.refuseWrite(st); err != nil {
+		return err
+	}
 	env := &Env{s: s, ctx: ctx, params: params}
 	err := s.dispatch(env, st, w, more)
 	if s.txn == nil {

@@ -269,6 +269,10 @@ func (s *Session) getSysVar(v *sysVar, global bool) types.Value {
 		return num(int64(n))
 	case "last_insert_id", "identity":
 		return types.NewUint(s.lastInsertID)
+	case "read_only", "super_read_only":
+		if s.db.readOnlyNow() {
+			return num(1)
+		}
 	}
 	if !global && v.scope != scopeGlobal {
 		if x, ok := s.vars[v.name]; ok {

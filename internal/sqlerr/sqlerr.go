@@ -68,6 +68,8 @@ const (
 	ErrOperandColumns               = 1241
 	ErrSpVarNotFound                = 1327
 	ErrDiskFull                     = 1021
+	ErrServerShutdown               = 1053
+	ErrErrorDuringCommit            = 1180
 	ErrLockWaitTimeout              = 1205
 	ErrLockDeadlock                 = 1213
 	ErrReadOnlyTrans                = 1207
@@ -153,7 +155,7 @@ const (
 
 var states = map[uint16]string{
 	ErrConCount: "08004", ErrHandshake: "08S01", ErrAccessDenied: "28000", ErrNoDB: "3D000",
-	ErrUnknownCom: "08S01", ErrBadNull: "23000", ErrBadDB: "42000", ErrTableExists: "42S01",
+	ErrUnknownCom: "08S01", ErrServerShutdown: "08S01", ErrBadNull: "23000", ErrBadDB: "42000", ErrTableExists: "42S01",
 	ErrBadTable: "42S02", ErrNonUniq: "23000", ErrBadField: "42S22", ErrWrongFieldWithGroup: "42000",
 	ErrDupFieldName: "42S21", ErrDupKeyName: "42000", ErrDupEntry: "23000", ErrParse: "42000",
 	ErrEmptyQuery: "42000", ErrNonUniqTable: "42000", ErrInvalidDefault: "42000",

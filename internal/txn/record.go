@@ -1,10 +1,11 @@
 package txn
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
+	"sync/atomic"
 
 	"github.com/kiln-db/kiln/internal/engine"
 )
@@ -44,11 +45,59 @@ const (
 // the statement validated: a record in the log can no longer be refused.
 type LogicalFunc func(payload []byte, eng *engine.Engine, b Batch) error
 
-var logical sync.Map // name -> LogicalFunc
+// Applier applies records to an engine batch with a fixed set of logical operations (the SQL
+// layer's DDL operations, passed in by whoever wires the node: this package cannot import sql). It
+// is the commit path's repl.Applier.
+type Applier struct {
+	logical map[string]LogicalFunc
+	watch   []byte // CountWrites' prefix
+	written atomic.Uint64
+}
 
-// RegisterLogical makes a logical operation known to ApplyRecord (the SQL layer registers its DDL
-// operations at init; this package cannot import it).
-func RegisterLogical(name string, fn LogicalFunc) { logical.Store(name, fn) }
+// CountWrites makes the applier count the records that write (set, delete or range-delete) a key
+// starting with prefix: the SQL layer watches its catalog this way on replicas.
+func (a *Applier) CountWrites(prefix []byte) { a.watch = append([]byte(nil), prefix...) }
+
+// Writes is how many applied records wrote under CountWrites' prefix.
+func (a *Applier) Writes() uint64 { return a.written.Load() }
+
+// NewApplier returns an applier that knows the given logical operations.
+func NewApplier(ops map[string]LogicalFunc) *Applier {
+	m := make(map[string]LogicalFunc, len(ops))
+	for k, v := range ops {
+		m[k] = v
+	}
+	return &Applier{logical: m}
+}
+
+// Apply decodes rec into b (see ApplyRecord).
+func (a *Applier) Apply(rec []byte, eng *engine.Engine, b *engine.Batch) error {
+	if err := a.ApplyRecord(rec, eng, b); err != nil {
+		return err
+	}
+	if len(a.watch) > 0 && a.touches(rec) {
+		a.written.Add(1)
+	}
+	return nil
+}
+
+func (a *Applier) touches(rec []byte) bool {
+	hit := false
+	_ = forEachOp(rec, func(kind byte, k, v []byte) error {
+		switch kind {
+		case opSet, opDelete:
+			hit = hit || bytes.HasPrefix(k, a.watch)
+		case opDeleteRange:
+			// [k, v) meets the prefix's span.
+			hit = hit || bytes.HasPrefix(k, a.watch) || (bytes.Compare(k, a.watch) < 0 && bytes.Compare(v, a.watch) > 0)
+		}
+		return nil
+	})
+	return hit
+}
+
+// ReadsState reports whether rec holds logical operations (RecordReadsState).
+func (a *Applier) ReadsState(rec []byte) bool { return RecordReadsState(rec) }
 
 // Logical adds a logical operation to the transaction's record.
 func (t *Txn) Logical(name string, payload []byte) {
@@ -135,7 +184,7 @@ var errBadRecord = errors.New("txn: malformed write-set record")
 // ApplyRecord decodes a record into b. eng is what logical operations read (see RecordReadsState); it
 // may be nil for records without any. A malformed record or an unknown logical operation is an error,
 // never a partial guess.
-func ApplyRecord(rec []byte, eng *engine.Engine, b Batch) error {
+func (a *Applier) ApplyRecord(rec []byte, eng *engine.Engine, b Batch) error {
 	return forEachOp(rec, func(kind byte, k, v []byte) error {
 		switch kind {
 		case opSet:
@@ -151,14 +200,14 @@ func ApplyRecord(rec []byte, eng *engine.Engine, b Batch) error {
 			if rec[0] != recordVersionLogical {
 				return fmt.Errorf("%w: logical operation in a version 1 record", errBadRecord)
 			}
-			fn, ok := logical.Load(string(k))
+			fn, ok := a.logical[string(k)]
 			if !ok {
 				return fmt.Errorf("txn: record needs logical operation %q, which this build does not know", k)
 			}
 			if eng == nil {
 				return fmt.Errorf("txn: logical operation %q applied without an engine", k)
 			}
-			if err := fn.(LogicalFunc)(v, eng, b); err != nil {
+			if err := fn(v, eng, b); err != nil {
 				return fmt.Errorf("txn: logical operation %q: %w", k, err)
 			}
 			return nil

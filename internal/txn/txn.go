@@ -30,10 +30,14 @@ import (
 	"github.com/kiln-db/kiln/internal/engine"
 )
 
-// Committer makes a write set durable and applied, in one total order, and returns its position in
-// that order. It is the seam the log-first commit path (issue 3) replaces.
+// Committer makes a record durable and applied, in one total order, and returns its position in
+// that order (internal/repl's Node; tests may use a fake). Epoch names the leadership a transaction
+// begins under: a commit is taken only under the epoch its transaction began in, because its reads
+// (current reads under locks) are only current while that leadership lasts. 0 means this node takes
+// no commits now.
 type Committer interface {
-	Commit(ctx context.Context, ws *WriteSet) (pos uint64, err error)
+	Commit(ctx context.Context, rec []byte, async bool, epoch uint64) (pos uint64, err error)
+	Epoch() uint64
 }
 
 // Manager creates transactions over one engine.
@@ -69,7 +73,8 @@ type Txn struct {
 	ws       WriteSet
 	undo     []undoRec
 	ReadOnly bool
-	locked   bool // holds at least one lock
+	epoch    uint64 // the committer's epoch at Begin
+	locked   bool   // holds at least one lock
 	done     bool
 	// beforeFor selects the written keys whose before-images the record carries (nil: none).
 	beforeFor func(key []byte) bool
@@ -86,7 +91,7 @@ type undoRec struct {
 
 // Begin starts a transaction.
 func (m *Manager) Begin(iso Isolation, readOnly bool) *Txn {
-	t := &Txn{ID: m.nextID.Add(1), m: m, iso: iso, ReadOnly: readOnly}
+	t := &Txn{ID: m.nextID.Add(1), m: m, iso: iso, ReadOnly: readOnly, epoch: m.committer.Epoch()}
 	t.ws.init()
 	return t
 }
@@ -218,7 +223,7 @@ func (t *Txn) Commit(ctx context.Context) (uint64, error) {
 			err = t.captureBefore()
 		}
 		if err == nil {
-			pos, err = t.m.committer.Commit(ctx, &t.ws)
+			pos, err = t.m.committer.Commit(ctx, t.ws.Encode(), t.ws.Async, t.epoch)
 		}
 	}
 	t.finish()

@@ -6,23 +6,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-
-	"github.com/kiln-db/kiln/internal/engine"
+	"github.com/kiln-db/kiln/internal/repl/repltest"
 )
 
-func newManager(t *testing.T) (*Manager, *BatchCommitter) {
+// newManager commits through the real commit path: repl over the binlog, on a memory filesystem.
+func newManager(t *testing.T) (*Manager, *repltest.Stack) {
 	t.Helper()
-	eng, err := engine.Open("/db", engine.Options{FS: vfs.NewMem()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
-	c, err := NewBatchCommitter(eng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return NewManager(eng, NewLockManager(DefaultLockConfig()), c), c
+	s := repltest.Start(t, nil, NewApplier(nil), nil)
+	return NewManager(s.Engine, NewLockManager(DefaultLockConfig()), s.Node), s
 }
 
 func scan(t *testing.T, tx *Txn, lo, hi string, reverse, latest bool) string {
@@ -154,7 +145,7 @@ func TestSavepoints(t *testing.T) {
 
 // Concurrent commits are grouped, and positions are unique and dense.
 func TestGroupCommit(t *testing.T) {
-	m, c := newManager(t)
+	m, s := newManager(t)
 	const n = 200
 	var wg sync.WaitGroup
 	pos := make([]uint64, n)
@@ -173,19 +164,24 @@ func TestGroupCommit(t *testing.T) {
 	}
 	wg.Wait()
 	seen := map[uint64]bool{}
+	lo, hi := pos[0], pos[0]
 	for _, p := range pos {
-		if p < 1 || p > n || seen[p] {
-			t.Fatalf("position %d out of range or repeated", p)
+		if p < 1 || seen[p] {
+			t.Fatalf("position %d zero or repeated", p)
 		}
 		seen[p] = true
+		lo, hi = min(lo, p), max(hi, p)
 	}
-	commits, groups := c.Stats()
+	if hi-lo != n-1 {
+		t.Fatalf("positions %d..%d for %d commits: not dense", lo, hi, n)
+	}
+	commits, groups := s.Node.Stats.Commits.Load(), s.Node.Stats.Groups.Load()
 	if commits != n || groups == 0 || groups > commits {
 		t.Fatalf("commits %d groups %d", commits, groups)
 	}
 	applied, err := m.Engine().AppliedPosition()
-	if err != nil || applied != n {
-		t.Fatalf("applied position %d (%v), want %d", applied, err, n)
+	if err != nil || applied != hi {
+		t.Fatalf("applied position %d (%v), want %d", applied, err, hi)
 	}
 	t.Logf("%d commits in %d groups", commits, groups)
 }
@@ -211,7 +207,8 @@ func TestRecordRoundTrip(t *testing.T) {
 	tx.Set([]byte("t2"), []byte("kept"))
 	tx.Delete([]byte("a"))
 	var mb mapBatch
-	if err := ApplyRecord(tx.ws.Encode(), nil, &mb); err != nil {
+	a := NewApplier(nil)
+	if err := a.ApplyRecord(tx.ws.Encode(), nil, &mb); err != nil {
 		t.Fatal(err)
 	}
 	got := fmt.Sprint(mb.ops)
@@ -220,37 +217,18 @@ func TestRecordRoundTrip(t *testing.T) {
 		t.Fatalf("ops %s, want %s", got, want)
 	}
 	for _, bad := range [][]byte{nil, {9}, {1, 1, 5, 'a'}, {1, 7, 0, 0}} {
-		if err := ApplyRecord(bad, nil, &mapBatch{}); err == nil {
+		if err := a.ApplyRecord(bad, nil, &mapBatch{}); err == nil {
 			t.Errorf("record %v accepted", bad)
 		}
 	}
 }
 
-// recordingCommitter keeps every record it commits (and applies it), like the log would.
-type recordingCommitter struct {
-	*BatchCommitter
-	recs [][]byte
-}
-
-func (r *recordingCommitter) Commit(ctx context.Context, ws *WriteSet) (uint64, error) {
-	r.recs = append(r.recs, ws.Encode())
-	return r.BatchCommitter.Commit(ctx, ws)
-}
-
 // Before-images: a transaction that asks for them carries, for the selected keys, the committed value
 // before it (or "did not exist"); apply ignores them, and records without them carry none.
 func TestBeforeImages(t *testing.T) {
-	eng, err := engine.Open("/db", engine.Options{FS: vfs.NewMem()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	bc, err := NewBatchCommitter(eng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := &recordingCommitter{BatchCommitter: bc}
-	m := NewManager(eng, NewLockManager(DefaultLockConfig()), rc)
+	s := repltest.Start(t, nil, NewApplier(nil), nil)
+	rc := &repltest.Recorder{Node: s.Node}
+	m := NewManager(s.Engine, NewLockManager(DefaultLockConfig()), rc)
 	ctx := context.Background()
 	rows := func(k []byte) bool { return k[0] == 'r' }
 	tx := m.Begin(RepeatableRead, false)
@@ -302,14 +280,14 @@ func TestBeforeImages(t *testing.T) {
 		"set r1=ein (no image); ",
 	}
 	for i, w := range want {
-		if got := describe(rc.recs[i]); got != w {
+		if got := describe(rc.Records()[i]); got != w {
 			t.Errorf("record %d: %s\nwant %s", i, got, w)
 		}
 	}
-	if v, ok, _ := eng.Get([]byte("r1")); !ok || string(v) != "ein" {
+	if v, ok, _ := s.Engine.Get([]byte("r1")); !ok || string(v) != "ein" {
 		t.Fatalf("r1 = %q %v after apply", v, ok)
 	}
-	if _, ok, _ := eng.Get([]byte("r2")); ok {
+	if _, ok, _ := s.Engine.Get([]byte("r2")); ok {
 		t.Fatal("r2 still there")
 	}
 }

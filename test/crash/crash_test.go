@@ -58,7 +58,7 @@ func openWith(t testing.TB, fs vfs.FS, tweak func(*repl.Config)) *stack {
 	if err != nil {
 		t.Fatalf("open engine: %v", err)
 	}
-	cfg := repl.Config{Log: lg, Engine: eng, TickInterval: 10 * time.Millisecond, Logger: quiet, PurgeInterval: -1}
+	cfg := repl.Config{Log: lg, Engine: eng, Applier: sql.NewApplier(), TickInterval: 10 * time.Millisecond, Logger: quiet, PurgeInterval: -1}
 	tweak(&cfg)
 	node, err := repl.Start(context.Background(), cfg)
 	if err != nil {
@@ -346,6 +346,7 @@ func compareWithReplay(t *testing.T, cycle int, seed int64, st *stack) {
 		t.Fatalf("cycle %d (seed %d): read log: %v", cycle, seed, err)
 	}
 	b := fresh.NewBatch()
+	replay := sql.NewApplier()
 	var last uint64
 	for _, e := range ents {
 		if e.Type == 0 && len(e.Data) >= 8 {
@@ -358,7 +359,7 @@ func compareWithReplay(t *testing.T, cycle int, seed int64, st *stack) {
 				b.Close()
 				b = fresh.NewBatch()
 			}
-			if err := txn.ApplyRecord(rec, fresh, b); err != nil {
+			if err := replay.ApplyRecord(rec, fresh, b); err != nil {
 				t.Fatalf("cycle %d: replay entry %d: %v", cycle, e.Index, err)
 			}
 		}

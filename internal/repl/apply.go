@@ -1,0 +1,220 @@
+package repl
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	pb "go.etcd.io/raft/v3/raftpb"
+
+	"github.com/kiln-db/kiln/internal/engine"
+)
+
+// applyJob is one Ready's committed entries with the commits waiting on them. The loop hands jobs
+// over in log order; the apply goroutine owns a job once pushed.
+type applyJob struct {
+	ents    []pb.Entry
+	waiters []*proposal // this node's proposals among ents, in log order
+	confs   []confApply
+	bytes   uint64
+}
+
+// confApply is a membership change raft has already applied: the engine records the resulting
+// configuration at the entry's index, and the member addresses.
+type confApply struct {
+	index   uint64
+	state   []byte // marshaled pb.ConfState
+	changes []memberChange
+}
+
+// applyQueue is the hand-off from the raft loop to the apply goroutine: unbounded in jobs, so the
+// loop never blocks on a slow apply; the loop reads backlog to stop taking proposals instead.
+type applyQueue struct {
+	mu      sync.Mutex
+	jobs    []*applyJob
+	pending uint64 // bytes of entries queued
+	closed  bool
+	wake    chan struct{} // one token: jobs arrived or the queue closed
+	failed  chan struct{} // closed when apply fails: the loop stops
+	failOne sync.Once
+}
+
+func newApplyQueue() *applyQueue {
+	return &applyQueue{wake: make(chan struct{}, 1), failed: make(chan struct{})}
+}
+
+func (q *applyQueue) push(j *applyJob) {
+	q.mu.Lock()
+	q.jobs = append(q.jobs, j)
+	q.pending += j.bytes
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *applyQueue) backlog() uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.pending
+}
+
+func (q *applyQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns every queued job, waiting for one; nil once the queue is closed and empty.
+func (q *applyQueue) take() []*applyJob {
+	for {
+		q.mu.Lock()
+		if len(q.jobs) > 0 {
+			jobs := q.jobs
+			q.jobs = nil
+			q.mu.Unlock()
+			return jobs
+		}
+		closed := q.closed
+		q.mu.Unlock()
+		if closed {
+			return nil
+		}
+		<-q.wake
+	}
+}
+
+func (q *applyQueue) done(bytes uint64) {
+	q.mu.Lock()
+	q.pending -= bytes
+	q.mu.Unlock()
+}
+
+// applyLoop applies jobs in order until the queue closes (duty 6). Jobs queued before a stop are
+// still applied: they are committed. An apply error is fatal: the engine must never skip a record.
+func (n *Node) applyLoop() {
+	for {
+		jobs := n.aq.take()
+		if jobs == nil {
+			return
+		}
+		if n.fatal() != nil {
+			n.failJobs(jobs)
+			continue
+		}
+		if err := n.apply(jobs); err != nil {
+			n.fail(err)
+			n.aq.failOne.Do(func() { close(n.aq.failed) })
+			n.failJobs(jobs)
+		}
+	}
+}
+
+func (n *Node) failJobs(jobs []*applyJob) {
+	for _, j := range jobs {
+		for _, p := range j.waiters {
+			select {
+			case <-p.done:
+			default:
+				p.err = ErrStopped
+				close(p.done)
+			}
+		}
+		n.aq.done(j.bytes)
+	}
+}
+
+// apply writes the jobs' entries to the engine, as few batches as possible, each recording the last
+// index it holds, then wakes their waiters. A record that reads the engine (a logical operation) gets
+// every entry before it applied first, in its own batch.
+func (n *Node) apply(jobs []*applyJob) error {
+	b := n.eng.NewBatch()
+	defer func() { b.Close() }()
+	last := n.applied.Load()
+	pending := false // b holds entries not yet in the engine
+	for _, j := range jobs {
+		ci := 0
+		for _, e := range j.ents {
+			if e.Index <= last {
+				continue // already in the engine (replay after a restart)
+			}
+			if e.Index != last+1 {
+				// Invariant: the applied index advances by exactly one entry at a time.
+				return fmt.Errorf("repl: apply gap: entry %d after applied %d", e.Index, last)
+			}
+			switch e.Type {
+			case pb.EntryNormal:
+				if len(e.Data) >= 8 {
+					rec := e.Data[8:]
+					if pending && n.cfg.Applier.ReadsState(rec) {
+						if err := n.applyBatch(b, last); err != nil {
+							return err
+						}
+						b.Close()
+						b = n.eng.NewBatch()
+					}
+					if err := n.cfg.Applier.Apply(rec, n.eng, b); err != nil {
+						return fmt.Errorf("repl: apply entry %d: %w", e.Index, err)
+					}
+					n.Stats.AppliedBytes.Add(uint64(len(e.Data)))
+				}
+			case pb.EntryConfChange, pb.EntryConfChangeV2:
+				for ci < len(j.confs) && j.confs[ci].index < e.Index {
+					ci++
+				}
+				if ci == len(j.confs) || j.confs[ci].index != e.Index {
+					return fmt.Errorf("repl: membership entry %d was not applied to raft", e.Index)
+				}
+				c := j.confs[ci]
+				if err := b.Set(confStateKey, c.state); err != nil {
+					return err
+				}
+				for _, mc := range c.changes {
+					var err error
+					if mc.remove {
+						err = b.Delete(memberKey(mc.id))
+					} else if mc.addr != "" {
+						err = b.Set(memberKey(mc.id), []byte(mc.addr))
+					}
+					if err != nil {
+						return err
+					}
+				}
+			}
+			last = e.Index
+			pending = true
+		}
+	}
+	if pending {
+		if err := n.applyBatch(b, last); err != nil {
+			return err
+		}
+	}
+	if last >= n.commitIdx.Load() {
+		n.caughtUp.Store(time.Now().UnixNano())
+	}
+	for _, j := range jobs {
+		for _, p := range j.waiters {
+			n.Stats.Commits.Add(1)
+			close(p.done)
+		}
+		n.aq.done(j.bytes)
+	}
+	return nil
+}
+
+// applyBatch commits b to the engine with last as its applied index.
+func (n *Node) applyBatch(b *engine.Batch, last uint64) error {
+	n.inEngine.Store(last)
+	if err := n.eng.Apply(b, last, false); err != nil {
+		return fmt.Errorf("repl: apply to engine at %d: %w", last, err)
+	}
+	n.Stats.ApplyBatches.Add(1)
+	n.applied.Store(last)
+	return nil
+}

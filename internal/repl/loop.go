@@ -1,0 +1,464 @@
+package repl
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+
+	klog "github.com/kiln-db/kiln/internal/log"
+)
+
+// run is the raft loop: the only goroutine that touches the RawNode after Start.
+func (n *Node) run() {
+	defer close(n.donec)
+	ticker := time.NewTicker(n.cfg.TickInterval)
+	defer ticker.Stop()
+	for {
+		// Backpressure: while the apply goroutine is far behind, take no new proposals (messages,
+		// ticks and control keep flowing, so leadership is not lost over a slow apply).
+		propc := n.propc
+		if n.aq.backlog() > n.cfg.MaxApplyBacklogBytes {
+			propc = nil
+		}
+		select {
+		case p := <-propc:
+			n.propose(p)
+			// Group commit: take everything else already waiting.
+			for i := 1; i < n.cfg.MaxBatchProposals; i++ {
+				select {
+				case p := <-n.propc:
+					n.propose(p)
+					continue
+				default:
+				}
+				break
+			}
+		case m := <-n.recvc:
+			n.step(m)
+			for i := 1; i < 1024; i++ {
+				select {
+				case m := <-n.recvc:
+					n.step(m)
+					continue
+				default:
+				}
+				break
+			}
+		case f := <-n.ctlc:
+			f()
+		case <-ticker.C:
+			n.rn.Tick()
+			n.updatePurgeFloor()
+		case <-n.aq.failed:
+			n.failWaiters(ErrStopped)
+			return
+		case <-n.stopc:
+			n.failWaiters(ErrStopped)
+			return
+		}
+		if err := n.drainReady(); err != nil {
+			n.fail(err)
+			n.failWaiters(ErrStopped)
+			return
+		}
+	}
+}
+
+func (n *Node) step(m pb.Message) {
+	if err := n.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) && !errors.Is(err, raft.ErrStepLocalMsg) {
+		n.log.Debug("raft step", "err", err, "from", m.From, "type", m.Type)
+	}
+}
+
+func (n *Node) propose(p *proposal) {
+	st := n.rn.BasicStatus()
+	if st.RaftState != raft.StateLeader {
+		p.err = &NotLeaderError{Leader: n.otherLeader()}
+		close(p.done)
+		return
+	}
+	if st.Term != p.epoch {
+		p.err = ErrStaleEpoch
+		close(p.done)
+		return
+	}
+	if err := n.rn.Propose(p.data); err != nil {
+		// ErrProposalDropped (a leadership transfer, the uncommitted-size limit): nothing was
+		// appended, so the commit did not happen.
+		p.err = fmt.Errorf("%w (%v)", ErrNotCommitted, err)
+		close(p.done)
+		return
+	}
+	n.byID[p.id] = p
+}
+
+// failWaiters ends every commit the loop tracks: none of them is known to have committed.
+func (n *Node) failWaiters(err error) {
+	for id, p := range n.byID {
+		p.err = err
+		close(p.done)
+		delete(n.byID, id)
+	}
+	for i, p := range n.byIndex {
+		p.err = err
+		close(p.done)
+		delete(n.byIndex, i)
+	}
+}
+
+// afterAppend reports whether raft requires m to wait until the state it acknowledges is durable.
+func afterAppend(m pb.Message) bool {
+	switch m.Type {
+	case pb.MsgAppResp, pb.MsgVoteResp, pb.MsgPreVoteResp:
+		return true
+	}
+	return false
+}
+
+// drainReady handles every pending Ready: append, send, fsync, hand off to apply, Advance (duties 2-5).
+func (n *Node) drainReady() error {
+	for n.rn.HasReady() {
+		rd := n.rn.Ready()
+		stepDown := false
+		becameLeader := false
+		if rd.SoftState != nil {
+			wasLeader := raft.StateType(n.state.Load()) == raft.StateLeader
+			n.state.Store(int32(rd.SoftState.RaftState))
+			n.lead.Store(rd.SoftState.Lead)
+			isLeader := rd.SoftState.RaftState == raft.StateLeader
+			stepDown = wasLeader && !isLeader
+			becameLeader = !wasLeader && isLeader
+		}
+		prev := n.lg.HardState()
+		hsChanged := false
+		if !raft.IsEmptyHardState(rd.HardState) {
+			hs := rd.HardState
+			hsChanged = hs.Term != prev.Term || hs.Vote != prev.Vote
+			if err := n.lg.SetHardState(klog.HardState{Term: hs.Term, Vote: hs.Vote, Commit: hs.Commit}); err != nil {
+				return fmt.Errorf("repl: write hard state: %w", err)
+			}
+			n.term.Store(hs.Term)
+			n.commitIdx.Store(hs.Commit)
+		}
+		if !raft.IsEmptySnap(rd.Snapshot) {
+			return fmt.Errorf("repl: received a snapshot at index %d: installing snapshots is not built yet", rd.Snapshot.Metadata.Index)
+		}
+		if len(rd.Entries) > 0 {
+			ents := make([]klog.Entry, len(rd.Entries))
+			for i, e := range rd.Entries {
+				ents[i] = klog.Entry{Index: e.Index, Term: e.Term, Type: uint8(e.Type), Data: e.Data}
+				n.appended(e)
+			}
+			if err := n.lg.Append(ents); err != nil {
+				return fmt.Errorf("repl: append to log: %w", err)
+			}
+		}
+		if becameLeader {
+			// raft appended its term's empty entry on becoming leader: the last entry now. Commits
+			// are taken once everything up to it is applied.
+			n.lship.Store(&leadership{term: n.term.Load(), start: n.lg.LastIndex()})
+			n.log.Info("leading", "node", n.id, "term", n.term.Load(), "from_index", n.lg.LastIndex())
+		} else if stepDown {
+			n.lship.Store(nil)
+			n.purgeFloor.Store(math.MaxUint64)
+			n.log.Info("stopped leading", "node", n.id, "term", n.term.Load(), "leader", n.lead.Load())
+		}
+		mustSync := n.needsSync(rd)
+		var later []pb.Message
+		if raft.StateType(n.state.Load()) == raft.StateLeader && !hsChanged {
+			var now []pb.Message
+			for _, m := range rd.Messages {
+				if afterAppend(m) {
+					later = append(later, m)
+				} else {
+					now = append(now, m)
+				}
+			}
+			n.send(now)
+		} else {
+			later = rd.Messages
+		}
+		if mustSync {
+			if err := n.syncLog(); err != nil {
+				return err
+			}
+			if len(rd.Entries) > 0 && n.cfg.AfterSync != nil {
+				n.cfg.AfterSync()
+			}
+		}
+		n.send(later)
+		if len(rd.CommittedEntries) > 0 {
+			if err := n.handOff(rd.CommittedEntries); err != nil {
+				return err
+			}
+		}
+		n.rn.Advance(rd)
+		if stepDown {
+			// Everything still tracked was appended under the ended leadership and not committed
+			// as far as this node knows: only the new leader's log decides.
+			n.failWaiters(ErrOutcomeUnknown)
+		}
+	}
+	return nil
+}
+
+// appended notes a proposal's position once raft has placed it in the log. An entry that replaces
+// another at the same index supersedes a proposal waiting there.
+func (n *Node) appended(e pb.Entry) {
+	if old, ok := n.byIndex[e.Index]; ok && old.term != e.Term {
+		delete(n.byIndex, e.Index)
+		old.err = ErrNotCommitted
+		close(old.done)
+	}
+	if e.Type != pb.EntryNormal || len(e.Data) < 8 {
+		return
+	}
+	id := binary.BigEndian.Uint64(e.Data)
+	if p, ok := n.byID[id]; ok {
+		delete(n.byID, id)
+		p.index, p.term = e.Index, e.Term
+		n.byIndex[e.Index] = p
+	}
+}
+
+func (n *Node) send(msgs []pb.Message) {
+	if len(msgs) == 0 {
+		return
+	}
+	if n.cfg.Transport == nil {
+		n.log.Warn("raft messages for other members but no transport", "count", len(msgs), "to", msgs[0].To)
+		return
+	}
+	n.cfg.Transport.Send(msgs)
+}
+
+// handOff passes committed entries to the apply goroutine with the commits waiting on them, and
+// applies membership changes to raft now (raft must see them before its next Ready).
+func (n *Node) handOff(ents []pb.Entry) error {
+	job := &applyJob{ents: ents}
+	for _, e := range ents {
+		switch e.Type {
+		case pb.EntryNormal:
+			if p, ok := n.byIndex[e.Index]; ok {
+				delete(n.byIndex, e.Index)
+				if p.term == e.Term {
+					job.waiters = append(job.waiters, p)
+				} else {
+					p.err = ErrNotCommitted
+					close(p.done)
+				}
+			}
+		case pb.EntryConfChange, pb.EntryConfChangeV2:
+			cc, err := decodeConfChange(e)
+			if err != nil {
+				return fmt.Errorf("repl: decode membership change %d: %w", e.Index, err)
+			}
+			cs := n.rn.ApplyConfChange(cc)
+			csb, err := cs.Marshal()
+			if err != nil {
+				return err
+			}
+			mc := confChangeMembers(cc.AsV2())
+			job.confs = append(job.confs, confApply{index: e.Index, state: csb, changes: mc})
+			for _, c := range mc {
+				if c.remove {
+					n.dropMember(c.id)
+				} else if c.addr != "" {
+					n.setMember(c.id, c.addr)
+				}
+			}
+		}
+		job.bytes += uint64(len(e.Data))
+	}
+	n.aq.push(job)
+	return nil
+}
+
+type memberChange struct {
+	id     uint64
+	addr   string
+	remove bool
+}
+
+func confChangeMembers(cc pb.ConfChangeV2) []memberChange {
+	var mc memberContext
+	if len(cc.Context) > 0 {
+		if err := json.Unmarshal(cc.Context, &mc); err != nil {
+			// Bootstrap entries of other tools carry a raw address.
+			mc.Addr = string(cc.Context)
+		}
+	}
+	out := make([]memberChange, 0, len(cc.Changes))
+	for _, c := range cc.Changes {
+		switch c.Type {
+		case pb.ConfChangeRemoveNode:
+			out = append(out, memberChange{id: c.NodeID, remove: true})
+		default:
+			out = append(out, memberChange{id: c.NodeID, addr: mc.Addr})
+		}
+	}
+	return out
+}
+
+// needsSync says whether a Ready must be fsynced before Advance: a change of term or vote (raft's rule),
+// or any entry that is not this leader's own async commit (sync commits, membership changes, a
+// leader's empty entry, and every entry on a follower: a follower's acknowledgement promises
+// durability). A Ready of async commits only is advanced unsynced: raft then counts them, they are
+// applied and acknowledged, and syncLoop, the next sync group or the flush barrier makes them durable.
+func (n *Node) needsSync(rd raft.Ready) bool {
+	if !rd.MustSync {
+		return false
+	}
+	if !raft.IsEmptyHardState(rd.HardState) {
+		prev := n.lg.HardState()
+		if rd.HardState.Term != prev.Term || rd.HardState.Vote != prev.Vote {
+			return true
+		}
+	}
+	if raft.StateType(n.state.Load()) != raft.StateLeader {
+		return true
+	}
+	for _, e := range rd.Entries {
+		p, ok := n.byIndex[e.Index]
+		if !ok || p.term != e.Term || !p.async {
+			return true
+		}
+	}
+	return false
+}
+
+func decodeConfChange(e pb.Entry) (pb.ConfChangeI, error) {
+	if e.Type == pb.EntryConfChange {
+		var cc pb.ConfChange
+		err := cc.Unmarshal(e.Data)
+		return cc, err
+	}
+	var cc pb.ConfChangeV2
+	err := cc.Unmarshal(e.Data)
+	return cc, err
+}
+
+// updatePurgeFloor records, on the leader, the lowest index a member still needs from the log.
+func (n *Node) updatePurgeFloor() {
+	if raft.StateType(n.state.Load()) != raft.StateLeader {
+		return
+	}
+	st := n.rn.Status()
+	floor := uint64(math.MaxUint64)
+	for id, pr := range st.Progress {
+		if id != n.id && pr.Match+1 < floor {
+			floor = pr.Match + 1
+		}
+	}
+	n.purgeFloor.Store(floor)
+}
+
+// syncLog fsyncs everything appended to the log and advances the durable index. The commit loop calls
+// it for groups that hold sync commits; syncLoop and flushBarrier call it for async ones.
+func (n *Node) syncLog() error {
+	n.syncMu.Lock()
+	defer n.syncMu.Unlock()
+	last := n.lg.LastIndex() // appended before the Sync below starts, so covered by it
+	prev := n.durable.Load()
+	if err := n.lg.Sync(); err != nil {
+		return fmt.Errorf("repl: fsync log: %w", err)
+	}
+	n.Stats.Syncs.Add(1)
+	if last > prev {
+		n.Stats.Groups.Add(1)
+		n.Stats.GroupSizes.Observe(last - prev)
+		n.durable.Store(last)
+	} else if last < prev {
+		// A follower's log was truncated (a deposed leader's unacknowledged tail replaced).
+		n.durable.Store(last)
+	}
+	return nil
+}
+
+// syncLoop is the background fsync of async commits: every SyncInterval, if the log holds entries
+// nothing has synced yet. With only sync commits it never finds any.
+func (n *Node) syncLoop() {
+	t := time.NewTicker(n.cfg.SyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stopc:
+			return
+		case <-n.alldc:
+			return
+		case <-t.C:
+		}
+		if n.lg.LastIndex() <= n.durable.Load() {
+			continue
+		}
+		if err := n.syncLog(); err != nil {
+			// The log is unusable from now on (a failed fsync is sticky); the loop stops at its next
+			// append. Async commits since the last fsync are lost, as that mode allows.
+			n.fail(err)
+			return
+		}
+	}
+}
+
+// flushBarrier runs before the engine flushes a memtable. The engine has no WAL: what it flushes is
+// recovered as is, with its applied index, and recovery replays the log only after that index. If the
+// memtable held async entries the log had not fsynced, a power loss would leave the engine ahead of the
+// log, with history the log no longer has. So the log is fsynced first. With only sync commits
+// inEngine never passes durable and this does nothing.
+func (n *Node) flushBarrier() {
+	if n.inEngine.Load() <= n.durable.Load() {
+		return
+	}
+	if err := n.syncLog(); err != nil {
+		// Letting the flush go on could make the engine durable ahead of the log; stopping the
+		// process keeps the node recoverable (the log decides, as after a crash).
+		n.fail(err)
+		panic(fmt.Sprintf("kiln: the engine is about to flush log entries up to %d but the log cannot be fsynced past %d (%v): stopping so the engine never gets ahead of the log",
+			n.inEngine.Load(), n.durable.Load(), err))
+	}
+}
+
+// purgeLoop trims the log below what the engine has flushed: log segments are the only copy of
+// anything the engine holds only in its memtable, so the engine is flushed first and the purge stays
+// below the index applied before that flush. On a leader it also stays below what every follower
+// has (purgeFloor): until snapshots exist a follower catches up only from the log.
+func (n *Node) purgeLoop() {
+	t := time.NewTicker(n.cfg.PurgeInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stopc:
+			return
+		case <-n.alldc:
+			return
+		case <-t.C:
+		}
+		if n.lg.Stats().Segments < 2 {
+			continue // only sealed segments can go
+		}
+		applied := n.applied.Load()
+		if err := n.eng.Flush(); err != nil {
+			n.log.Warn("log purge: engine flush failed", "err", err)
+			continue
+		}
+		if applied <= n.cfg.RetainEntries {
+			continue
+		}
+		below := applied - n.cfg.RetainEntries + 1
+		if f := n.purgeFloor.Load(); f < below {
+			below = f
+		}
+		if below <= n.lg.FirstIndex() {
+			continue
+		}
+		if err := n.lg.Purge(below); err != nil {
+			n.log.Warn("log purge failed", "below", below, "err", err)
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"github.com/kiln-db/kiln/internal/repl"
+	"github.com/kiln-db/kiln/internal/sql"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+	"github.com/kiln-db/kiln/internal/txn"
+)
+
+// committer is the transaction layer's commit path: the raft node, with its outcomes turned into
+// MySQL errors (repl stays protocol-neutral). The codes, as docs/operations.md lists them:
+//   - not the leader: 1290 ER_OPTION_PREVENTS_STATEMENT naming the primary, as a MySQL replica with
+//     read_only answers; nothing was committed.
+//   - leadership changed during the transaction, or its entry was superseded by a newer leader: 1213
+//     ER_LOCK_DEADLOCK ("try restarting transaction"); it was rolled back and a retry is safe.
+//   - outcome unknown (the leader lost its quorum while the commit waited): 1180
+//     ER_ERROR_DURING_COMMIT; it is committed if a majority's log holds it. Never reported as success.
+//   - the node stopped while the commit waited: 1053 ER_SERVER_SHUTDOWN; the outcome follows the log.
+//   - disk below the reserve: 1021 ER_DISK_FULL; nothing was proposed.
+//   - the client was killed while the commit waited: 1317, and the commit stands.
+type committer struct {
+	n       *repl.Node
+	primary func() string // the leader's MySQL address, "" if unknown
+}
+
+func (c committer) Epoch() uint64 { return c.n.Epoch() }
+
+func (c committer) Commit(ctx context.Context, rec []byte, async bool, epoch uint64) (uint64, error) {
+	idx, err := c.n.Commit(ctx, rec, async, epoch)
+	if err == nil {
+		return idx, nil
+	}
+	return idx, mapCommitError(err, c.primary)
+}
+
+func mapCommitError(err error, primary func() string) error {
+	var nl *repl.NotLeaderError
+	var df *repl.DiskFullError
+	var ie *repl.InterruptedError
+	switch {
+	case errors.As(err, &nl):
+		where := "no primary is known at the moment"
+		if p := primary(); p != "" {
+			where = "the primary is " + p
+		}
+		return sqlerr.New(sqlerr.ErrOptionPreventsStatement,
+			"The MySQL server is running with the --read-only option so it cannot execute this statement (this Kiln node is a replica; %s)", where)
+	case errors.Is(err, repl.ErrStaleEpoch):
+		return sqlerr.New(sqlerr.ErrLockDeadlock, "Deadlock found when trying to get lock; try restarting transaction (the primary changed while the transaction ran; it was rolled back)")
+	case errors.Is(err, repl.ErrNotCommitted):
+		return sqlerr.New(sqlerr.ErrLockDeadlock, "Deadlock found when trying to get lock; try restarting transaction (a new primary's log superseded this commit; it was rolled back)")
+	case errors.Is(err, repl.ErrOutcomeUnknown):
+		return sqlerr.New(sqlerr.ErrErrorDuringCommit, "Got error 4010 'commit outcome unknown: this node stopped being the primary before a majority acknowledged the commit; it is committed only if the new primary has it' during COMMIT")
+	case errors.Is(err, repl.ErrStopped):
+		return sqlerr.New(sqlerr.ErrServerShutdown, "Server shutdown in progress: the commit's outcome follows the log")
+	case errors.As(err, &df):
+		return sqlerr.New(sqlerr.ErrDiskFull, "Disk full (%d bytes free, reserve %d); commits resume when space returns", df.Free, df.Reserve)
+	case errors.As(err, &ie):
+		return sqlerr.New(sqlerr.ErrQueryInterrupted, "Query execution was interrupted while waiting for COMMIT; the transaction is committed (log index %d)", ie.Index)
+	}
+	return sqlerr.New(sqlerr.ErrUnknownError, "commit failed: %v", err)
+}
+
+// clusterView is the SQL layer's Cluster: the node's role and the catalog generation.
+type clusterView struct {
+	n       *repl.Node
+	applier *txn.Applier
+	primary func() string
+}
+
+func (c clusterView) Writable() (bool, string) {
+	if c.n.IsLeader() {
+		return true, ""
+	}
+	return false, c.primary()
+}
+
+func (c clusterView) Generation() sql.Generation {
+	return sql.Generation{CatalogWrites: c.applier.Writes(), Epoch: c.n.Epoch()}
+}
