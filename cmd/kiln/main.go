@@ -33,6 +33,7 @@ func main() {
 	root.AddCommand(serveCmd())
 	root.AddCommand(checkCmd())
 	root.AddCommand(benchCmd())
+	root.AddCommand(clusterCmd())
 	root.AddCommand(&cobra.Command{Use: "version", Short: "Print the version", Run: func(*cobra.Command, []string) {
 		fmt.Println(serverVersion())
 	}})
@@ -54,6 +55,8 @@ func serveCmd() *cobra.Command {
 	var beforeImages bool
 	var retain uint64
 	var purgeEvery time.Duration
+	var cl clusterFlags
+	var pprofOn bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a Kiln server",
@@ -63,7 +66,7 @@ func serveCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return serve(ctx, logger, server.Config{DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages,
-				LogRetainEntries: retain, LogPurgeInterval: purgeEvery, Logger: logger}, listen, httpAddr, maxPacket)
+				LogRetainEntries: retain, LogPurgeInterval: purgeEvery, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn})
 		},
 	}
 	f := cmd.Flags()
@@ -79,6 +82,8 @@ func serveCmd() *cobra.Command {
 	f.BoolVar(&beforeImages, "log-before-images", false, "commit records carry each written row's previous value, for change data capture (kiln_log_before_images)")
 	f.Uint64Var(&retain, "log-retain-entries", 10000, "log entries kept below the engine's flushed index when the log is purged")
 	f.DurationVar(&purgeEvery, "log-purge-interval", 30*time.Second, "how often the engine is flushed and sealed log segments below it are removed (negative: never)")
+	f.BoolVar(&pprofOn, "pprof", false, "serve Go's /debug/pprof/ profiles on the HTTP port (off by default: they expose internals and cost CPU)")
+	cl.register(f)
 	return cmd
 }
 
@@ -90,44 +95,63 @@ func (h handler) Open(ctx context.Context, info proto.ConnInfo) (mysql.Session, 
 	return h.s.OpenSession(ctx, info)
 }
 
-func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, listen, httpAddr string, maxPacket int) error {
+type serveOpts struct {
+	listen, http string
+	maxPacket    int
+	cluster      clusterFlags
+	pprof        bool
+}
+
+func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveOpts) error {
 	start := time.Now()
-	srv, err := server.Open(ctx, cfg)
+	// The MySQL socket is bound first (nothing is accepted until the data directory is open) so the
+	// cluster's transport can tell peers the address clients reach this node on.
+	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
+		return fmt.Errorf("listen %s: %w", o.listen, err)
+	}
+	hln, err := net.Listen("tcp", o.http)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("listen %s: %w", o.http, err)
+	}
+	cn, err := o.cluster.setUp(&cfg, logger, ln.Addr().String(), hln.Addr().String())
+	if err != nil {
+		ln.Close()
+		hln.Close()
 		return err
 	}
-	logger.Info("data directory open", "dir", cfg.DataDir, "took", time.Since(start))
-	ps := mysql.NewServer(mysql.Config{ServerVersion: serverVersion(), MaxAllowedPacket: maxPacket}, handler{srv}, logger)
-	srv.CloseConn = ps.CloseConn
-	ln, err := net.Listen("tcp", listen)
+	srv, err := server.Open(ctx, cfg)
 	if err != nil {
-		srv.Close()
-		return fmt.Errorf("listen %s: %w", listen, err)
+		cn.stop()
+		ln.Close()
+		hln.Close()
+		return err
 	}
+	cn.attach(srv.Node())
+	logger.Info("data directory open", "dir", cfg.DataDir, "took", time.Since(start))
+	ps := mysql.NewServer(mysql.Config{ServerVersion: serverVersion(), MaxAllowedPacket: o.maxPacket}, handler{srv}, logger)
+	srv.CloseConn = ps.CloseConn
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(srv.Collector())
 	mux := http.NewServeMux()
-	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write([]byte("ok\n"))
-	})
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	hs := &http.Server{Addr: httpAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	hln, err := net.Listen("tcp", httpAddr)
-	if err != nil {
-		ln.Close()
-		srv.Close()
-		return fmt.Errorf("listen %s: %w", httpAddr, err)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	roleHandlers(mux, srv, o.cluster.replicaMaxLag)
+	if o.pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := hs.Serve(hln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("http server", "err", err)
 		}
 	}()
-	logger.Info("kiln serving", "version", serverVersion(), "mysql", ln.Addr().String(), "http", hln.Addr().String(), "pid", strconv.Itoa(os.Getpid()))
+	logger.Info("kiln serving", "version", serverVersion(), "mysql", ln.Addr().String(), "http", hln.Addr().String(), "pid", strconv.Itoa(os.Getpid()),
+		"node", srv.Node().ID(), "raft", o.cluster.raftListen)
 	errc := make(chan error, 1)
 	go func() { errc <- ps.Serve(ln) }()
 	select {
@@ -142,7 +166,9 @@ func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, listen, 
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = hs.Shutdown(shutCtx)
-	if err := srv.Close(); err != nil {
+	err = srv.Close()
+	cn.stop()
+	if err != nil {
 		return fmt.Errorf("close: %w", err)
 	}
 	logger.Info("stopped")

@@ -675,6 +675,9 @@ func (n *Node) Stop() {
 	<-n.alldc
 }
 
+// Failed is the error that stopped the commit path, nil while it runs.
+func (n *Node) Failed() error { return n.fatal() }
+
 func (n *Node) fatal() error {
 	if p := n.failed.Load(); p != nil {
 		return *p

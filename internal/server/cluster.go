@@ -2,7 +2,11 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/kiln-db/kiln/internal/repl"
 	"github.com/kiln-db/kiln/internal/sql"
@@ -80,4 +84,65 @@ func (c clusterView) Writable() (bool, string) {
 
 func (c clusterView) Generation() sql.Generation {
 	return sql.Generation{CatalogWrites: c.applier.Writes(), Epoch: c.n.Epoch()}
+}
+
+// ClusterIdentity is what a data directory records about the cluster it belongs to (DATA/CLUSTER),
+// so a node restarts into the same cluster with the same id whatever flags it is given.
+type ClusterIdentity struct {
+	ClusterID string `json:"cluster_id"`
+	NodeID    uint64 `json:"node_id"`
+}
+
+// LoadClusterIdentity returns the identity recorded in dataDir, recording want on the first start.
+// A recorded identity that contradicts want (another node id, another cluster) refuses the start:
+// a data directory never silently changes cluster. want.ClusterID "" accepts the recorded one.
+func LoadClusterIdentity(dataDir string, want ClusterIdentity) (ClusterIdentity, error) {
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return ClusterIdentity{}, fmt.Errorf("create data directory: %w", err)
+	}
+	if err := checkFormat(dataDir); err != nil {
+		return ClusterIdentity{}, err
+	}
+	p := filepath.Join(dataDir, "CLUSTER")
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		if want.ClusterID == "" {
+			return ClusterIdentity{}, fmt.Errorf("%s: no cluster recorded and none given", p)
+		}
+		js, _ := json.Marshal(want)
+		tmp := p + ".tmp"
+		if err := os.WriteFile(tmp, append(js, '\n'), 0o644); err != nil {
+			return ClusterIdentity{}, fmt.Errorf("record cluster identity: %w", err)
+		}
+		if err := syncFile(tmp); err != nil {
+			return ClusterIdentity{}, err
+		}
+		if err := os.Rename(tmp, p); err != nil {
+			return ClusterIdentity{}, fmt.Errorf("record cluster identity: %w", err)
+		}
+		return want, syncDir(dataDir)
+	}
+	if err != nil {
+		return ClusterIdentity{}, fmt.Errorf("read %s: %w", p, err)
+	}
+	var got ClusterIdentity
+	if err := json.Unmarshal(b, &got); err != nil {
+		return ClusterIdentity{}, fmt.Errorf("%s: %w", p, err)
+	}
+	if want.NodeID != 0 && want.NodeID != got.NodeID {
+		return ClusterIdentity{}, fmt.Errorf("data directory %s belongs to node %d of cluster %s, not node %d: refusing to start", dataDir, got.NodeID, got.ClusterID, want.NodeID)
+	}
+	if want.ClusterID != "" && want.ClusterID != got.ClusterID {
+		return ClusterIdentity{}, fmt.Errorf("data directory %s belongs to cluster %s, not %s: refusing to start", dataDir, got.ClusterID, want.ClusterID)
+	}
+	return got, nil
+}
+
+func syncFile(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
 }

@@ -62,6 +62,10 @@ type Config struct {
 	TickInterval  time.Duration
 	ElectionTicks int
 	PrimaryAddr   func(id uint64) string
+	// OnNode, if set, is called with the raft node as soon as it runs, before the SQL layer opens
+	// (which on a new cluster's replica waits for the leader's catalog: the transport must be able to
+	// deliver to the node by then).
+	OnNode func(*repl.Node)
 }
 
 // Server is an open node.
@@ -131,6 +135,9 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		eng.Close()
 		lg.Close()
 		return nil, err
+	}
+	if cfg.OnNode != nil {
+		cfg.OnNode(node)
 	}
 	primary := func() string {
 		id := node.Leader()

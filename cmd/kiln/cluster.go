@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+
+	"github.com/kiln-db/kiln/internal/repl"
+	"github.com/kiln-db/kiln/internal/repl/rafthttp"
+	"github.com/kiln-db/kiln/internal/server"
+)
+
+// clusterFlags are kiln serve's cluster options.
+type clusterFlags struct {
+	nodeID          uint64
+	raftListen      string
+	peers           string
+	clusterID       string
+	electionTimeout time.Duration
+	replicaMaxLag   time.Duration
+}
+
+func (c *clusterFlags) register(f *pflag.FlagSet) {
+	f.Uint64Var(&c.nodeID, "node-id", 0, "this node's id in its cluster (default 1; recorded in the data directory on first start)")
+	f.StringVar(&c.raftListen, "raft-listen", "", "address the cluster's raft traffic is served on (HOST:PORT); needed with --peers")
+	f.StringVar(&c.peers, "peers", "", "initial members of a new cluster: ID=HOST:PORT,... (their --raft-listen addresses, this node included); without it a node is a cluster of one")
+	f.StringVar(&c.clusterID, "cluster-id", "", "name of a new cluster (default: derived from --peers); recorded in the data directory, which then refuses any other")
+	f.DurationVar(&c.electionTimeout, "election-timeout", 500*time.Millisecond, "a follower that hears no leader for this long (randomised up to 2x) starts an election; heartbeats go every tenth of it")
+	f.DurationVar(&c.replicaMaxLag, "replica-max-lag", 10*time.Second, "/replica answers 503 when this node's apply is further behind the commit index than this")
+}
+
+// parsePeers reads ID=HOST:PORT,... .
+func parsePeers(s string) ([]repl.Peer, error) {
+	var out []repl.Peer
+	seen := map[uint64]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		id, addr, ok := strings.Cut(part, "=")
+		n, err := strconv.ParseUint(id, 10, 64)
+		if !ok || err != nil || n == 0 || addr == "" {
+			return nil, fmt.Errorf("--peers: %q is not ID=HOST:PORT with ID > 0", part)
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("--peers: node id %d appears twice", n)
+		}
+		seen[n] = true
+		out = append(out, repl.Peer{ID: n, Addr: addr})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// clusterNode is the wiring between the transport and the node, which is created after it.
+type clusterNode struct {
+	tr     *rafthttp.Transport
+	stopTr func() error
+	node   atomic.Pointer[repl.Node]
+}
+
+func (c *clusterNode) attach(n *repl.Node) {
+	if c != nil {
+		c.node.Store(n)
+	}
+}
+
+func (c *clusterNode) stop() {
+	if c == nil || c.tr == nil {
+		return
+	}
+	_ = c.stopTr()
+	c.tr.Stop()
+}
+
+// Step, ReportUnreachable and ReportSnapshot deliver to the node once it exists (rafthttp.Raft).
+func (c *clusterNode) Step(ctx context.Context, m pb.Message) error {
+	n := c.node.Load()
+	if n == nil {
+		return errors.New("node starting")
+	}
+	return n.Step(ctx, m)
+}
+
+func (c *clusterNode) ReportUnreachable(id uint64) {
+	if n := c.node.Load(); n != nil {
+		n.ReportUnreachable(id)
+	}
+}
+
+func (c *clusterNode) ReportSnapshot(id uint64, st raft.SnapshotStatus) {
+	if n := c.node.Load(); n != nil {
+		n.ReportSnapshot(id, st)
+	}
+}
+
+// setUp fills cfg's cluster fields: the identity recorded in the data directory, the raft
+// transport (when this node has or may have peers) and its listener.
+func (c *clusterFlags) setUp(cfg *server.Config, logger *slog.Logger, mysqlAddr, httpAddr string) (*clusterNode, error) {
+	peers, err := parsePeers(c.peers)
+	if err != nil {
+		return nil, err
+	}
+	if len(peers) > 0 && c.raftListen == "" {
+		return nil, errors.New("--peers needs --raft-listen (this node's raft address)")
+	}
+	want := server.ClusterIdentity{NodeID: c.nodeID, ClusterID: c.clusterID}
+	if want.NodeID == 0 && len(peers) == 0 {
+		want.NodeID = 1
+	}
+	if want.ClusterID == "" {
+		// The members of a new cluster derive the same name from the same --peers.
+		h := sha256.New()
+		for _, p := range peers {
+			fmt.Fprintf(h, "%d=%s,", p.ID, p.Addr)
+		}
+		if len(peers) == 0 {
+			fmt.Fprintf(h, "solo:%s:%d", cfg.DataDir, time.Now().UnixNano())
+		}
+		want.ClusterID = hex.EncodeToString(h.Sum(nil))[:32]
+	}
+	id, err := server.LoadClusterIdentity(cfg.DataDir, want)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if err != nil && c.clusterID == "" && want.NodeID == c.nodeID {
+		// The derived name differs from the recorded one (other --peers on a restart): the
+		// data directory's record wins; membership lives in the log.
+		want.ClusterID = ""
+		id, err = server.LoadClusterIdentity(cfg.DataDir, want)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if id.NodeID == 0 {
+		return nil, errors.New("--node-id is required with --peers")
+	}
+	cfg.NodeID = id.NodeID
+	cfg.Peers = peers
+	tick := c.electionTimeout / 10
+	if tick < time.Millisecond {
+		return nil, fmt.Errorf("--election-timeout %v is too short", c.electionTimeout)
+	}
+	cfg.TickInterval, cfg.ElectionTicks = tick, 10
+	if c.raftListen == "" {
+		return nil, nil // a cluster of one without a raft port
+	}
+	cn := &clusterNode{}
+	cn.tr = rafthttp.New(rafthttp.Config{ID: id.NodeID, ClusterID: id.ClusterID, Raft: cn, Logger: logger,
+		Meta: map[string]string{"mysql": mysqlAddr, "http": httpAddr}})
+	bound, stop, err := cn.tr.Serve(c.raftListen)
+	if err != nil {
+		cn.tr.Stop()
+		return nil, err
+	}
+	c.raftListen = bound
+	cn.stopTr = stop
+	cfg.Transport = cn.tr
+	cfg.OnNode = cn.attach
+	cfg.PrimaryAddr = func(id uint64) string { return cn.tr.PeerMeta(id)["mysql"] }
+	return cn, nil
+}
+
+// roleHandlers serves the role checks load balancers use (Patroni's convention): 200 or 503.
+func roleHandlers(mux *http.ServeMux, srv *server.Server, maxLag time.Duration) {
+	answer := func(w http.ResponseWriter, ok bool, why string) {
+		if !ok {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_, _ = io.WriteString(w, why+"\n")
+	}
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		err := srv.Node().Failed()
+		answer(w, err == nil, map[bool]string{true: "ok", false: fmt.Sprintf("not serving: %v", err)}[err == nil])
+	})
+	mux.HandleFunc("GET /primary", func(w http.ResponseWriter, _ *http.Request) {
+		n := srv.Node()
+		if n.IsLeader() {
+			answer(w, true, "primary")
+			return
+		}
+		answer(w, false, fmt.Sprintf("not the primary (leader: node %d)", n.Leader()))
+	})
+	mux.HandleFunc("GET /replica", func(w http.ResponseWriter, _ *http.Request) {
+		n := srv.Node()
+		entries, behind := n.Lag()
+		switch {
+		case n.Failed() != nil:
+			answer(w, false, "not serving")
+		case n.IsLeader() || n.Leader() == n.ID():
+			answer(w, false, "primary, not a replica")
+		case n.Leader() == 0:
+			answer(w, false, "no leader known: this replica may be cut off")
+		case behind > maxLag:
+			answer(w, false, fmt.Sprintf("lagging: %d entries, %.1fs behind", entries, behind.Seconds()))
+		default:
+			answer(w, true, fmt.Sprintf("replica (leader: node %d, lag %d entries)", n.Leader(), entries))
+		}
+	})
+	mux.HandleFunc("GET /cluster/status", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		st, err := srv.Node().Status(ctx)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(st)
+	})
+}
+
+// clusterCmd is `kiln cluster status --http HOST:PORT`.
+func clusterCmd() *cobra.Command {
+	var httpAddr string
+	root := &cobra.Command{Use: "cluster", Short: "Inspect a Kiln cluster through a node's HTTP port"}
+	root.PersistentFlags().StringVar(&httpAddr, "http", "127.0.0.1:8080", "a node's HTTP address")
+	root.AddCommand(&cobra.Command{Use: "status", Short: "Members, roles, log positions and lag as this node sees them",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c := &http.Client{Timeout: 5 * time.Second}
+			resp, err := c.Get("http://" + httpAddr + "/cluster/status")
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b, _ := io.ReadAll(resp.Body)
+				return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
+			}
+			var st repl.Status
+			if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "node %d: %s, term %d, leader %d, commit %d, applied %d, log [%d, %d], lag %d entries (%.1fs)\n",
+				st.ID, st.Role, st.Term, st.Leader, st.Commit, st.Applied, st.FirstIndex, st.LastIndex, st.LagEntries, st.LagSeconds)
+			tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tRAFT ADDRESS\tVOTER\tMATCH\tPROGRESS")
+			for _, m := range st.Members {
+				fmt.Fprintf(tw, "%d\t%s\t%v\t%d\t%s\n", m.ID, m.Addr, m.Voter, m.Match, m.Progress)
+			}
+			return tw.Flush()
+		}})
+	return root
+}

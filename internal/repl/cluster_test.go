@@ -1,0 +1,216 @@
+package repl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	pb "go.etcd.io/raft/v3/raftpb"
+
+	"github.com/kiln-db/kiln/internal/engine"
+	klog "github.com/kiln-db/kiln/internal/log"
+	"github.com/kiln-db/kiln/internal/txn"
+)
+
+// memNet is an in-process transport: per-node inboxes, and links that can be cut.
+type memNet struct {
+	mu    sync.Mutex
+	nodes map[uint64]*Node
+	cut   map[[2]uint64]bool
+}
+
+func (m *memNet) transport(from uint64) Transport { return &memTransport{net: m, from: from} }
+
+func (m *memNet) isolate(id uint64, on bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for other := range m.nodes {
+		m.cut[[2]uint64{id, other}] = on
+		m.cut[[2]uint64{other, id}] = on
+	}
+}
+
+type memTransport struct {
+	net  *memNet
+	from uint64
+}
+
+func (t *memTransport) Send(msgs []pb.Message) {
+	for _, msg := range msgs {
+		t.net.mu.Lock()
+		n := t.net.nodes[msg.To]
+		cut := t.net.cut[[2]uint64{t.from, msg.To}]
+		t.net.mu.Unlock()
+		if n == nil || cut {
+			continue
+		}
+		select {
+		case n.recvc <- msg:
+		default: // a full inbox drops, as a network would
+		}
+	}
+}
+func (t *memTransport) AddPeer(uint64, string) {}
+func (t *memTransport) RemovePeer(uint64)      {}
+
+type clusterNode struct {
+	fs  vfs.FS
+	lg  *klog.Log
+	eng *engine.Engine
+	n   *Node
+	m   *txn.Manager
+}
+
+func startCluster(t *testing.T, size int) (*memNet, []*clusterNode) {
+	t.Helper()
+	net := &memNet{nodes: map[uint64]*Node{}, cut: map[[2]uint64]bool{}}
+	var peers []Peer
+	for i := 1; i <= size; i++ {
+		peers = append(peers, Peer{ID: uint64(i), Addr: fmt.Sprintf("node%d", i)})
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	nodes := make([]*clusterNode, size)
+	var wg sync.WaitGroup
+	for i := range nodes {
+		fs := vfs.NewMem()
+		lg, err := klog.Open("/log", klog.Options{FS: fs, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng, err := engine.Open("/engine", engine.Options{FS: fs, DisableWAL: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[i] = &clusterNode{fs: fs, lg: lg, eng: eng}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			n, err := Start(context.Background(), Config{ID: uint64(i + 1), Peers: peers, Log: lg, Engine: eng, Applier: testApplier(),
+				Transport: net.transport(uint64(i + 1)), TickInterval: 5 * time.Millisecond, PurgeInterval: -1, Logger: quiet})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			net.mu.Lock()
+			net.nodes[uint64(i+1)] = n
+			net.mu.Unlock()
+			nodes[i].n = n
+			nodes[i].m = txn.NewManager(eng, txn.NewLockManager(txn.DefaultLockConfig()), n)
+		}(i)
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		for _, c := range nodes {
+			if c.n != nil {
+				c.n.Stop()
+				c.eng.Close()
+				c.lg.Close()
+			}
+		}
+	})
+	return net, nodes
+}
+
+func waitLeader(t *testing.T, nodes []*clusterNode, not uint64) *clusterNode {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, c := range nodes {
+			if c.n.ID() != not && c.n.IsLeader() {
+				return c
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("no leader within 10s")
+	return nil
+}
+
+func waitApplied(t *testing.T, nodes []*clusterNode, idx uint64, skip uint64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, c := range nodes {
+		if c.n.ID() == skip {
+			continue
+		}
+		for c.n.Applied() < idx {
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d applied %d, want %d", c.n.ID(), c.n.Applied(), idx)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+}
+
+// Three voters: commits go through the leader and reach every engine; a follower refuses commits
+// with NotLeaderError; isolating the leader elects another that has every acknowledged commit, the
+// old leader's waiting commit gets an outcome (never a silent success), and after healing all
+// engines are equal.
+func TestClusterCommitFailover(t *testing.T) {
+	net, nodes := startCluster(t, 3)
+	ld := waitLeader(t, nodes, 0)
+	var last uint64
+	for i := 0; i < 50; i++ {
+		idx, err := put(t, ld.m, context.Background(), fmt.Sprintf("k%03d", i), "v")
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = idx
+	}
+	waitApplied(t, nodes, last, 0)
+	for _, c := range nodes {
+		if c == ld {
+			continue
+		}
+		_, err := put(t, c.m, context.Background(), "nope", "v")
+		var nl *NotLeaderError
+		if !errors.As(err, &nl) || nl.Leader != ld.n.ID() {
+			t.Fatalf("commit on follower %d: %v, want NotLeaderError naming %d", c.n.ID(), err, ld.n.ID())
+		}
+	}
+	// Cut the leader off; a commit started on it cannot be acknowledged.
+	net.isolate(ld.n.ID(), true)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := put(t, ld.m, context.Background(), "orphan", "v")
+		errc <- err
+	}()
+	nl := waitLeader(t, nodes, ld.n.ID())
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("a commit on an isolated leader was acknowledged")
+		}
+		t.Logf("isolated leader's commit: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("isolated leader's commit did not end (CheckQuorum should depose it)")
+	}
+	for i := 50; i < 100; i++ {
+		idx, err := put(t, nl.m, context.Background(), fmt.Sprintf("k%03d", i), "v")
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = idx
+	}
+	net.isolate(ld.n.ID(), false)
+	waitApplied(t, nodes, last, 0)
+	for _, c := range nodes {
+		for i := 0; i < 100; i++ {
+			if _, ok, _ := c.eng.Get([]byte(fmt.Sprintf("k%03d", i))); !ok {
+				t.Fatalf("node %d lacks acknowledged k%03d", c.n.ID(), i)
+			}
+		}
+		if _, ok, _ := c.eng.Get([]byte("orphan")); ok {
+			t.Fatalf("node %d has the isolated leader's unacknowledged commit", c.n.ID())
+		}
+		if d, err := engine.Diff(nodes[0].eng, c.eng, []byte{0x01}, []byte{0xff}); err != nil || d != "" {
+			t.Fatalf("node %d differs from node 1: %s %v", c.n.ID(), d, err)
+		}
+	}
+}
