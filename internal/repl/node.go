@@ -124,6 +124,10 @@ type Config struct {
 	// AfterSync, if set, runs after each log fsync that the commit loop made for entries and before they
 	// are handed to apply (crash tests use it to crash exactly between fsync and apply).
 	AfterSync func()
+	// Manual starts no goroutine at all (no raft loop, apply goroutine, background fsync or purge):
+	// the caller drives the node through the Manual* methods (manual.go), one thread for everything,
+	// which is what a deterministic simulation needs. Commit must not be used in this mode.
+	Manual bool
 }
 
 // Node is a running raft member over the binlog.
@@ -350,6 +354,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 	}
 	cfg.Engine.SetBeforeFlush(n.flushBarrier)
+	if cfg.Manual {
+		return n.startManual(hs.Commit, start)
+	}
 	applyDone := make(chan struct{})
 	go func() { defer close(applyDone); n.applyLoop() }()
 	go func() { <-n.donec; n.aq.close(); <-applyDone; close(n.alldc) }()
@@ -425,25 +432,10 @@ func (n *Node) Term() uint64 { return n.term.Load() }
 // must stay held until the apply, whatever happens to the client; if ctx ended meanwhile, the
 // outcome is still reported, as an *InterruptedError when it committed.
 func (n *Node) Commit(ctx context.Context, rec []byte, async bool, epoch uint64) (uint64, error) {
-	if err := n.fatal(); err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrStopped, err)
+	p, err := n.newProposal(rec, async, epoch)
+	if err != nil {
+		return 0, err
 	}
-	if cur := n.Epoch(); epoch == 0 || cur != epoch {
-		if cur == 0 {
-			return 0, &NotLeaderError{Leader: n.otherLeader()}
-		}
-		return 0, ErrStaleEpoch
-	}
-	if n.cfg.DiskFree != nil {
-		free, err := n.cfg.DiskFree()
-		if err == nil && free < n.cfg.ReserveBytes {
-			return 0, &DiskFullError{Free: free, Reserve: n.cfg.ReserveBytes}
-		}
-	}
-	p := &proposal{id: n.bootID | n.nextID.Add(1)&(1<<32-1), epoch: epoch, async: async, start: time.Now(), done: make(chan struct{})}
-	p.data = make([]byte, 8+len(rec))
-	binary.BigEndian.PutUint64(p.data, p.id)
-	copy(p.data[8:], rec)
 	select {
 	case n.propc <- p:
 	case <-n.stopc:
@@ -465,6 +457,31 @@ func (n *Node) Commit(ctx context.Context, rec []byte, async bool, epoch uint64)
 		return p.index, &InterruptedError{Index: p.index}
 	}
 	return p.index, p.err
+}
+
+// newProposal admits a commit (the node runs, leads in the transaction's epoch, has disk space) and
+// frames its record with a proposal id.
+func (n *Node) newProposal(rec []byte, async bool, epoch uint64) (*proposal, error) {
+	if err := n.fatal(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStopped, err)
+	}
+	if cur := n.Epoch(); epoch == 0 || cur != epoch {
+		if cur == 0 {
+			return nil, &NotLeaderError{Leader: n.otherLeader()}
+		}
+		return nil, ErrStaleEpoch
+	}
+	if n.cfg.DiskFree != nil {
+		free, err := n.cfg.DiskFree()
+		if err == nil && free < n.cfg.ReserveBytes {
+			return nil, &DiskFullError{Free: free, Reserve: n.cfg.ReserveBytes}
+		}
+	}
+	p := &proposal{id: n.bootID | n.nextID.Add(1)&(1<<32-1), epoch: epoch, async: async, start: time.Now(), done: make(chan struct{})}
+	p.data = make([]byte, 8+len(rec))
+	binary.BigEndian.PutUint64(p.data, p.id)
+	copy(p.data[8:], rec)
+	return p, nil
 }
 
 func (n *Node) otherLeader() uint64 {
@@ -665,6 +682,9 @@ func (n *Node) loadMembers() error {
 func (n *Node) Stop() {
 	n.stopOnce.Do(func() {
 		close(n.stopc)
+		if n.cfg.Manual {
+			n.stopManual() // no goroutines to wait for
+		}
 		<-n.alldc
 		if n.fatal() == nil && n.lg.LastIndex() > n.durable.Load() {
 			if err := n.syncLog(); err != nil {
