@@ -32,7 +32,9 @@
 // above. An async commit is the leader's local shortcut: a Ready holding only async commits is
 // advanced without an fsync (followers always fsync before they acknowledge), so it is applied and
 // acknowledged at once; a background fsync every SyncInterval makes it durable, and so does the next
-// sync commit's fsync. One more rule keeps the engine from getting ahead of the log: before pebble
+// sync commit's fsync. The shortcut is taken only by a node that is the only voter: in a cluster the
+// leader's unsynced copy would count toward the quorum (see soleVoter), so there an async commit is
+// fsynced like a sync one. One more rule keeps the engine from getting ahead of the log: before pebble
 // flushes a memtable (which may hold async entries not yet fsynced) the log is fsynced up to
 // everything handed to the engine (flushBarrier).
 //

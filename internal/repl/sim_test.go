@@ -974,20 +974,15 @@ func (s *sim) powerOff(inc *simInc, why string) {
 	// (No call into the log here: this may run inside its Sync, under its lock.)
 	s.event(simEvent{what: why, node: nd.id, a: durable, b: inc.n.CommitIndex(), text: fmt.Sprintf("unsynced kept %d%%", pct)})
 	// What clients were told before the power went stays told; what was still waiting is unknown.
-	// An async commit acknowledged here but not yet fsynced here may be lost (that is async's
-	// contract): it becomes unknown too.
+	// Async commits included: losing the last unsynced ones is a single node's contract; in a
+	// cluster the leader fsyncs them before they count (soleVoter), so an acknowledged one stays.
 	for _, w := range inc.writes {
-		switch {
-		case w.state == wPending:
+		if w.state == wPending {
 			s.pollWrite(w)
 			if w.state == wPending {
 				w.state = wUnknown
 				s.classified(w, "power lost")
 			}
-		case w.state == wAcked && w.async && w.index > durable:
-			w.state = wUnknown
-			s.stats.acked--
-			s.classified(w, "async, acknowledged before its fsync, power lost")
 		}
 	}
 	inc.dead = true
