@@ -4,12 +4,13 @@
 # calls); `make bench` compares Kiln with MariaDB (bench/sysbench-compare.sh);
 # `make bench-commit` runs bench/commit-path.sh (durable/async/hot-row commit path vs MariaDB).
 # `make bench-linkbench` runs bench/linkbench-compare.sh (LinkBench, MariaDB then Kiln).
-# `make soak` runs a long mixed load (scripts/soak.sh); `make conformance`
+# `make soak` runs a long mixed load (scripts/soak.sh); `make soak-cluster` the
+# deterministic cluster simulation for SEEDS seeds; `make conformance`
 # runs the whole sqllogictest corpus against Kiln (the table for
 # docs/conformance.md).
 GO ?= go
 
-.PHONY: build run test soak soak-crash bench bench-commit bench-linkbench conformance sltrun
+.PHONY: build run test soak soak-crash soak-cluster bench bench-commit bench-linkbench conformance sltrun
 
 build:
 	$(GO) build -o bin/kiln ./cmd/kiln
@@ -28,6 +29,15 @@ soak: build
 CYCLES ?= 100000
 soak-crash:
 	KILN_CRASH_CYCLES=$(CYCLES) KILN_ASYNC_CRASH_CYCLES=$(CYCLES) $(GO) test -count=1 -timeout 0 -v ./test/crash/
+
+# The deterministic cluster simulation (internal/repl/sim_test.go) for as many seeds as asked:
+# make soak-cluster SEEDS=1000000 [SEED=first]. Each failing seed is printed with the command that
+# replays it (KILN_SIM_SEED=... KILN_SIM_SEEDS=1 go test -run 'TestClusterSim$$' ./internal/repl/);
+# it stops after 3. Without -race; one process (the simulation is single-threaded by design).
+SEEDS ?= 100000
+SEED ?=
+soak-cluster:
+	KILN_SIM_SEEDS=$(SEEDS) KILN_SIM_SEED=$(SEED) $(GO) test -count=1 -timeout 0 -v -run 'TestClusterSim$$' ./internal/repl/
 
 bench: build
 	bench/sysbench-compare.sh

@@ -11,6 +11,8 @@
 #   vet          go vet ./...
 #   lint         gofmt -l (must list nothing); shellcheck on our scripts if installed
 #   unit         go test -race ./internal/...
+#   sim          the deterministic cluster simulation without -race, 1,000 seeds
+#                (go test -run 'TestClusterSim$' ./internal/repl/; ~30 s)
 #   tools        go test ./tools/...
 #   build        go build -o bin/kiln ./cmd/kiln
 #   kiln-start   scripts/kiln.sh start on a temporary data dir
@@ -201,6 +203,7 @@ step deps 900 "$0" deps || true
 step vet 600 go vet ./... || true
 step lint 300 "$0" lint || true
 step unit 720 go test -race -timeout 10m ./internal/... || true
+step sim 240 go test -count=1 -v -timeout 200s -run 'TestClusterSim$' ./internal/repl/ || true
 step tools 300 go test -timeout 4m ./tools/... || true
 
 need_server=0
