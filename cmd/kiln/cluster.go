@@ -36,6 +36,7 @@ type clusterFlags struct {
 	clusterID       string
 	electionTimeout time.Duration
 	replicaMaxLag   time.Duration
+	join            bool
 }
 
 func (c *clusterFlags) register(f *pflag.FlagSet) {
@@ -44,6 +45,7 @@ func (c *clusterFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&c.peers, "peers", "", "initial members of a new cluster: ID=HOST:PORT,... (their --raft-listen addresses, this node included); without it a node is a cluster of one")
 	f.StringVar(&c.clusterID, "cluster-id", "", "name of a new cluster (default: derived from --peers); recorded in the data directory, which then refuses any other")
 	f.DurationVar(&c.electionTimeout, "election-timeout", 500*time.Millisecond, "a follower that hears no leader for this long (randomised up to 2x) starts an election; heartbeats go every tenth of it")
+	f.BoolVar(&c.join, "join", false, "join a running cluster as a new member (empty data directory; add it first with kiln cluster add); --peers then lists the members to contact")
 	f.DurationVar(&c.replicaMaxLag, "replica-max-lag", 10*time.Second, "/replica answers 503 when this node's apply is further behind the commit index than this")
 }
 
@@ -127,6 +129,12 @@ func (c *clusterFlags) setUp(cfg *server.Config, logger *slog.Logger, mysqlAddr,
 	if want.NodeID == 0 && len(peers) == 0 {
 		want.NodeID = 1
 	}
+	if c.join && c.clusterID == "" {
+		return nil, errors.New("--join needs --cluster-id (see kiln cluster status on a member)")
+	}
+	if c.join && want.NodeID == 0 {
+		return nil, errors.New("--join needs --node-id")
+	}
 	if want.ClusterID == "" {
 		// The members of a new cluster derive the same name from the same --peers.
 		h := sha256.New()
@@ -155,7 +163,10 @@ func (c *clusterFlags) setUp(cfg *server.Config, logger *slog.Logger, mysqlAddr,
 		return nil, errors.New("--node-id is required with --peers")
 	}
 	cfg.NodeID = id.NodeID
+	cfg.MySQLAddr = mysqlAddr
 	cfg.Peers = peers
+	cfg.Join = c.join
+	cfg.ClusterID = id.ClusterID
 	tick := c.electionTimeout / 10
 	if tick < time.Millisecond {
 		return nil, fmt.Errorf("--election-timeout %v is too short", c.electionTimeout)
@@ -177,6 +188,7 @@ func (c *clusterFlags) setUp(cfg *server.Config, logger *slog.Logger, mysqlAddr,
 	cfg.Transport = cn.tr
 	cfg.OnNode = cn.attach
 	cfg.PrimaryAddr = func(id uint64) string { return cn.tr.PeerMeta(id)["mysql"] }
+	cfg.PeerMySQLAddr = cfg.PrimaryAddr
 	return cn, nil
 }
 
@@ -216,6 +228,25 @@ func roleHandlers(mux *http.ServeMux, srv *server.Server, maxLag time.Duration) 
 			answer(w, true, fmt.Sprintf("replica (leader: node %d, lag %d entries)", n.Leader(), entries))
 		}
 	})
+	mux.HandleFunc("POST /cluster/members", func(w http.ResponseWriter, r *http.Request) {
+		var c repl.MemberChange
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&c); err != nil {
+			http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		defer cancel()
+		if err := srv.Node().ChangeMembership(ctx, c); err != nil {
+			var nl *repl.NotLeaderError
+			code := http.StatusConflict
+			if errors.As(err, &nl) {
+				code = http.StatusMisdirectedRequest
+			}
+			http.Error(w, err.Error(), code)
+			return
+		}
+		_, _ = io.WriteString(w, "ok\n")
+	})
 	mux.HandleFunc("GET /cluster/status", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
@@ -225,8 +256,14 @@ func roleHandlers(mux *http.ServeMux, srv *server.Server, maxLag time.Duration) 
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(st)
+		_ = json.NewEncoder(w).Encode(clusterStatus{ClusterID: srv.ClusterID(), Status: st})
 	})
+}
+
+// clusterStatus is /cluster/status's answer.
+type clusterStatus struct {
+	ClusterID string
+	repl.Status
 }
 
 // clusterCmd is `kiln cluster status --http HOST:PORT`.
@@ -246,11 +283,12 @@ func clusterCmd() *cobra.Command {
 				b, _ := io.ReadAll(resp.Body)
 				return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
 			}
-			var st repl.Status
+			var st clusterStatus
 			if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "cluster %s\n", st.ClusterID)
 			fmt.Fprintf(out, "node %d: %s, term %d, leader %d, commit %d, applied %d, log [%d, %d], lag %d entries (%.1fs)\n",
 				st.ID, st.Role, st.Term, st.Leader, st.Commit, st.Applied, st.FirstIndex, st.LastIndex, st.LagEntries, st.LagSeconds)
 			tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
@@ -260,5 +298,33 @@ func clusterCmd() *cobra.Command {
 			}
 			return tw.Flush()
 		}})
+	var id uint64
+	var raftAddr string
+	change := func(op repl.MemberOp, use, short string) *cobra.Command {
+		c := &cobra.Command{Use: use, Short: short, RunE: func(cmd *cobra.Command, _ []string) error {
+			body, _ := json.Marshal(repl.MemberChange{Op: op, ID: id, Addr: raftAddr})
+			c := &http.Client{Timeout: 15 * time.Second}
+			resp, err := c.Post("http://"+httpAddr+"/cluster/members", "application/json", strings.NewReader(string(body)))
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s node %d: done\n", op, id)
+			return nil
+		}}
+		c.Flags().Uint64Var(&id, "id", 0, "the member's node id")
+		if op == repl.AddVoter || op == repl.AddLearner {
+			c.Flags().StringVar(&raftAddr, "raft", "", "the new member's --raft-listen address")
+		}
+		return c
+	}
+	root.AddCommand(change(repl.AddVoter, "add", "Add a voting member (send it to the leader's --http)"))
+	root.AddCommand(change(repl.AddLearner, "add-learner", "Add a non-voting replica (a learner)"))
+	root.AddCommand(change(repl.Promote, "promote", "Make a learner a voter"))
+	root.AddCommand(change(repl.Remove, "remove", "Remove a member"))
 	return root
 }

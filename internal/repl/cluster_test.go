@@ -74,47 +74,51 @@ func startCluster(t *testing.T, size int) (*memNet, []*clusterNode) {
 	for i := 1; i <= size; i++ {
 		peers = append(peers, Peer{ID: uint64(i), Addr: fmt.Sprintf("node%d", i)})
 	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	nodes := make([]*clusterNode, size)
 	var wg sync.WaitGroup
 	for i := range nodes {
-		fs := vfs.NewMem()
-		lg, err := klog.Open("/log", klog.Options{FS: fs, Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := engine.Open("/engine", engine.Options{FS: fs, DisableWAL: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes[i] = &clusterNode{fs: fs, lg: lg, eng: eng}
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			n, err := Start(context.Background(), Config{ID: uint64(i + 1), Peers: peers, Log: lg, Engine: eng, Applier: testApplier(),
-				Transport: net.transport(uint64(i + 1)), TickInterval: 5 * time.Millisecond, PurgeInterval: -1, Logger: quiet})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			net.mu.Lock()
-			net.nodes[uint64(i+1)] = n
-			net.mu.Unlock()
-			nodes[i].n = n
-			nodes[i].m = txn.NewManager(eng, txn.NewLockManager(txn.DefaultLockConfig()), n)
+			nodes[i] = startMember(t, net, uint64(i+1), peers, false)
 		}(i)
 	}
 	wg.Wait()
-	t.Cleanup(func() {
-		for _, c := range nodes {
-			if c.n != nil {
-				c.n.Stop()
-				c.eng.Close()
-				c.lg.Close()
-			}
-		}
-	})
 	return net, nodes
+}
+
+// startMember starts node id on a new memory filesystem, bootstrapping with peers or joining.
+func startMember(t *testing.T, net *memNet, id uint64, peers []Peer, join bool) *clusterNode {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	fs := vfs.NewMem()
+	lg, err := klog.Open("/log", klog.Options{FS: fs, Logger: quiet})
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	eng, err := engine.Open("/engine", engine.Options{FS: fs, DisableWAL: true})
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	c := &clusterNode{fs: fs, lg: lg, eng: eng}
+	n, err := Start(context.Background(), Config{ID: id, Peers: peers, Join: join, Log: lg, Engine: eng, Applier: testApplier(),
+		Transport: net.transport(id), TickInterval: 5 * time.Millisecond, PurgeInterval: -1, Logger: quiet})
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	net.mu.Lock()
+	net.nodes[id] = n
+	net.mu.Unlock()
+	c.n = n
+	c.m = txn.NewManager(eng, txn.NewLockManager(txn.DefaultLockConfig()), n)
+	t.Cleanup(func() {
+		c.n.Stop()
+		c.eng.Close()
+		c.lg.Close()
+	})
+	return c
 }
 
 func waitLeader(t *testing.T, nodes []*clusterNode, not uint64) *clusterNode {
@@ -211,6 +215,72 @@ func TestClusterCommitFailover(t *testing.T) {
 		}
 		if d, err := engine.Diff(nodes[0].eng, c.eng, []byte{0x01}, []byte{0xff}); err != nil || d != "" {
 			t.Fatalf("node %d differs from node 1: %s %v", c.n.ID(), d, err)
+		}
+	}
+}
+
+// Membership while serving: a joining node added as a learner catches up from the log without
+// voting, is promoted, and the cluster keeps committing after a member (the leader) is removed.
+func TestClusterMembership(t *testing.T) {
+	net, nodes := startCluster(t, 3)
+	ld := waitLeader(t, nodes, 0)
+	var last uint64
+	for i := 0; i < 20; i++ {
+		idx, err := put(t, ld.m, context.Background(), fmt.Sprintf("a%03d", i), "v")
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = idx
+	}
+	n4 := startMember(t, net, 4, nil, true)
+	if n4 == nil {
+		t.FailNow()
+	}
+	ctx := context.Background()
+	if err := nodes[0].n.ChangeMembership(ctx, MemberChange{Op: AddLearner, ID: 4, Addr: "node4"}); err == nil && nodes[0] != ld {
+		t.Fatal("a follower took a membership change")
+	}
+	if err := ld.n.ChangeMembership(ctx, MemberChange{Op: AddLearner, ID: 4, Addr: "node4"}); err != nil {
+		t.Fatal(err)
+	}
+	all := append(append([]*clusterNode(nil), nodes...), n4)
+	waitApplied(t, all, last, 0)
+	st, err := ld.n.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range st.Members {
+		if m.ID == 4 && m.Voter {
+			t.Fatal("learner listed as a voter")
+		}
+	}
+	if err := ld.n.ChangeMembership(ctx, MemberChange{Op: Promote, ID: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ld.n.ChangeMembership(ctx, MemberChange{Op: Remove, ID: ld.n.ID()}); err != nil {
+		t.Fatal(err)
+	}
+	rest := []*clusterNode{}
+	for _, c := range all {
+		if c != ld {
+			rest = append(rest, c)
+		}
+	}
+	nl := waitLeader(t, rest, ld.n.ID())
+	for i := 0; i < 20; i++ {
+		idx, err := put(t, nl.m, context.Background(), fmt.Sprintf("b%03d", i), "v")
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = idx
+	}
+	waitApplied(t, rest, last, 0)
+	for _, c := range rest {
+		if d, err := engine.Diff(rest[0].eng, c.eng, []byte{0x01}, []byte{0xff}); err != nil || d != "" {
+			t.Fatalf("node %d differs: %s %v", c.n.ID(), d, err)
+		}
+		if _, ok, _ := c.eng.Get([]byte("a000")); !ok {
+			t.Fatalf("node %d lacks a000", c.n.ID())
 		}
 	}
 }

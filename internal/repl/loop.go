@@ -203,6 +203,9 @@ func (n *Node) drainReady() error {
 			// Everything still tracked was appended under the ended leadership and not committed
 			// as far as this node knows: only the new leader's log decides.
 			n.failWaiters(ErrOutcomeUnknown)
+			for req := range n.confWaiters {
+				n.confApplied(req, ErrOutcomeUnknown)
+			}
 		}
 	}
 	return nil
@@ -264,7 +267,7 @@ func (n *Node) handOff(ents []pb.Entry) error {
 			if err != nil {
 				return err
 			}
-			mc := confChangeMembers(cc.AsV2())
+			mc, req := confChangeMembers(cc.AsV2())
 			job.confs = append(job.confs, confApply{index: e.Index, state: csb, changes: mc})
 			for _, c := range mc {
 				if c.remove {
@@ -273,6 +276,9 @@ func (n *Node) handOff(ents []pb.Entry) error {
 					n.setMember(c.id, c.addr)
 				}
 			}
+			// Raft applied it: later commits count the new configuration. (The engine records it
+			// when the apply goroutine reaches this entry.)
+			n.confApplied(req, nil)
 		}
 		job.bytes += uint64(len(e.Data))
 	}
@@ -286,7 +292,7 @@ type memberChange struct {
 	remove bool
 }
 
-func confChangeMembers(cc pb.ConfChangeV2) []memberChange {
+func confChangeMembers(cc pb.ConfChangeV2) ([]memberChange, uint64) {
 	var mc memberContext
 	if len(cc.Context) > 0 {
 		if err := json.Unmarshal(cc.Context, &mc); err != nil {
@@ -303,7 +309,7 @@ func confChangeMembers(cc pb.ConfChangeV2) []memberChange {
 			out = append(out, memberChange{id: c.NodeID, addr: mc.Addr})
 		}
 	}
-	return out
+	return out, mc.Req
 }
 
 // needsSync says whether a Ready must be fsynced before Advance: a change of term or vote (raft's rule),

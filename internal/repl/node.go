@@ -95,6 +95,10 @@ type Config struct {
 	// holds the membership: the member list lives in the log and the engine.
 	ID    uint64
 	Peers []Peer
+	// Join starts a node with an empty log as a new member of a running cluster: it does not
+	// bootstrap, and waits for the leader (which must have added it, see ChangeMembership) to send
+	// it the log. Peers then only tell the transport where the members are.
+	Join bool
 	// Transport is required when the cluster has other members; a single node needs none.
 	Transport Transport
 	// TickInterval is raft's tick (default 100 ms); ElectionTicks ticks without a leader's heartbeat
@@ -146,6 +150,8 @@ type Node struct {
 	nextID  atomic.Uint64
 	byID    map[uint64]*proposal // loop-owned: proposed, not yet appended
 	byIndex map[uint64]*proposal // loop-owned: appended, not yet committed or superseded
+	// confWaiters are ChangeMembership calls waiting for their entry (loop-owned; by request id).
+	confWaiters map[uint64]chan error
 
 	applied atomic.Uint64
 	// inEngine is the highest index handed to the engine (stored before the engine batch is applied):
@@ -301,13 +307,15 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		// A follower never forwards proposals: a commit is taken by the leader or refused, so the
 		// client learns at once where to go (1290 naming the leader).
 		DisableProposalForwarding: true,
-		Logger:                    raftLogger{cfg.Logger},
+		// A leader that removes itself hands over at once instead of leading a cluster it left.
+		StepDownOnRemoval: true,
+		Logger:            raftLogger{cfg.Logger},
 	}
 	rn, err := raft.NewRawNode(rcfg)
 	if err != nil {
 		return nil, fmt.Errorf("repl: start raft: %w", err)
 	}
-	if cfg.Log.LastIndex() == 0 {
+	if cfg.Log.LastIndex() == 0 && !cfg.Join {
 		peers := cfg.Peers
 		if len(peers) == 0 {
 			peers = []Peer{{ID: cfg.ID}}
@@ -335,7 +343,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		propc: make(chan *proposal, cfg.MaxBatchProposals), recvc: make(chan pb.Message, 4096),
 		ctlc: make(chan func(), 64), stopc: make(chan struct{}), donec: make(chan struct{}), alldc: make(chan struct{}),
 		aq: newApplyQueue(), bootID: binary.BigEndian.Uint64(boot[:]) &^ (1<<32 - 1),
-		byID: map[uint64]*proposal{}, byIndex: map[uint64]*proposal{}, members: map[uint64]string{}}
+		byID: map[uint64]*proposal{}, byIndex: map[uint64]*proposal{}, confWaiters: map[uint64]chan error{}, members: map[uint64]string{}}
 	n.applied.Store(applied)
 	n.inEngine.Store(applied)
 	n.durable.Store(cfg.Log.LastIndex()) // recovery left only synced entries

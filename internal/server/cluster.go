@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/kiln-db/kiln/internal/repl"
 	"github.com/kiln-db/kiln/internal/sql"
@@ -145,4 +146,41 @@ func syncFile(p string) error {
 	}
 	defer f.Close()
 	return f.Sync()
+}
+
+// clusterMembers is the SQL layer's cluster status rows, from the node's view.
+func (s *Server) clusterMembers() []sql.ClusterMember {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	st, err := s.node.Status(ctx)
+	if err != nil {
+		return nil
+	}
+	out := make([]sql.ClusterMember, 0, len(st.Members))
+	for _, m := range st.Members {
+		r := sql.ClusterMember{ID: m.ID, RaftAddr: m.Addr, Voter: m.Voter, MatchIndex: m.Match, Self: m.ID == st.ID, State: "ONLINE"}
+		switch {
+		case m.ID == st.Leader:
+			r.Role = "PRIMARY"
+		case m.Voter:
+			r.Role = "SECONDARY"
+		default:
+			r.Role = "LEARNER"
+		}
+		if r.Self {
+			r.MySQLAddr = s.cfg.MySQLAddr
+			if st.Leader == 0 {
+				r.State = "RECOVERING" // no leader known: electing, or cut off
+			}
+		} else if s.cfg.PeerMySQLAddr != nil {
+			r.MySQLAddr = s.cfg.PeerMySQLAddr(m.ID)
+		}
+		// The leader knows who answers: a member in probe state with nothing matched is not
+		// reachable now.
+		if st.Role == "leader" && !r.Self && m.Progress == "StateProbe" {
+			r.State = "UNREACHABLE"
+		}
+		out = append(out, r)
+	}
+	return out
 }

@@ -57,11 +57,17 @@ type Config struct {
 	// Transport carries raft messages (required with other members), and PrimaryAddr names a member's
 	// MySQL address for the 1290 a replica answers to writes.
 	NodeID        uint64
+	ClusterID     string
 	Peers         []repl.Peer
+	Join          bool
 	Transport     repl.Transport
 	TickInterval  time.Duration
 	ElectionTicks int
 	PrimaryAddr   func(id uint64) string
+	// PeerMySQLAddr is a member's MySQL address as its peers learned it ("" if unknown), and
+	// MySQLAddr this node's own (the cluster status tables).
+	PeerMySQLAddr func(id uint64) string
+	MySQLAddr     string
 	// OnNode, if set, is called with the raft node as soon as it runs, before the SQL layer opens
 	// (which on a new cluster's replica waits for the leader's catalog: the transport must be able to
 	// deliver to the node by then).
@@ -130,7 +136,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	applier := sql.NewApplier()
 	node, err := repl.Start(ctx, repl.Config{Log: lg, Engine: eng, Applier: applier, Logger: cfg.Logger, DiskFree: freeBytes(cfg.DataDir), ReserveBytes: reserve, SyncInterval: cfg.SyncInterval,
 		RetainEntries: cfg.LogRetainEntries, PurgeInterval: cfg.LogPurgeInterval,
-		ID: cfg.NodeID, Peers: cfg.Peers, Transport: cfg.Transport, TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks})
+		ID: cfg.NodeID, Peers: cfg.Peers, Join: cfg.Join, Transport: cfg.Transport, TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks})
 	if err != nil {
 		eng.Close()
 		lg.Close()
@@ -164,6 +170,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	db.Processes = s.processes
 	db.Kill = s.kill
 	db.Status = s.status
+	db.ClusterMembers = s.clusterMembers
 	return s, nil
 }
 
@@ -207,6 +214,9 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// ClusterID is the cluster this data directory belongs to ("" for a node started without one).
+func (s *Server) ClusterID() string { return s.cfg.ClusterID }
 
 // Node is the raft member under this server (cluster status, the HTTP role endpoints).
 func (s *Server) Node() *repl.Node { return s.node }
@@ -335,8 +345,28 @@ func (s *Server) status() map[string]string {
 		"Kiln_applied_index":            strconv.FormatUint(s.node.Applied(), 10),
 		"Kiln_durable_index":            strconv.FormatUint(s.node.Durable(), 10),
 		"Kiln_last_recovery_seconds":    strconv.FormatFloat(s.node.RecoveryTime.Seconds(), 'f', 3, 64),
+		"Kiln_commit_index":             strconv.FormatUint(s.node.CommitIndex(), 10),
+		"Kiln_raft_term":                strconv.FormatUint(s.node.Term(), 10),
+		"Kiln_raft_leader":              strconv.FormatUint(s.node.Leader(), 10),
+		"Kiln_node_id":                  strconv.FormatUint(s.node.ID(), 10),
+		"Kiln_role":                     s.role(),
 	}
+	lagN, lagT := s.node.Lag()
+	m["Kiln_replica_lag_entries"] = strconv.FormatUint(lagN, 10)
+	m["Kiln_replica_lag_seconds"] = strconv.FormatFloat(lagT.Seconds(), 'f', 3, 64)
 	return m
+}
+
+// role is this node's part in the cluster now: primary (takes writes), replica (follows a known
+// leader), or candidate (no leader known: an election is running or this node is cut off).
+func (s *Server) role() string {
+	switch {
+	case s.node.IsLeader():
+		return "primary"
+	case s.node.Leader() != 0:
+		return "replica"
+	}
+	return "candidate"
 }
 
 // Session is one connection's session: it implements the protocol's Session.
