@@ -115,6 +115,55 @@ func (c *clusterNode) ReportSnapshot(id uint64, st raft.SnapshotStatus) {
 	}
 }
 
+// snapshotPath serves a leader's engine snapshot to a member that needs one (repl/snapshot.go).
+const snapshotPath = "/raft/engine-snapshot"
+
+func (c *clusterNode) serveSnapshot(w http.ResponseWriter, r *http.Request) {
+	n := c.node.Load()
+	if n == nil {
+		http.Error(w, "node starting", http.StatusServiceUnavailable)
+		return
+	}
+	var after []byte
+	if a := r.URL.Query().Get("after"); a != "" {
+		var err error
+		if after, err = hex.DecodeString(a); err != nil {
+			http.Error(w, "bad after", http.StatusBadRequest)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	if err := n.ServeSnapshot(r.Context(), w, r.URL.Query().Get("id"), after); err != nil {
+		// Once the body started, the receiver sees a stream without its end frame and retries.
+		http.Error(w, err.Error(), http.StatusGone)
+	}
+}
+
+func (c *clusterNode) fetchSnapshot(ctx context.Context, leader uint64, addr, id string, after []byte) (io.ReadCloser, error) {
+	if addr == "" {
+		return nil, fmt.Errorf("no raft address known for node %d", leader)
+	}
+	u := "http://" + addr + snapshotPath + "?id=" + id
+	if after != nil {
+		u += "&after=" + hex.EncodeToString(after)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.tr.Header(req.Header, leader)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
+	}
+	return resp.Body, nil
+}
+
 // setUp fills cfg's cluster fields: the identity recorded in the data directory, the raft
 // transport (when this node has or may have peers) and its listener.
 func (c *clusterFlags) setUp(cfg *server.Config, logger *slog.Logger, mysqlAddr, httpAddr string) (*clusterNode, error) {
@@ -177,7 +226,9 @@ func (c *clusterFlags) setUp(cfg *server.Config, logger *slog.Logger, mysqlAddr,
 	}
 	cn := &clusterNode{}
 	cn.tr = rafthttp.New(rafthttp.Config{ID: id.NodeID, ClusterID: id.ClusterID, Raft: cn, Logger: logger,
-		Meta: map[string]string{"mysql": mysqlAddr, "http": httpAddr}})
+		Meta:  map[string]string{"mysql": mysqlAddr, "http": httpAddr},
+		Extra: map[string]http.Handler{"GET " + snapshotPath: http.HandlerFunc(cn.serveSnapshot)}})
+	cfg.FetchSnapshot = cn.fetchSnapshot
 	bound, stop, err := cn.tr.Serve(c.raftListen)
 	if err != nil {
 		cn.tr.Stop()

@@ -53,7 +53,7 @@ func serveCmd() *cobra.Command {
 	var durability string
 	var syncInterval time.Duration
 	var beforeImages bool
-	var retain uint64
+	var retain, retainFollowers uint64
 	var purgeEvery time.Duration
 	var cl clusterFlags
 	var pprofOn bool
@@ -66,7 +66,7 @@ func serveCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return serve(ctx, logger, server.Config{DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages,
-				LogRetainEntries: retain, LogPurgeInterval: purgeEvery, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn})
+				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn})
 		},
 	}
 	f := cmd.Flags()
@@ -81,6 +81,7 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&syncInterval, "sync-interval", 100*time.Millisecond, "background log fsync interval for async commits")
 	f.BoolVar(&beforeImages, "log-before-images", false, "commit records carry each written row's previous value, for change data capture (kiln_log_before_images)")
 	f.Uint64Var(&retain, "log-retain-entries", 10000, "log entries kept below the engine's flushed index when the log is purged")
+	f.Uint64Var(&retainFollowers, "log-retain-for-followers", 100000, "log entries the leader keeps beyond --log-retain-entries for a lagging member; one further behind gets an engine snapshot")
 	f.DurationVar(&purgeEvery, "log-purge-interval", 30*time.Second, "how often the engine is flushed and sealed log segments below it are removed (negative: never)")
 	f.BoolVar(&pprofOn, "pprof", false, "serve Go's /debug/pprof/ profiles on the HTTP port (off by default: they expose internals and cost CPU)")
 	cl.register(f)

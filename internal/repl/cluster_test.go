@@ -27,6 +27,19 @@ type memNet struct {
 
 func (m *memNet) transport(from uint64) Transport { return &memTransport{net: m, from: from} }
 
+// fetch streams leader's engine snapshot through a pipe, as the raft port's HTTP would.
+func (m *memNet) fetch(ctx context.Context, leader uint64, _ string, id string, after []byte) (io.ReadCloser, error) {
+	m.mu.Lock()
+	n := m.nodes[leader]
+	m.mu.Unlock()
+	if n == nil {
+		return nil, fmt.Errorf("no node %d", leader)
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(n.ServeSnapshot(ctx, pw, id, after)) }()
+	return pr, nil
+}
+
 func (m *memNet) isolate(id uint64, on bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -88,10 +101,10 @@ func startCluster(t *testing.T, size int) (*memNet, []*clusterNode) {
 }
 
 // startMember starts node id on a new memory filesystem, bootstrapping with peers or joining.
-func startMember(t *testing.T, net *memNet, id uint64, peers []Peer, join bool) *clusterNode {
+func startMember(t *testing.T, net *memNet, id uint64, peers []Peer, join bool, tweak ...func(*Config)) *clusterNode {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	fs := vfs.NewMem()
-	lg, err := klog.Open("/log", klog.Options{FS: fs, Logger: quiet})
+	lg, err := klog.Open("/log", klog.Options{FS: fs, Logger: quiet, SegmentBytes: 16 << 10})
 	if err != nil {
 		t.Error(err)
 		return nil
@@ -102,8 +115,13 @@ func startMember(t *testing.T, net *memNet, id uint64, peers []Peer, join bool) 
 		return nil
 	}
 	c := &clusterNode{fs: fs, lg: lg, eng: eng}
-	n, err := Start(context.Background(), Config{ID: id, Peers: peers, Join: join, Log: lg, Engine: eng, Applier: testApplier(),
-		Transport: net.transport(id), TickInterval: 5 * time.Millisecond, PurgeInterval: -1, Logger: quiet})
+	cfg := Config{ID: id, Peers: peers, Join: join, Log: lg, Engine: eng, Applier: testApplier(),
+		Transport: net.transport(id), TickInterval: 5 * time.Millisecond, PurgeInterval: -1, Logger: quiet,
+		FetchSnapshot: net.fetch}
+	for _, f := range tweak {
+		f(&cfg)
+	}
+	n, err := Start(context.Background(), cfg)
 	if err != nil {
 		t.Error(err)
 		return nil
@@ -282,5 +300,102 @@ func TestClusterMembership(t *testing.T) {
 		if _, ok, _ := c.eng.Get([]byte("a000")); !ok {
 			t.Fatalf("node %d lacks a000", c.n.ID())
 		}
+	}
+}
+
+// A member cut off while the leader purged the entries it needs, and a member added after that,
+// catch up through an engine snapshot, then from the log; all engines end equal.
+func TestClusterSnapshotCatchUp(t *testing.T) {
+	net := &memNet{nodes: map[uint64]*Node{}, cut: map[[2]uint64]bool{}}
+	peers := []Peer{{ID: 1, Addr: "node1"}, {ID: 2, Addr: "node2"}, {ID: 3, Addr: "node3"}}
+	fast := func(c *Config) {
+		c.PurgeInterval = 10 * time.Millisecond
+		c.RetainEntries = 20
+		c.FollowerRetainEntries = 20
+	}
+	nodes := make([]*clusterNode, 3)
+	var wg sync.WaitGroup
+	for i := range nodes {
+		wg.Add(1)
+		go func(i int) { defer wg.Done(); nodes[i] = startMember(t, net, uint64(i+1), peers, false, fast) }(i)
+	}
+	wg.Wait()
+	ld := waitLeader(t, nodes, 0)
+	var lag *clusterNode
+	for _, c := range nodes {
+		if c != ld {
+			lag = c
+			break
+		}
+	}
+	net.isolate(lag.n.ID(), true)
+	var last uint64
+	for i := 0; i < 600; i++ {
+		idx, err := put(t, ld.m, context.Background(), fmt.Sprintf("s%04d", i), "a value of some length to fill log segments")
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = idx
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for ld.lg.FirstIndex() <= lag.n.Applied()+1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("leader never purged past the cut-off member (first %d, member applied %d)", ld.lg.FirstIndex(), lag.n.Applied())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	net.isolate(lag.n.ID(), false)
+	n4 := startMember(t, net, 4, nil, true, fast)
+	if err := ld.n.ChangeMembership(context.Background(), MemberChange{Op: AddLearner, ID: 4, Addr: "node4"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 600; i < 650; i++ {
+		idx, err := put(t, ld.m, context.Background(), fmt.Sprintf("s%04d", i), "v")
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = idx
+	}
+	all := append(append([]*clusterNode(nil), nodes...), n4)
+	waitApplied(t, all, last, 0)
+	for _, c := range []*clusterNode{lag, n4} {
+		if c.n.Stats.SnapshotsInstalled.Load() == 0 {
+			t.Fatalf("node %d caught up without a snapshot: the test did not test it", c.n.ID())
+		}
+	}
+	for _, c := range all {
+		if d, err := engine.Diff(ld.eng, c.eng, []byte{0x01}, []byte{0xff}); err != nil || d != "" {
+			t.Fatalf("node %d differs from the leader: %s %v", c.n.ID(), d, err)
+		}
+	}
+	// The snapshot-installed member keeps working after a restart (its log starts after the
+	// snapshot).
+	lag.n.Stop()
+	lag.eng.Close()
+	lag.lg.Close()
+	lg, err := klog.Open("/log", klog.Options{FS: lag.fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.Open("/engine", engine.Options{FS: lag.fs, DisableWAL: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Start(context.Background(), Config{ID: lag.n.ID(), Log: lg, Engine: eng, Applier: testApplier(), Transport: net.transport(lag.n.ID()),
+		TickInterval: 5 * time.Millisecond, PurgeInterval: -1, FetchSnapshot: net.fetch})
+	if err != nil {
+		t.Fatalf("restart after a snapshot install: %v", err)
+	}
+	net.mu.Lock()
+	net.nodes[n.ID()] = n
+	net.mu.Unlock()
+	lag.n, lag.eng, lag.lg = n, eng, lg
+	idx, err := put(t, ld.m, context.Background(), "after-restart", "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitApplied(t, all, idx, 0)
+	if _, ok, _ := eng.Get([]byte("after-restart")); !ok {
+		t.Fatal("restarted member did not catch up")
 	}
 }

@@ -71,6 +71,9 @@ func (n *Node) run() {
 }
 
 func (n *Node) step(m pb.Message) {
+	if m.Type == pb.MsgSnap && !n.maybeFetch(m) {
+		return // stepped once its engine snapshot is staged
+	}
 	if err := n.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) && !errors.Is(err, raft.ErrStepLocalMsg) {
 		n.log.Debug("raft step", "err", err, "from", m.From, "type", m.Type)
 	}
@@ -147,7 +150,9 @@ func (n *Node) drainReady() error {
 			n.commitIdx.Store(hs.Commit)
 		}
 		if !raft.IsEmptySnap(rd.Snapshot) {
-			return fmt.Errorf("repl: received a snapshot at index %d: installing snapshots is not built yet", rd.Snapshot.Metadata.Index)
+			if err := n.installSnapshot(rd.Snapshot, rd.HardState); err != nil {
+				return err
+			}
 		}
 		if len(rd.Entries) > 0 {
 			ents := make([]klog.Entry, len(rd.Entries))
@@ -263,6 +268,7 @@ func (n *Node) handOff(ents []pb.Entry) error {
 				return fmt.Errorf("repl: decode membership change %d: %w", e.Index, err)
 			}
 			cs := n.rn.ApplyConfChange(cc)
+			n.lastConf = e.Index
 			csb, err := cs.Marshal()
 			if err != nil {
 				return err
@@ -457,8 +463,10 @@ func (n *Node) purgeLoop() {
 			continue
 		}
 		below := applied - n.cfg.RetainEntries + 1
+		// Keep what lagging members need, within FollowerRetainEntries: a member further behind gets
+		// an engine snapshot.
 		if f := n.purgeFloor.Load(); f < below {
-			below = f
+			below = max(f, below-min(below-1, n.cfg.FollowerRetainEntries))
 		}
 		if below <= n.lg.FirstIndex() {
 			continue

@@ -122,6 +122,12 @@ type Config struct {
 	PurgeInterval time.Duration
 	// RetainEntries keeps at least this many entries below the engine's flushed index (default 10000).
 	RetainEntries uint64
+	// FollowerRetainEntries: the leader keeps up to this many more entries for a member that lags
+	// (default 100000); a member further behind gets an engine snapshot instead.
+	FollowerRetainEntries uint64
+	// FetchSnapshot opens a leader's engine snapshot stream (a member that needs one cannot catch up
+	// without it).
+	FetchSnapshot SnapshotFetcher
 	// SyncInterval is how often the log is fsynced in the background while it holds entries of async
 	// commits that nothing has synced yet (default 100 ms).
 	SyncInterval time.Duration
@@ -168,6 +174,11 @@ type Node struct {
 	purgeFloor atomic.Uint64
 	caughtUp   atomic.Int64 // unix nanos when applied last reached the commit index
 
+	snaps    snapshots // leader: pinned engine snapshots for followers
+	staged   *staged   // loop-owned: a fetched engine snapshot waiting for raft
+	fetching bool      // loop-owned: a snapshot fetch is running
+	lastConf uint64    // loop-owned: index of the last membership change handed to apply
+
 	membersMu sync.Mutex
 	members   map[uint64]string // raft id -> raft address, as applied
 
@@ -196,6 +207,8 @@ type Stats struct {
 	GroupSizes   Histogram // entries per fsync
 	CommitNanos  Histogram // commit latency
 	ApplyBatches atomic.Uint64
+	// SnapshotsInstalled counts engine snapshots this node installed (it was too far behind).
+	SnapshotsInstalled atomic.Uint64
 }
 
 type proposal struct {
@@ -258,10 +271,16 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.RetainEntries == 0 {
 		cfg.RetainEntries = 10000
 	}
+	if cfg.FollowerRetainEntries == 0 {
+		cfg.FollowerRetainEntries = 100000
+	}
 	if cfg.SyncInterval <= 0 {
 		cfg.SyncInterval = 100 * time.Millisecond
 	}
 	start := time.Now()
+	if err := recoverSnapshotInstall(cfg.Log, cfg.Engine); err != nil {
+		return nil, fmt.Errorf("repl: finish an interrupted snapshot install: %w", err)
+	}
 	applied, err := cfg.Engine.AppliedPosition()
 	if err != nil {
 		return nil, err
@@ -357,6 +376,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			n.setMember(p.ID, p.Addr)
 		}
 	}
+	st.snap = n.snapshotForRaft
 	cfg.Engine.SetBeforeFlush(n.flushBarrier)
 	applyDone := make(chan struct{})
 	go func() { defer close(applyDone); n.applyLoop() }()
@@ -674,6 +694,12 @@ func (n *Node) Stop() {
 	n.stopOnce.Do(func() {
 		close(n.stopc)
 		<-n.alldc
+		n.snaps.mu.Lock()
+		n.releasePins(true)
+		n.snaps.mu.Unlock()
+		if n.staged != nil {
+			n.staged.loader.Abort()
+		}
 		if n.fatal() == nil && n.lg.LastIndex() > n.durable.Load() {
 			if err := n.syncLog(); err != nil {
 				n.log.Error("final log fsync failed: async commits since the last fsync are lost", "err", err)

@@ -84,7 +84,8 @@ func (c clusterView) Writable() (bool, string) {
 }
 
 func (c clusterView) Generation() sql.Generation {
-	return sql.Generation{CatalogWrites: c.applier.Writes(), Epoch: c.n.Epoch()}
+	// An installed engine snapshot replaces the catalog too; both counters only grow.
+	return sql.Generation{CatalogWrites: c.applier.Writes() + c.n.Stats.SnapshotsInstalled.Load(), Epoch: c.n.Epoch()}
 }
 
 // ClusterIdentity is what a data directory records about the cluster it belongs to (DATA/CLUSTER),

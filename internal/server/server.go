@@ -50,7 +50,10 @@ type Config struct {
 	// LogRetainEntries and LogPurgeInterval configure log purge (repl.Config; 0 = its defaults).
 	LogRetainEntries uint64
 	LogPurgeInterval time.Duration
-	Logger           *slog.Logger
+	// LogRetainForFollowers: the leader keeps up to this many more entries for a lagging member
+	// before it sends it an engine snapshot instead (repl.Config.FollowerRetainEntries).
+	LogRetainForFollowers uint64
+	Logger                *slog.Logger
 
 	// Cluster membership (zero values: a cluster of one, as a plain server). NodeID is this node's
 	// raft id, Peers the initial members of a new cluster (ignored once the log holds membership),
@@ -72,6 +75,8 @@ type Config struct {
 	// (which on a new cluster's replica waits for the leader's catalog: the transport must be able to
 	// deliver to the node by then).
 	OnNode func(*repl.Node)
+	// FetchSnapshot opens a leader's engine snapshot stream (repl.Config.FetchSnapshot).
+	FetchSnapshot repl.SnapshotFetcher
 }
 
 // Server is an open node.
@@ -135,8 +140,8 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	reserve := cfg.DiskReserveBytes
 	applier := sql.NewApplier()
 	node, err := repl.Start(ctx, repl.Config{Log: lg, Engine: eng, Applier: applier, Logger: cfg.Logger, DiskFree: freeBytes(cfg.DataDir), ReserveBytes: reserve, SyncInterval: cfg.SyncInterval,
-		RetainEntries: cfg.LogRetainEntries, PurgeInterval: cfg.LogPurgeInterval,
-		ID: cfg.NodeID, Peers: cfg.Peers, Join: cfg.Join, Transport: cfg.Transport, TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks})
+		RetainEntries: cfg.LogRetainEntries, PurgeInterval: cfg.LogPurgeInterval, FollowerRetainEntries: cfg.LogRetainForFollowers,
+		ID: cfg.NodeID, Peers: cfg.Peers, Join: cfg.Join, FetchSnapshot: cfg.FetchSnapshot, Transport: cfg.Transport, TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks})
 	if err != nil {
 		eng.Close()
 		lg.Close()
