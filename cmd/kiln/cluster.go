@@ -37,6 +37,8 @@ type clusterFlags struct {
 	electionTimeout time.Duration
 	replicaMaxLag   time.Duration
 	join            bool
+	logOnly         bool
+	logOnlyIDs      []uint
 }
 
 func (c *clusterFlags) register(f *pflag.FlagSet) {
@@ -45,6 +47,8 @@ func (c *clusterFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&c.peers, "peers", "", "initial members of a new cluster: ID=HOST:PORT,... (their --raft-listen addresses, this node included); without it a node is a cluster of one")
 	f.StringVar(&c.clusterID, "cluster-id", "", "name of a new cluster (default: derived from --peers); recorded in the data directory, which then refuses any other")
 	f.DurationVar(&c.electionTimeout, "election-timeout", 500*time.Millisecond, "a follower that hears no leader for this long (randomised up to 2x) starts an election; heartbeats go every tenth of it")
+	f.BoolVar(&c.logOnly, "log-only", false, "run a log-only voter: keeps and fsyncs the log, votes and acknowledges, holds no data and serves no MySQL clients (a cheap third vote)")
+	f.UintSliceVar(&c.logOnlyIDs, "log-only-ids", nil, "members of the initial --peers that are log-only voters (give the same list to every member)")
 	f.BoolVar(&c.join, "join", false, "join a running cluster as a new member (empty data directory; add it first with kiln cluster add); --peers then lists the members to contact")
 	f.DurationVar(&c.replicaMaxLag, "replica-max-lag", 10*time.Second, "/replica answers 503 when this node's apply is further behind the commit index than this")
 }
@@ -211,7 +215,18 @@ func (c *clusterFlags) setUp(cfg *server.Config, logger *slog.Logger, mysqlAddr,
 	if id.NodeID == 0 {
 		return nil, errors.New("--node-id is required with --peers")
 	}
+	for i := range peers {
+		for _, lo := range c.logOnlyIDs {
+			if uint64(lo) == peers[i].ID {
+				peers[i].LogOnly = true
+			}
+		}
+		if peers[i].ID == id.NodeID && peers[i].LogOnly != c.logOnly {
+			return nil, fmt.Errorf("node %d: --log-only-ids and --log-only disagree", id.NodeID)
+		}
+	}
 	cfg.NodeID = id.NodeID
+	cfg.LogOnly = c.logOnly
 	cfg.MySQLAddr = mysqlAddr
 	cfg.Peers = peers
 	cfg.Join = c.join
@@ -269,6 +284,8 @@ func roleHandlers(mux *http.ServeMux, srv *server.Server, maxLag time.Duration) 
 		switch {
 		case n.Failed() != nil:
 			answer(w, false, "not serving")
+		case n.IsLogOnly(n.ID()):
+			answer(w, false, "log-only voter: holds no data")
 		case n.IsLeader() || n.Leader() == n.ID():
 			answer(w, false, "primary, not a replica")
 		case n.Leader() == 0:
@@ -343,9 +360,16 @@ func clusterCmd() *cobra.Command {
 			fmt.Fprintf(out, "node %d: %s, term %d, leader %d, commit %d, applied %d, log [%d, %d], lag %d entries (%.1fs)\n",
 				st.ID, st.Role, st.Term, st.Leader, st.Commit, st.Applied, st.FirstIndex, st.LastIndex, st.LagEntries, st.LagSeconds)
 			tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tRAFT ADDRESS\tVOTER\tMATCH\tPROGRESS")
+			fmt.Fprintln(tw, "ID\tRAFT ADDRESS\tKIND\tMATCH\tPROGRESS")
 			for _, m := range st.Members {
-				fmt.Fprintf(tw, "%d\t%s\t%v\t%d\t%s\n", m.ID, m.Addr, m.Voter, m.Match, m.Progress)
+				kind := "voter"
+				switch {
+				case m.LogOnly:
+					kind = "log-only voter"
+				case !m.Voter:
+					kind = "learner"
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", m.ID, m.Addr, kind, m.Match, m.Progress)
 			}
 			return tw.Flush()
 		}})
@@ -368,13 +392,14 @@ func clusterCmd() *cobra.Command {
 			return nil
 		}}
 		c.Flags().Uint64Var(&id, "id", 0, "the member's node id")
-		if op == repl.AddVoter || op == repl.AddLearner {
+		if op == repl.AddVoter || op == repl.AddLearner || op == repl.AddLogOnly {
 			c.Flags().StringVar(&raftAddr, "raft", "", "the new member's --raft-listen address")
 		}
 		return c
 	}
 	root.AddCommand(change(repl.AddVoter, "add", "Add a voting member (send it to the leader's --http)"))
 	root.AddCommand(change(repl.AddLearner, "add-learner", "Add a non-voting replica (a learner)"))
+	root.AddCommand(change(repl.AddLogOnly, "add-log-only", "Add a log-only voter (start it with kiln serve --log-only --join)"))
 	root.AddCommand(change(repl.Promote, "promote", "Make a learner a voter"))
 	root.AddCommand(change(repl.Remove, "remove", "Remove a member"))
 	return root

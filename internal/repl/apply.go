@@ -160,7 +160,7 @@ func (n *Node) apply(jobs []*applyJob) error {
 			}
 			switch e.Type {
 			case pb.EntryNormal:
-				if len(e.Data) >= 8 {
+				if len(e.Data) >= 8 && !n.cfg.LogOnly {
 					rec := e.Data[8:]
 					if pending && n.cfg.Applier.ReadsState(rec) {
 						if err := n.applyBatch(b, last); err != nil {
@@ -190,7 +190,11 @@ func (n *Node) apply(jobs []*applyJob) error {
 					if mc.remove {
 						err = b.Delete(memberKey(mc.id))
 					} else if mc.addr != "" {
-						err = b.Set(memberKey(mc.id), []byte(mc.addr))
+						v := mc.addr
+						if mc.logOnly {
+							v += "\nlog-only"
+						}
+						err = b.Set(memberKey(mc.id), []byte(v))
 					}
 					if err != nil {
 						return err

@@ -55,6 +55,7 @@ func (n *Node) run() {
 		case <-ticker.C:
 			n.rn.Tick()
 			n.updatePurgeFloor()
+			n.handOffLeadership()
 		case <-n.aq.failed:
 			n.failWaiters(ErrStopped)
 			return
@@ -279,7 +280,7 @@ func (n *Node) handOff(ents []pb.Entry) error {
 				if c.remove {
 					n.dropMember(c.id)
 				} else if c.addr != "" {
-					n.setMember(c.id, c.addr)
+					n.setMember(c.id, c.addr, c.logOnly)
 				}
 			}
 			// Raft applied it: later commits count the new configuration. (The engine records it
@@ -293,9 +294,10 @@ func (n *Node) handOff(ents []pb.Entry) error {
 }
 
 type memberChange struct {
-	id     uint64
-	addr   string
-	remove bool
+	id      uint64
+	addr    string
+	remove  bool
+	logOnly bool
 }
 
 func confChangeMembers(cc pb.ConfChangeV2) ([]memberChange, uint64) {
@@ -312,7 +314,7 @@ func confChangeMembers(cc pb.ConfChangeV2) ([]memberChange, uint64) {
 		case pb.ConfChangeRemoveNode:
 			out = append(out, memberChange{id: c.NodeID, remove: true})
 		default:
-			out = append(out, memberChange{id: c.NodeID, addr: mc.Addr})
+			out = append(out, memberChange{id: c.NodeID, addr: mc.Addr, logOnly: mc.LogOnly})
 		}
 	}
 	return out, mc.Req
@@ -475,4 +477,42 @@ func (n *Node) purgeLoop() {
 			n.log.Warn("log purge failed", "below", below, "err", err)
 		}
 	}
+}
+
+// handOffLeadership: a log-only voter that was elected (its log may have been the only complete one)
+// passes leadership to the first full voter whose log has caught up with its own, so the cluster has
+// a primary again.
+func (n *Node) handOffLeadership() {
+	if !n.cfg.LogOnly || raft.StateType(n.state.Load()) != raft.StateLeader {
+		return
+	}
+	st := n.rn.Status()
+	if st.LeadTransferee != 0 {
+		return
+	}
+	last := n.lg.LastIndex()
+	for _, id := range sortedIDs(st.Config.Voters.IDs()) {
+		if id == n.id || n.IsLogOnly(id) {
+			continue
+		}
+		if pr, ok := st.Progress[id]; ok && pr.Match >= last {
+			n.log.Info("log-only voter hands leadership to a full voter", "to", id, "index", last)
+			n.rn.TransferLeader(id)
+			n.Stats.Handoffs.Add(1)
+			return
+		}
+	}
+}
+
+func sortedIDs(m map[uint64]struct{}) []uint64 {
+	out := make([]uint64, 0, len(m))
+	for id := range m {
+		out = append(out, id)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
 }

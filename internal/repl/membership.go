@@ -22,10 +22,11 @@ type MemberChange struct {
 type MemberOp string
 
 const (
-	AddVoter   MemberOp = "add"         // a new voting member (log + engine)
-	AddLearner MemberOp = "add-learner" // a replica that does not vote: not in any quorum
-	Promote    MemberOp = "promote"     // a learner becomes a voter
-	Remove     MemberOp = "remove"      // a member leaves
+	AddVoter   MemberOp = "add"          // a new voting member (log + engine)
+	AddLogOnly MemberOp = "add-log-only" // a new log-only voter (log, no engine; see Config.LogOnly)
+	AddLearner MemberOp = "add-learner"  // a replica that does not vote: not in any quorum
+	Promote    MemberOp = "promote"      // a learner becomes a voter
+	Remove     MemberOp = "remove"       // a member leaves
 )
 
 // ChangeMembership proposes c on the leader and waits until it is applied here (then every later
@@ -34,7 +35,7 @@ const (
 func (n *Node) ChangeMembership(ctx context.Context, c MemberChange) error {
 	var t pb.ConfChangeType
 	switch c.Op {
-	case AddVoter, Promote:
+	case AddVoter, Promote, AddLogOnly:
 		t = pb.ConfChangeAddNode
 	case AddLearner:
 		t = pb.ConfChangeAddLearnerNode
@@ -46,7 +47,7 @@ func (n *Node) ChangeMembership(ctx context.Context, c MemberChange) error {
 	if c.ID == 0 {
 		return errors.New("repl: a member id must be > 0")
 	}
-	if (c.Op == AddVoter || c.Op == AddLearner) && c.Addr == "" {
+	if (c.Op == AddVoter || c.Op == AddLearner || c.Op == AddLogOnly) && c.Addr == "" {
 		return errors.New("repl: a new member needs its raft address")
 	}
 	if c.Op == Promote || c.Op == Remove {
@@ -54,7 +55,7 @@ func (n *Node) ChangeMembership(ctx context.Context, c MemberChange) error {
 		c.Addr, _ = n.memberAddr(c.ID)
 	}
 	req := n.bootID | n.nextID.Add(1)&(1<<32-1)
-	mctx, err := json.Marshal(memberContext{Addr: c.Addr, Req: req})
+	mctx, err := json.Marshal(memberContext{Addr: c.Addr, Req: req, LogOnly: c.Op == AddLogOnly || (c.Op == Promote && n.IsLogOnly(c.ID))})
 	if err != nil {
 		return err
 	}

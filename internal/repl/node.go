@@ -49,6 +49,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,8 +81,9 @@ type Transport interface {
 
 // Peer is a member of the initial cluster: its raft id and the address of its raft listener.
 type Peer struct {
-	ID   uint64
-	Addr string
+	ID      uint64
+	Addr    string
+	LogOnly bool // a log-only voter (see Config.LogOnly)
 }
 
 // Config configures a node.
@@ -99,6 +101,11 @@ type Config struct {
 	// bootstrap, and waits for the leader (which must have added it, see ChangeMembership) to send
 	// it the log. Peers then only tell the transport where the members are.
 	Join bool
+	// LogOnly makes this node a log-only voter: it keeps and fsyncs the log, votes and acknowledges
+	// (a cheap third vote, like a binlog server), but applies nothing to an engine and never takes
+	// commits. Raft may still elect it (its log can be the only complete one after a failure); it
+	// then only brings a full voter up to date and hands leadership to it at once.
+	LogOnly bool
 	// Transport is required when the cluster has other members; a single node needs none.
 	Transport Transport
 	// TickInterval is raft's tick (default 100 ms); ElectionTicks ticks without a leader's heartbeat
@@ -181,6 +188,7 @@ type Node struct {
 
 	membersMu sync.Mutex
 	members   map[uint64]string // raft id -> raft address, as applied
+	logOnly   map[uint64]bool   // members that are log-only voters
 
 	stopOnce sync.Once
 	failed   atomic.Pointer[error] // a fatal apply or log error stops the node
@@ -209,6 +217,8 @@ type Stats struct {
 	ApplyBatches atomic.Uint64
 	// SnapshotsInstalled counts engine snapshots this node installed (it was too far behind).
 	SnapshotsInstalled atomic.Uint64
+	// Handoffs counts leaderships a log-only voter passed to a full voter.
+	Handoffs atomic.Uint64
 }
 
 type proposal struct {
@@ -236,8 +246,9 @@ func memberKey(id uint64) []byte {
 // memberContext is a membership change's Context: the member's raft address (and a request id for
 // changes proposed through ChangeMembership).
 type memberContext struct {
-	Addr string `json:"raft"`
-	Req  uint64 `json:"req,omitempty"`
+	Addr    string `json:"raft"`
+	Req     uint64 `json:"req,omitempty"`
+	LogOnly bool   `json:"log_only,omitempty"`
 }
 
 // Start opens the raft node over the log and engine and starts replaying what the engine has not
@@ -342,7 +353,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		rp := make([]raft.Peer, len(peers))
 		self := false
 		for i, p := range peers {
-			ctx, err := json.Marshal(memberContext{Addr: p.Addr})
+			ctx, err := json.Marshal(memberContext{Addr: p.Addr, LogOnly: p.LogOnly})
 			if err != nil {
 				return nil, err
 			}
@@ -362,7 +373,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		propc: make(chan *proposal, cfg.MaxBatchProposals), recvc: make(chan pb.Message, 4096),
 		ctlc: make(chan func(), 64), stopc: make(chan struct{}), donec: make(chan struct{}), alldc: make(chan struct{}),
 		aq: newApplyQueue(), bootID: binary.BigEndian.Uint64(boot[:]) &^ (1<<32 - 1),
-		byID: map[uint64]*proposal{}, byIndex: map[uint64]*proposal{}, confWaiters: map[uint64]chan error{}, members: map[uint64]string{}}
+		byID: map[uint64]*proposal{}, byIndex: map[uint64]*proposal{}, confWaiters: map[uint64]chan error{}, members: map[uint64]string{}, logOnly: map[uint64]bool{}}
 	n.applied.Store(applied)
 	n.inEngine.Store(applied)
 	n.durable.Store(cfg.Log.LastIndex()) // recovery left only synced entries
@@ -373,7 +384,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	for _, p := range cfg.Peers {
 		if _, known := n.memberAddr(p.ID); !known && p.Addr != "" {
-			n.setMember(p.ID, p.Addr)
+			n.setMember(p.ID, p.Addr, p.LogOnly)
 		}
 	}
 	st.snap = n.snapshotForRaft
@@ -432,6 +443,9 @@ func (n *Node) ID() uint64 { return n.id }
 // of earlier terms is applied here; 0 while it does not lead or is still catching up. A transaction
 // records it when it begins and its commit is refused under another epoch (ErrStaleEpoch).
 func (n *Node) Epoch() uint64 {
+	if n.cfg.LogOnly {
+		return 0
+	}
 	l := n.lship.Load()
 	if l == nil || n.applied.Load() < l.start {
 		return 0
@@ -572,6 +586,7 @@ type Member struct {
 	ID       uint64
 	Addr     string
 	Voter    bool
+	LogOnly  bool
 	Match    uint64
 	Progress string // raft's replicate/probe/snapshot state (leader only)
 }
@@ -610,7 +625,7 @@ func (n *Node) Status(ctx context.Context) (Status, error) {
 }
 
 func (n *Node) member(id uint64, voter bool, rs raft.Status) Member {
-	m := Member{ID: id, Voter: voter}
+	m := Member{ID: id, Voter: voter, LogOnly: n.IsLogOnly(id)}
 	m.Addr, _ = n.memberAddr(id)
 	if pr, ok := rs.Progress[id]; ok {
 		m.Match = pr.Match
@@ -651,18 +666,27 @@ func (n *Node) memberAddr(id uint64) (string, bool) {
 	return a, ok
 }
 
-func (n *Node) setMember(id uint64, addr string) {
+func (n *Node) setMember(id uint64, addr string, logOnly bool) {
 	n.membersMu.Lock()
 	n.members[id] = addr
+	n.logOnly[id] = logOnly
 	n.membersMu.Unlock()
 	if n.cfg.Transport != nil && id != n.id {
 		n.cfg.Transport.AddPeer(id, addr)
 	}
 }
 
+// IsLogOnly reports whether member id is a log-only voter.
+func (n *Node) IsLogOnly(id uint64) bool {
+	n.membersMu.Lock()
+	defer n.membersMu.Unlock()
+	return n.logOnly[id]
+}
+
 func (n *Node) dropMember(id uint64) {
 	n.membersMu.Lock()
 	delete(n.members, id)
+	delete(n.logOnly, id)
 	n.membersMu.Unlock()
 	if n.cfg.Transport != nil && id != n.id {
 		n.cfg.Transport.RemovePeer(id)
@@ -682,7 +706,8 @@ func (n *Node) loadMembers() error {
 		if len(k) != len(memberKeyPrefix)+8 {
 			continue
 		}
-		n.setMember(binary.BigEndian.Uint64(k[len(memberKeyPrefix):]), string(it.Value()))
+		addr, flag, _ := strings.Cut(string(it.Value()), "\n")
+		n.setMember(binary.BigEndian.Uint64(k[len(memberKeyPrefix):]), addr, flag == "log-only")
 	}
 	return nil
 }

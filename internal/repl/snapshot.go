@@ -76,6 +76,10 @@ const (
 // snapshotForRaft is storage.Snapshot on the leader (duty 1). It runs on the loop, so it must be
 // cheap: a pebble snapshot is.
 func (n *Node) snapshotForRaft() (pb.Snapshot, error) {
+	if n.cfg.LogOnly {
+		// Its engine holds no data; a member that needs a snapshot waits for a full voter to lead.
+		return pb.Snapshot{}, raft.ErrSnapshotTemporarilyUnavailable
+	}
 	n.snaps.mu.Lock()
 	defer n.snaps.mu.Unlock()
 	var newest *pinned

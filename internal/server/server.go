@@ -77,6 +77,8 @@ type Config struct {
 	OnNode func(*repl.Node)
 	// FetchSnapshot opens a leader's engine snapshot stream (repl.Config.FetchSnapshot).
 	FetchSnapshot repl.SnapshotFetcher
+	// LogOnly runs a log-only voter: the log and a vote, no SQL layer, no data in the engine.
+	LogOnly bool
 }
 
 // Server is an open node.
@@ -141,7 +143,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	applier := sql.NewApplier()
 	node, err := repl.Start(ctx, repl.Config{Log: lg, Engine: eng, Applier: applier, Logger: cfg.Logger, DiskFree: freeBytes(cfg.DataDir), ReserveBytes: reserve, SyncInterval: cfg.SyncInterval,
 		RetainEntries: cfg.LogRetainEntries, PurgeInterval: cfg.LogPurgeInterval, FollowerRetainEntries: cfg.LogRetainForFollowers,
-		ID: cfg.NodeID, Peers: cfg.Peers, Join: cfg.Join, FetchSnapshot: cfg.FetchSnapshot, Transport: cfg.Transport, TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks})
+		ID: cfg.NodeID, Peers: cfg.Peers, Join: cfg.Join, LogOnly: cfg.LogOnly, FetchSnapshot: cfg.FetchSnapshot, Transport: cfg.Transport, TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks})
 	if err != nil {
 		eng.Close()
 		lg.Close()
@@ -149,6 +151,10 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.OnNode != nil {
 		cfg.OnNode(node)
+	}
+	if cfg.LogOnly {
+		// No SQL layer: nothing to serve to clients, nothing applied to the engine.
+		return &Server{cfg: cfg, log: cfg.Logger, eng: eng, lg: lg, node: node, started: time.Now(), sessions: map[uint32]*Session{}}, nil
 	}
 	primary := func() string {
 		id := node.Leader()
@@ -327,7 +333,10 @@ func (s *Server) kill(id uint32, query bool) error {
 func (s *Server) status() map[string]string {
 	ns := &s.node.Stats
 	commits, groups := ns.Commits.Load(), ns.Groups.Load()
-	ls := s.locks.Stats()
+	var ls txn.LockStats
+	if s.locks != nil {
+		ls = s.locks.Stats()
+	}
 	lst := s.lg.Stats()
 	m := map[string]string{
 		"Uptime":                        strconv.FormatInt(int64(time.Since(s.started).Seconds()), 10),
