@@ -39,6 +39,12 @@
 // Recovery is the same loop: raft starts at the engine's applied index and hands the committed
 // entries after it to step 5. A node that is the only voter campaigns at once; members of a larger
 // cluster wait for an election as raft decides (PreVote and CheckQuorum on).
+//
+// Around the commit path: membership changes (membership.go: ConfChangeV2, applied to raft on the
+// loop when committed, recorded in the engine by the apply goroutine), engine snapshots for members
+// behind the purged log (snapshot.go, with its own numbered duties), and log-only voters
+// (Config.LogOnly: they append, fsync and vote, apply nothing, and hand over any leadership raft gives
+// them, handOffLeadership).
 package repl
 
 import (
