@@ -453,6 +453,9 @@ func (n *Node) purgeLoop() {
 			return
 		case <-t.C:
 		}
+		n.snaps.mu.Lock()
+		n.releasePins(false) // pins pin old versions in the engine: drop the unused ones
+		n.snaps.mu.Unlock()
 		if n.lg.Stats().Segments < 2 {
 			continue // only sealed segments can go
 		}

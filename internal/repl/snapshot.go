@@ -326,7 +326,17 @@ func (n *Node) fetch(d snapDesc, addr string, meta pb.SnapshotMetadata) (*staged
 			lastErr = err
 			continue
 		}
-		done, err := readSnapshotStream(rc, l)
+		add := l.Add
+		if n.cfg.LogOnly {
+			// A log-only voter keeps no data: only repl's own keys (applied index, membership).
+			add = func(k, v []byte) error {
+				if len(k) == 0 || k[0] != 0x00 {
+					return nil
+				}
+				return l.Add(k, v)
+			}
+		}
+		done, err := readSnapshotStream(rc, add)
 		rc.Close()
 		if done {
 			n.log.Info("engine snapshot fetched", "index", meta.Index, "keys", l.Keys(), "bytes", l.Bytes(), "took", time.Since(start), "attempts", attempt+1)
@@ -338,8 +348,8 @@ func (n *Node) fetch(d snapDesc, addr string, meta pb.SnapshotMetadata) (*staged
 	return nil, fmt.Errorf("fetch engine snapshot %s at %d from node %d: %w", d.ID, meta.Index, d.Leader, lastErr)
 }
 
-// readSnapshotStream adds every verified record to l; done reports a complete stream.
-func readSnapshotStream(r io.Reader, l *engine.SnapshotLoader) (done bool, err error) {
+// readSnapshotStream passes every verified record to add; done reports a complete stream.
+func readSnapshotStream(r io.Reader, add func(k, v []byte) error) (done bool, err error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	h := crc32.New(castagnoli)
 	type kv struct{ k, v []byte }
@@ -387,7 +397,7 @@ func readSnapshotStream(r io.Reader, l *engine.SnapshotLoader) (done bool, err e
 			}
 			h.Reset()
 			for _, p := range pending {
-				if err := l.Add(p.k, p.v); err != nil {
+				if err := add(p.k, p.v); err != nil {
 					return false, err
 				}
 			}
