@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -179,36 +178,20 @@ func (c *clusterFlags) setUp(cfg *server.Config, logger *slog.Logger, mysqlAddr,
 		return nil, errors.New("--peers needs --raft-listen (this node's raft address)")
 	}
 	want := server.ClusterIdentity{NodeID: c.nodeID, ClusterID: c.clusterID}
-	if want.NodeID == 0 && len(peers) == 0 {
+	if want.NodeID == 0 && len(peers) == 0 && !c.join {
 		want.NodeID = 1
 	}
-	if c.join && c.clusterID == "" {
-		return nil, errors.New("--join needs --cluster-id (see kiln cluster status on a member)")
+	// A new cluster's id, unless --cluster-id names one: the members of a new cluster derive the
+	// same id from the same --peers; a cluster of one gets a unique one. Used only on a first start.
+	h := sha256.New()
+	for _, p := range peers {
+		fmt.Fprintf(h, "%d=%s,", p.ID, p.Addr)
 	}
-	if c.join && want.NodeID == 0 {
-		return nil, errors.New("--join needs --node-id")
+	if len(peers) == 0 {
+		fmt.Fprintf(h, "solo:%s:%d", cfg.DataDir, time.Now().UnixNano())
 	}
-	if want.ClusterID == "" {
-		// The members of a new cluster derive the same name from the same --peers.
-		h := sha256.New()
-		for _, p := range peers {
-			fmt.Fprintf(h, "%d=%s,", p.ID, p.Addr)
-		}
-		if len(peers) == 0 {
-			fmt.Fprintf(h, "solo:%s:%d", cfg.DataDir, time.Now().UnixNano())
-		}
-		want.ClusterID = hex.EncodeToString(h.Sum(nil))[:32]
-	}
-	id, err := server.LoadClusterIdentity(cfg.DataDir, want)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	if err != nil && c.clusterID == "" && want.NodeID == c.nodeID {
-		// The derived name differs from the recorded one (other --peers on a restart): the
-		// data directory's record wins; membership lives in the log.
-		want.ClusterID = ""
-		id, err = server.LoadClusterIdentity(cfg.DataDir, want)
-	}
+	newID := hex.EncodeToString(h.Sum(nil))[:32]
+	id, err := server.LoadClusterIdentity(cfg.DataDir, want, newID)
 	if err != nil {
 		return nil, err
 	}

@@ -95,10 +95,11 @@ type ClusterIdentity struct {
 	NodeID    uint64 `json:"node_id"`
 }
 
-// LoadClusterIdentity returns the identity recorded in dataDir, recording want on the first start.
-// A recorded identity that contradicts want (another node id, another cluster) refuses the start:
-// a data directory never silently changes cluster. want.ClusterID "" accepts the recorded one.
-func LoadClusterIdentity(dataDir string, want ClusterIdentity) (ClusterIdentity, error) {
+// LoadClusterIdentity returns the identity recorded in dataDir, recording want on the first start
+// (with newID as the cluster id when want names none). A recorded identity that contradicts want
+// (another node id, another cluster) refuses the start: a data directory never silently changes
+// cluster. want.ClusterID "" or want.NodeID 0 accept the recorded ones.
+func LoadClusterIdentity(dataDir string, want ClusterIdentity, newID string) (ClusterIdentity, error) {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return ClusterIdentity{}, fmt.Errorf("create data directory: %w", err)
 	}
@@ -109,7 +110,10 @@ func LoadClusterIdentity(dataDir string, want ClusterIdentity) (ClusterIdentity,
 	b, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
 		if want.ClusterID == "" {
-			return ClusterIdentity{}, fmt.Errorf("%s: no cluster recorded and none given", p)
+			want.ClusterID = newID
+		}
+		if want.ClusterID == "" || want.NodeID == 0 {
+			return ClusterIdentity{}, fmt.Errorf("%s: no cluster recorded and no cluster or node id given", p)
 		}
 		js, _ := json.Marshal(want)
 		tmp := p + ".tmp"
