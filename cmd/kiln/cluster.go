@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +35,9 @@ type clusterFlags struct {
 	clusterID       string
 	electionTimeout time.Duration
 	replicaMaxLag   time.Duration
+	join            bool
+	logOnly         bool
+	logOnlyIDs      []uint
 }
 
 func (c *clusterFlags) register(f *pflag.FlagSet) {
@@ -44,6 +46,9 @@ func (c *clusterFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&c.peers, "peers", "", "initial members of a new cluster: ID=HOST:PORT,... (their --raft-listen addresses, this node included); without it a node is a cluster of one")
 	f.StringVar(&c.clusterID, "cluster-id", "", "name of a new cluster (default: derived from --peers); recorded in the data directory, which then refuses any other")
 	f.DurationVar(&c.electionTimeout, "election-timeout", 500*time.Millisecond, "a follower that hears no leader for this long (randomised up to 2x) starts an election; heartbeats go every tenth of it")
+	f.BoolVar(&c.logOnly, "log-only", false, "run a log-only voter: keeps and fsyncs the log, votes and acknowledges, holds no data and serves no MySQL clients (a cheap third vote)")
+	f.UintSliceVar(&c.logOnlyIDs, "log-only-ids", nil, "members of the initial --peers that are log-only voters (give the same list to every member)")
+	f.BoolVar(&c.join, "join", false, "join a running cluster as a new member (empty data directory; add it first with kiln cluster add); --peers then lists the members to contact")
 	f.DurationVar(&c.replicaMaxLag, "replica-max-lag", 10*time.Second, "/replica answers 503 when this node's apply is further behind the commit index than this")
 }
 
@@ -113,6 +118,55 @@ func (c *clusterNode) ReportSnapshot(id uint64, st raft.SnapshotStatus) {
 	}
 }
 
+// snapshotPath serves a leader's engine snapshot to a member that needs one (repl/snapshot.go).
+const snapshotPath = "/raft/engine-snapshot"
+
+func (c *clusterNode) serveSnapshot(w http.ResponseWriter, r *http.Request) {
+	n := c.node.Load()
+	if n == nil {
+		http.Error(w, "node starting", http.StatusServiceUnavailable)
+		return
+	}
+	var after []byte
+	if a := r.URL.Query().Get("after"); a != "" {
+		var err error
+		if after, err = hex.DecodeString(a); err != nil {
+			http.Error(w, "bad after", http.StatusBadRequest)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	if err := n.ServeSnapshot(r.Context(), w, r.URL.Query().Get("id"), after); err != nil {
+		// Once the body started, the receiver sees a stream without its end frame and retries.
+		http.Error(w, err.Error(), http.StatusGone)
+	}
+}
+
+func (c *clusterNode) fetchSnapshot(ctx context.Context, leader uint64, addr, id string, after []byte) (io.ReadCloser, error) {
+	if addr == "" {
+		return nil, fmt.Errorf("no raft address known for node %d", leader)
+	}
+	u := "http://" + addr + snapshotPath + "?id=" + id
+	if after != nil {
+		u += "&after=" + hex.EncodeToString(after)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.tr.Header(req.Header, leader)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
+	}
+	return resp.Body, nil
+}
+
 // setUp fills cfg's cluster fields: the identity recorded in the data directory, the raft
 // transport (when this node has or may have peers) and its listener.
 func (c *clusterFlags) setUp(cfg *server.Config, logger *slog.Logger, mysqlAddr, httpAddr string) (*clusterNode, error) {
@@ -124,38 +178,42 @@ func (c *clusterFlags) setUp(cfg *server.Config, logger *slog.Logger, mysqlAddr,
 		return nil, errors.New("--peers needs --raft-listen (this node's raft address)")
 	}
 	want := server.ClusterIdentity{NodeID: c.nodeID, ClusterID: c.clusterID}
-	if want.NodeID == 0 && len(peers) == 0 {
+	if want.NodeID == 0 && len(peers) == 0 && !c.join {
 		want.NodeID = 1
 	}
-	if want.ClusterID == "" {
-		// The members of a new cluster derive the same name from the same --peers.
-		h := sha256.New()
-		for _, p := range peers {
-			fmt.Fprintf(h, "%d=%s,", p.ID, p.Addr)
-		}
-		if len(peers) == 0 {
-			fmt.Fprintf(h, "solo:%s:%d", cfg.DataDir, time.Now().UnixNano())
-		}
-		want.ClusterID = hex.EncodeToString(h.Sum(nil))[:32]
+	// A new cluster's id, unless --cluster-id names one: the members of a new cluster derive the
+	// same id from the same --peers; a cluster of one gets a unique one. Used only on a first start.
+	h := sha256.New()
+	for _, p := range peers {
+		fmt.Fprintf(h, "%d=%s,", p.ID, p.Addr)
 	}
-	id, err := server.LoadClusterIdentity(cfg.DataDir, want)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, err
+	if len(peers) == 0 {
+		fmt.Fprintf(h, "solo:%s:%d", cfg.DataDir, time.Now().UnixNano())
 	}
-	if err != nil && c.clusterID == "" && want.NodeID == c.nodeID {
-		// The derived name differs from the recorded one (other --peers on a restart): the
-		// data directory's record wins; membership lives in the log.
-		want.ClusterID = ""
-		id, err = server.LoadClusterIdentity(cfg.DataDir, want)
-	}
+	newID := hex.EncodeToString(h.Sum(nil))[:32]
+	id, err := server.LoadClusterIdentity(cfg.DataDir, want, newID)
 	if err != nil {
 		return nil, err
 	}
 	if id.NodeID == 0 {
 		return nil, errors.New("--node-id is required with --peers")
 	}
+	for i := range peers {
+		for _, lo := range c.logOnlyIDs {
+			if uint64(lo) == peers[i].ID {
+				peers[i].LogOnly = true
+			}
+		}
+		if peers[i].ID == id.NodeID && peers[i].LogOnly != c.logOnly {
+			return nil, fmt.Errorf("node %d: --log-only-ids and --log-only disagree", id.NodeID)
+		}
+	}
 	cfg.NodeID = id.NodeID
+	cfg.LogOnly = c.logOnly
+	cfg.MySQLAddr = mysqlAddr
 	cfg.Peers = peers
+	cfg.Join = c.join
+	cfg.ClusterID = id.ClusterID
 	tick := c.electionTimeout / 10
 	if tick < time.Millisecond {
 		return nil, fmt.Errorf("--election-timeout %v is too short", c.electionTimeout)
@@ -166,7 +224,9 @@ func (c *clusterFlags) setUp(cfg *server.Config, logger *slog.Logger, mysqlAddr,
 	}
 	cn := &clusterNode{}
 	cn.tr = rafthttp.New(rafthttp.Config{ID: id.NodeID, ClusterID: id.ClusterID, Raft: cn, Logger: logger,
-		Meta: map[string]string{"mysql": mysqlAddr, "http": httpAddr}})
+		Meta:  map[string]string{"mysql": mysqlAddr, "http": httpAddr},
+		Extra: map[string]http.Handler{"GET " + snapshotPath: http.HandlerFunc(cn.serveSnapshot)}})
+	cfg.FetchSnapshot = cn.fetchSnapshot
 	bound, stop, err := cn.tr.Serve(c.raftListen)
 	if err != nil {
 		cn.tr.Stop()
@@ -177,6 +237,7 @@ func (c *clusterFlags) setUp(cfg *server.Config, logger *slog.Logger, mysqlAddr,
 	cfg.Transport = cn.tr
 	cfg.OnNode = cn.attach
 	cfg.PrimaryAddr = func(id uint64) string { return cn.tr.PeerMeta(id)["mysql"] }
+	cfg.PeerMySQLAddr = cfg.PrimaryAddr
 	return cn, nil
 }
 
@@ -206,6 +267,8 @@ func roleHandlers(mux *http.ServeMux, srv *server.Server, maxLag time.Duration) 
 		switch {
 		case n.Failed() != nil:
 			answer(w, false, "not serving")
+		case n.IsLogOnly(n.ID()):
+			answer(w, false, "log-only voter: holds no data")
 		case n.IsLeader() || n.Leader() == n.ID():
 			answer(w, false, "primary, not a replica")
 		case n.Leader() == 0:
@@ -216,6 +279,25 @@ func roleHandlers(mux *http.ServeMux, srv *server.Server, maxLag time.Duration) 
 			answer(w, true, fmt.Sprintf("replica (leader: node %d, lag %d entries)", n.Leader(), entries))
 		}
 	})
+	mux.HandleFunc("POST /cluster/members", func(w http.ResponseWriter, r *http.Request) {
+		var c repl.MemberChange
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&c); err != nil {
+			http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		defer cancel()
+		if err := srv.Node().ChangeMembership(ctx, c); err != nil {
+			var nl *repl.NotLeaderError
+			code := http.StatusConflict
+			if errors.As(err, &nl) {
+				code = http.StatusMisdirectedRequest
+			}
+			http.Error(w, err.Error(), code)
+			return
+		}
+		_, _ = io.WriteString(w, "ok\n")
+	})
 	mux.HandleFunc("GET /cluster/status", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
@@ -225,8 +307,14 @@ func roleHandlers(mux *http.ServeMux, srv *server.Server, maxLag time.Duration) 
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(st)
+		_ = json.NewEncoder(w).Encode(clusterStatus{ClusterID: srv.ClusterID(), Status: st})
 	})
+}
+
+// clusterStatus is /cluster/status's answer.
+type clusterStatus struct {
+	ClusterID string
+	repl.Status
 }
 
 // clusterCmd is `kiln cluster status --http HOST:PORT`.
@@ -246,19 +334,56 @@ func clusterCmd() *cobra.Command {
 				b, _ := io.ReadAll(resp.Body)
 				return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
 			}
-			var st repl.Status
+			var st clusterStatus
 			if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "cluster %s\n", st.ClusterID)
 			fmt.Fprintf(out, "node %d: %s, term %d, leader %d, commit %d, applied %d, log [%d, %d], lag %d entries (%.1fs)\n",
 				st.ID, st.Role, st.Term, st.Leader, st.Commit, st.Applied, st.FirstIndex, st.LastIndex, st.LagEntries, st.LagSeconds)
 			tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tRAFT ADDRESS\tVOTER\tMATCH\tPROGRESS")
+			fmt.Fprintln(tw, "ID\tRAFT ADDRESS\tKIND\tMATCH\tPROGRESS")
 			for _, m := range st.Members {
-				fmt.Fprintf(tw, "%d\t%s\t%v\t%d\t%s\n", m.ID, m.Addr, m.Voter, m.Match, m.Progress)
+				kind := "voter"
+				switch {
+				case m.LogOnly:
+					kind = "log-only voter"
+				case !m.Voter:
+					kind = "learner"
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", m.ID, m.Addr, kind, m.Match, m.Progress)
 			}
 			return tw.Flush()
 		}})
+	var id uint64
+	var raftAddr string
+	change := func(op repl.MemberOp, use, short string) *cobra.Command {
+		c := &cobra.Command{Use: use, Short: short, RunE: func(cmd *cobra.Command, _ []string) error {
+			body, _ := json.Marshal(repl.MemberChange{Op: op, ID: id, Addr: raftAddr})
+			c := &http.Client{Timeout: 15 * time.Second}
+			resp, err := c.Post("http://"+httpAddr+"/cluster/members", "application/json", strings.NewReader(string(body)))
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s node %d: done\n", op, id)
+			return nil
+		}}
+		c.Flags().Uint64Var(&id, "id", 0, "the member's node id")
+		if op == repl.AddVoter || op == repl.AddLearner || op == repl.AddLogOnly {
+			c.Flags().StringVar(&raftAddr, "raft", "", "the new member's --raft-listen address")
+		}
+		return c
+	}
+	root.AddCommand(change(repl.AddVoter, "add", "Add a voting member (send it to the leader's --http)"))
+	root.AddCommand(change(repl.AddLearner, "add-learner", "Add a non-voting replica (a learner)"))
+	root.AddCommand(change(repl.AddLogOnly, "add-log-only", "Add a log-only voter (start it with kiln serve --log-only --join)"))
+	root.AddCommand(change(repl.Promote, "promote", "Make a learner a voter"))
+	root.AddCommand(change(repl.Remove, "remove", "Remove a member"))
 	return root
 }

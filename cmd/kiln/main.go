@@ -53,7 +53,7 @@ func serveCmd() *cobra.Command {
 	var durability string
 	var syncInterval time.Duration
 	var beforeImages bool
-	var retain uint64
+	var retain, retainFollowers uint64
 	var purgeEvery time.Duration
 	var cl clusterFlags
 	var pprofOn bool
@@ -66,7 +66,7 @@ func serveCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return serve(ctx, logger, server.Config{DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages,
-				LogRetainEntries: retain, LogPurgeInterval: purgeEvery, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn})
+				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn})
 		},
 	}
 	f := cmd.Flags()
@@ -81,6 +81,7 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&syncInterval, "sync-interval", 100*time.Millisecond, "background log fsync interval for async commits")
 	f.BoolVar(&beforeImages, "log-before-images", false, "commit records carry each written row's previous value, for change data capture (kiln_log_before_images)")
 	f.Uint64Var(&retain, "log-retain-entries", 10000, "log entries kept below the engine's flushed index when the log is purged")
+	f.Uint64Var(&retainFollowers, "log-retain-for-followers", 100000, "log entries the leader keeps beyond --log-retain-entries for a lagging member; one further behind gets an engine snapshot")
 	f.DurationVar(&purgeEvery, "log-purge-interval", 30*time.Second, "how often the engine is flushed and sealed log segments below it are removed (negative: never)")
 	f.BoolVar(&pprofOn, "pprof", false, "serve Go's /debug/pprof/ profiles on the HTTP port (off by default: they expose internals and cost CPU)")
 	cl.register(f)
@@ -104,6 +105,9 @@ type serveOpts struct {
 
 func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveOpts) error {
 	start := time.Now()
+	if o.cluster.logOnly {
+		return serveLogOnly(ctx, logger, cfg, o)
+	}
 	// The MySQL socket is bound first (nothing is accepted until the data directory is open) so the
 	// cluster's transport can tell peers the address clients reach this node on.
 	ln, err := net.Listen("tcp", o.listen)
@@ -172,5 +176,52 @@ func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveO
 		return fmt.Errorf("close: %w", err)
 	}
 	logger.Info("stopped")
+	return nil
+}
+
+// serveLogOnly runs a log-only voter: raft and the HTTP checks, no MySQL listener.
+func serveLogOnly(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveOpts) error {
+	if o.cluster.raftListen == "" {
+		return errors.New("--log-only needs --raft-listen and a cluster (--peers or --join)")
+	}
+	hln, err := net.Listen("tcp", o.http)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", o.http, err)
+	}
+	cn, err := o.cluster.setUp(&cfg, logger, "", hln.Addr().String())
+	if err != nil {
+		hln.Close()
+		return err
+	}
+	srv, err := server.Open(ctx, cfg)
+	if err != nil {
+		cn.stop()
+		hln.Close()
+		return err
+	}
+	cn.attach(srv.Node())
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(srv.Collector())
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	roleHandlers(mux, srv, o.cluster.replicaMaxLag)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := hs.Serve(hln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("http server", "err", err)
+		}
+	}()
+	logger.Info("kiln serving as a log-only voter", "version", serverVersion(), "http", hln.Addr().String(), "node", srv.Node().ID(), "raft", o.cluster.raftListen)
+	<-ctx.Done()
+	logger.Info("shutting down")
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(shutCtx)
+	err = srv.Close()
+	cn.stop()
+	if err != nil {
+		return fmt.Errorf("close: %w", err)
+	}
 	return nil
 }

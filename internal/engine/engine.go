@@ -41,6 +41,8 @@ type Options struct {
 // Engine is an open pebble store.
 type Engine struct {
 	db          *pebble.DB
+	fs          vfs.FS
+	dir         string
 	beforeFlush atomic.Pointer[func()]
 }
 
@@ -85,6 +87,7 @@ func Open(dir string, o Options) (*Engine, error) {
 		return nil, fmt.Errorf("open pebble in %s: %w", dir, err)
 	}
 	e.db = db
+	e.fs, e.dir = opts.FS, dir
 	return e, nil
 }
 

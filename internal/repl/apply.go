@@ -13,6 +13,7 @@ import (
 // applyJob is one Ready's committed entries with the commits waiting on them. The loop hands jobs
 // over in log order; the apply goroutine owns a job once pushed.
 type applyJob struct {
+	barrier chan struct{} // closed once every job before it is applied (no entries)
 	ents    []pb.Entry
 	waiters []*proposal // this node's proposals among ents, in log order
 	confs   []confApply
@@ -51,6 +52,16 @@ func (q *applyQueue) push(j *applyJob) {
 	select {
 	case q.wake <- struct{}{}:
 	default:
+	}
+}
+
+// barrier waits until every job queued before it has been applied.
+func (q *applyQueue) barrier() {
+	j := &applyJob{barrier: make(chan struct{})}
+	q.push(j)
+	select {
+	case <-j.barrier:
+	case <-q.failed:
 	}
 }
 
@@ -149,7 +160,7 @@ func (n *Node) apply(jobs []*applyJob) error {
 			}
 			switch e.Type {
 			case pb.EntryNormal:
-				if len(e.Data) >= 8 {
+				if len(e.Data) >= 8 && !n.cfg.LogOnly {
 					rec := e.Data[8:]
 					if pending && n.cfg.Applier.ReadsState(rec) {
 						if err := n.applyBatch(b, last); err != nil {
@@ -179,7 +190,11 @@ func (n *Node) apply(jobs []*applyJob) error {
 					if mc.remove {
 						err = b.Delete(memberKey(mc.id))
 					} else if mc.addr != "" {
-						err = b.Set(memberKey(mc.id), []byte(mc.addr))
+						v := mc.addr
+						if mc.logOnly {
+							v += "\nlog-only"
+						}
+						err = b.Set(memberKey(mc.id), []byte(v))
 					}
 					if err != nil {
 						return err
@@ -204,6 +219,9 @@ func (n *Node) apply(jobs []*applyJob) error {
 			close(p.done)
 		}
 		n.aq.done(j.bytes)
+		if j.barrier != nil {
+			close(j.barrier)
+		}
 	}
 	return nil
 }

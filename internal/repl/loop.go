@@ -55,6 +55,7 @@ func (n *Node) run() {
 		case <-ticker.C:
 			n.rn.Tick()
 			n.updatePurgeFloor()
+			n.handOffLeadership()
 		case <-n.aq.failed:
 			n.failWaiters(ErrStopped)
 			return
@@ -71,6 +72,9 @@ func (n *Node) run() {
 }
 
 func (n *Node) step(m pb.Message) {
+	if m.Type == pb.MsgSnap && !n.maybeFetch(m) {
+		return // stepped once its engine snapshot is staged
+	}
 	if err := n.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) && !errors.Is(err, raft.ErrStepLocalMsg) {
 		n.log.Debug("raft step", "err", err, "from", m.From, "type", m.Type)
 	}
@@ -147,7 +151,9 @@ func (n *Node) drainReady() error {
 			n.commitIdx.Store(hs.Commit)
 		}
 		if !raft.IsEmptySnap(rd.Snapshot) {
-			return fmt.Errorf("repl: received a snapshot at index %d: installing snapshots is not built yet", rd.Snapshot.Metadata.Index)
+			if err := n.installSnapshot(rd.Snapshot, rd.HardState); err != nil {
+				return err
+			}
 		}
 		if len(rd.Entries) > 0 {
 			ents := make([]klog.Entry, len(rd.Entries))
@@ -203,6 +209,9 @@ func (n *Node) drainReady() error {
 			// Everything still tracked was appended under the ended leadership and not committed
 			// as far as this node knows: only the new leader's log decides.
 			n.failWaiters(ErrOutcomeUnknown)
+			for req := range n.confWaiters {
+				n.confApplied(req, ErrOutcomeUnknown)
+			}
 		}
 	}
 	return nil
@@ -260,19 +269,23 @@ func (n *Node) handOff(ents []pb.Entry) error {
 				return fmt.Errorf("repl: decode membership change %d: %w", e.Index, err)
 			}
 			cs := n.rn.ApplyConfChange(cc)
+			n.lastConf = e.Index
 			csb, err := cs.Marshal()
 			if err != nil {
 				return err
 			}
-			mc := confChangeMembers(cc.AsV2())
+			mc, req := confChangeMembers(cc.AsV2())
 			job.confs = append(job.confs, confApply{index: e.Index, state: csb, changes: mc})
 			for _, c := range mc {
 				if c.remove {
 					n.dropMember(c.id)
 				} else if c.addr != "" {
-					n.setMember(c.id, c.addr)
+					n.setMember(c.id, c.addr, c.logOnly)
 				}
 			}
+			// Raft applied it: later commits count the new configuration. (The engine records it
+			// when the apply goroutine reaches this entry.)
+			n.confApplied(req, nil)
 		}
 		job.bytes += uint64(len(e.Data))
 	}
@@ -281,12 +294,13 @@ func (n *Node) handOff(ents []pb.Entry) error {
 }
 
 type memberChange struct {
-	id     uint64
-	addr   string
-	remove bool
+	id      uint64
+	addr    string
+	remove  bool
+	logOnly bool
 }
 
-func confChangeMembers(cc pb.ConfChangeV2) []memberChange {
+func confChangeMembers(cc pb.ConfChangeV2) ([]memberChange, uint64) {
 	var mc memberContext
 	if len(cc.Context) > 0 {
 		if err := json.Unmarshal(cc.Context, &mc); err != nil {
@@ -300,10 +314,10 @@ func confChangeMembers(cc pb.ConfChangeV2) []memberChange {
 		case pb.ConfChangeRemoveNode:
 			out = append(out, memberChange{id: c.NodeID, remove: true})
 		default:
-			out = append(out, memberChange{id: c.NodeID, addr: mc.Addr})
+			out = append(out, memberChange{id: c.NodeID, addr: mc.Addr, logOnly: mc.LogOnly})
 		}
 	}
-	return out
+	return out, mc.Req
 }
 
 // needsSync says whether a Ready must be fsynced before Advance: a change of term or vote (raft's rule),
@@ -454,6 +468,9 @@ func (n *Node) purgeLoop() {
 			return
 		case <-t.C:
 		}
+		n.snaps.mu.Lock()
+		n.releasePins(false) // pins pin old versions in the engine: drop the unused ones
+		n.snaps.mu.Unlock()
 		if n.lg.Stats().Segments < 2 {
 			continue // only sealed segments can go
 		}
@@ -466,8 +483,10 @@ func (n *Node) purgeLoop() {
 			continue
 		}
 		below := applied - n.cfg.RetainEntries + 1
+		// Keep what lagging members need, within FollowerRetainEntries: a member further behind gets
+		// an engine snapshot.
 		if f := n.purgeFloor.Load(); f < below {
-			below = f
+			below = max(f, below-min(below-1, n.cfg.FollowerRetainEntries))
 		}
 		if below <= n.lg.FirstIndex() {
 			continue
@@ -476,4 +495,42 @@ func (n *Node) purgeLoop() {
 			n.log.Warn("log purge failed", "below", below, "err", err)
 		}
 	}
+}
+
+// handOffLeadership: a log-only voter that was elected (its log may have been the only complete one)
+// passes leadership to the first full voter whose log has caught up with its own, so the cluster has
+// a primary again.
+func (n *Node) handOffLeadership() {
+	if !n.cfg.LogOnly || raft.StateType(n.state.Load()) != raft.StateLeader {
+		return
+	}
+	st := n.rn.Status()
+	if st.LeadTransferee != 0 {
+		return
+	}
+	last := n.lg.LastIndex()
+	for _, id := range sortedIDs(st.Config.Voters.IDs()) {
+		if id == n.id || n.IsLogOnly(id) {
+			continue
+		}
+		if pr, ok := st.Progress[id]; ok && pr.Match >= last {
+			n.log.Info("log-only voter hands leadership to a full voter", "to", id, "index", last)
+			n.rn.TransferLeader(id)
+			n.Stats.Handoffs.Add(1)
+			return
+		}
+	}
+}
+
+func sortedIDs(m map[uint64]struct{}) []uint64 {
+	out := make([]uint64, 0, len(m))
+	for id := range m {
+		out = append(out, id)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
 }

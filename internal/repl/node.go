@@ -41,6 +41,12 @@
 // Recovery is the same loop: raft starts at the engine's applied index and hands the committed
 // entries after it to step 5. A node that is the only voter campaigns at once; members of a larger
 // cluster wait for an election as raft decides (PreVote and CheckQuorum on).
+//
+// Around the commit path: membership changes (membership.go: ConfChangeV2, applied to raft on the
+// loop when committed, recorded in the engine by the apply goroutine), engine snapshots for members
+// behind the purged log (snapshot.go, with its own numbered duties), and log-only voters
+// (Config.LogOnly: they append, fsync and vote, apply nothing, and hand over any leadership raft gives
+// them, handOffLeadership).
 package repl
 
 import (
@@ -51,6 +57,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,8 +89,9 @@ type Transport interface {
 
 // Peer is a member of the initial cluster: its raft id and the address of its raft listener.
 type Peer struct {
-	ID   uint64
-	Addr string
+	ID      uint64
+	Addr    string
+	LogOnly bool // a log-only voter (see Config.LogOnly)
 }
 
 // Config configures a node.
@@ -97,6 +105,15 @@ type Config struct {
 	// holds the membership: the member list lives in the log and the engine.
 	ID    uint64
 	Peers []Peer
+	// Join starts a node with an empty log as a new member of a running cluster: it does not
+	// bootstrap, and waits for the leader (which must have added it, see ChangeMembership) to send
+	// it the log. Peers then only tell the transport where the members are.
+	Join bool
+	// LogOnly makes this node a log-only voter: it keeps and fsyncs the log, votes and acknowledges
+	// (a cheap third vote, like a binlog server), but applies nothing to an engine and never takes
+	// commits. Raft may still elect it (its log can be the only complete one after a failure); it
+	// then only brings a full voter up to date and hands leadership to it at once.
+	LogOnly bool
 	// Transport is required when the cluster has other members; a single node needs none.
 	Transport Transport
 	// TickInterval is raft's tick (default 100 ms); ElectionTicks ticks without a leader's heartbeat
@@ -120,6 +137,12 @@ type Config struct {
 	PurgeInterval time.Duration
 	// RetainEntries keeps at least this many entries below the engine's flushed index (default 10000).
 	RetainEntries uint64
+	// FollowerRetainEntries: the leader keeps up to this many more entries for a member that lags
+	// (default 100000); a member further behind gets an engine snapshot instead.
+	FollowerRetainEntries uint64
+	// FetchSnapshot opens a leader's engine snapshot stream (a member that needs one cannot catch up
+	// without it).
+	FetchSnapshot SnapshotFetcher
 	// SyncInterval is how often the log is fsynced in the background while it holds entries of async
 	// commits that nothing has synced yet (default 100 ms).
 	SyncInterval time.Duration
@@ -152,6 +175,8 @@ type Node struct {
 	nextID  atomic.Uint64
 	byID    map[uint64]*proposal // loop-owned: proposed, not yet appended
 	byIndex map[uint64]*proposal // loop-owned: appended, not yet committed or superseded
+	// confWaiters are ChangeMembership calls waiting for their entry (loop-owned; by request id).
+	confWaiters map[uint64]chan error
 
 	applied atomic.Uint64
 	// inEngine is the highest index handed to the engine (stored before the engine batch is applied):
@@ -168,8 +193,14 @@ type Node struct {
 	purgeFloor atomic.Uint64
 	caughtUp   atomic.Int64 // unix nanos when applied last reached the commit index
 
+	snaps    snapshots // leader: pinned engine snapshots for followers
+	staged   *staged   // loop-owned: a fetched engine snapshot waiting for raft
+	fetching bool      // loop-owned: a snapshot fetch is running
+	lastConf uint64    // loop-owned: index of the last membership change handed to apply
+
 	membersMu sync.Mutex
 	members   map[uint64]string // raft id -> raft address, as applied
+	logOnly   map[uint64]bool   // members that are log-only voters
 
 	stopOnce sync.Once
 	failed   atomic.Pointer[error] // a fatal apply or log error stops the node
@@ -196,6 +227,10 @@ type Stats struct {
 	GroupSizes   Histogram // entries per fsync
 	CommitNanos  Histogram // commit latency
 	ApplyBatches atomic.Uint64
+	// SnapshotsInstalled counts engine snapshots this node installed (it was too far behind).
+	SnapshotsInstalled atomic.Uint64
+	// Handoffs counts leaderships a log-only voter passed to a full voter.
+	Handoffs atomic.Uint64
 }
 
 type proposal struct {
@@ -223,8 +258,9 @@ func memberKey(id uint64) []byte {
 // memberContext is a membership change's Context: the member's raft address (and a request id for
 // changes proposed through ChangeMembership).
 type memberContext struct {
-	Addr string `json:"raft"`
-	Req  uint64 `json:"req,omitempty"`
+	Addr    string `json:"raft"`
+	Req     uint64 `json:"req,omitempty"`
+	LogOnly bool   `json:"log_only,omitempty"`
 }
 
 // Start opens the raft node over the log and engine and starts replaying what the engine has not
@@ -258,10 +294,16 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.RetainEntries == 0 {
 		cfg.RetainEntries = 10000
 	}
+	if cfg.FollowerRetainEntries == 0 {
+		cfg.FollowerRetainEntries = 100000
+	}
 	if cfg.SyncInterval <= 0 {
 		cfg.SyncInterval = 100 * time.Millisecond
 	}
 	start := time.Now()
+	if err := recoverSnapshotInstall(cfg.Log, cfg.Engine); err != nil {
+		return nil, fmt.Errorf("repl: finish an interrupted snapshot install: %w", err)
+	}
 	applied, err := cfg.Engine.AppliedPosition()
 	if err != nil {
 		return nil, err
@@ -307,13 +349,15 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		// A follower never forwards proposals: a commit is taken by the leader or refused, so the
 		// client learns at once where to go (1290 naming the leader).
 		DisableProposalForwarding: true,
-		Logger:                    raftLogger{cfg.Logger},
+		// A leader that removes itself hands over at once instead of leading a cluster it left.
+		StepDownOnRemoval: true,
+		Logger:            raftLogger{cfg.Logger},
 	}
 	rn, err := raft.NewRawNode(rcfg)
 	if err != nil {
 		return nil, fmt.Errorf("repl: start raft: %w", err)
 	}
-	if cfg.Log.LastIndex() == 0 {
+	if cfg.Log.LastIndex() == 0 && !cfg.Join {
 		peers := cfg.Peers
 		if len(peers) == 0 {
 			peers = []Peer{{ID: cfg.ID}}
@@ -321,7 +365,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		rp := make([]raft.Peer, len(peers))
 		self := false
 		for i, p := range peers {
-			ctx, err := json.Marshal(memberContext{Addr: p.Addr})
+			ctx, err := json.Marshal(memberContext{Addr: p.Addr, LogOnly: p.LogOnly})
 			if err != nil {
 				return nil, err
 			}
@@ -341,7 +385,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		propc: make(chan *proposal, cfg.MaxBatchProposals), recvc: make(chan pb.Message, 4096),
 		ctlc: make(chan func(), 64), stopc: make(chan struct{}), donec: make(chan struct{}), alldc: make(chan struct{}),
 		aq: newApplyQueue(), bootID: binary.BigEndian.Uint64(boot[:]) &^ (1<<32 - 1),
-		byID: map[uint64]*proposal{}, byIndex: map[uint64]*proposal{}, members: map[uint64]string{}}
+		byID: map[uint64]*proposal{}, byIndex: map[uint64]*proposal{}, confWaiters: map[uint64]chan error{}, members: map[uint64]string{}, logOnly: map[uint64]bool{}}
 	n.applied.Store(applied)
 	n.inEngine.Store(applied)
 	n.durable.Store(cfg.Log.LastIndex()) // recovery left only synced entries
@@ -352,9 +396,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	for _, p := range cfg.Peers {
 		if _, known := n.memberAddr(p.ID); !known && p.Addr != "" {
-			n.setMember(p.ID, p.Addr)
+			n.setMember(p.ID, p.Addr, p.LogOnly)
 		}
 	}
+	st.snap = n.snapshotForRaft
 	cfg.Engine.SetBeforeFlush(n.flushBarrier)
 	if cfg.Manual {
 		return n.startManual(hs.Commit, start)
@@ -413,6 +458,9 @@ func (n *Node) ID() uint64 { return n.id }
 // of earlier terms is applied here; 0 while it does not lead or is still catching up. A transaction
 // records it when it begins and its commit is refused under another epoch (ErrStaleEpoch).
 func (n *Node) Epoch() uint64 {
+	if n.cfg.LogOnly {
+		return 0
+	}
 	l := n.lship.Load()
 	if l == nil || n.applied.Load() < l.start {
 		return 0
@@ -563,6 +611,7 @@ type Member struct {
 	ID       uint64
 	Addr     string
 	Voter    bool
+	LogOnly  bool
 	Match    uint64
 	Progress string // raft's replicate/probe/snapshot state (leader only)
 }
@@ -601,7 +650,7 @@ func (n *Node) Status(ctx context.Context) (Status, error) {
 }
 
 func (n *Node) member(id uint64, voter bool, rs raft.Status) Member {
-	m := Member{ID: id, Voter: voter}
+	m := Member{ID: id, Voter: voter, LogOnly: n.IsLogOnly(id)}
 	m.Addr, _ = n.memberAddr(id)
 	if pr, ok := rs.Progress[id]; ok {
 		m.Match = pr.Match
@@ -642,18 +691,27 @@ func (n *Node) memberAddr(id uint64) (string, bool) {
 	return a, ok
 }
 
-func (n *Node) setMember(id uint64, addr string) {
+func (n *Node) setMember(id uint64, addr string, logOnly bool) {
 	n.membersMu.Lock()
 	n.members[id] = addr
+	n.logOnly[id] = logOnly
 	n.membersMu.Unlock()
 	if n.cfg.Transport != nil && id != n.id {
 		n.cfg.Transport.AddPeer(id, addr)
 	}
 }
 
+// IsLogOnly reports whether member id is a log-only voter.
+func (n *Node) IsLogOnly(id uint64) bool {
+	n.membersMu.Lock()
+	defer n.membersMu.Unlock()
+	return n.logOnly[id]
+}
+
 func (n *Node) dropMember(id uint64) {
 	n.membersMu.Lock()
 	delete(n.members, id)
+	delete(n.logOnly, id)
 	n.membersMu.Unlock()
 	if n.cfg.Transport != nil && id != n.id {
 		n.cfg.Transport.RemovePeer(id)
@@ -673,7 +731,8 @@ func (n *Node) loadMembers() error {
 		if len(k) != len(memberKeyPrefix)+8 {
 			continue
 		}
-		n.setMember(binary.BigEndian.Uint64(k[len(memberKeyPrefix):]), string(it.Value()))
+		addr, flag, _ := strings.Cut(string(it.Value()), "\n")
+		n.setMember(binary.BigEndian.Uint64(k[len(memberKeyPrefix):]), addr, flag == "log-only")
 	}
 	return nil
 }
@@ -688,6 +747,12 @@ func (n *Node) Stop() {
 			n.stopManual() // no goroutines to wait for
 		}
 		<-n.alldc
+		n.snaps.mu.Lock()
+		n.releasePins(true)
+		n.snaps.mu.Unlock()
+		if n.staged != nil {
+			n.staged.loader.Abort()
+		}
 		if n.fatal() == nil && n.lg.LastIndex() > n.durable.Load() {
 			if err := n.syncLog(); err != nil {
 				n.log.Error("final log fsync failed: async commits since the last fsync are lost", "err", err)

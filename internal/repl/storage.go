@@ -13,8 +13,9 @@ import (
 
 // storage adapts the binlog to raft.Storage.
 type storage struct {
-	lg *klog.Log
-	cs pb.ConfState
+	lg   *klog.Log
+	cs   pb.ConfState
+	snap func() (pb.Snapshot, error) // the leader's engine snapshot (snapshot.go)
 }
 
 func (s *storage) InitialState() (pb.HardState, pb.ConfState, error) {
@@ -41,9 +42,13 @@ func (s *storage) Term(i uint64) (uint64, error) {
 
 func (s *storage) LastIndex() (uint64, error)  { return s.lg.LastIndex(), nil }
 func (s *storage) FirstIndex() (uint64, error) { return s.lg.FirstIndex(), nil }
+
+// Snapshot is asked for when a member needs entries below FirstIndex: the engine snapshot.
 func (s *storage) Snapshot() (pb.Snapshot, error) {
-	// Snapshots for provisioning arrive with replication; a single node never needs one.
-	return pb.Snapshot{}, raft.ErrSnapshotTemporarilyUnavailable
+	if s.snap == nil {
+		return pb.Snapshot{}, raft.ErrSnapshotTemporarilyUnavailable
+	}
+	return s.snap()
 }
 
 func mapErr(err error) error {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/kiln-db/kiln/internal/repl"
 	"github.com/kiln-db/kiln/internal/sql"
@@ -83,7 +84,8 @@ func (c clusterView) Writable() (bool, string) {
 }
 
 func (c clusterView) Generation() sql.Generation {
-	return sql.Generation{CatalogWrites: c.applier.Writes(), Epoch: c.n.Epoch()}
+	// An installed engine snapshot replaces the catalog too; both counters only grow.
+	return sql.Generation{CatalogWrites: c.applier.Writes() + c.n.Stats.SnapshotsInstalled.Load(), Epoch: c.n.Epoch()}
 }
 
 // ClusterIdentity is what a data directory records about the cluster it belongs to (DATA/CLUSTER),
@@ -93,10 +95,11 @@ type ClusterIdentity struct {
 	NodeID    uint64 `json:"node_id"`
 }
 
-// LoadClusterIdentity returns the identity recorded in dataDir, recording want on the first start.
-// A recorded identity that contradicts want (another node id, another cluster) refuses the start:
-// a data directory never silently changes cluster. want.ClusterID "" accepts the recorded one.
-func LoadClusterIdentity(dataDir string, want ClusterIdentity) (ClusterIdentity, error) {
+// LoadClusterIdentity returns the identity recorded in dataDir, recording want on the first start
+// (with newID as the cluster id when want names none). A recorded identity that contradicts want
+// (another node id, another cluster) refuses the start: a data directory never silently changes
+// cluster. want.ClusterID "" or want.NodeID 0 accept the recorded ones.
+func LoadClusterIdentity(dataDir string, want ClusterIdentity, newID string) (ClusterIdentity, error) {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return ClusterIdentity{}, fmt.Errorf("create data directory: %w", err)
 	}
@@ -107,7 +110,10 @@ func LoadClusterIdentity(dataDir string, want ClusterIdentity) (ClusterIdentity,
 	b, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
 		if want.ClusterID == "" {
-			return ClusterIdentity{}, fmt.Errorf("%s: no cluster recorded and none given", p)
+			want.ClusterID = newID
+		}
+		if want.ClusterID == "" || want.NodeID == 0 {
+			return ClusterIdentity{}, fmt.Errorf("%s: no cluster recorded and no cluster or node id given", p)
 		}
 		js, _ := json.Marshal(want)
 		tmp := p + ".tmp"
@@ -145,4 +151,41 @@ func syncFile(p string) error {
 	}
 	defer f.Close()
 	return f.Sync()
+}
+
+// clusterMembers is the SQL layer's cluster status rows, from the node's view.
+func (s *Server) clusterMembers() []sql.ClusterMember {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	st, err := s.node.Status(ctx)
+	if err != nil {
+		return nil
+	}
+	out := make([]sql.ClusterMember, 0, len(st.Members))
+	for _, m := range st.Members {
+		r := sql.ClusterMember{ID: m.ID, RaftAddr: m.Addr, Voter: m.Voter, MatchIndex: m.Match, Self: m.ID == st.ID, State: "ONLINE"}
+		switch {
+		case m.ID == st.Leader:
+			r.Role = "PRIMARY"
+		case m.Voter:
+			r.Role = "SECONDARY"
+		default:
+			r.Role = "LEARNER"
+		}
+		if r.Self {
+			r.MySQLAddr = s.cfg.MySQLAddr
+			if st.Leader == 0 {
+				r.State = "RECOVERING" // no leader known: electing, or cut off
+			}
+		} else if s.cfg.PeerMySQLAddr != nil {
+			r.MySQLAddr = s.cfg.PeerMySQLAddr(m.ID)
+		}
+		// The leader knows who answers: a member in probe state with nothing matched is not
+		// reachable now.
+		if st.Role == "leader" && !r.Self && m.Progress == "StateProbe" {
+			r.State = "UNREACHABLE"
+		}
+		out = append(out, r)
+	}
+	return out
 }

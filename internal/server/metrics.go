@@ -30,13 +30,17 @@ var (
 	fsyncDesc     = prometheus.NewDesc("kiln_log_fsyncs_total", "Log fsyncs.", nil, nil)
 	bytesDesc     = prometheus.NewDesc("kiln_log_bytes_written_total", "Bytes written to the log.", nil, nil)
 	recoveryDesc  = prometheus.NewDesc("kiln_last_recovery_seconds", "Duration of the last start-up replay.", nil, nil)
+	lagDesc       = prometheus.NewDesc("kiln_replica_lag_entries", "Committed log entries not yet applied on this node.", nil, nil)
+	lagSecDesc    = prometheus.NewDesc("kiln_replica_lag_seconds", "How long this node's apply has been behind the commit index (0 when caught up).", nil, nil)
+	primaryDesc   = prometheus.NewDesc("kiln_is_primary", "1 when this node leads and takes writes.", nil, nil)
+	termDesc      = prometheus.NewDesc("kiln_raft_term", "The current raft term.", nil, nil)
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range metricDescs {
 		ch <- d
 	}
-	for _, d := range []*prometheus.Desc{groupSizeDesc, latencyDesc, indexDesc, fsyncDesc, bytesDesc, recoveryDesc} {
+	for _, d := range []*prometheus.Desc{groupSizeDesc, latencyDesc, indexDesc, fsyncDesc, bytesDesc, recoveryDesc, lagDesc, lagSecDesc, primaryDesc, termDesc} {
 		ch <- d
 	}
 }
@@ -69,4 +73,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(fsyncDesc, prometheus.CounterValue, float64(n.Stats.Syncs.Load()))
 	ch <- prometheus.MustNewConstMetric(bytesDesc, prometheus.CounterValue, float64(c.s.lg.Stats().BytesWritten))
 	ch <- prometheus.MustNewConstMetric(recoveryDesc, prometheus.GaugeValue, n.RecoveryTime.Seconds())
+	lagN, lagT := n.Lag()
+	ch <- prometheus.MustNewConstMetric(lagDesc, prometheus.GaugeValue, float64(lagN))
+	ch <- prometheus.MustNewConstMetric(lagSecDesc, prometheus.GaugeValue, lagT.Seconds())
+	primary := 0.0
+	if n.IsLeader() {
+		primary = 1
+	}
+	ch <- prometheus.MustNewConstMetric(primaryDesc, prometheus.GaugeValue, primary)
+	ch <- prometheus.MustNewConstMetric(termDesc, prometheus.GaugeValue, float64(n.Term()))
+	ch <- prometheus.MustNewConstMetric(indexDesc, prometheus.GaugeValue, float64(n.CommitIndex()), "commit")
 }

@@ -50,22 +50,35 @@ type Config struct {
 	// LogRetainEntries and LogPurgeInterval configure log purge (repl.Config; 0 = its defaults).
 	LogRetainEntries uint64
 	LogPurgeInterval time.Duration
-	Logger           *slog.Logger
+	// LogRetainForFollowers: the leader keeps up to this many more entries for a lagging member
+	// before it sends it an engine snapshot instead (repl.Config.FollowerRetainEntries).
+	LogRetainForFollowers uint64
+	Logger                *slog.Logger
 
 	// Cluster membership (zero values: a cluster of one, as a plain server). NodeID is this node's
 	// raft id, Peers the initial members of a new cluster (ignored once the log holds membership),
 	// Transport carries raft messages (required with other members), and PrimaryAddr names a member's
 	// MySQL address for the 1290 a replica answers to writes.
 	NodeID        uint64
+	ClusterID     string
 	Peers         []repl.Peer
+	Join          bool
 	Transport     repl.Transport
 	TickInterval  time.Duration
 	ElectionTicks int
 	PrimaryAddr   func(id uint64) string
+	// PeerMySQLAddr is a member's MySQL address as its peers learned it ("" if unknown), and
+	// MySQLAddr this node's own (the cluster status tables).
+	PeerMySQLAddr func(id uint64) string
+	MySQLAddr     string
 	// OnNode, if set, is called with the raft node as soon as it runs, before the SQL layer opens
 	// (which on a new cluster's replica waits for the leader's catalog: the transport must be able to
 	// deliver to the node by then).
 	OnNode func(*repl.Node)
+	// FetchSnapshot opens a leader's engine snapshot stream (repl.Config.FetchSnapshot).
+	FetchSnapshot repl.SnapshotFetcher
+	// LogOnly runs a log-only voter: the log and a vote, no SQL layer, no data in the engine.
+	LogOnly bool
 }
 
 // Server is an open node.
@@ -129,8 +142,8 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	reserve := cfg.DiskReserveBytes
 	applier := sql.NewApplier()
 	node, err := repl.Start(ctx, repl.Config{Log: lg, Engine: eng, Applier: applier, Logger: cfg.Logger, DiskFree: freeBytes(cfg.DataDir), ReserveBytes: reserve, SyncInterval: cfg.SyncInterval,
-		RetainEntries: cfg.LogRetainEntries, PurgeInterval: cfg.LogPurgeInterval,
-		ID: cfg.NodeID, Peers: cfg.Peers, Transport: cfg.Transport, TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks})
+		RetainEntries: cfg.LogRetainEntries, PurgeInterval: cfg.LogPurgeInterval, FollowerRetainEntries: cfg.LogRetainForFollowers,
+		ID: cfg.NodeID, Peers: cfg.Peers, Join: cfg.Join, LogOnly: cfg.LogOnly, FetchSnapshot: cfg.FetchSnapshot, Transport: cfg.Transport, TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks})
 	if err != nil {
 		eng.Close()
 		lg.Close()
@@ -138,6 +151,10 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.OnNode != nil {
 		cfg.OnNode(node)
+	}
+	if cfg.LogOnly {
+		// No SQL layer: nothing to serve to clients, nothing applied to the engine.
+		return &Server{cfg: cfg, log: cfg.Logger, eng: eng, lg: lg, node: node, started: time.Now(), sessions: map[uint32]*Session{}}, nil
 	}
 	primary := func() string {
 		id := node.Leader()
@@ -164,6 +181,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	db.Processes = s.processes
 	db.Kill = s.kill
 	db.Status = s.status
+	db.ClusterMembers = s.clusterMembers
 	return s, nil
 }
 
@@ -207,6 +225,9 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// ClusterID is the cluster this data directory belongs to ("" for a node started without one).
+func (s *Server) ClusterID() string { return s.cfg.ClusterID }
 
 // Node is the raft member under this server (cluster status, the HTTP role endpoints).
 func (s *Server) Node() *repl.Node { return s.node }
@@ -312,7 +333,10 @@ func (s *Server) kill(id uint32, query bool) error {
 func (s *Server) status() map[string]string {
 	ns := &s.node.Stats
 	commits, groups := ns.Commits.Load(), ns.Groups.Load()
-	ls := s.locks.Stats()
+	var ls txn.LockStats
+	if s.locks != nil {
+		ls = s.locks.Stats()
+	}
 	lst := s.lg.Stats()
 	m := map[string]string{
 		"Uptime":                        strconv.FormatInt(int64(time.Since(s.started).Seconds()), 10),
@@ -335,8 +359,28 @@ func (s *Server) status() map[string]string {
 		"Kiln_applied_index":            strconv.FormatUint(s.node.Applied(), 10),
 		"Kiln_durable_index":            strconv.FormatUint(s.node.Durable(), 10),
 		"Kiln_last_recovery_seconds":    strconv.FormatFloat(s.node.RecoveryTime.Seconds(), 'f', 3, 64),
+		"Kiln_commit_index":             strconv.FormatUint(s.node.CommitIndex(), 10),
+		"Kiln_raft_term":                strconv.FormatUint(s.node.Term(), 10),
+		"Kiln_raft_leader":              strconv.FormatUint(s.node.Leader(), 10),
+		"Kiln_node_id":                  strconv.FormatUint(s.node.ID(), 10),
+		"Kiln_role":                     s.role(),
 	}
+	lagN, lagT := s.node.Lag()
+	m["Kiln_replica_lag_entries"] = strconv.FormatUint(lagN, 10)
+	m["Kiln_replica_lag_seconds"] = strconv.FormatFloat(lagT.Seconds(), 'f', 3, 64)
 	return m
+}
+
+// role is this node's part in the cluster now: primary (takes writes), replica (follows a known
+// leader), or candidate (no leader known: an election is running or this node is cut off).
+func (s *Server) role() string {
+	switch {
+	case s.node.IsLeader():
+		return "primary"
+	case s.node.Leader() != 0:
+		return "replica"
+	}
+	return "candidate"
 }
 
 // Session is one connection's session: it implements the protocol's Session.

@@ -1,7 +1,13 @@
 package sql
 
 import (
+	"net"
+	"strconv"
+	"strings"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
 
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -106,4 +112,64 @@ func (db *DB) readOnlyNow() bool {
 	}
 	ok, _ := db.cfg.Cluster.Writable()
 	return !ok
+}
+
+// ClusterMember is one row of the cluster status tables (DB.ClusterMembers, set by the server).
+type ClusterMember struct {
+	ID          uint64
+	RaftAddr    string
+	MySQLAddr   string // "" when this node has not heard from it
+	Role        string // PRIMARY, SECONDARY (a voter that follows), LEARNER
+	State       string // ONLINE, UNREACHABLE (as the leader sees it; this node's own view otherwise)
+	Voter       bool
+	MatchIndex  uint64 // the leader's knowledge of its log (0 on other nodes)
+	Self        bool
+	AppliedHere uint64 // this node's applied index, on its own row
+}
+
+// clusterTable serves information_schema.KILN_CLUSTER_MEMBERS (Kiln's view: ids, raft and MySQL
+// addresses, roles, log positions) and performance_schema.replication_group_members (MySQL Group
+// Replication's shape, which proxies and monitoring tools already read).
+func (s *Session) clusterTable(db, name string) (*selectPlan, bool) {
+	rows := func() []ClusterMember {
+		if s.db.ClusterMembers == nil {
+			return nil
+		}
+		return s.db.ClusterMembers()
+	}
+	switch {
+	case strings.EqualFold(db, "information_schema") && strings.EqualFold(name, "KILN_CLUSTER_MEMBERS"):
+		return staticPlan([]vcol{vi("MEMBER_ID"), vs("RAFT_ADDRESS"), vs("MYSQL_ADDRESS"), vs("MEMBER_ROLE"), vs("MEMBER_STATE"), vs("IS_VOTER"), vi("MATCH_INDEX"), vs("IS_THIS_NODE")},
+			func(*Env) ([][]types.Value, error) {
+				var out [][]types.Value
+				for _, m := range rows() {
+					out = append(out, []types.Value{types.NewUint(m.ID), sv(m.RaftAddr), sv(m.MySQLAddr), sv(m.Role), sv(m.State), sv(yesNo(m.Voter)), types.NewUint(m.MatchIndex), sv(yesNo(m.Self))})
+				}
+				return out, nil
+			}), true
+	case strings.EqualFold(db, "performance_schema") && strings.EqualFold(name, "replication_group_members"):
+		return staticPlan([]vcol{vs("CHANNEL_NAME"), vs("MEMBER_ID"), vs("MEMBER_HOST"), vi("MEMBER_PORT"), vs("MEMBER_STATE"), vs("MEMBER_ROLE"), vs("MEMBER_VERSION"), vs("MEMBER_COMMUNICATION_STACK")},
+			func(*Env) ([][]types.Value, error) {
+				var out [][]types.Value
+				for _, m := range rows() {
+					host, port := types.Null, types.Null
+					if h, p, err := net.SplitHostPort(m.MySQLAddr); err == nil {
+						host = sv(h)
+						if n, err := strconv.Atoi(p); err == nil {
+							port = iv(int64(n))
+						}
+					}
+					out = append(out, []types.Value{sv("group_replication_applier"), sv(strconv.FormatUint(m.ID, 10)), host, port, sv(m.State), sv(m.Role), sv(s.db.cfg.Version), sv("KILN_RAFT")})
+				}
+				return out, nil
+			}), true
+	}
+	return nil, false
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "YES"
+	}
+	return "NO"
 }

@@ -69,6 +69,8 @@ type DB struct {
 	Processes func() []ProcessInfo // set by the server: SHOW PROCESSLIST
 	Kill      func(id uint32, query bool) error
 	Status    func() map[string]string // extra status variables from the server
+	// ClusterMembers lists the cluster's members for the status tables (set by the server).
+	ClusterMembers func() []ClusterMember
 }
 
 type autoKey struct {

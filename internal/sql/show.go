@@ -45,6 +45,9 @@ func iv(i int64) types.Value  { return types.NewInt(i) }
 
 // virtualTable returns the plan of an information_schema (or mysql) table.
 func (s *Session) virtualTable(db, name string) (*selectPlan, bool) {
+	if pl, ok := s.clusterTable(db, name); ok {
+		return pl, true
+	}
 	switch strings.ToLower(db) {
 	case "information_schema":
 	case "mysql", "performance_schema", "sys":

@@ -22,7 +22,26 @@ func (t *Transport) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+pathStream, t.serveStream)
 	mux.HandleFunc("POST "+pathSnapshot, t.serveSnapshot)
+	for pattern, h := range t.cfg.Extra {
+		mux.Handle(pattern, t.sameCluster(h))
+	}
 	return mux
+}
+
+// sameCluster admits a request to an Extra service only from a member of this cluster.
+func (t *Transport) sameCluster(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := t.checkRequest(w, r); ok {
+			h.ServeHTTP(w, r)
+		}
+	})
+}
+
+// Header sets the headers a request to a peer's Extra service needs (cluster id, sender, receiver).
+func (t *Transport) Header(h http.Header, to uint64) {
+	h.Set(hdrCluster, t.cfg.ClusterID)
+	h.Set(hdrFrom, strconv.FormatUint(t.cfg.ID, 10))
+	h.Set(hdrTo, strconv.FormatUint(to, 10))
 }
 
 // serveStream receives one peer's stream: it accepts at once, so the sender knows the stream is up,

@@ -62,6 +62,9 @@ type Config struct {
 	// are dropped and ReportUnreachable(peer) is called: raft retransmits.
 	QueueMessages int
 	DialTimeout   time.Duration // default 1s
+	// Extra are other services of the raft port (pattern -> handler, e.g. the engine snapshot
+	// stream); each request must carry this cluster's id and a sender id, as raft's own do.
+	Extra map[string]http.Handler
 }
 
 const (
