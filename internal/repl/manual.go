@@ -25,8 +25,11 @@ import (
 //	apply goroutine            ManualApply (as late as the caller likes: apply may lag)
 //	syncLoop                   ManualSync
 //
-// ManualProcess is ManualReady then ManualApply. Commit and Status wait for the loop and must not
-// be called in manual mode (ManualPropose and ManualStatus replace them); the log is never purged.
+// ManualProcess is ManualReady then ManualApply. Commit, Status and ChangeMembership wait for the
+// loop and must not be called in manual mode (ManualPropose and ManualStatus replace the first two).
+// The log is never purged (no purgeLoop), so members of the initial cluster never need an engine
+// snapshot; fetching one (maybeFetch) would run on goroutines of its own, outside the caller's
+// control.
 
 // Pending is a commit proposed with ManualPropose: a future that ManualApply (success),
 // ManualReady (a superseded entry, a lost leadership) or Stop completes.
@@ -135,6 +138,7 @@ func (n *Node) ManualTick() {
 	}
 	n.rn.Tick()
 	n.updatePurgeFloor()
+	n.handOffLeadership()
 }
 
 // ManualDeliver steps a message from another member (the transport's Step, as the loop takes it).
