@@ -77,6 +77,7 @@ const (
 // simParams are one seed's knobs, drawn from the seed.
 type simParams struct {
 	size          int
+	logOnly       int // the last logOnly nodes are log-only voters (Config.LogOnly)
 	chaosTicks    int
 	electionTicks int
 	dropP, dupP   float64 // per message
@@ -95,6 +96,9 @@ func drawParams(r *rand.Rand) simParams {
 	p := simParams{size: 3, chaosTicks: 120 + r.IntN(120), electionTicks: 10}
 	if r.IntN(5) == 0 {
 		p.size = 5
+	}
+	if r.IntN(5) == 0 {
+		p.logOnly = 1 + r.IntN(p.size/2) // 3 nodes: one; 5 nodes: one or two
 	}
 	p.dropP = []float64{0, 0.01, 0.05, 0.15}[r.IntN(4)]
 	p.dupP = []float64{0, 0.01, 0.05}[r.IntN(3)]
@@ -293,7 +297,7 @@ type sim struct {
 type simStats struct {
 	ticks, delivered, dropped, dups, crashes, restarts, partitions, flushes int
 	acked, not, unknown                                                     int
-	leaders                                                                 int
+	leaders, logOnlyLed                                                     int
 }
 
 func (s *sim) event(e simEvent) {
@@ -392,7 +396,7 @@ func runSim(t *testing.T, seed uint64) (res simResult) {
 
 func (s *sim) run() {
 	for i := 1; i <= s.p.size; i++ {
-		s.peers = append(s.peers, Peer{ID: uint64(i), Addr: fmt.Sprintf("sim%d", i)})
+		s.peers = append(s.peers, Peer{ID: uint64(i), Addr: fmt.Sprintf("sim%d", i), LogOnly: s.logOnly(uint64(i))})
 	}
 	for i := 1; i <= s.p.size; i++ {
 		nd := &simNode{id: uint64(i), fs: vfs.NewCrashableMem()}
@@ -442,6 +446,10 @@ func (s *sim) run() {
 		s.check()
 	}
 }
+
+// logOnly reports whether node id is a log-only voter: it logs and votes, applies nothing, and hands
+// over any leadership raft gives it.
+func (s *sim) logOnly(id uint64) bool { return int(id) > s.p.size-s.p.logOnly }
 
 // leader is the node that leads and takes commits, if exactly one does among the live ones.
 func (s *sim) leader() *simNode {
@@ -1028,7 +1036,7 @@ func (s *sim) start(nd *simNode) {
 	inc.lg, inc.eng, inc.checked = lg, eng, applied
 	n, err := Start(context.Background(), Config{ID: nd.id, Peers: s.peers, Log: lg, Engine: eng, Applier: txn.NewApplier(nil),
 		Logger: s.quiet, Transport: &simTransport{s: s, inc: inc}, ElectionTicks: s.p.electionTicks, PurgeInterval: -1,
-		Manual: true, AfterSync: func() { s.afterSync(inc) }})
+		Manual: true, LogOnly: s.logOnly(nd.id), AfterSync: func() { s.afterSync(inc) }})
 	if err != nil {
 		eng.Close()
 		lg.Close()
@@ -1077,6 +1085,9 @@ func (s *sim) invariants() {
 			} else if !ok {
 				s.leaders[t] = nd.id
 				s.stats.leaders++
+				if s.logOnly(nd.id) {
+					s.stats.logOnlyLed++
+				}
 				s.event(simEvent{what: "leads", node: nd.id, a: t})
 			}
 		}
@@ -1181,6 +1192,22 @@ func (s *sim) check() {
 	}
 	for _, nd := range s.nodes {
 		eng := nd.inc.eng
+		if s.logOnly(nd.id) {
+			// A log-only voter's engine holds repl's keys only (applied index, membership).
+			it, err := eng.NewIter([]byte{0x01}, []byte{0xff})
+			if err != nil {
+				s.failf("iter: %v", err)
+				return
+			}
+			if it.First() {
+				s.failf("log-only voter n%d holds the key %q", nd.id, it.Key())
+			}
+			it.Close()
+			if s.failure != "" {
+				return
+			}
+			continue
+		}
 		for _, w := range s.writes {
 			_, ok, err := eng.Get([]byte(w.key))
 			if err != nil {
@@ -1213,14 +1240,22 @@ func (s *sim) check() {
 			return
 		}
 	}
-	// Equal engines, each equal to a replay of its own log.
+	// Equal engines (repl's keys under 0x00 on log-only voters too), each equal to a replay of its own
+	// log. n1 is never log-only.
 	for i, nd := range s.nodes {
+		hi := []byte{0xff}
+		if s.logOnly(nd.id) {
+			hi = []byte{0x01}
+		}
 		if i > 0 {
-			d, err := engine.Diff(s.nodes[0].inc.eng, nd.inc.eng, []byte{0x00}, []byte{0xff})
+			d, err := engine.Diff(s.nodes[0].inc.eng, nd.inc.eng, []byte{0x00}, hi)
 			if err != nil || d != "" {
 				s.failf("engines of n1 and n%d differ: %s %v", nd.id, d, err)
 				return
 			}
+		}
+		if s.logOnly(nd.id) {
+			continue
 		}
 		replay := mapBatch{}
 		ap := txn.NewApplier(nil)
@@ -1290,7 +1325,7 @@ func TestClusterSim(t *testing.T) {
 	var tot simStats
 	fails := 0
 	var sizes [6]int
-	ran := 0
+	ran, withLogOnly := 0, 0
 	for i := uint64(0); i < n; i++ {
 		seed := first + i
 		if i > 0 && i%10000 == 0 {
@@ -1299,6 +1334,9 @@ func TestClusterSim(t *testing.T) {
 		r := runSim(t, seed)
 		ran++
 		sizes[r.params.size]++
+		if r.params.logOnly > 0 {
+			withLogOnly++
+		}
 		st := r.stats
 		tot.ticks += st.ticks
 		tot.delivered += st.delivered
@@ -1311,6 +1349,7 @@ func TestClusterSim(t *testing.T) {
 		tot.not += st.not
 		tot.unknown += st.unknown
 		tot.leaders += st.leaders
+		tot.logOnlyLed += st.logOnlyLed
 		if r.failure != "" {
 			fails++
 			t.Error(simFailure(seed, r))
@@ -1324,8 +1363,8 @@ func TestClusterSim(t *testing.T) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	t.Logf("after the run: %d goroutines, %d MiB heap in use", runtime.NumGoroutine(), ms.HeapInuse>>20)
-	t.Logf("%d seeds (%d of 3 nodes, %d of 5) in %v: %.1f seeds/s; %d ticks, %d messages delivered, %d lost or cut, %d power losses, %d clean restarts, %d partitions, %d flushes, %d leaderships; commits: %d acknowledged, %d not committed, %d unknown",
-		ran, sizes[3], sizes[5], el.Round(time.Millisecond), float64(n)/el.Seconds(), tot.ticks, tot.delivered, tot.dropped, tot.crashes, tot.restarts, tot.partitions, tot.flushes, tot.leaders, tot.acked, tot.not, tot.unknown)
+	t.Logf("%d seeds (%d of 3 nodes, %d of 5, %d with log-only voters) in %v: %.1f seeds/s; %d ticks, %d messages delivered, %d lost or cut, %d power losses, %d clean restarts, %d partitions, %d flushes, %d leaderships (%d of a log-only voter); commits: %d acknowledged, %d not committed, %d unknown",
+		ran, sizes[3], sizes[5], withLogOnly, el.Round(time.Millisecond), float64(ran)/el.Seconds(), tot.ticks, tot.delivered, tot.dropped, tot.crashes, tot.restarts, tot.partitions, tot.flushes, tot.leaders, tot.logOnlyLed, tot.acked, tot.not, tot.unknown)
 }
 
 // TestClusterSimReplay checks that a seed replays exactly: two runs of each of a few seeds produce
