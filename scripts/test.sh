@@ -12,7 +12,7 @@
 #   lint         gofmt -l (must list nothing); shellcheck on our scripts if installed
 #   unit         go test -race ./internal/...
 #   sim          the deterministic cluster simulation without -race, 1,000 seeds
-#                (go test -run 'TestClusterSim$' ./internal/repl/; ~30 s)
+#                (go test -run 'TestClusterSim$' ./internal/repl/; 17-45 s)
 #   tools        go test ./tools/...
 #   build        go build -o bin/kiln ./cmd/kiln
 #   kiln-start   scripts/kiln.sh start on a temporary data dir

@@ -73,11 +73,12 @@ import (
 const (
 	simUnitsPerTick = 10 // virtual time units per raft tick (a message takes 1-3 units, a slow one more)
 	// simDefaultSeeds is what one run takes without -race (scripts/test.sh's sim step, a plain go
-	// test): measured 30-40 seeds/s on one core of a busy 2-core machine, so 25-35 s.
+	// test). Measured on the 2-core machine: 60 seeds/s idle (17 s), 24-40 seeds/s while other
+	// builds ran (25-42 s).
 	simDefaultSeeds = 1000
-	// simRaceSeeds is what the CI unit step (go test -race ./internal/...) takes: -race makes the
-	// simulation ~15x slower (1.6 seeds/s measured: about 25 s).
-	simRaceSeeds = 40
+	// simRaceSeeds is what the CI unit step (go test -race ./internal/...) takes. Measured: 5.7
+	// seeds/s idle (18 s), 1.6 seeds/s under heavy load (60 s).
+	simRaceSeeds = 100
 )
 
 // simParams are one seed's knobs, drawn from the seed.
