@@ -56,6 +56,7 @@ func (n *Node) run() {
 			n.rn.Tick()
 			n.updatePurgeFloor()
 			n.handOffLeadership()
+			n.requestLease()
 		case <-n.aq.failed:
 			n.failWaiters(ErrStopped)
 			return
@@ -150,6 +151,9 @@ func (n *Node) drainReady() error {
 			n.term.Store(hs.Term)
 			n.commitIdx.Store(hs.Commit)
 		}
+		for _, rs := range rd.ReadStates {
+			n.leaseConfirmed(rs)
+		}
 		if !raft.IsEmptySnap(rd.Snapshot) {
 			if err := n.installSnapshot(rd.Snapshot, rd.HardState); err != nil {
 				return err
@@ -172,6 +176,7 @@ func (n *Node) drainReady() error {
 			n.log.Info("leading", "node", n.id, "term", n.term.Load(), "from_index", n.lg.LastIndex())
 		} else if stepDown {
 			n.lship.Store(nil)
+			n.leaseFrom.Store(0)
 			n.purgeFloor.Store(math.MaxUint64)
 			n.log.Info("stopped leading", "node", n.id, "term", n.term.Load(), "leader", n.lead.Load())
 		}
@@ -270,6 +275,7 @@ func (n *Node) handOff(ents []pb.Entry) error {
 			}
 			cs := n.rn.ApplyConfChange(cc)
 			n.lastConf = e.Index
+			n.solo.Store(len(cs.Voters) == 1 && cs.Voters[0] == n.id && len(cs.VotersOutgoing) == 0)
 			csb, err := cs.Marshal()
 			if err != nil {
 				return err

@@ -183,6 +183,9 @@ type Node struct {
 	state     atomic.Int32  // raft.StateType
 	term      atomic.Uint64
 	lship     atomic.Pointer[leadership] // non-nil while this node leads
+	started   time.Time    // the monotonic clock's origin for the read lease
+	leaseFrom atomic.Int64 // mono() of the latest lease request a quorum confirmed (lease.go)
+	solo      atomic.Bool  // this node is the only voter
 	// purgeFloor is the lowest index some follower still needs (leader only; MaxUint64 otherwise).
 	purgeFloor atomic.Uint64
 	caughtUp   atomic.Int64 // unix nanos when applied last reached the commit index
@@ -380,6 +383,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		ctlc: make(chan func(), 64), stopc: make(chan struct{}), donec: make(chan struct{}), alldc: make(chan struct{}),
 		aq: newApplyQueue(), bootID: binary.BigEndian.Uint64(boot[:]) &^ (1<<32 - 1),
 		byID: map[uint64]*proposal{}, byIndex: map[uint64]*proposal{}, confWaiters: map[uint64]chan error{}, members: map[uint64]string{}, logOnly: map[uint64]bool{}}
+	n.started = time.Now()
 	n.applied.Store(applied)
 	n.inEngine.Store(applied)
 	n.durable.Store(cfg.Log.LastIndex()) // recovery left only synced entries
@@ -408,6 +412,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	voters := rn.Status().Config.Voters.IDs()
 	_, self := voters[cfg.ID]
 	solo := len(voters) == 1 && self
+	n.solo.Store(solo)
 	if solo {
 		_ = rn.Campaign()
 		if err := n.drainReady(); err != nil {

@@ -15,10 +15,17 @@ import (
 type fakeCluster struct {
 	writable atomic.Bool
 	gen      atomic.Uint64
+	deposed  atomic.Bool
 }
 
 func (f *fakeCluster) Writable() (bool, string) { return f.writable.Load(), "10.0.0.1:3306" }
 func (f *fakeCluster) Generation() Generation   { return Generation{CatalogWrites: f.gen.Load()} }
+func (f *fakeCluster) ReadBarrier(context.Context) error {
+	if f.deposed.Load() {
+		return sqlerr.New(sqlerr.ErrLockDeadlock, "deposed")
+	}
+	return nil
+}
 
 // A replica refuses writes with 1290 naming the primary, reports read_only, and sees DDL that arrived
 // through the log (another DB on the same engine stands for the leader) from the next statement on:
@@ -76,5 +83,33 @@ func TestReplicaCatalogAndWrites(t *testing.T) {
 	fc.writable.Store(true)
 	if out, err := run(rs, "SELECT @@read_only"); err != nil || !strings.Contains(out, "0") {
 		t.Fatalf("@@read_only on the primary: %q %v", out, err)
+	}
+}
+
+// A statement on a primary that turns out to be deposed fails (and ends its transaction) instead of
+// answering from stale state.
+func TestDeposedPrimaryRefusesReads(t *testing.T) {
+	st := repltest.Start(t, nil, NewApplier(), nil)
+	txm := txn.NewManager(st.Engine, txn.NewLockManager(txn.DefaultLockConfig()), st.Node)
+	fc := &fakeCluster{}
+	fc.writable.Store(true)
+	db, err := Open(context.Background(), txm, Config{Version: "test", Cluster: fc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := db.NewSession(1, "root", "localhost", "")
+	if err := s.Query(context.Background(), "BEGIN", &textWriter{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Query(context.Background(), "SELECT 1", &textWriter{}); err != nil {
+		t.Fatal(err)
+	}
+	fc.deposed.Store(true)
+	err = s.Query(context.Background(), "SELECT 1", &textWriter{})
+	if !sqlerr.Is(err, sqlerr.ErrLockDeadlock) {
+		t.Fatalf("read on a deposed primary: %v, want 1213", err)
+	}
+	if s.txn != nil {
+		t.Fatal("the transaction of the ended leadership is still open")
 	}
 }

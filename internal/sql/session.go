@@ -257,6 +257,9 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 	if err := s.db.refuseWrite(st); err != nil {
 		return err
 	}
+	if err := s.readBarrier(ctx); err != nil {
+		return err
+	}
 	env := &Env{s: s, ctx: ctx, params: params}
 	err := s.dispatch(env, st, w, more)
 	if s.txn == nil {
