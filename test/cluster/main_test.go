@@ -38,7 +38,8 @@
 //     against a register model, one row per two failures (linearizability is per object, so each
 //     row is checked alone and the search stays small); reads that are stale beyond doubt (a write
 //     of another value was called after the write they saw returned, and returned before they
-//     were sent) are named first.
+//     were sent) are named first. TestRegisterChecker runs both checks on small histories whose
+//     verdict is known.
 //  5. TestRollingRestart: under continuous writes each node is stopped with SIGTERM (it must exit
 //     cleanly and in time: a hang is a failure), started again and waited for until it is a healthy
 //     replica or the primary; clients may only see the retryable errors of step 2, no acknowledged
