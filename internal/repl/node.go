@@ -183,9 +183,9 @@ type Node struct {
 	state     atomic.Int32  // raft.StateType
 	term      atomic.Uint64
 	lship     atomic.Pointer[leadership] // non-nil while this node leads
-	started   time.Time    // the monotonic clock's origin for the read lease
-	leaseFrom atomic.Int64 // mono() of the latest lease request a quorum confirmed (lease.go)
-	solo      atomic.Bool  // this node is the only voter
+	started   time.Time                  // the monotonic clock's origin for the read lease
+	leaseFrom atomic.Int64               // mono() of the latest lease request a quorum confirmed (lease.go)
+	solo      atomic.Bool                // this node is the only voter
 	// purgeFloor is the lowest index some follower still needs (leader only; MaxUint64 otherwise).
 	purgeFloor atomic.Uint64
 	caughtUp   atomic.Int64 // unix nanos when applied last reached the commit index
