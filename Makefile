@@ -4,7 +4,7 @@
 # calls); `make bench` compares Kiln with MariaDB (bench/sysbench-compare.sh);
 # `make bench-commit` runs bench/commit-path.sh (durable/async/hot-row commit path vs MariaDB).
 # `make bench-cluster` runs bench/cluster-compare.sh (3-voter Kiln vs MariaDB semi-sync, with and
-# without added network delay, and Kiln's failover time).
+# without added network delay, 2 voters + 1 log-only voter, and Kiln's failover time).
 # `make bench-linkbench` runs bench/linkbench-compare.sh (LinkBench, MariaDB then Kiln).
 # `make soak` runs a long mixed load (scripts/soak.sh); `make conformance`
 # runs the whole sqllogictest corpus against Kiln (the table for

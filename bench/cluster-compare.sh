@@ -24,7 +24,16 @@
 #             name a proxy in front of each node's raft port (so all raft traffic between nodes
 #             crosses a proxy; clients still reach the leader directly); MariaDB's replica
 #             reconnects to the primary through a proxy. DELAY_MS=0 skips it.
-#   logonly   2 voters + 1 log-only voter: Kiln has no such role yet; reported as "not built yet".
+#   logonly   As plain, but Kiln is a new cluster of 2 full voters and 1 log-only voter (docs/operations.md
+#             "Log-only voters"): every node gets the same --peers and --log-only-ids 3, node 3 also
+#             --log-only (it keeps, fsyncs and acknowledges the log, votes, holds no data, serves no
+#             MySQL port; only HTTP and raft). MariaDB: the same primary + semi-sync replica as plain.
+#             Row counts are compared on the full voters only. At the end: node 3's /cluster/status
+#             must show it as a log-only voter, following, with its commit index and the leader's
+#             match index for it near the leader's commit index (within $LOGONLY_MAX_GAP entries
+#             once the load stopped), and node 3's engine dir (data/engine) must be tiny: under
+#             $LOGONLY_MAX_ENGINE_KB KiB by du -sk after a clean stop (every node's engine and
+#             log sizes are reported).
 #   failover  Kiln only (MariaDB has no automatic failover): a new 3-node cluster, a light write
 #             load (tools/failoverprobe: 2 connections each INSERTing a row every 10 ms into
 #             the current leader, found by polling GET /primary every 20 ms; after an error a
@@ -35,7 +44,7 @@
 #             /primary, and of the rejoin time; at the end every acknowledged INSERT must be
 #             in the table (else the run fails).
 #
-# plain/delay: sysbench oltp_update_non_index and oltp_insert (1 table x $TABLE_SIZE rows,
+# plain/delay/logonly: sysbench oltp_update_non_index and oltp_insert (1 table x $TABLE_SIZE rows,
 # prepared again at the start of each section on each system) at each of $THREADS,
 # $DURATION s per point, --db-ps-mode=auto --percentile=99; the two systems alternate point
 # by point. For every point: TPS, p99 latency, the Kiln/MariaDB TPS ratio (the target is
@@ -55,8 +64,8 @@
 # (20), SECTIONS ("plain delay logonly failover"), SERVERS ("mariadb kiln"; either alone
 # validates its half), OUT, KEEP=1 keeps the temporary dirs, FSYNC_PROBE_COUNT (2000; 0 skips),
 # KILN_FLAGS (extra `kiln serve` flags for every node), SEMISYNC_TIMEOUT_MS (3600000),
-# SETTLE (1: seconds between a rejoined node and the next kill), KILN_BIN, DELAYPROXY_BIN,
-# FAILOVERPROBE_BIN.
+# SETTLE (1: seconds between a rejoined node and the next kill), LOGONLY_MAX_GAP (10),
+# LOGONLY_MAX_ENGINE_KB (1024), KILN_BIN, DELAYPROXY_BIN, FAILOVERPROBE_BIN.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -75,6 +84,8 @@ probe_count=${FSYNC_PROBE_COUNT:-2000}
 kiln_flags=${KILN_FLAGS:-}
 semisync_timeout=${SEMISYNC_TIMEOUT_MS:-3600000}
 settle=${SETTLE:-1}
+logonly_max_gap=${LOGONLY_MAX_GAP:-10}
+logonly_max_engine_kb=${LOGONLY_MAX_ENGINE_KB:-1024}
 export KILN_BIN=${KILN_BIN:-$repo/bin/kiln}
 delayproxy=${DELAYPROXY_BIN:-$repo/bin/delayproxy}
 failoverprobe=${FAILOVERPROBE_BIN:-$repo/bin/failoverprobe}
@@ -299,7 +310,8 @@ mariadb_caught_up() {
 }
 
 # --- Kiln clusters ------------------------------------------------------------------
-declare -A kdir # kdir[CLUSTER/N]: node N's dir
+declare -A kdir  # kdir[CLUSTER/N]: node N's dir
+declare -A kfull # kfull[CLUSTER]: its full voters (the nodes with data and a MySQL port)
 kiln_port() { cat "${kdir[$1/$2]}/port"; }
 kiln_http() { cat "${kdir[$1/$2]}/http_port"; }
 kiln_pid() { cat "${kdir[$1/$2]}/pid"; }
@@ -312,12 +324,15 @@ start_node() {
     "$repo/scripts/kiln.sh" start "$d" >/dev/null 2>>"$d/start.log"
 }
 
-# start_cluster NAME PROXIED(0|1): three nodes; with PROXIED, a delay proxy in front of each raft
-# port and --peers naming the proxies. A node's own --peers entry is only recorded as its member
-# address (internal/repl/node.go: setMember gives the transport only the other nodes' addresses);
-# it listens on --raft-listen, so every node gets the same --peers and --cluster-id.
+# start_cluster NAME PROXIED(0|1) [LOG_ONLY_ID]: three nodes; with PROXIED, a delay proxy in front
+# of each raft port and --peers naming the proxies. A node's own --peers entry is only recorded as
+# its member address (internal/repl/node.go: setMember gives the transport only the other nodes'
+# addresses); it listens on --raft-listen, so every node gets the same --peers and --cluster-id.
+# With LOG_ONLY_ID, every node also gets --log-only-ids LOG_ONLY_ID and that node --log-only: it
+# serves HTTP and raft but no MySQL port (scripts/kiln.sh waits for its /health, which it serves).
 start_cluster() {
-  local name=$1 proxied=$2 i peers="" d pids=() raft=() pp
+  local name=$1 proxied=$2 lo=${3:-} i peers="" d pids=() raft=() pp extra
+  kfull[$name]=""
   for i in 1 2 3; do
     raft[i]=$(free_port)
     pp=${raft[i]}
@@ -333,8 +348,14 @@ start_cluster() {
     kdir[$name/$i]=$d
     free_port >"$d/port"
     free_port >"$d/http_port"
-    echo "--node-id $i --raft-listen 127.0.0.1:${raft[i]} --peers $peers --cluster-id kiln-bench-$name $kiln_flags" >"$d/flags"
+    extra=""
+    if [[ -n $lo ]]; then
+      extra=" --log-only-ids $lo"
+      [[ $i == "$lo" ]] && extra+=" --log-only"
+    fi
+    echo "--node-id $i --raft-listen 127.0.0.1:${raft[i]} --peers $peers --cluster-id kiln-bench-$name$extra $kiln_flags" >"$d/flags"
     kiln_dirs+=("$d")
+    [[ $i == "$lo" ]] || kfull[$name]+="${kfull[$name]:+ }$i"
   done
   # In parallel: a node may wait for its peers before it answers /health.
   for i in 1 2 3; do
@@ -344,7 +365,7 @@ start_cluster() {
   for i in 1 2 3; do
     wait "${pids[i - 1]}" || { tail -n 20 "${kdir[$name/$i]}/kiln.log" >&2; fail "kiln $name node $i did not start"; }
   done
-  log "kiln $name: 3 nodes up, --peers $peers"
+  log "kiln $name: 3 nodes up, --peers $peers${lo:+, --log-only-ids $lo (node $lo --log-only)}"
 }
 
 stop_cluster() {
@@ -354,11 +375,12 @@ stop_cluster() {
   done
 }
 
-# leader CLUSTER [SECONDS]: prints the node answering /primary 200 (waits up to SECONDS, 30).
+# leader CLUSTER [SECONDS]: prints the full voter answering /primary 200 (waits up to SECONDS, 30).
+# (A log-only voter never answers 200 there: it does not take commits even while raft elects it.)
 leader() {
   local i n limit=$((${2:-30} * 20))
   for ((n = 0; n < limit; n++)); do
-    for i in 1 2 3; do
+    for i in ${kfull[$1]}; do
       [[ $(http_code "$(kiln_http "$1" "$i")" /primary) == 200 ]] && { echo "$i"; return 0; }
     done
     sleep 0.05
@@ -373,12 +395,28 @@ kiln_alive() { # CLUSTER
   done
 }
 
-# kiln_replicas_match CLUSTER: every node holds the leader's row count of sbtest.sbtest1 (60 s).
+# cluster_roles CLUSTER: every node's own view from /cluster/status ("node N: ROLE term T leader L
+# commit C last I; ..."), for error messages.
+cluster_roles() {
+  local i j out=""
+  for i in 1 2 3; do
+    j=$(curl -s --max-time 2 "http://127.0.0.1:$(kiln_http "$1" "$i")/cluster/status" 2>/dev/null) || j=""
+    out+="${out:+; }node $i: $("$PYTHON" -c 'import json, sys
+try:
+    s = json.loads(sys.argv[1])
+    print("%s term %d leader %d commit %d last %d" % (s["Role"], s["Term"], s["Leader"], s["Commit"], s["LastIndex"]))
+except Exception:
+    print("no /cluster/status answer")' "$j")"
+  done
+  echo "$out"
+}
+
+# kiln_replicas_match CLUSTER: every full voter holds the leader's row count of sbtest.sbtest1 (60 s).
 kiln_replicas_match() {
   local l want i n got
   l=$(leader "$1") || return 1
   want=$(mq "$(kiln_port "$1" "$l")" -e 'SELECT COUNT(*) FROM sbtest.sbtest1') || return 1
-  for i in 1 2 3; do
+  for i in ${kfull[$1]}; do
     for ((n = 0; n < 600; n++)); do
       got=$(mq "$(kiln_port "$1" "$i")" -e 'SELECT COUNT(*) FROM sbtest.sbtest1' 2>/dev/null) || got=""
       [[ $got == "$want" ]] && break
@@ -420,7 +458,7 @@ point() {
   load=$(cut -d' ' -f1 /proc/loadavg)
   if [[ $s == kiln ]]; then
     kiln_alive "$cur_cluster"
-    l=$(leader "$cur_cluster" 10) || fail "kiln $cur_cluster: no leader before $sec $w threads=$t"
+    l=$(leader "$cur_cluster" 10) || fail "kiln $cur_cluster: no leader before $sec $w threads=$t ($(cluster_roles "$cur_cluster"))"
     if [[ $l != "$cur_leader" ]]; then
       note="leader moved from node $cur_leader to node $l before this point"
       log "warning: kiln $cur_cluster: $note"
@@ -494,7 +532,11 @@ sysbench_section() { # SECTION
   fi
   if has_server kiln; then
     if kiln_replicas_match "$cur_cluster"; then
-      notes[$sec/kiln_replica]="all 3 nodes hold the leader's sbtest1 row count"
+      if [[ ${kfull[$cur_cluster]} == "1 2 3" ]]; then
+        notes[$sec/kiln_replica]="all 3 nodes hold the leader's sbtest1 row count"
+      else
+        notes[$sec/kiln_replica]="both full voters (nodes ${kfull[$cur_cluster]// /, }) hold the leader's sbtest1 row count (the log-only node holds no data: not checked)"
+      fi
     else
       notes[$sec/kiln_replica]="NODES DIFFER in sbtest1 row count"
       failures=$((failures + 1))
@@ -502,6 +544,78 @@ sysbench_section() { # SECTION
     log "kiln ($sec): ${notes[$sec/kiln_replica]}"
   fi
   done_sections+=" $sec"
+}
+
+# --- the log-only node after the logonly section --------------------------------------
+# logonly_check CLUSTER LOG_ONLY_ID: node LOG_ONLY_ID's /cluster/status must show it as a log-only
+# voter that follows, with its commit index and the leader's match index for it within
+# $logonly_max_gap of the leader's commit index (polled up to 10 s after the load stopped). Then
+# stops the cluster (a clean stop flushes each engine's memtable: the engine runs without a WAL, so
+# while running a full voter's recent rows may be in memory only) and measures every node's
+# data/engine and data/log with du -sk; the log-only node's engine must be under
+# $logonly_max_engine_kb KiB. Sets notes[logonly/check].
+logonly_check() {
+  local c=$1 lo=$2 l n i js jl f=() ok=1 why="" ek lk lek handoffs elected codes sizes=""
+  l=$(leader "$c") || fail "kiln $c: no leader after the section ($(cluster_roles "$c"))"
+  for ((n = 0; n < 100; n++)); do
+    js=$(curl -s --max-time 2 "http://127.0.0.1:$(kiln_http "$c" "$lo")/cluster/status" 2>/dev/null) || js=""
+    jl=$(curl -s --max-time 2 "http://127.0.0.1:$(kiln_http "$c" "$l")/cluster/status" 2>/dev/null) || jl=""
+    # Prints: role term leader commit applied last self_voter self_log_only leader_commit
+    # leader_last match_of_lo progress_of_lo lo_as_seen_by_leader_log_only.
+    read -r -a f <<<"$("$PYTHON" -c 'import json, sys
+lo = int(sys.argv[3])
+try:
+    s, l = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+except Exception:
+    print("-")
+    sys.exit()
+me = next((m for m in s.get("Members") or [] if m["ID"] == lo), {})
+ml = next((m for m in l.get("Members") or [] if m["ID"] == lo), {})
+print(s["Role"], s["Term"], s["Leader"], s["Commit"], s["Applied"], s["LastIndex"], me.get("Voter", False),
+      me.get("LogOnly", False), l["Commit"], l["LastIndex"], ml.get("Match", 0), ml.get("Progress") or "-",
+      ml.get("LogOnly", False))' "$js" "$jl" "$lo")"
+    [[ ${#f[@]} -eq 13 ]] && ((f[8] - f[10] <= logonly_max_gap && f[8] - f[3] <= logonly_max_gap)) && break
+    sleep 0.1
+  done
+  if [[ ${#f[@]} -ne 13 ]]; then
+    ok=0 why="no /cluster/status answer from node $lo or leader node $l"
+    f=(- - - - - - - - - - - - -)
+  else
+    [[ ${f[7]} == True && ${f[12]} == True ]] || { ok=0 why+="${why:+; }not shown as log-only (own view ${f[7]}, leader's ${f[12]})"; }
+    [[ ${f[6]} == True ]] || { ok=0 why+="${why:+; }not a voter"; }
+    [[ ${f[0]} == follower ]] || { ok=0 why+="${why:+; }role ${f[0]}, not follower"; }
+    ((f[8] - f[10] <= logonly_max_gap)) || { ok=0 why+="${why:+; }leader's match index for it ${f[10]} is $((f[8] - f[10])) behind the leader's commit ${f[8]}"; }
+    ((f[8] - f[3] <= logonly_max_gap)) || { ok=0 why+="${why:+; }its commit ${f[3]} is $((f[8] - f[3])) behind the leader's ${f[8]}"; }
+  fi
+  ek=$(du -sk "${kdir[$c/$lo]}/data/engine" | cut -f1)
+  lek=$(du -sk "${kdir[$c/$l]}/data/engine" | cut -f1)
+  codes="/health $(http_code "$(kiln_http "$c" "$lo")" /health), /primary $(http_code "$(kiln_http "$c" "$lo")" /primary), /replica $(http_code "$(kiln_http "$c" "$lo")" /replica)"
+  kiln_alive "$c"
+  stop_cluster "$c"
+  for i in 1 2 3; do
+    sizes+="${sizes:+; }node $i"
+    [[ $i == "$lo" ]] && sizes+=" (log-only)"
+    [[ $i == "$l" ]] && sizes+=" (leader)"
+    sizes+=": engine $(du -sk "${kdir[$c/$i]}/data/engine" | cut -f1) KiB, log $(du -sk "${kdir[$c/$i]}/data/log" | cut -f1) KiB"
+  done
+  lk=$(du -sk "${kdir[$c/$lo]}/data/engine" | cut -f1)
+  ((lk < logonly_max_engine_kb)) || { ok=0 why+="${why:+; }engine ${lk} KiB after the stop, not under $logonly_max_engine_kb KiB"; }
+  handoffs=$(grep -c 'hands leadership' "${kdir[$c/$lo]}/kiln.log" || true)
+  elected=$(grep -c 'msg=leading ' "${kdir[$c/$lo]}/kiln.log" || true)
+  notes[logonly/check]="node $lo /cluster/status (own view): role ${f[0]}, term ${f[1]}, leader node ${f[2]}, commit ${f[3]}, applied ${f[4]}, last index ${f[5]}, voter ${f[6]}, log-only ${f[7]};"
+  notes[logonly/check]+=" leader node $l's view: commit ${f[8]}, last index ${f[9]}, node $lo log-only ${f[12]}, match ${f[10]} (${f[11]})."
+  notes[logonly/check]+=" du -sk of data/engine while running: node $lo $ek KiB, leader node $l $lek KiB (its memtable not counted);"
+  notes[logonly/check]+=" after a clean stop of all three (engines flushed): **$sizes**."
+  notes[logonly/check]+=" Node $lo's HTTP: $codes. Its kiln.log: raft elected it $elected time(s) (\"leading\" lines), it handed leadership over $handoffs time(s) (\"hands leadership\" lines)."
+  if [[ $ok == 1 ]]; then
+    notes[logonly/check]+=" Check: ok."
+  else
+    notes[logonly/check]+=" **Check FAILED:** $why."
+    failures=$((failures + 1))
+  fi
+  tsv_row logonly log-only-node "$lo" kiln "$([[ $ok == 1 ]] && echo ok || echo FAIL)" - - - - - - - "$fsync_ms" "$(cut -d' ' -f1 /proc/loadavg)" - - - \
+    "role ${f[0]} commit ${f[3]} match ${f[10]} leader commit ${f[8]}; du -sk after a clean stop: $sizes${why:+; $why}"
+  log "kiln $c: ${notes[logonly/check]}"
 }
 
 # --- failover -----------------------------------------------------------------------
@@ -639,7 +753,8 @@ write_report() {
     echo
     if has_server kiln; then
       echo "- Kiln: ${version[kiln]:-?} (commit $kiln_rev): 3 voters (\`kiln serve --node-id N --raft-listen ... --peers 1=...,2=...,3=... --cluster-id ...\`), durability sync" \
-        "(the leader acknowledges a commit once a majority has the entry fsynced; followers fsync before acknowledging), default --election-timeout 500ms${kiln_flags:+, extra flags: $kiln_flags}; sysbench connects to the leader."
+        "(the leader acknowledges a commit once a majority has the entry fsynced; followers fsync before acknowledging), default --election-timeout 500ms${kiln_flags:+, extra flags: $kiln_flags}; sysbench connects to the leader." \
+        "$(has_section logonly && echo "Section 3 instead: 2 voters + 1 log-only voter (see there).")"
     fi
     if has_server mariadb; then
       echo "- MariaDB: ${version[mariadb]:-?}, primary + 1 replica from bench/mariadb-primary.cnf (log_bin, ROW, gtid_strict_mode), GTID replication (MASTER_USE_GTID=slave_pos)." \
@@ -678,8 +793,13 @@ write_report() {
       echo
       echo "### 3. 2 voters + 1 log-only voter"
       echo
-      echo "**not built yet**: Kiln has no log-only voter role (a member that stores and acknowledges the raft log for the quorum" \
-        "but keeps no engine and serves no queries). Nothing was measured for it."
+      echo "Disk fsync: $fsync_ms ms. Kiln: a new cluster of 2 full voters (nodes 1, 2) and 1 log-only voter (node 3): every node gets the same" \
+        "--peers and \`--log-only-ids 3\`, node 3 also \`--log-only\` (it keeps, fsyncs and acknowledges the raft log and votes, but holds no data" \
+        "and serves no MySQL port). The leader still needs one other member's fsynced acknowledgement per commit: the other full voter's or node 3's." \
+        "Loopback, no added delay. MariaDB: the same primary + semi-sync replica as in section 1, on the direct route."
+      echo
+      if [[ " $done_sections " == *" logonly "* || -n $fatal_msg ]]; then section_table logonly; else echo "not run"; fi
+      [[ -n ${notes[logonly/check]:-} ]] && echo && echo "Log-only node after the section (load stopped): ${notes[logonly/check]}"
     fi
     if has_section failover; then
       echo
@@ -726,7 +846,7 @@ write_report() {
 
 # --- the run ------------------------------------------------------------------------
 need_sysbench_sections=""
-for sec in plain delay; do
+for sec in plain delay logonly; do
   has_section "$sec" || continue
   [[ $sec == delay ]] && ! delay_on && continue
   need_sysbench_sections+=" $sec"
@@ -738,9 +858,13 @@ fi
 
 for sec in $need_sysbench_sections; do
   if has_server kiln; then
-    if [[ $sec == delay ]]; then start_cluster delay 1; else start_cluster plain 0; fi
+    case $sec in
+      delay) start_cluster delay 1 ;;
+      logonly) start_cluster logonly 0 3 ;;
+      *) start_cluster "$sec" 0 ;;
+    esac
     cur_cluster=$sec
-    cur_leader=$(leader "$sec") || fail "kiln $sec: no leader within 30 s"
+    cur_leader=$(leader "$sec") || fail "kiln $sec: no leader within 30 s ($(cluster_roles "$sec"))"
     version[kiln]=$(mq "$(kiln_port "$sec" "$cur_leader")" -e 'SELECT VERSION()')
     log "kiln $sec: leader node $cur_leader (mysql port $(kiln_port "$sec" "$cur_leader"))"
   fi
@@ -748,16 +872,16 @@ for sec in $need_sysbench_sections; do
     if [[ $sec == delay ]]; then mariadb_route proxy; else mariadb_route direct; fi
   fi
   sysbench_section "$sec"
-  has_server kiln && stop_cluster "$sec"
+  if has_server kiln; then
+    [[ $sec == logonly ]] && logonly_check logonly 3 # stops the cluster too
+    stop_cluster "$sec"
+  fi
 done
 
 if has_server mariadb && [[ -n $need_sysbench_sections ]]; then
   for d in "$mr_dir" "$mp_dir"; do "$repo/scripts/mariadb.sh" stop "$d" || true; done
 fi
 
-if has_section logonly; then
-  tsv_row logonly - - kiln "not built yet" - - - - - - - - - - - - "2 voters + 1 log-only voter: the role does not exist in Kiln"
-fi
 if has_section failover; then
   if has_server kiln; then
     failover_section
