@@ -18,4 +18,4 @@ for rep in 1 2 3; do
   done
  done
 done
-kill $(cat old.pid) $(cat new.pid)
+kill "$(cat old.pid)" "$(cat new.pid)"
