@@ -3,6 +3,8 @@
 # runs every suite (scripts/test.sh: installs what it needs; what .ci/run
 # calls); `make bench` compares Kiln with MariaDB (bench/sysbench-compare.sh);
 # `make bench-commit` runs bench/commit-path.sh (durable/async/hot-row commit path vs MariaDB).
+# `make bench-cluster` runs bench/cluster-compare.sh (3-voter Kiln vs MariaDB semi-sync, with and
+# without added network delay, 2 voters + 1 log-only voter, and Kiln's failover time).
 # `make bench-linkbench` runs bench/linkbench-compare.sh (LinkBench, MariaDB then Kiln).
 # `make soak` runs a long mixed load (scripts/soak.sh); `make soak-cluster` the
 # deterministic cluster simulation for SEEDS seeds; `make conformance`
@@ -10,7 +12,7 @@
 # docs/conformance.md).
 GO ?= go
 
-.PHONY: build run test soak soak-crash soak-cluster bench bench-commit bench-linkbench conformance sltrun
+.PHONY: build run test soak soak-crash soak-cluster bench bench-commit bench-cluster bench-linkbench conformance sltrun
 
 build:
 	$(GO) build -o bin/kiln ./cmd/kiln
@@ -45,6 +47,13 @@ bench: build
 # Durable commit path (fsyncs/commit, group size, hot row), Kiln vs MariaDB: bench/commit-path.sh
 bench-commit: build
 	bench/commit-path.sh
+
+# Replicated commit path and failover, Kiln cluster vs MariaDB semi-sync: bench/cluster-compare.sh
+# (env DURATION, THREADS, TABLE_SIZE, DELAY_MS, KILLS, SECTIONS; see its header)
+bench-cluster: build
+	$(GO) build -o bin/delayproxy ./tools/delayproxy
+	$(GO) build -o bin/failoverprobe ./tools/failoverprobe
+	bench/cluster-compare.sh
 
 # LinkBench (kiln bench linkbench), MariaDB then Kiln: bench/linkbench-compare.sh (env NODES, THREADS, DURATION)
 bench-linkbench: build

@@ -198,6 +198,18 @@ func TestClusterCommitFailover(t *testing.T) {
 			t.Fatalf("commit on follower %d: %v, want NotLeaderError naming %d", c.n.ID(), err, ld.n.ID())
 		}
 	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !ld.n.ReadLeaseValid() {
+		if time.Now().After(deadline) {
+			t.Fatal("a healthy leader never got a read lease")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for _, c := range nodes {
+		if c != ld && c.n.ReadLeaseValid() {
+			t.Fatalf("follower %d claims a read lease", c.n.ID())
+		}
+	}
 	// Cut the leader off; a commit started on it cannot be acknowledged.
 	net.isolate(ld.n.ID(), true)
 	errc := make(chan error, 1)
@@ -206,6 +218,11 @@ func TestClusterCommitFailover(t *testing.T) {
 		errc <- err
 	}()
 	nl := waitLeader(t, nodes, ld.n.ID())
+	// Safety of the lease: by the time another node leads, the old leader no longer answers reads
+	// as the leader (it still believes it leads until CheckQuorum deposes it).
+	if ld.n.ReadLeaseValid() {
+		t.Fatal("the cut-off leader still holds a read lease while another node leads")
+	}
 	select {
 	case err := <-errc:
 		if err == nil {

@@ -56,6 +56,7 @@ func (n *Node) run() {
 			n.rn.Tick()
 			n.updatePurgeFloor()
 			n.handOffLeadership()
+			n.requestLease()
 		case <-n.aq.failed:
 			n.failWaiters(ErrStopped)
 			return
@@ -150,6 +151,9 @@ func (n *Node) drainReady() error {
 			n.term.Store(hs.Term)
 			n.commitIdx.Store(hs.Commit)
 		}
+		for _, rs := range rd.ReadStates {
+			n.leaseConfirmed(rs)
+		}
 		if !raft.IsEmptySnap(rd.Snapshot) {
 			if err := n.installSnapshot(rd.Snapshot, rd.HardState); err != nil {
 				return err
@@ -172,6 +176,7 @@ func (n *Node) drainReady() error {
 			n.log.Info("leading", "node", n.id, "term", n.term.Load(), "from_index", n.lg.LastIndex())
 		} else if stepDown {
 			n.lship.Store(nil)
+			n.leaseFrom.Store(0)
 			n.purgeFloor.Store(math.MaxUint64)
 			n.log.Info("stopped leading", "node", n.id, "term", n.term.Load(), "leader", n.lead.Load())
 		}
@@ -270,6 +275,7 @@ func (n *Node) handOff(ents []pb.Entry) error {
 			}
 			cs := n.rn.ApplyConfChange(cc)
 			n.lastConf = e.Index
+			n.solo.Store(len(cs.Voters) == 1 && cs.Voters[0] == n.id && len(cs.VotersOutgoing) == 0)
 			csb, err := cs.Marshal()
 			if err != nil {
 				return err
@@ -325,7 +331,13 @@ func confChangeMembers(cc pb.ConfChangeV2) ([]memberChange, uint64) {
 // leader's empty entry, and every entry on a follower: a follower's acknowledgement promises
 // durability). A Ready of async commits only is advanced unsynced: raft then counts them, they are
 // applied and acknowledged, and syncLoop, the next sync group or the flush barrier makes them durable.
-// Only a node that is the only voter may do that: see soleVoter.
+// Only a node that is the only voter may do that. Raft counts the leader's own entries as acknowledged
+// on Advance; with other voters, advancing unsynced would let an entry commit while only a minority
+// holds it durably (in three nodes: the leader's unsynced copy and one follower's). A power loss of the
+// leader then lets a node without the entry win an election with the restarted leader's vote and
+// overwrite an entry that the follower has already applied: a committed entry replaced, nodes
+// diverged, the follower stopped by the log's refusal to overwrite it. So in a cluster an async commit
+// is fsynced by the leader like a sync one (the deterministic simulation, sim_test.go, found this).
 func (n *Node) needsSync(rd raft.Ready) bool {
 	if !rd.MustSync {
 		return false
@@ -345,21 +357,7 @@ func (n *Node) needsSync(rd raft.Ready) bool {
 			return true
 		}
 	}
-	return !n.soleVoter()
-}
-
-// soleVoter reports whether this node is the cluster's only voter. Raft counts the leader's own
-// entries as acknowledged on Advance; with other voters, advancing unsynced would let an entry commit
-// while only a minority holds it durably (in three nodes: the leader's unsynced copy and one
-// follower's). A power loss of the leader then lets a node without the entry win an election with the
-// restarted leader's vote and overwrite an entry that the follower has already applied: a committed
-// entry replaced, nodes diverged, the follower stopped by the log's refusal to overwrite it. So in a
-// cluster an async commit is fsynced by the leader like a sync one (the deterministic simulation,
-// sim_test.go, found this: e.g. KILN_SIM_SEED=2047).
-func (n *Node) soleVoter() bool {
-	voters := n.rn.Status().Config.Voters.IDs()
-	_, self := voters[n.id]
-	return self && len(voters) == 1
+	return !n.soloVoter()
 }
 
 func decodeConfChange(e pb.Entry) (pb.ConfChangeI, error) {

@@ -87,7 +87,9 @@ func (n *Node) startManual(target uint64, start time.Time) (*Node, error) {
 		return nil, err
 	}
 	voters := n.rn.Status().Config.Voters.IDs()
-	if _, self := voters[n.id]; self && len(voters) == 1 {
+	_, self := voters[n.id]
+	n.solo.Store(self && len(voters) == 1)
+	if n.solo.Load() {
 		_ = n.rn.Campaign()
 		if err := n.ManualProcess(); err != nil {
 			n.Stop()
@@ -139,6 +141,7 @@ func (n *Node) ManualTick() {
 	n.rn.Tick()
 	n.updatePurgeFloor()
 	n.handOffLeadership()
+	n.requestLease()
 }
 
 // ManualDeliver steps a message from another member (the transport's Step, as the loop takes it).

@@ -33,7 +33,7 @@
 // advanced without an fsync (followers always fsync before they acknowledge), so it is applied and
 // acknowledged at once; a background fsync every SyncInterval makes it durable, and so does the next
 // sync commit's fsync. The shortcut is taken only by a node that is the only voter: in a cluster the
-// leader's unsynced copy would count toward the quorum (see soleVoter), so there an async commit is
+// leader's unsynced copy would count toward the quorum (see needsSync), so there an async commit is
 // fsynced like a sync one. One more rule keeps the engine from getting ahead of the log: before pebble
 // flushes a memtable (which may hold async entries not yet fsynced) the log is fsynced up to
 // everything handed to the engine (flushBarrier).
@@ -189,6 +189,9 @@ type Node struct {
 	state     atomic.Int32  // raft.StateType
 	term      atomic.Uint64
 	lship     atomic.Pointer[leadership] // non-nil while this node leads
+	started   time.Time                  // the monotonic clock's origin for the read lease
+	leaseFrom atomic.Int64               // mono() of the latest lease request a quorum confirmed (lease.go)
+	solo      atomic.Bool                // this node is the only voter
 	// purgeFloor is the lowest index some follower still needs (leader only; MaxUint64 otherwise).
 	purgeFloor atomic.Uint64
 	caughtUp   atomic.Int64 // unix nanos when applied last reached the commit index
@@ -386,6 +389,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		ctlc: make(chan func(), 64), stopc: make(chan struct{}), donec: make(chan struct{}), alldc: make(chan struct{}),
 		aq: newApplyQueue(), bootID: binary.BigEndian.Uint64(boot[:]) &^ (1<<32 - 1),
 		byID: map[uint64]*proposal{}, byIndex: map[uint64]*proposal{}, confWaiters: map[uint64]chan error{}, members: map[uint64]string{}, logOnly: map[uint64]bool{}}
+	n.started = time.Now()
 	n.applied.Store(applied)
 	n.inEngine.Store(applied)
 	n.durable.Store(cfg.Log.LastIndex()) // recovery left only synced entries
@@ -417,6 +421,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	voters := rn.Status().Config.Voters.IDs()
 	_, self := voters[cfg.ID]
 	solo := len(voters) == 1 && self
+	n.solo.Store(solo)
 	if solo {
 		_ = rn.Campaign()
 		if err := n.drainReady(); err != nil {

@@ -991,7 +991,7 @@ func (s *sim) powerOff(inc *simInc, why string) {
 	s.event(simEvent{what: why, node: nd.id, a: durable, b: inc.n.CommitIndex(), text: fmt.Sprintf("unsynced kept %d%%", pct)})
 	// What clients were told before the power went stays told; what was still waiting is unknown.
 	// Async commits included: losing the last unsynced ones is a single node's contract; in a
-	// cluster the leader fsyncs them before they count (soleVoter), so an acknowledged one stays.
+	// cluster the leader fsyncs them before they count (needsSync), so an acknowledged one stays.
 	for _, w := range inc.writes {
 		if w.state == wPending {
 			s.pollWrite(w)

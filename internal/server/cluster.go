@@ -83,6 +83,19 @@ func (c clusterView) Writable() (bool, string) {
 	return false, c.primary()
 }
 
+// ReadBarrier: see sql.Cluster. The error is 1213 because the statement's transaction is over and
+// a retry (on the current primary) is the remedy, which is what drivers do with 1213.
+func (c clusterView) ReadBarrier(ctx context.Context) error {
+	if !c.n.IsLeader() || c.n.ReadLeaseValid() || c.n.WaitReadLease(ctx) {
+		return nil
+	}
+	where := "no primary is known at the moment"
+	if p := c.primary(); p != "" {
+		where = "the primary is " + p
+	}
+	return sqlerr.New(sqlerr.ErrLockDeadlock, "Deadlock found when trying to get lock; try restarting transaction (this node stopped being the primary while the statement waited to confirm it; %s)", where)
+}
+
 func (c clusterView) Generation() sql.Generation {
 	// An installed engine snapshot replaces the catalog too; both counters only grow.
 	return sql.Generation{CatalogWrites: c.applier.Writes() + c.n.Stats.SnapshotsInstalled.Load(), Epoch: c.n.Epoch()}

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"net"
 	"strconv"
 	"strings"
@@ -23,6 +24,10 @@ type Cluster interface {
 	// record that wrote catalog keys was applied (on a replica, DDL arrives through the log), or this
 	// node's leadership began (AUTO_INCREMENT counters and the catalog must start from the engine).
 	Generation() Generation
+	// ReadBarrier runs before each statement: on the primary it returns once this node is known to
+	// still be the primary (a read lease; a deposed primary must not answer from stale state), with
+	// an error if it turned out not to be; on a replica it returns at once (local reads, by design).
+	ReadBarrier(ctx context.Context) error
 }
 
 // Generation is Cluster.Generation's value.
@@ -73,6 +78,19 @@ func (db *DB) syncCluster() error {
 		db.autoMu.Unlock()
 	}
 	db.gen.Store(&g)
+	return nil
+}
+
+// readBarrier is Cluster.ReadBarrier for a statement; the transaction ends if it fails (it ran
+// under a leadership that is over).
+func (s *Session) readBarrier(ctx context.Context) error {
+	if s.db.cfg.Cluster == nil {
+		return nil
+	}
+	if err := s.db.cfg.Cluster.ReadBarrier(ctx); err != nil {
+		s.rollback()
+		return err
+	}
 	return nil
 }
 

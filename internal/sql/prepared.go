@@ -51,6 +51,9 @@ func (v *paramCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // Prepare parses a statement for COM_STMT_PREPARE.
 func (s *Session) Prepare(ctx context.Context, text string) (proto.StmtInfo, error) {
+	if err := s.db.syncCluster(); err != nil {
+		return proto.StmtInfo{}, err
+	}
 	stmts, err := s.parse(s.clientText(text))
 	if err != nil {
 		return proto.StmtInfo{}, err
@@ -126,6 +129,12 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 	rs, isQuery := p.stmt.(ast.ResultSetNode)
 	if !isQuery {
 		return s.Exec(ctx, p.stmt, args, w, more)
+	}
+	if err := s.db.syncCluster(); err != nil {
+		return err
+	}
+	if err := s.readBarrier(ctx); err != nil {
+		return err
 	}
 	for _, db := range p.dbs {
 		s.lockDB(db)

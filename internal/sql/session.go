@@ -257,6 +257,9 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 	if err := s.db.refuseWrite(st); err != nil {
 		return err
 	}
+	if err := s.readBarrier(ctx); err != nil {
+		return err
+	}
 	env := &Env{s: s, ctx: ctx, params: params}
 	err := s.dispatch(env, st, w, more)
 	if s.txn == nil {
@@ -403,6 +406,11 @@ func stmtKind(st ast.StmtNode) string {
 
 // UseDB changes the current database.
 func (s *Session) UseDB(name string) error {
+	// COM_INIT_DB and the handshake's database come before any statement: on a replica the catalog
+	// may have changed through the log since the last one.
+	if err := s.db.syncCluster(); err != nil {
+		return err
+	}
 	if _, ok := s.catalog().DB(name); !ok && !isVirtualDB(name) {
 		return sqlerr.New(sqlerr.ErrBadDB, "Unknown database '%s'", name)
 	}
