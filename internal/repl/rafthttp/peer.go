@@ -151,13 +151,22 @@ func (p *peer) dropQueued() {
 type stream struct {
 	addr   string
 	pw     *io.PipeWriter
+	body   io.Closer
 	cancel context.CancelFunc
 	done   chan struct{} // closed once the response has ended: the receiver is gone
 }
 
+// close ends the stream. Canceling the request should end the response, but an HTTP/2 stream whose
+// receiver is wedged (its handler never returns) and whose request body is stuck on flow control
+// was seen to keep the response open: closing the body unblocks the reader, and the wait is bounded
+// so a peer can never hold up Stop.
 func (s *stream) close() {
 	s.cancel()
-	<-s.done
+	_ = s.body.Close()
+	select {
+	case <-s.done:
+	case <-time.After(time.Second):
+	}
 }
 
 // open opens the stream and returns once the receiver has accepted it (answered 200).
@@ -196,7 +205,7 @@ func (p *peer) open() (*stream, error) {
 		}
 		return nil, fmt.Errorf("rafthttp: open stream to %d at %s: %w", p.id, addr, err)
 	}
-	s := &stream{addr: addr, pw: pw, cancel: cancel, done: make(chan struct{})}
+	s := &stream{addr: addr, pw: pw, body: resp.Body, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		// The receiver never writes a body; the response ends when the stream does.
 		_, _ = io.Copy(io.Discard, resp.Body)

@@ -297,7 +297,7 @@ func TestPeerDown(t *testing.T) {
 			for i := 1; i <= 20000; i++ {
 				a.tr.Send([]pb.Message{app(1, 2, uint64(i))})
 			}
-			if d := time.Since(start); d > time.Second {
+			if d := time.Since(start); d > 5*time.Second { // a hang, not a speed check
 				t.Fatalf("20000 sends to a down peer took %v", d)
 			}
 			waitFor(t, "ReportUnreachable(2)", func() bool { return a.raft.unreachable(2) > 0 })
@@ -682,7 +682,7 @@ func TestStopPrompt(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 			start := time.Now()
 			a.tr.Stop()
-			if d := time.Since(start); d > time.Second {
+			if d := time.Since(start); d > 5*time.Second { // a hang, not a speed check
 				t.Errorf("Stop took %v", d)
 			}
 			a.tr.Send([]pb.Message{app(1, 2, 1)}) // dropped, must not panic
@@ -705,7 +705,7 @@ func TestServeStopWithOpenStreams(t *testing.T) {
 	if err := b.stop(); err != nil {
 		t.Errorf("stop: %v", err)
 	}
-	if d := time.Since(start); d > time.Second {
+	if d := time.Since(start); d > 5*time.Second { // a hang, not a speed check
 		t.Errorf("server stop took %v", d)
 	}
 	waitFor(t, "ReportUnreachable(2)", func() bool {
