@@ -26,6 +26,8 @@ type transfer struct {
 	outcome  outcome
 	stage    string // where it failed: "begin", "select", "update", "insert", "commit"
 	err      error
+	node     *node     // the node it was sent to
+	done     time.Time // when its client learned the outcome
 }
 
 // bankClient moves money between random accounts through whichever node leads.
@@ -36,6 +38,7 @@ type bankClient struct {
 	rng    *rand.Rand
 	ledger map[int64]*transfer
 	errs   *errLog
+	acks   *atomic.Int64 // acknowledged transfers of all clients (read while they run)
 }
 
 // run transfers until stop is set. Transfer ids are unique over the whole test: client*1e9 + seq.
@@ -53,9 +56,11 @@ func (bc *bankClient) run(stop *atomic.Bool) {
 		bc.ledger[id] = tr
 		sent := time.Now()
 		bc.do(n.db, id, tr)
+		tr.node, tr.done = n, time.Now()
 		switch tr.outcome {
 		case committed:
 			bc.clock.acked(n, sent)
+			bc.acks.Add(1)
 		case unexpected:
 			bc.errs.add("client %d, transfer %d on %v, %s: %v", bc.id, id, n, tr.stage, tr.err)
 		}
@@ -113,10 +118,22 @@ func (bc *bankClient) do(db *sql.DB, id int64, tr *transfer) {
 	tr.stage, tr.err, tr.outcome = "commit", err, classify(err)
 }
 
-func TestBankFailover(t *testing.T) {
-	trials := envInt(t, "KILN_CLUSTER_TRIALS", 20)
-	rng := rand.New(rand.NewSource(seed(t)))
-	c := newCluster(t, 3)
+// bank is the bank workload on a cluster: its schema, its clients and what they were told.
+type bank struct {
+	c       *cluster
+	r       *router
+	clock   *failoverClock
+	errs    *errLog
+	acks    atomic.Int64
+	clients []*bankClient
+	stop    atomic.Bool
+	wg      sync.WaitGroup
+}
+
+// startBank creates the bank's tables on c and starts its clients; they stop when the test ends,
+// or earlier with stopClients.
+func startBank(c *cluster, rng *rand.Rand) *bank {
+	c.t.Helper()
 	c.mustExec("CREATE DATABASE bank")
 	c.mustExec("CREATE TABLE bank.accounts (id INT PRIMARY KEY, balance BIGINT NOT NULL)")
 	c.mustExec("CREATE TABLE bank.transfers (id BIGINT PRIMARY KEY, src INT NOT NULL, dst INT NOT NULL, amount BIGINT NOT NULL)")
@@ -128,23 +145,81 @@ func TestBankFailover(t *testing.T) {
 	}
 	c.mustExec("INSERT INTO bank.accounts VALUES " + strings.Join(vals, ", "))
 
-	r := newRouter(c)
-	clock := &failoverClock{}
-	errs := &errLog{}
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	clients := make([]*bankClient, bankClients)
-	for i := range clients {
-		clients[i] = &bankClient{id: i + 1, r: r, clock: clock, rng: rand.New(rand.NewSource(rng.Int63())),
-			ledger: map[int64]*transfer{}, errs: errs}
-		wg.Add(1)
-		go func() { defer wg.Done(); clients[i].run(&stop) }()
+	b := &bank{c: c, r: newRouter(c), clock: &failoverClock{}, errs: &errLog{}}
+	b.clients = make([]*bankClient, bankClients)
+	for i := range b.clients {
+		b.clients[i] = &bankClient{id: i + 1, r: b.r, clock: b.clock, rng: rand.New(rand.NewSource(rng.Int63())),
+			ledger: map[int64]*transfer{}, errs: b.errs, acks: &b.acks}
+		b.wg.Add(1)
+		go func() { defer b.wg.Done(); b.clients[i].run(&b.stop) }()
 	}
-	stopClients := func() {
-		stop.Store(true)
-		wg.Wait()
+	c.t.Cleanup(b.stopClients)
+	return b
+}
+
+// stopClients stops the clients and waits for them (idempotent).
+func (b *bank) stopClients() {
+	b.stop.Store(true)
+	b.wg.Wait()
+}
+
+// probe is the write the failover clock measures with.
+func (b *bank) probe() func(*node) error {
+	return execProbe("UPDATE bank.probe SET n = n + 1 WHERE id = 1")
+}
+
+// ledger merges the clients' ledgers (after stopClients).
+func (b *bank) ledger() map[int64]*transfer {
+	ledger := map[int64]*transfer{}
+	for _, bc := range b.clients {
+		for id, tr := range bc.ledger {
+			ledger[id] = tr
+		}
 	}
-	defer stopClients()
+	return ledger
+}
+
+// verify checks, once the clients stopped and every node applied the leader's commit index
+// (healAndSettle), each node's tables against the ledger, and that all nodes are identical.
+func (b *bank) verify(t *testing.T) map[int64]*transfer {
+	t.Helper()
+	ledger := b.ledger()
+	counts := map[outcome]int{}
+	for _, tr := range ledger {
+		counts[tr.outcome]++
+	}
+	t.Logf("transfers: %d acknowledged, %d not committed, %d unknown outcome", counts[committed], counts[notCommitted], counts[unknown])
+	if counts[committed] == 0 {
+		t.Fatal("no transfer was acknowledged")
+	}
+	c := b.c
+	accounts := c.sameOnAllNodes("SELECT id, balance FROM bank.accounts ORDER BY id")
+	c.sameOnAllNodes("SELECT id, src, dst, amount FROM bank.transfers ORDER BY id")
+	for _, n := range c.nodes {
+		checkBank(t, n, ledger)
+	}
+	rows, err := readAll(c.nodes[0], "SELECT id FROM bank.transfers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolved := 0
+	for _, row := range rows {
+		id, _ := strconv.ParseInt(row[0], 10, 64)
+		if tr, ok := ledger[id]; ok && tr.outcome == unknown {
+			resolved++
+		}
+	}
+	t.Logf("of the %d transfers with an unknown outcome, %d committed", counts[unknown], resolved)
+	t.Logf("final balances: %v", accounts)
+	return ledger
+}
+
+func TestBankFailover(t *testing.T) {
+	trials := envInt(t, "KILN_CLUSTER_TRIALS", 20)
+	rng := rand.New(rand.NewSource(seed(t)))
+	c := newCluster(t, 3)
+	b := startBank(c, rng)
+	clock := b.clock
 
 	var took []time.Duration
 	start := time.Now()
@@ -162,7 +237,7 @@ func TestBankFailover(t *testing.T) {
 		} else {
 			leader.pause()
 		}
-		d, err := clock.await(c, execProbe("UPDATE bank.probe SET n = n + 1 WHERE id = 1"), 60*time.Second)
+		d, err := clock.await(c, b.probe(), 60*time.Second)
 		if err != nil {
 			t.Fatalf("failure %d (%s of leader %v): %v", trial+1, map[bool]string{true: "kill -9", false: "SIGSTOP"}[kill], leader, err)
 		}
@@ -184,44 +259,14 @@ func TestBankFailover(t *testing.T) {
 	}
 	t.Logf("%d failures injected in %v", trials, time.Since(start).Round(time.Millisecond))
 	time.Sleep(500 * time.Millisecond)
-	stopClients()
-	errs.check(t, "unexpected client errors")
+	b.stopClients()
+	b.errs.check(t, "unexpected client errors")
 	if trials > 0 {
 		t.Logf("failover (failure injected -> first write acknowledged by another node): %s", durationStats(took))
 	}
 
 	c.healAndSettle()
-	ledger := map[int64]*transfer{}
-	counts := map[outcome]int{}
-	for _, bc := range clients {
-		for id, tr := range bc.ledger {
-			ledger[id] = tr
-			counts[tr.outcome]++
-		}
-	}
-	t.Logf("transfers: %d acknowledged, %d not committed, %d unknown outcome", counts[committed], counts[notCommitted], counts[unknown])
-	if counts[committed] == 0 {
-		t.Fatal("no transfer was acknowledged")
-	}
-
-	accounts := c.sameOnAllNodes("SELECT id, balance FROM bank.accounts ORDER BY id")
-	c.sameOnAllNodes("SELECT id, src, dst, amount FROM bank.transfers ORDER BY id")
-	for _, n := range c.nodes {
-		checkBank(t, n, ledger)
-	}
-	rows, err := readAll(c.nodes[0], "SELECT id FROM bank.transfers")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resolved := 0
-	for _, row := range rows {
-		id, _ := strconv.ParseInt(row[0], 10, 64)
-		if tr, ok := ledger[id]; ok && tr.outcome == unknown {
-			resolved++
-		}
-	}
-	t.Logf("of the %d transfers with an unknown outcome, %d committed", counts[unknown], resolved)
-	t.Logf("final balances: %v", accounts)
+	b.verify(t)
 }
 
 // checkBank reads n's tables directly and checks them against the clients' ledger.

@@ -197,15 +197,18 @@ type node struct {
 	id                   int
 	dir, logPath         string
 	mysql, http, raftAdr string
+	mysqlListen          string // kiln's --listen when clients reach it at another address (nodeNet)
 	args                 []string
 	db                   *sql.DB // pooled connections to this node's MySQL port
+	netns                string  // the network namespace it runs in ("": the test's own)
 
-	mu         sync.Mutex
-	proc       *os.Process
-	exited     chan struct{} // closed once the process has been waited for
-	exitErr    error
-	paused     bool
-	expectExit bool
+	mu          sync.Mutex
+	proc        *os.Process
+	exited      chan struct{} // closed once the process has been waited for
+	exitErr     error
+	paused      bool
+	partitioned bool // cut off from the network (TestPartitionLeader): running, but unreachable
+	expectExit  bool
 }
 
 func (n *node) String() string { return fmt.Sprintf("node %d", n.id) }
@@ -225,6 +228,22 @@ type cluster struct {
 // node follows. Everything it starts is stopped by PID when the test ends.
 func newCluster(t *testing.T, size int) *cluster {
 	t.Helper()
+	return newClusterAt(t, size, nil)
+}
+
+// nodeNet places a node in a network namespace on its own address (see netLab): the node listens
+// on ip with fixed ports (no other process can take them: the namespace is the node's own), except
+// for MySQL, which it serves on the namespace's loopback (mysqlListen; Kiln admits root only from
+// loopback) and which clients reach through mysql, a forwarder in the same namespace.
+type nodeNet struct {
+	netns, ip          string
+	mysql, mysqlListen string
+}
+
+// newClusterAt is newCluster with node i placed as nets[i]; with nets nil, every node runs in the
+// test's namespace on loopback ports.
+func newClusterAt(t *testing.T, size int, nets []nodeNet) *cluster {
+	t.Helper()
 	c := &cluster{t: t, base: t.TempDir(),
 		hc: &http.Client{Timeout: time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}}
 	et := os.Getenv("KILN_CLUSTER_ELECTION_TIMEOUT")
@@ -234,13 +253,25 @@ func newCluster(t *testing.T, size int) *cluster {
 	var peers []string
 	for i := 1; i <= size; i++ {
 		n := &node{c: c, id: i, dir: filepath.Join(c.base, fmt.Sprintf("node%d", i)),
-			logPath: filepath.Join(c.base, fmt.Sprintf("node%d.log", i)),
-			mysql:   fixedPort(t), http: fixedPort(t), raftAdr: fixedPort(t)}
+			logPath: filepath.Join(c.base, fmt.Sprintf("node%d.log", i))}
+		if nets == nil {
+			n.mysql, n.http, n.raftAdr = fixedPort(t), fixedPort(t), fixedPort(t)
+		} else {
+			nn := nets[i-1]
+			n.netns = nn.netns
+			n.mysql, n.mysqlListen = nn.mysql, nn.mysqlListen
+			n.http = net.JoinHostPort(nn.ip, "18080")
+			n.raftAdr = net.JoinHostPort(nn.ip, "17000")
+		}
 		peers = append(peers, fmt.Sprintf("%d=%s", i, n.raftAdr))
 		c.nodes = append(c.nodes, n)
 	}
 	for _, n := range c.nodes {
-		n.args = []string{"serve", "--data-dir", n.dir, "--listen", n.mysql, "--http", n.http,
+		listen := n.mysql
+		if n.mysqlListen != "" {
+			listen = n.mysqlListen
+		}
+		n.args = []string{"serve", "--data-dir", n.dir, "--listen", listen, "--http", n.http,
 			"--node-id", strconv.Itoa(n.id), "--raft-listen", n.raftAdr, "--peers", strings.Join(peers, ","),
 			"--election-timeout", et}
 		dsn := fmt.Sprintf("root@tcp(%s)/?timeout=2s&readTimeout=3s&writeTimeout=3s&interpolateParams=true", n.mysql)
@@ -279,6 +310,10 @@ func (n *node) start() {
 	}
 	fmt.Fprintf(logf, "=== test: starting %v at %s\n", n, time.Now().Format("15:04:05.000"))
 	cmd := exec.Command(kilnBin, n.args...)
+	if n.netns != "" {
+		// ip netns exec enters the namespace and execs the binary: the PID is kiln's own.
+		cmd = exec.Command("ip", append([]string{"netns", "exec", n.netns, kilnBin}, n.args...)...)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()
@@ -320,10 +355,11 @@ func (n *node) running() bool {
 	}
 }
 
-// reachable reports whether the node is running and not paused: whether asking it can answer.
+// reachable reports whether the node is running, not paused and not partitioned away: whether
+// asking it can answer.
 func (n *node) reachable() bool {
 	n.mu.Lock()
-	p := n.paused
+	p := n.paused || n.partitioned
 	n.mu.Unlock()
 	return !p && n.running()
 }
@@ -449,10 +485,10 @@ func (n *node) isPrimary() bool {
 	return err == nil && code == 200
 }
 
-// byMySQL maps a MySQL address (as a 1290 error names it) to its node.
+// byMySQL maps a MySQL address (as a 1290 error names it: the node's --listen) to its node.
 func (c *cluster) byMySQL(addr string) *node {
 	for _, n := range c.nodes {
-		if n.mysql == addr {
+		if n.mysql == addr || n.mysqlListen == addr {
 			return n
 		}
 	}
@@ -498,7 +534,7 @@ func (c *cluster) waitConverged(d time.Duration) (*node, error) {
 		ok := true
 		for i, n := range c.nodes {
 			if !n.reachable() {
-				ok, why = false, fmt.Sprintf("%v is down or paused", n)
+				ok, why = false, fmt.Sprintf("%v is down, paused or partitioned", n)
 				break
 			}
 			st, err := n.status()
