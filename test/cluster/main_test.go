@@ -44,11 +44,15 @@
 //     cleanly and in time: a hang is a failure), started again and waited for until it is a healthy
 //     replica or the primary; clients may only see the retryable errors of step 2, no acknowledged
 //     write is lost, and all nodes end identical.
+//  6. TestPartitionLeader (partition_test.go, Linux, root): the nodes run in network namespaces on
+//     a bridge; the leader (then a follower) is cut off by setting its veth down, under the bank
+//     workload and its checks, plus clients on both sides of the cut that must never be told OK.
 //
 // Knobs (environment): KILN_BIN (the binary; built into bin/kiln when unset), KILN_CLUSTER_TRIALS
 // (leader failures in TestBankFailover, default 20, about 35 s), KILN_CLUSTER_REGISTER_TRIALS (in
 // TestRegisterLinearizable, default 8), KILN_CLUSTER_ROUNDS (passes over the three nodes in
-// TestRollingRestart, default 2), KILN_CLUSTER_SEED (the schedule's random seed; each test logs
+// TestRollingRestart, default 2), KILN_CLUSTER_PARTITIONS (leader partitions in TestPartitionLeader,
+// default 5, about 15-20 s), KILN_CLUSTER_SEED (the schedule's random seed; each test logs
 // the one it used), KILN_CLUSTER_ELECTION_TIMEOUT (--election-timeout, default 500ms),
 // KILN_CLUSTER_LOGDIR (where the node logs and the register history are copied when a test fails).
 package cluster
