@@ -136,19 +136,7 @@ func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveO
 	logger.Info("data directory open", "dir", cfg.DataDir, "took", time.Since(start))
 	ps := mysql.NewServer(mysql.Config{ServerVersion: serverVersion(), MaxAllowedPacket: o.maxPacket}, handler{srv}, logger)
 	srv.CloseConn = ps.CloseConn
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	reg.MustRegister(srv.Collector())
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	roleHandlers(mux, srv, o.cluster.replicaMaxLag)
-	if o.pprof {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	hs := adminHTTP(srv, o)
 	go func() {
 		if err := hs.Serve(hln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("http server", "err", err)
@@ -200,13 +188,7 @@ func serveLogOnly(ctx context.Context, logger *slog.Logger, cfg server.Config, o
 		return err
 	}
 	cn.attach(srv.Node())
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	reg.MustRegister(srv.Collector())
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	roleHandlers(mux, srv, o.cluster.replicaMaxLag)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	hs := adminHTTP(srv, o)
 	go func() {
 		if err := hs.Serve(hln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("http server", "err", err)
@@ -224,4 +206,22 @@ func serveLogOnly(ctx context.Context, logger *slog.Logger, cfg server.Config, o
 		return fmt.Errorf("close: %w", err)
 	}
 	return nil
+}
+
+// adminHTTP is the HTTP port: metrics, the role checks, cluster status and membership, and pprof when
+// asked for.
+func adminHTTP(srv *server.Server, o serveOpts) *http.Server {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(srv.Collector())
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	roleHandlers(mux, srv, o.cluster.replicaMaxLag)
+	if o.pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 }

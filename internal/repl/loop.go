@@ -411,7 +411,23 @@ func (n *Node) syncLog() error {
 // syncLoop is the background fsync of async commits: every SyncInterval, if the log holds entries
 // nothing has synced yet. With only sync commits it never finds any.
 func (n *Node) syncLoop() {
-	t := time.NewTicker(n.cfg.SyncInterval)
+	n.every(n.cfg.SyncInterval, func() bool {
+		if n.lg.LastIndex() <= n.durable.Load() {
+			return true
+		}
+		if err := n.syncLog(); err != nil {
+			// The log is unusable from now on (a failed fsync is sticky); the loop stops at its next
+			// append. Async commits since the last fsync are lost, as that mode allows.
+			n.fail(err)
+			return false
+		}
+		return true
+	})
+}
+
+// every runs f every d until the node stops or f returns false.
+func (n *Node) every(d time.Duration, f func() bool) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
@@ -421,13 +437,7 @@ func (n *Node) syncLoop() {
 			return
 		case <-t.C:
 		}
-		if n.lg.LastIndex() <= n.durable.Load() {
-			continue
-		}
-		if err := n.syncLog(); err != nil {
-			// The log is unusable from now on (a failed fsync is sticky); the loop stops at its next
-			// append. Async commits since the last fsync are lost, as that mode allows.
-			n.fail(err)
+		if !f() {
 			return
 		}
 	}
@@ -453,45 +463,38 @@ func (n *Node) flushBarrier() {
 
 // purgeLoop trims the log below what the engine has flushed: log segments are the only copy of
 // anything the engine holds only in its memtable, so the engine is flushed first and the purge stays
-// below the index applied before that flush. On a leader it also stays below what every follower
-// has (purgeFloor): until snapshots exist a follower catches up only from the log.
+// below the index applied before that flush. On a leader it also keeps what lagging members need, within
+// FollowerRetainEntries (purgeFloor); a member further behind gets an engine snapshot.
 func (n *Node) purgeLoop() {
-	t := time.NewTicker(n.cfg.PurgeInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-n.stopc:
-			return
-		case <-n.alldc:
-			return
-		case <-t.C:
-		}
-		n.snaps.mu.Lock()
-		n.releasePins(false) // pins pin old versions in the engine: drop the unused ones
-		n.snaps.mu.Unlock()
-		if n.lg.Stats().Segments < 2 {
-			continue // only sealed segments can go
-		}
-		applied := n.applied.Load()
-		if err := n.eng.Flush(); err != nil {
-			n.log.Warn("log purge: engine flush failed", "err", err)
-			continue
-		}
-		if applied <= n.cfg.RetainEntries {
-			continue
-		}
-		below := applied - n.cfg.RetainEntries + 1
-		// Keep what lagging members need, within FollowerRetainEntries: a member further behind gets
-		// an engine snapshot.
-		if f := n.purgeFloor.Load(); f < below {
-			below = max(f, below-min(below-1, n.cfg.FollowerRetainEntries))
-		}
-		if below <= n.lg.FirstIndex() {
-			continue
-		}
-		if err := n.lg.Purge(below); err != nil {
-			n.log.Warn("log purge failed", "below", below, "err", err)
-		}
+	n.every(n.cfg.PurgeInterval, func() bool { n.purge(); return true })
+}
+
+func (n *Node) purge() {
+	n.snaps.mu.Lock()
+	n.releasePins(false) // pins pin old versions in the engine: drop the unused ones
+	n.snaps.mu.Unlock()
+	if n.lg.Stats().Segments < 2 {
+		return // only sealed segments can go
+	}
+	applied := n.applied.Load()
+	if err := n.eng.Flush(); err != nil {
+		n.log.Warn("log purge: engine flush failed", "err", err)
+		return
+	}
+	if applied <= n.cfg.RetainEntries {
+		return
+	}
+	below := applied - n.cfg.RetainEntries + 1
+	// Keep what lagging members need, within FollowerRetainEntries: a member further behind gets
+	// an engine snapshot.
+	if f := n.purgeFloor.Load(); f < below {
+		below = max(f, below-min(below-1, n.cfg.FollowerRetainEntries))
+	}
+	if below <= n.lg.FirstIndex() {
+		return
+	}
+	if err := n.lg.Purge(below); err != nil {
+		n.log.Warn("log purge failed", "below", below, "err", err)
 	}
 }
 
