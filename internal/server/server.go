@@ -364,6 +364,7 @@ func (s *Server) status() map[string]string {
 		"Kiln_raft_leader":              strconv.FormatUint(s.node.Leader(), 10),
 		"Kiln_node_id":                  strconv.FormatUint(s.node.ID(), 10),
 		"Kiln_role":                     s.role(),
+		"Kiln_snapshots_installed":      strconv.FormatUint(s.node.Stats.SnapshotsInstalled.Load(), 10),
 	}
 	lagN, lagT := s.node.Lag()
 	m["Kiln_replica_lag_entries"] = strconv.FormatUint(lagN, 10)
