@@ -170,8 +170,18 @@ func (e *Engine) Apply(b *Batch, pos uint64, sync bool) error {
 }
 
 // AppliedPosition returns the position of the last applied batch (0 if none).
-func (e *Engine) AppliedPosition() (uint64, error) {
-	v, ok, err := e.Get(appliedKey)
+func (e *Engine) AppliedPosition() (uint64, error) { return appliedPosition(e.db) }
+
+// AppliedPosition returns the position of the last batch applied before the snapshot was taken:
+// the snapshot holds exactly the batches up to it.
+func (s *Snapshot) AppliedPosition() (uint64, error) { return appliedPosition(s.s) }
+
+// AppliedKey is the key under which the applied position is kept (for building an engine's whole
+// contents elsewhere, e.g. a staged snapshot in tests).
+func AppliedKey() []byte { return append([]byte(nil), appliedKey...) }
+
+func appliedPosition(r getter) (uint64, error) {
+	v, ok, err := get(r, appliedKey)
 	if err != nil || !ok {
 		return 0, err
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -53,10 +55,7 @@ func (n *Node) run() {
 		case f := <-n.ctlc:
 			f()
 		case <-ticker.C:
-			n.rn.Tick()
-			n.updatePurgeFloor()
-			n.handOffLeadership()
-			n.requestLease()
+			n.tick()
 		case <-n.aq.failed:
 			n.failWaiters(ErrStopped)
 			return
@@ -70,6 +69,15 @@ func (n *Node) run() {
 			return
 		}
 	}
+}
+
+// tick is one raft tick and the leader's periodic duties that ride on it (the loop's ticker and the
+// simulation's ManualTick both call it, so they cannot drift apart).
+func (n *Node) tick() {
+	n.rn.Tick()
+	n.updatePurgeFloor()
+	n.handOffLeadership()
+	n.requestLease()
 }
 
 func (n *Node) step(m pb.Message) {
@@ -411,18 +419,21 @@ func (n *Node) syncLog() error {
 // syncLoop is the background fsync of async commits: every SyncInterval, if the log holds entries
 // nothing has synced yet. With only sync commits it never finds any.
 func (n *Node) syncLoop() {
-	n.every(n.cfg.SyncInterval, func() bool {
-		if n.lg.LastIndex() <= n.durable.Load() {
-			return true
-		}
-		if err := n.syncLog(); err != nil {
-			// The log is unusable from now on (a failed fsync is sticky); the loop stops at its next
-			// append. Async commits since the last fsync are lost, as that mode allows.
-			n.fail(err)
-			return false
-		}
-		return true
-	})
+	n.every(n.cfg.SyncInterval, func() bool { return n.syncBehind() == nil })
+}
+
+// syncBehind fsyncs the log if it holds entries nothing has synced yet (async commits). A failed
+// fsync stops the node: the log is unusable from then on (a failed fsync is sticky), and async
+// commits since the last fsync are lost, as that mode allows.
+func (n *Node) syncBehind() error {
+	if n.lg.LastIndex() <= n.durable.Load() {
+		return nil
+	}
+	if err := n.syncLog(); err != nil {
+		n.fail(err)
+		return err
+	}
+	return nil
 }
 
 // every runs f every d until the node stops or f returns false.
@@ -510,7 +521,7 @@ func (n *Node) handOffLeadership() {
 		return
 	}
 	last := n.lg.LastIndex()
-	for _, id := range sortedIDs(st.Config.Voters.IDs()) {
+	for _, id := range slices.Sorted(maps.Keys(st.Config.Voters.IDs())) {
 		if id == n.id || n.IsLogOnly(id) {
 			continue
 		}
@@ -521,17 +532,4 @@ func (n *Node) handOffLeadership() {
 			return
 		}
 	}
-}
-
-func sortedIDs(m map[uint64]struct{}) []uint64 {
-	out := make([]uint64, 0, len(m))
-	for id := range m {
-		out = append(out, id)
-	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
 }

@@ -138,10 +138,7 @@ func (n *Node) ManualTick() {
 	if n.usableManual() != nil {
 		return
 	}
-	n.rn.Tick()
-	n.updatePurgeFloor()
-	n.handOffLeadership()
-	n.requestLease()
+	n.tick()
 }
 
 // ManualDeliver steps a message from another member (the transport's Step, as the loop takes it).
@@ -239,14 +236,7 @@ func (n *Node) ManualSync() error {
 	if err := n.usableManual(); err != nil {
 		return err
 	}
-	if n.lg.LastIndex() <= n.durable.Load() {
-		return nil
-	}
-	if err := n.syncLog(); err != nil {
-		n.fail(err)
-		return err
-	}
-	return nil
+	return n.syncBehind()
 }
 
 // ManualStatus is raft's status (Status asks the loop, which manual mode does not run).

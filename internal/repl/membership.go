@@ -54,7 +54,7 @@ func (n *Node) ChangeMembership(ctx context.Context, c MemberChange) error {
 		// The address stays what the log recorded when the member was added.
 		c.Addr, _ = n.memberAddr(c.ID)
 	}
-	req := n.bootID | n.nextID.Add(1)&(1<<32-1)
+	req := n.newID()
 	mctx, err := json.Marshal(memberContext{Addr: c.Addr, Req: req, LogOnly: c.Op == AddLogOnly || (c.Op == Promote && n.IsLogOnly(c.ID))})
 	if err != nil {
 		return err

@@ -50,6 +50,7 @@
 package repl
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -57,6 +58,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -532,12 +534,16 @@ func (n *Node) newProposal(rec []byte, async bool, epoch uint64) (*proposal, err
 			return nil, &DiskFullError{Free: free, Reserve: n.cfg.ReserveBytes}
 		}
 	}
-	p := &proposal{id: n.bootID | n.nextID.Add(1)&(1<<32-1), epoch: epoch, async: async, start: time.Now(), done: make(chan struct{})}
+	p := &proposal{id: n.newID(), epoch: epoch, async: async, start: time.Now(), done: make(chan struct{})}
 	p.data = make([]byte, 8+len(rec))
 	binary.BigEndian.PutUint64(p.data, p.id)
 	copy(p.data[8:], rec)
 	return p, nil
 }
+
+// newID is a proposal or request id unique across this node's restarts: the process's random boot
+// id in the high 32 bits, a counter in the low ones.
+func (n *Node) newID() uint64 { return n.bootID | n.nextID.Add(1)&(1<<32-1) }
 
 func (n *Node) otherLeader() uint64 {
 	if l := n.lead.Load(); l != n.id {
@@ -650,7 +656,7 @@ func (n *Node) Status(ctx context.Context) (Status, error) {
 	for id := range rs.Config.Learners {
 		s.Members = append(s.Members, n.member(id, false, rs))
 	}
-	sortMembers(s.Members)
+	slices.SortFunc(s.Members, func(a, b Member) int { return cmp.Compare(a.ID, b.ID) })
 	return s, nil
 }
 
@@ -662,14 +668,6 @@ func (n *Node) member(id uint64, voter bool, rs raft.Status) Member {
 		m.Progress = pr.State.String()
 	}
 	return m
-}
-
-func sortMembers(ms []Member) {
-	for i := 1; i < len(ms); i++ {
-		for j := i; j > 0 && ms[j].ID < ms[j-1].ID; j-- {
-			ms[j], ms[j-1] = ms[j-1], ms[j]
-		}
-	}
 }
 
 func roleName(s raft.StateType) string {

@@ -109,11 +109,10 @@ func (n *Node) snapshotForRaft() (pb.Snapshot, error) {
 func (n *Node) pin() (*pinned, error) {
 	s := n.eng.NewSnapshot()
 	fail := func(err error) (*pinned, error) { _ = s.Close(); return nil, err }
-	v, ok, err := s.Get(appliedKeyForSnapshot())
-	if err != nil || !ok || len(v) != 8 {
-		return fail(fmt.Errorf("read applied index from the snapshot: %v (found %v)", err, ok))
+	idx, err := s.AppliedPosition()
+	if err != nil || idx == 0 {
+		return fail(fmt.Errorf("read applied index from the snapshot: %v (index %d)", err, idx))
 	}
-	idx := binary.BigEndian.Uint64(v)
 	term, err := n.lg.Term(idx)
 	if err != nil {
 		return fail(fmt.Errorf("term of %d: %w", idx, err))
@@ -146,10 +145,6 @@ func (n *Node) releasePins(all bool) {
 		}
 	}
 }
-
-// appliedKeyForSnapshot is the engine's applied-index key (engine keeps it private; its layout is
-// 0x00 "applied").
-func appliedKeyForSnapshot() []byte { return []byte{0x00, 'a', 'p', 'p', 'l', 'i', 'e', 'd'} }
 
 // Stream framing: 'r' uvarint(len k) k uvarint(len v) v records; after about every chunkBytes a 'c'
 // with the CRC32C (Castagnoli) of the bytes since the previous check; at the end an 'e' with the CRC

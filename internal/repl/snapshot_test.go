@@ -50,7 +50,7 @@ func TestSnapshotInstallCrash(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.ingested {
-				_ = l.Add(appliedKeyForSnapshot(), binary.BigEndian.AppendUint64(nil, idx))
+				_ = l.Add(engine.AppliedKey(), binary.BigEndian.AppendUint64(nil, idx))
 				for i := 0; i < 10; i++ {
 					_ = l.Add([]byte(fmt.Sprintf("k%02d", i)), []byte("v"))
 				}
