@@ -47,12 +47,7 @@ func mapCommitError(err error, primary func() string) error {
 	var ie *repl.InterruptedError
 	switch {
 	case errors.As(err, &nl):
-		where := "no primary is known at the moment"
-		if p := primary(); p != "" {
-			where = "the primary is " + p
-		}
-		return sqlerr.New(sqlerr.ErrOptionPreventsStatement,
-			"The MySQL server is running with the --read-only option so it cannot execute this statement (this Kiln node is a replica; %s)", where)
+		return sql.ReplicaWriteError(primary())
 	case errors.Is(err, repl.ErrStaleEpoch):
 		return sqlerr.New(sqlerr.ErrLockDeadlock, "Deadlock found when trying to get lock; try restarting transaction (the primary changed while the transaction ran; it was rolled back)")
 	case errors.Is(err, repl.ErrNotCommitted):
@@ -89,11 +84,7 @@ func (c clusterView) ReadBarrier(ctx context.Context) error {
 	if !c.n.IsLeader() || c.n.ReadLeaseValid() || c.n.WaitReadLease(ctx) {
 		return nil
 	}
-	where := "no primary is known at the moment"
-	if p := c.primary(); p != "" {
-		where = "the primary is " + p
-	}
-	return sqlerr.New(sqlerr.ErrLockDeadlock, "Deadlock found when trying to get lock; try restarting transaction (this node stopped being the primary while the statement waited to confirm it; %s)", where)
+	return sqlerr.New(sqlerr.ErrLockDeadlock, "Deadlock found when trying to get lock; try restarting transaction (this node stopped being the primary while the statement waited to confirm it; %s)", sql.PrimaryPhrase(c.primary()))
 }
 
 func (c clusterView) Generation() sql.Generation {

@@ -104,12 +104,23 @@ func (db *DB) refuseWrite(st ast.StmtNode) error {
 	if ok {
 		return nil
 	}
-	where := "no primary is known at the moment"
-	if primary != "" {
-		where = "the primary is " + primary
-	}
+	return ReplicaWriteError(primary)
+}
+
+// ReplicaWriteError is 1290 for a write a replica refuses, as a MySQL replica with read_only
+// answers, naming the primary's MySQL address ("" when none is known). The server answers commits
+// that reach a node no longer leading with the same error.
+func ReplicaWriteError(primary string) error {
 	return sqlerr.New(sqlerr.ErrOptionPreventsStatement,
-		"The MySQL server is running with the --read-only option so it cannot execute this statement (this Kiln node is a replica; %s)", where)
+		"The MySQL server is running with the --read-only option so it cannot execute this statement (this Kiln node is a replica; %s)", PrimaryPhrase(primary))
+}
+
+// PrimaryPhrase says where the primary is, for error messages.
+func PrimaryPhrase(primary string) string {
+	if primary == "" {
+		return "no primary is known at the moment"
+	}
+	return "the primary is " + primary
 }
 
 // writes reports whether a statement writes rows or the catalog.
