@@ -105,47 +105,63 @@ type serveOpts struct {
 
 func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveOpts) error {
 	start := time.Now()
-	if o.cluster.logOnly {
-		return serveLogOnly(ctx, logger, cfg, o)
+	logOnly := o.cluster.logOnly
+	if logOnly && o.cluster.raftListen == "" {
+		return errors.New("--log-only needs --raft-listen and a cluster (--peers or --join)")
 	}
 	// The MySQL socket is bound first (nothing is accepted until the data directory is open) so the
-	// cluster's transport can tell peers the address clients reach this node on.
-	ln, err := net.Listen("tcp", o.listen)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", o.listen, err)
+	// cluster's transport can tell peers the address clients reach this node on. A log-only voter
+	// serves no MySQL clients.
+	var ln net.Listener
+	mysqlAddr := ""
+	if !logOnly {
+		var err error
+		if ln, err = net.Listen("tcp", o.listen); err != nil {
+			return fmt.Errorf("listen %s: %w", o.listen, err)
+		}
+		mysqlAddr = ln.Addr().String()
 	}
 	hln, err := net.Listen("tcp", o.http)
 	if err != nil {
-		ln.Close()
+		if ln != nil {
+			ln.Close()
+		}
 		return fmt.Errorf("listen %s: %w", o.http, err)
 	}
-	cn, err := o.cluster.setUp(&cfg, logger, ln.Addr().String(), hln.Addr().String())
-	if err != nil {
-		ln.Close()
+	closeListeners := func() {
+		if ln != nil {
+			ln.Close()
+		}
 		hln.Close()
+	}
+	cn, err := o.cluster.setUp(&cfg, logger, mysqlAddr, hln.Addr().String())
+	if err != nil {
+		closeListeners()
 		return err
 	}
 	srv, err := server.Open(ctx, cfg)
 	if err != nil {
 		cn.stop()
-		ln.Close()
-		hln.Close()
+		closeListeners()
 		return err
 	}
 	cn.attach(srv.Node())
 	logger.Info("data directory open", "dir", cfg.DataDir, "took", time.Since(start))
-	ps := mysql.NewServer(mysql.Config{ServerVersion: serverVersion(), MaxAllowedPacket: o.maxPacket}, handler{srv}, logger)
-	srv.CloseConn = ps.CloseConn
 	hs := adminHTTP(srv, o)
 	go func() {
 		if err := hs.Serve(hln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("http server", "err", err)
 		}
 	}()
-	logger.Info("kiln serving", "version", serverVersion(), "mysql", ln.Addr().String(), "http", hln.Addr().String(), "pid", strconv.Itoa(os.Getpid()),
-		"node", srv.Node().ID(), "raft", o.cluster.raftListen)
 	errc := make(chan error, 1)
-	go func() { errc <- ps.Serve(ln) }()
+	var ps *mysql.Server
+	if ln != nil {
+		ps = mysql.NewServer(mysql.Config{ServerVersion: serverVersion(), MaxAllowedPacket: o.maxPacket}, handler{srv}, logger)
+		srv.CloseConn = ps.CloseConn
+		go func() { errc <- ps.Serve(ln) }()
+	}
+	logger.Info("kiln serving", "version", serverVersion(), "mysql", mysqlAddr, "http", hln.Addr().String(), "pid", strconv.Itoa(os.Getpid()),
+		"node", srv.Node().ID(), "raft", o.cluster.raftListen, "log_only", logOnly)
 	select {
 	case <-ctx.Done():
 		logger.Info("shutting down")
@@ -154,7 +170,9 @@ func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveO
 			logger.Error("mysql server stopped", "err", err)
 		}
 	}
-	ps.Close()
+	if ps != nil {
+		ps.Close()
+	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = hs.Shutdown(shutCtx)
@@ -164,47 +182,6 @@ func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveO
 		return fmt.Errorf("close: %w", err)
 	}
 	logger.Info("stopped")
-	return nil
-}
-
-// serveLogOnly runs a log-only voter: raft and the HTTP checks, no MySQL listener.
-func serveLogOnly(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveOpts) error {
-	if o.cluster.raftListen == "" {
-		return errors.New("--log-only needs --raft-listen and a cluster (--peers or --join)")
-	}
-	hln, err := net.Listen("tcp", o.http)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", o.http, err)
-	}
-	cn, err := o.cluster.setUp(&cfg, logger, "", hln.Addr().String())
-	if err != nil {
-		hln.Close()
-		return err
-	}
-	srv, err := server.Open(ctx, cfg)
-	if err != nil {
-		cn.stop()
-		hln.Close()
-		return err
-	}
-	cn.attach(srv.Node())
-	hs := adminHTTP(srv, o)
-	go func() {
-		if err := hs.Serve(hln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("http server", "err", err)
-		}
-	}()
-	logger.Info("kiln serving as a log-only voter", "version", serverVersion(), "http", hln.Addr().String(), "node", srv.Node().ID(), "raft", o.cluster.raftListen)
-	<-ctx.Done()
-	logger.Info("shutting down")
-	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = hs.Shutdown(shutCtx)
-	err = srv.Close()
-	cn.stop()
-	if err != nil {
-		return fmt.Errorf("close: %w", err)
-	}
 	return nil
 }
 

@@ -124,13 +124,13 @@ func LoadClusterIdentity(dataDir string, want ClusterIdentity, newID string) (Cl
 		if err := os.WriteFile(tmp, append(js, '\n'), 0o644); err != nil {
 			return ClusterIdentity{}, fmt.Errorf("record cluster identity: %w", err)
 		}
-		if err := syncFile(tmp); err != nil {
+		if err := syncPath(tmp); err != nil {
 			return ClusterIdentity{}, err
 		}
 		if err := os.Rename(tmp, p); err != nil {
 			return ClusterIdentity{}, fmt.Errorf("record cluster identity: %w", err)
 		}
-		return want, syncDir(dataDir)
+		return want, syncPath(dataDir)
 	}
 	if err != nil {
 		return ClusterIdentity{}, fmt.Errorf("read %s: %w", p, err)
@@ -146,15 +146,6 @@ func LoadClusterIdentity(dataDir string, want ClusterIdentity, newID string) (Cl
 		return ClusterIdentity{}, fmt.Errorf("data directory %s belongs to cluster %s, not %s: refusing to start", dataDir, got.ClusterID, want.ClusterID)
 	}
 	return got, nil
-}
-
-func syncFile(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
 }
 
 // clusterMembers is the SQL layer's cluster status rows, from the node's view.

@@ -201,7 +201,7 @@ func checkFormat(dir string) error {
 		if err := os.Rename(tmp, p); err != nil {
 			return fmt.Errorf("initialise data directory: %w", err)
 		}
-		return syncDir(dir)
+		return syncPath(dir)
 	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", p, err)
@@ -217,7 +217,8 @@ func checkFormat(dir string) error {
 	return nil
 }
 
-func syncDir(dir string) error {
+// syncPath fsyncs a file or a directory (after a create or rename in it).
+func syncPath(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
