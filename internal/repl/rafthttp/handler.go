@@ -58,13 +58,11 @@ func (t *Transport) serveStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if !t.enter() {
-		http.Error(w, "raft transport stopped", http.StatusServiceUnavailable)
+	ctx, done, ok := t.admit(w, r)
+	if !ok {
 		return
 	}
-	defer t.wg.Done()
-	ctx, release := t.handlerContext(w, r)
-	defer release()
+	defer done()
 	t.setMeta(from, meta)
 
 	rc := http.NewResponseController(w)
@@ -134,13 +132,11 @@ func (t *Transport) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !t.enter() {
-		http.Error(w, "raft transport stopped", http.StatusServiceUnavailable)
+	ctx, done, ok := t.admit(w, r)
+	if !ok {
 		return
 	}
-	defer t.wg.Done()
-	ctx, release := t.handlerContext(w, r)
-	defer release()
+	defer done()
 
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSnapshot))
 	if err != nil {
@@ -191,6 +187,17 @@ func (t *Transport) checkRequest(w http.ResponseWriter, r *http.Request) (from u
 		}
 	}
 	return from, true
+}
+
+// admit lets a handler that calls into Raft run, unless the transport has stopped (503). Its ctx is
+// handlerContext's; done must run before the handler returns (Stop waits for it).
+func (t *Transport) admit(w http.ResponseWriter, r *http.Request) (ctx context.Context, done func(), ok bool) {
+	if !t.enter() {
+		http.Error(w, "raft transport stopped", http.StatusServiceUnavailable)
+		return nil, nil, false
+	}
+	ctx, release := t.handlerContext(w, r)
+	return ctx, func() { release(); t.wg.Done() }, true
 }
 
 // handlerContext returns the context for Raft.Step: it ends with the request, at Stop, and when the
