@@ -137,6 +137,9 @@ func (n *Node) failJobs(jobs []*applyJob) {
 			}
 		}
 		n.aq.done(j.bytes)
+		if j.barrier != nil {
+			close(j.barrier) // the waiter finds the node failed (installSnapshot checks)
+		}
 	}
 }
 

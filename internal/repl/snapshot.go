@@ -425,6 +425,9 @@ func (n *Node) installSnapshot(s pb.Snapshot, rdHS pb.HardState) error {
 	// Entries handed to apply before are all below the snapshot; let them finish so nothing writes
 	// to the engine during the swap.
 	n.aq.barrier()
+	if err := n.fatal(); err != nil {
+		return fmt.Errorf("repl: no snapshot install on a stopped node: %w", err)
+	}
 	val := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, idx), term)
 	if err := st.loader.Install(snapMarkerKey, val); err != nil {
 		return fmt.Errorf("repl: install engine snapshot %d: %w", idx, err)
