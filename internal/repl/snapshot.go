@@ -156,6 +156,9 @@ const (
 	chunkBytes  = 1 << 20
 	maxKeyBytes = 1 << 20
 	maxValBytes = 256 << 20
+	// maxUncheckedBytes bounds what a receiver holds before a checksum frame: a chunk plus one
+	// record of the largest size.
+	maxUncheckedBytes = chunkBytes + maxKeyBytes + maxValBytes
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -349,6 +352,7 @@ func readSnapshotStream(r io.Reader, add func(k, v []byte) error) (done bool, er
 	h := crc32.New(castagnoli)
 	type kv struct{ k, v []byte }
 	var pending []kv
+	var pendingBytes int
 	var records uint64
 	readN := func(limit uint64) ([]byte, error) {
 		sz, err := binary.ReadUvarint(hashingByteReader{br, h})
@@ -382,6 +386,11 @@ func readSnapshotStream(r io.Reader, add func(k, v []byte) error) (done bool, er
 				return false, err
 			}
 			pending = append(pending, kv{k, v})
+			// The sender checks every chunkBytes; a stream that does not is broken, and its
+			// unverified records must not pile up in memory.
+			if pendingBytes += len(k) + len(v); pendingBytes > maxUncheckedBytes {
+				return false, fmt.Errorf("snapshot stream: %d bytes without a checksum", pendingBytes)
+			}
 		case frameCheck, frameEnd:
 			var sum [4]byte
 			if _, err := io.ReadFull(br, sum[:]); err != nil {
@@ -398,6 +407,7 @@ func readSnapshotStream(r io.Reader, add func(k, v []byte) error) (done bool, er
 			}
 			records += uint64(len(pending))
 			pending = pending[:0]
+			pendingBytes = 0
 			if kind == frameEnd {
 				want, err := binary.ReadUvarint(br)
 				if err != nil {
