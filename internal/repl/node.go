@@ -207,6 +207,7 @@ type Node struct {
 	members   map[uint64]string // raft id -> raft address, as applied
 	logOnly   map[uint64]bool   // members that are log-only voters
 
+	bg       sync.WaitGroup // syncLoop, purgeLoop, snapshot fetches: Stop waits for them
 	stopOnce sync.Once
 	failed   atomic.Pointer[error] // a fatal apply or log error stops the node
 
@@ -432,9 +433,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 	}
 	go n.run()
-	go n.syncLoop()
+	n.bg.Go(n.syncLoop)
 	if cfg.PurgeInterval > 0 {
-		go n.purgeLoop()
+		n.bg.Go(n.purgeLoop)
 	}
 	// Wait until caught up with everything committed before this start (and leading, when alone).
 	target := hs.Commit
@@ -750,6 +751,9 @@ func (n *Node) Stop() {
 			n.stopManual() // no goroutines to wait for
 		}
 		<-n.alldc
+		// The background loops (a purge flushes the engine) and a snapshot fetch must be done before
+		// the caller closes the engine.
+		n.bg.Wait()
 		n.snaps.mu.Lock()
 		n.releasePins(true)
 		n.snaps.mu.Unlock()

@@ -271,7 +271,7 @@ func (n *Node) maybeFetch(m pb.Message) bool {
 		n.staged.loader.Abort()
 		n.staged = nil
 	}
-	go func() {
+	n.bg.Go(func() {
 		st, err := n.fetch(d, addr, m.Snapshot.Metadata)
 		deliver := func() {
 			n.fetching = false
@@ -289,7 +289,7 @@ func (n *Node) maybeFetch(m pb.Message) bool {
 				st.loader.Abort()
 			}
 		}
-	}()
+	})
 	return false
 }
 
