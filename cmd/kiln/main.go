@@ -57,6 +57,7 @@ func serveCmd() *cobra.Command {
 	var purgeEvery time.Duration
 	var cl clusterFlags
 	var pprofOn bool
+	var tf tlsFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a Kiln server",
@@ -66,7 +67,7 @@ func serveCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return serve(ctx, logger, server.Config{DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages,
-				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn})
+				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, tls: tf})
 		},
 	}
 	f := cmd.Flags()
@@ -85,6 +86,7 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&purgeEvery, "log-purge-interval", 30*time.Second, "how often the engine is flushed and sealed log segments below it are removed (negative: never)")
 	f.BoolVar(&pprofOn, "pprof", false, "serve Go's /debug/pprof/ profiles on the HTTP port (off by default: they expose internals and cost CPU)")
 	cl.register(f)
+	tf.register(f)
 	return cmd
 }
 
@@ -101,6 +103,7 @@ type serveOpts struct {
 	maxPacket    int
 	cluster      clusterFlags
 	pprof        bool
+	tls          tlsFlags
 }
 
 func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveOpts) error {
@@ -134,7 +137,12 @@ func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveO
 		}
 		hln.Close()
 	}
-	cn, err := o.cluster.setUp(&cfg, logger, mysqlAddr, hln.Addr().String())
+	ts, err := o.tls.setUp(&cfg, logger)
+	if err != nil {
+		closeListeners()
+		return err
+	}
+	cn, err := o.cluster.setUp(&cfg, logger, mysqlAddr, hln.Addr().String(), ts.peer)
 	if err != nil {
 		closeListeners()
 		return err
@@ -147,16 +155,23 @@ func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveO
 	}
 	cn.attach(srv.Node())
 	logger.Info("data directory open", "dir", cfg.DataDir, "took", time.Since(start))
-	hs := adminHTTP(srv, o)
+	hs := adminHTTP(srv, o, ts)
 	go func() {
-		if err := hs.Serve(hln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		serveHTTP := func() error { return hs.Serve(hln) }
+		if ts.peer != nil {
+			// Peer TLS covers the HTTP port too (kiln cluster talks to it).
+			hs.TLSConfig = ts.peer.PeerServer(false)
+			serveHTTP = func() error { return hs.ServeTLS(hln, "", "") }
+		}
+		if err := serveHTTP(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("http server", "err", err)
 		}
 	}()
 	errc := make(chan error, 1)
 	var ps *mysql.Server
 	if ln != nil {
-		ps = mysql.NewServer(mysql.Config{ServerVersion: serverVersion(), MaxAllowedPacket: o.maxPacket}, handler{srv}, logger)
+		ps = mysql.NewServer(mysql.Config{ServerVersion: serverVersion(), MaxAllowedPacket: o.maxPacket, TLS: ts.mysql(),
+			RequireSecureTransport: func() bool { return srv.DB.GlobalInt("require_secure_transport") != 0 }}, handler{srv}, logger)
 		srv.CloseConn = ps.CloseConn
 		go func() { errc <- ps.Serve(ln) }()
 	}
@@ -187,13 +202,13 @@ func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveO
 
 // adminHTTP is the HTTP port: metrics, the role checks, cluster status and membership, and pprof when
 // asked for.
-func adminHTTP(srv *server.Server, o serveOpts) *http.Server {
+func adminHTTP(srv *server.Server, o serveOpts, ts tlsSetup) *http.Server {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(srv.Collector())
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	roleHandlers(mux, srv, o.cluster.replicaMaxLag)
+	roleHandlers(mux, srv, o.cluster.replicaMaxLag, ts.requireClientCert)
 	if o.pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)

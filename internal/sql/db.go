@@ -33,6 +33,11 @@ type Config struct {
 	Durability string
 	// BeforeImages is kiln_log_before_images' initial value.
 	BeforeImages bool
+	// SSLCert, SSLKey and SSLCA are the certificate files MySQL clients are served TLS with
+	// (ssl_cert, ssl_key, ssl_ca; SSLCert "" means no TLS: have_ssl = DISABLED), and
+	// RequireSecureTransport require_secure_transport's initial value.
+	SSLCert, SSLKey, SSLCA string
+	RequireSecureTransport bool
 	// Cluster, if set, says whether this node takes writes and when its catalog must be reloaded.
 	Cluster Cluster
 }

@@ -29,6 +29,9 @@ type Session struct {
 	CurDB         string
 	FoundRowsFlag bool // CLIENT_FOUND_ROWS: UPDATE reports matched rather than changed rows
 	tablesLocked  bool // LOCK TABLES is in effect (UNLOCK TABLES then commits)
+	// SSLVersion and SSLCipher are the connection's TLS version and cipher ("" without TLS): the
+	// session status variables Ssl_version and Ssl_cipher.
+	SSLVersion, SSLCipher string
 
 	vars     map[string]types.Value
 	userVars map[string]types.Value

@@ -1,0 +1,247 @@
+package mysql
+
+// TLS with the real go-sql-driver/mysql client, and the upgrade byte by byte.
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	gomysql "github.com/go-sql-driver/mysql"
+	pmysql "github.com/pingcap/tidb/pkg/parser/mysql"
+
+	"github.com/kiln-db/kiln/internal/tlsconf"
+)
+
+var (
+	tlsOnce    sync.Once
+	tlsSet     *tlsconf.Set // the server's generated CA and certificate
+	tlsErr     error
+	tlsOtherCA *x509.CertPool // a CA that signed nothing of the server's
+)
+
+// testTLS generates, once per test binary, a server certificate as a data directory gets it, a
+// second unrelated CA, and registers the driver's TLS configurations: "kiln-ca" verifies the server
+// against its CA (VERIFY_CA, and the host too: the certificate names 127.0.0.1), "other-ca" against
+// the unrelated one. tls=skip-verify is the driver's REQUIRED.
+func testTLS(t testing.TB) *tlsconf.Set {
+	t.Helper()
+	tlsOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "kiln-mysql-tls")
+		if err != nil {
+			tlsErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		other, err := os.MkdirTemp("", "kiln-mysql-tls-other")
+		if err != nil {
+			tlsErr = err
+			return
+		}
+		defer os.RemoveAll(other)
+		files, _, err := tlsconf.EnsureAuto(dir)
+		if err != nil {
+			tlsErr = err
+			return
+		}
+		if tlsSet, err = tlsconf.Load(files); err != nil {
+			tlsErr = err
+			return
+		}
+		ofiles, _, err := tlsconf.EnsureAuto(other)
+		if err != nil {
+			tlsErr = err
+			return
+		}
+		oset, err := tlsconf.Load(ofiles)
+		if err != nil {
+			tlsErr = err
+			return
+		}
+		tlsOtherCA = oset.Pool
+		tlsErr = gomysql.RegisterTLSConfig("kiln-ca", &tls.Config{RootCAs: tlsSet.Pool})
+		if tlsErr == nil {
+			tlsErr = gomysql.RegisterTLSConfig("other-ca", &tls.Config{RootCAs: tlsOtherCA})
+		}
+	})
+	if tlsErr != nil {
+		t.Fatal(tlsErr)
+	}
+	return tlsSet
+}
+
+func TestDriverTLS(t *testing.T) {
+	set := testTLS(t)
+	tests := []struct {
+		name      string
+		noTLS     bool // the server has no certificate
+		require   bool // require_secure_transport
+		fullAuth  bool
+		plugin    string
+		user, pw  string
+		params    string
+		wantTLS   bool
+		wantErr   string // substring; "" = success
+		wantInErr string // a second substring
+	}{
+		{name: "REQUIRED (skip-verify)", params: "tls=skip-verify", user: "alice", pw: "secret", wantTLS: true},
+		{name: "VERIFY_CA", params: "tls=kiln-ca", user: "alice", pw: "secret", wantTLS: true},
+		{name: "VERIFY_CA native", plugin: NativePassword, params: "tls=kiln-ca", user: "alice", pw: "secret", wantTLS: true},
+		// caching_sha2_password's full authentication over TLS: the password in cleartext, no RSA.
+		{name: "sha2 full auth over TLS", fullAuth: true, params: "tls=kiln-ca", user: "bob", pw: "pässwörd with spaces and a long tail 0123456789", wantTLS: true},
+		{name: "sha2 full auth over TLS wrong", fullAuth: true, params: "tls=kiln-ca", user: "alice", pw: "secret!", wantErr: "Error 1045"},
+		{name: "sha2 full auth over TLS empty", fullAuth: true, params: "tls=kiln-ca", user: "root", wantTLS: true},
+		{name: "wrong CA", params: "tls=other-ca", user: "alice", pw: "secret", wantErr: "certificate signed by unknown authority"},
+		{name: "preferred", params: "tls=preferred", user: "alice", pw: "secret", wantTLS: true},
+		{name: "plain", params: "tls=false", user: "alice", pw: "secret"},
+		{name: "require_secure_transport plain", require: true, params: "tls=false", user: "alice", pw: "secret",
+			wantErr: "Error 3159 (HY000): Connections using insecure transport are prohibited while --require_secure_transport=ON."},
+		{name: "require_secure_transport plain wrong password", require: true, params: "tls=false", user: "alice", pw: "nope", wantErr: "Error 3159"},
+		{name: "require_secure_transport TLS", require: true, params: "tls=skip-verify", user: "alice", pw: "secret", wantTLS: true},
+		{name: "no TLS offered, preferred", noTLS: true, params: "tls=preferred", user: "alice", pw: "secret"},
+		{name: "no TLS offered, required", noTLS: true, params: "tls=skip-verify", user: "alice", pw: "secret", wantErr: "TLS requested but server does not support TLS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newFakeHandler()
+			cfg := Config{AuthPlugin: tt.plugin, CachingSHA2FullAuth: tt.fullAuth}
+			if !tt.noTLS {
+				cfg.TLS = set.MySQL()
+			}
+			var asked atomic.Int32
+			cfg.RequireSecureTransport = func() bool { asked.Add(1); return tt.require }
+			_, addr := startServer(t, cfg, h)
+			db := openDB(t, addr, tt.user, tt.pw, tt.params)
+			err := db.Ping()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			info := h.lastInfo()
+			if info.TLS != tt.wantTLS {
+				t.Fatalf("ConnInfo.TLS = %v, want %v", info.TLS, tt.wantTLS)
+			}
+			switch {
+			case tt.wantTLS && (info.TLSVersion != "TLSv1.3" || info.TLSCipher == "" || info.Capabilities&pmysql.ClientSSL == 0):
+				t.Fatalf("TLS ConnInfo %+v", info)
+			case !tt.wantTLS && (info.TLSVersion != "" || info.TLSCipher != ""):
+				t.Fatalf("plain ConnInfo %+v", info)
+			}
+			// Secure connections need not ask; plain ones must.
+			if !tt.wantTLS && asked.Load() == 0 {
+				t.Fatal("require_secure_transport was never asked of a plain connection")
+			}
+			// The connection works after the upgrade: a query and its result.
+			h.stmts["SELECT 1"] = rowsOf(typedColumns[:1], typedRows[0][:1])
+			if _, err := db.Exec("SELECT 1"); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestTLSVersions: TLS 1.2 works too (the cipher reported by its OpenSSL name), and TLS 1.1 is
+// refused, as MySQL 8's tls_version.
+func TestTLSVersions(t *testing.T) {
+	set := testTLS(t)
+	h := newFakeHandler()
+	_, addr := startServer(t, Config{TLS: set.MySQL()}, h)
+	if err := gomysql.RegisterTLSConfig("kiln-tls12", &tls.Config{RootCAs: set.Pool, MaxVersion: tls.VersionTLS12}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gomysql.RegisterTLSConfig("kiln-tls11", &tls.Config{RootCAs: set.Pool, MaxVersion: tls.VersionTLS11}); err != nil {
+		t.Fatal(err)
+	}
+	if err := openDB(t, addr, "alice", "secret", "tls=kiln-tls12").Ping(); err != nil {
+		t.Fatal(err)
+	}
+	if info := h.lastInfo(); info.TLSVersion != "TLSv1.2" || info.TLSCipher != "ECDHE-ECDSA-AES128-GCM-SHA256" {
+		t.Fatalf("TLS 1.2 ConnInfo %+v", info)
+	}
+	if err := openDB(t, addr, "alice", "secret", "tls=kiln-tls11").Ping(); err == nil {
+		t.Fatal("a TLS 1.1 client connected")
+	}
+}
+
+// coalescingConn holds back its first write (the SSLRequest) and sends it together with the
+// second (the ClientHello), so the server reads both at once.
+type coalescingConn struct {
+	net.Conn
+	held []byte
+	n    int
+}
+
+func (c *coalescingConn) Write(p []byte) (int, error) {
+	c.n++
+	if c.n == 1 {
+		c.held = append([]byte(nil), p...)
+		return len(p), nil
+	}
+	if c.held != nil {
+		b := append(c.held, p...)
+		c.held = nil
+		if _, err := c.Conn.Write(b); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+// TestTLSUpgradeRaw: the SSLRequest and the ClientHello arriving in one read (the server's packet
+// reader has buffered the start of TLS), the handshake response over TLS with sequence id 2, then
+// a command; and a second SSLRequest over TLS is a bad handshake.
+func TestTLSUpgradeRaw(t *testing.T) {
+	set := testTLS(t)
+	h := newFakeHandler()
+	_, addr := startServer(t, Config{TLS: set.MySQL(), AuthPlugin: NativePassword}, h)
+	for _, again := range []bool{false, true} {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cc := &coalescingConn{Conn: nc}
+		c := newRawClientOn(t, cc)
+		if c.caps&pmysql.ClientSSL == 0 {
+			t.Fatal("greeting without CLIENT_SSL")
+		}
+		caps := rawClientCaps | pmysql.ClientSSL
+		c.write(buildHandshakeResponse(caps, "", nil, "", "", nil)[:32]) // the SSLRequest, held back
+		tc := tls.Client(cc, &tls.Config{RootCAs: set.Pool, ServerName: "localhost"})
+		if err := tc.Handshake(); err != nil {
+			t.Fatal(err)
+		}
+		seq := c.p.seq
+		if seq != 2 {
+			t.Fatalf("sequence after the SSLRequest %d, want 2", seq)
+		}
+		c.p = newPacketIO(tc, tc, 1<<30)
+		c.p.seq = seq
+		if again {
+			c.write(buildHandshakeResponse(caps, "", nil, "", "", nil)[:32])
+			if reply := c.mustRead(); reply[0] != hdrErr || !strings.Contains(string(reply), "Bad handshake") {
+				t.Fatalf("second SSLRequest: %q", reply)
+			}
+			tc.Close()
+			continue
+		}
+		c.write(buildHandshakeResponse(caps, "alice", scrambleNative(c.scramble, "secret"), "", NativePassword, nil))
+		if reply := c.mustRead(); reply[0] != hdrOK {
+			t.Fatalf("login over TLS: %q", reply)
+		}
+		if info := h.lastInfo(); !info.TLS {
+			t.Fatalf("ConnInfo %+v", info)
+		}
+		tc.Close()
+	}
+}
