@@ -78,41 +78,69 @@ func EnsureAuto(dir string) (f Files, generated bool, err error) {
 	return f, true, nil
 }
 
-// generate writes a self-signed CA and a server certificate it signs. ECDSA P-256 keys: every TLS
-// client Kiln targets accepts them, and they cost microseconds to make where RSA costs up to a
-// second on a busy machine. The server certificate names localhost, the loopback addresses and the
-// host name, so clients that check the host (VERIFY_IDENTITY, mariadb --ssl-verify-server-cert)
-// succeed locally.
-func generate(dir string) error {
+// CA is a certificate authority that can sign certificates: the generated one of a data directory,
+// and in tests a cluster's.
+type CA struct {
+	Cert *x509.Certificate
+	Key  *ecdsa.PrivateKey
+}
+
+// NewCA makes a self-signed CA named cn. ECDSA P-256 keys: every TLS client Kiln targets accepts
+// them, and they cost microseconds to make where RSA costs up to a second on a busy machine.
+func NewCA(cn string) (*CA, error) {
 	now := time.Now().Add(-time.Hour) // tolerate clocks a little behind ours
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	caTmpl := &x509.Certificate{
+	tmpl := &x509.Certificate{
 		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: autoPrefix + "CA_Certificate"},
+		Subject:               pkix.Name{CommonName: cn},
 		NotBefore:             now,
 		NotAfter:              now.Add(autoValidity),
 		IsCA:                  true,
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
 	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ca, err := x509.ParseCertificate(caDER)
+	cert, err := x509.ParseCertificate(der)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	return &CA{Cert: cert, Key: key}, nil
+}
+
+// CertPEM is the CA's certificate in PEM.
+func (ca *CA) CertPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw})
+}
+
+// KeyPEM is the CA's private key in PEM (PKCS #8).
+func (ca *CA) KeyPEM() ([]byte, error) { return keyPEM(ca.Key) }
+
+func keyPEM(k *ecdsa.PrivateKey) ([]byte, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
+
+// Issue signs a certificate named cn for server and client use (a node is both to its peers),
+// valid for localhost, the loopback addresses and hosts (names or IP addresses), and returns it and
+// its key in PEM.
+func (ca *CA) Issue(cn string, hosts ...string) (certPEM, keyPEMBytes []byte, err error) {
+	now := time.Now().Add(-time.Hour)
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: autoPrefix + "Server_Certificate"},
+		Subject:      pkix.Name{CommonName: cn},
 		NotBefore:    now,
 		NotAfter:     now.Add(autoValidity),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
@@ -120,18 +148,40 @@ func generate(dir string) error {
 		DNSNames:     []string{"localhost"},
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 	}
-	if h, err := os.Hostname(); err == nil && h != "" && h != "localhost" {
-		tmpl.DNSNames = append(tmpl.DNSNames, h)
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else if h != "" && h != "localhost" {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
+	if err != nil {
+		return nil, nil, err
+	}
+	kp, err := keyPEM(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), kp, nil
+}
+
+// generate writes a self-signed CA and a server certificate it signs, naming this host too, so
+// clients that check the host (VERIFY_IDENTITY, mariadb --ssl-verify-server-cert) succeed locally.
+func generate(dir string) error {
+	ca, err := NewCA(autoPrefix + "CA_Certificate")
 	if err != nil {
 		return err
 	}
-	caKeyDER, err := x509.MarshalPKCS8PrivateKey(caKey)
+	var hosts []string
+	if h, err := os.Hostname(); err == nil {
+		hosts = append(hosts, h)
+	}
+	cert, key, err := ca.Issue(autoPrefix+"Server_Certificate", hosts...)
 	if err != nil {
 		return err
 	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	caKey, err := ca.KeyPEM()
 	if err != nil {
 		return err
 	}
@@ -139,18 +189,16 @@ func generate(dir string) error {
 	// server-cert.pem and server-key.pem as done, so a crash in between leaves a partial set that
 	// is reported, never a CA without its key.
 	for _, w := range []struct {
-		name  string
-		typ   string
-		der   []byte
-		perm  os.FileMode
-		final bool
+		name string
+		data []byte
+		perm os.FileMode
 	}{
-		{CAKeyFile, "PRIVATE KEY", caKeyDER, 0o600, false},
-		{KeyFile, "PRIVATE KEY", keyDER, 0o600, false},
-		{CertFile, "CERTIFICATE", der, 0o644, false},
-		{CAFile, "CERTIFICATE", caDER, 0o644, true},
+		{CAKeyFile, caKey, 0o600},
+		{KeyFile, key, 0o600},
+		{CertFile, cert, 0o644},
+		{CAFile, ca.CertPEM(), 0o644},
 	} {
-		if err := writeFileAtomic(filepath.Join(dir, w.name), pem.EncodeToMemory(&pem.Block{Type: w.typ, Bytes: w.der}), w.perm); err != nil {
+		if err := writeFileAtomic(filepath.Join(dir, w.name), w.data, w.perm); err != nil {
 			return err
 		}
 	}
@@ -223,6 +271,23 @@ func Load(f Files) (*Set, error) {
 	if f.CA != "" {
 		if s.Pool, err = loadPool(f.CA); err != nil {
 			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// FromPEM builds a Set from PEM bytes (a certificate, its key, and the CA, which may be nil), as
+// Load does from files.
+func FromPEM(certPEM, keyPEM, caPEM []byte) (*Set, error) {
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("tls: %w", err)
+	}
+	s := &Set{Cert: cert}
+	if caPEM != nil {
+		s.Pool = x509.NewCertPool()
+		if !s.Pool.AppendCertsFromPEM(caPEM) {
+			return nil, errors.New("tls: the CA holds no PEM certificate")
 		}
 	}
 	return s, nil
