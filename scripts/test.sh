@@ -225,6 +225,11 @@ if [[ $need_server == 1 ]]; then
   fi
 fi
 addr=127.0.0.1:${srv_port:-0}
+# The clients' TLS checks (cli, pymysql, jdbc) verify Kiln against the CA its
+# data directory generated at initialisation.
+if [[ $server == kiln ]]; then
+  export KILN_TLS_CA=$srv_dir/data/ca.pem
+fi
 
 server_step pymysql 120 "$PYTHON" test/clients/pymysql_session.py 127.0.0.1 "$srv_port"
 server_step cli 120 test/clients/cli_session.sh 127.0.0.1 "$srv_port"
