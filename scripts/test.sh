@@ -21,6 +21,8 @@
 #   jdbc         test/clients/jdbc.sh (MySQL Connector/J 8.4 via Maven; needs java, mvn)
 #   dump         test/clients/dump_roundtrip.sh (mariadb-dump, reload into a second Kiln)
 #   gosql        go test ./test/clients/gosql/ (KILN_ADDR set)
+#   (pymysql, cli, jdbc and gosql also check TLS against the server's
+#   generated CA: KILN_TLS_CA)
 #   slt          test/slt/check.sh full (the whole corpus) against test/slt/floor.json
 #   sysbench     test/sysbench/run.sh
 #   linkbench    kiln bench linkbench: 5,000 nodes loaded, 30 s of LinkBench's
