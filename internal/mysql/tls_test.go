@@ -5,12 +5,15 @@ package mysql
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
+	"io"
 	"net"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
 	pmysql "github.com/pingcap/tidb/pkg/parser/mysql"
@@ -243,5 +246,32 @@ func TestTLSUpgradeRaw(t *testing.T) {
 			t.Fatalf("ConnInfo %+v", info)
 		}
 		tc.Close()
+	}
+}
+
+// A client that asks for TLS and then does not speak it (plaintext, or nothing at all until the
+// connect timeout) loses its connection; the server goes on serving others.
+func TestTLSUpgradeGarbage(t *testing.T) {
+	set := testTLS(t)
+	h := newFakeHandler()
+	_, addr := startServer(t, Config{TLS: set.MySQL(), ConnectTimeout: 500 * time.Millisecond}, h)
+	for _, after := range [][]byte{[]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), nil} {
+		c := dialRaw(t, addr)
+		c.write(buildHandshakeResponse(rawClientCaps|pmysql.ClientSSL, "", nil, "", "", nil)[:32])
+		if after != nil {
+			if _, err := c.nc.Write(after); err != nil {
+				t.Fatal(err)
+			}
+		}
+		start := time.Now()
+		_ = c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		// EOF, or a reset when the server closed with our bytes unread: either way, closed.
+		if _, err := io.ReadAll(c.nc); errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("after %q: the server did not close the connection: %v", after, err)
+		}
+		t.Logf("after %q: closed in %v", after, time.Since(start).Round(time.Millisecond))
+	}
+	if err := openDB(t, addr, "alice", "secret", "tls=kiln-ca").Ping(); err != nil {
+		t.Fatal(err)
 	}
 }
