@@ -34,6 +34,7 @@ func main() {
 	root.AddCommand(checkCmd())
 	root.AddCommand(benchCmd())
 	root.AddCommand(clusterCmd())
+	root.AddCommand(tlsCmd())
 	root.AddCommand(&cobra.Command{Use: "version", Short: "Print the version", Run: func(*cobra.Command, []string) {
 		fmt.Println(serverVersion())
 	}})

@@ -3,9 +3,13 @@ package main
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/kiln-db/kiln/internal/server"
@@ -131,4 +135,87 @@ func (c *clientTLSFlags) client() (scheme string, tc *tls.Config, err error) {
 		return "", nil, err
 	}
 	return "https", set.PeerClient(), nil
+}
+
+// tlsCmd is `kiln tls ca|issue`: a cluster CA and node certificates for peer TLS (--tls-ca), without
+// openssl.
+func tlsCmd() *cobra.Command {
+	root := &cobra.Command{Use: "tls", Short: "Make a cluster CA and node certificates for TLS between members (kiln serve --tls-ca)"}
+	var dir string
+	caCmd := &cobra.Command{Use: "ca", Short: "Write a new CA (ca.pem, ca-key.pem) into --dir",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			certFile, keyFile := filepath.Join(dir, tlsconf.CAFile), filepath.Join(dir, tlsconf.CAKeyFile)
+			for _, p := range []string{certFile, keyFile} {
+				if _, err := os.Stat(p); err == nil {
+					return fmt.Errorf("%s exists: not replacing a CA", p)
+				}
+			}
+			ca, err := tlsconf.NewCA("Kiln cluster CA")
+			if err != nil {
+				return err
+			}
+			key, err := ca.KeyPEM()
+			if err != nil {
+				return err
+			}
+			if err := writeNew(keyFile, key, 0o600); err != nil {
+				return err
+			}
+			if err := writeNew(certFile, ca.CertPEM(), 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s (keep the key off the nodes)\n", certFile, keyFile)
+			return nil
+		}}
+	caCmd.Flags().StringVar(&dir, "dir", ".", "directory to write ca.pem and ca-key.pem into")
+	var caDir, name, out string
+	var hosts []string
+	issueCmd := &cobra.Command{Use: "issue", Short: "Write a certificate and key signed by the CA in --ca-dir: NAME-cert.pem, NAME-key.pem",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if name == "" {
+				return errors.New("--name is required")
+			}
+			ca, err := tlsconf.LoadCAFiles(filepath.Join(caDir, tlsconf.CAFile), filepath.Join(caDir, tlsconf.CAKeyFile))
+			if err != nil {
+				return err
+			}
+			cert, key, err := ca.Issue(name, hosts...)
+			if err != nil {
+				return err
+			}
+			certFile, keyFile := filepath.Join(out, name+"-cert.pem"), filepath.Join(out, name+"-key.pem")
+			if err := writeNew(keyFile, key, 0o600); err != nil {
+				return err
+			}
+			if err := writeNew(certFile, cert, 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s: kiln serve --tls-cert %s --tls-key %s --tls-ca %s\n",
+				certFile, keyFile, certFile, keyFile, filepath.Join(caDir, tlsconf.CAFile))
+			return nil
+		}}
+	f := issueCmd.Flags()
+	f.StringVar(&caDir, "ca-dir", ".", "directory holding ca.pem and ca-key.pem (kiln tls ca)")
+	f.StringVar(&name, "name", "", "the certificate's common name and file prefix, e.g. node1")
+	f.StringSliceVar(&hosts, "host", nil, "host names or IP addresses MySQL clients reach the node by (for clients that check the host; localhost and loopback are always included)")
+	f.StringVar(&out, "out", ".", "directory to write the certificate and key into")
+	root.AddCommand(caCmd, issueCmd)
+	return root
+}
+
+// writeNew creates p with perm; an existing file is an error, never overwritten.
+func writeNew(p string, data []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

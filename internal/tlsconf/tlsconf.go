@@ -16,6 +16,7 @@
 package tlsconf
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -82,7 +83,7 @@ func EnsureAuto(dir string) (f Files, generated bool, err error) {
 // and in tests a cluster's.
 type CA struct {
 	Cert *x509.Certificate
-	Key  *ecdsa.PrivateKey
+	Key  crypto.Signer // *ecdsa.PrivateKey when made here; RSA or Ed25519 when loaded
 }
 
 // NewCA makes a self-signed CA named cn. ECDSA P-256 keys: every TLS client Kiln targets accepts
@@ -113,6 +114,27 @@ func NewCA(cn string) (*CA, error) {
 	return &CA{Cert: cert, Key: key}, nil
 }
 
+// LoadCAFiles reads a CA certificate and its private key (PKCS #8, PKCS #1 or SEC 1 PEM, as
+// openssl writes them), to issue certificates with.
+func LoadCAFiles(certFile, keyFile string) (*CA, error) {
+	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("tls: load CA %s and %s: %w", certFile, keyFile, err)
+	}
+	cert, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return nil, fmt.Errorf("tls: %s: %w", certFile, err)
+	}
+	if !cert.IsCA {
+		return nil, fmt.Errorf("tls: %s is not a CA certificate", certFile)
+	}
+	signer, ok := pair.PrivateKey.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("tls: %s: unsupported key type %T", keyFile, pair.PrivateKey)
+	}
+	return &CA{Cert: cert, Key: signer}, nil
+}
+
 // CertPEM is the CA's certificate in PEM.
 func (ca *CA) CertPEM() []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw})
@@ -121,7 +143,7 @@ func (ca *CA) CertPEM() []byte {
 // KeyPEM is the CA's private key in PEM (PKCS #8).
 func (ca *CA) KeyPEM() ([]byte, error) { return keyPEM(ca.Key) }
 
-func keyPEM(k *ecdsa.PrivateKey) ([]byte, error) {
+func keyPEM(k crypto.Signer) ([]byte, error) {
 	der, err := x509.MarshalPKCS8PrivateKey(k)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -23,25 +22,18 @@ import (
 // HTTPS; a MySQL client verifies a node against the CA; `kiln cluster status` needs --tls-ca, and a
 // membership change needs a client certificate of the CA (403 without one).
 func TestClusterTLS(t *testing.T) {
+	// The CA and certificates come from kiln tls, as an operator makes them.
 	dir := t.TempDir()
-	ca, err := tlsconf.NewCA("kiln test cluster CA")
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(name string, b []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, b, 0o600); err != nil {
-			t.Fatal(err)
+	run := func(args ...string) {
+		if out, err := exec.Command(kilnBin, args...).CombinedOutput(); err != nil {
+			t.Fatalf("kiln %v: %v\n%s", args, err, out)
 		}
-		return p
 	}
-	caFile := write("ca.pem", ca.CertPEM())
+	run("tls", "ca", "--dir", dir)
+	caFile := filepath.Join(dir, "ca.pem")
 	issue := func(name string) (cert, key string) {
-		c, k, err := ca.Issue(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return write(name+"-cert.pem", c), write(name+"-key.pem", k)
+		run("tls", "issue", "--ca-dir", dir, "--name", name, "--out", dir)
+		return filepath.Join(dir, name+"-cert.pem"), filepath.Join(dir, name+"-key.pem")
 	}
 	adminCert, adminKey := issue("admin")
 	admin, err := tlsconf.Load(tlsconf.Files{Cert: adminCert, Key: adminKey, CA: caFile})
