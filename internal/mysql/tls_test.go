@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -273,5 +274,74 @@ func TestTLSUpgradeGarbage(t *testing.T) {
 	}
 	if err := openDB(t, addr, "alice", "secret", "tls=kiln-ca").Ping(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// dialTLSRaw logs in as root over TLS with a raw client; the returned tls.Conn is the client's.
+func dialTLSRaw(t *testing.T, addr string, set *tlsconf.Set) (*rawClient, *tls.Conn) {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	c := newRawClientOn(t, nc)
+	caps := rawClientCaps | pmysql.ClientSSL
+	c.write(buildHandshakeResponse(caps, "", nil, "", "", nil)[:32])
+	tc := tls.Client(nc, &tls.Config{RootCAs: set.Pool, ServerName: "localhost"})
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	seq := c.p.seq
+	c.p = newPacketIO(tc, tc, 1<<30)
+	c.p.seq = seq
+	c.write(buildHandshakeResponse(caps, "root", nil, "", c.plugin, nil))
+	reply := c.mustRead()
+	if len(reply) == 2 && reply[0] == hdrAuthMore && reply[1] == sha2FastAuthOK {
+		reply = c.mustRead()
+	}
+	if reply[0] != hdrOK {
+		t.Fatalf("login over TLS: %q", reply)
+	}
+	return c, tc
+}
+
+// The client-gone watch over TLS: a client that closes gracefully during a command (close_notify,
+// then FIN: bytes on the socket, unlike a plain close) gets its statement cancelled; a command
+// pipelined behind a running one is not taken for that and is answered.
+func TestTLSClientGone(t *testing.T) {
+	set := testTLS(t)
+	for _, delay := range watchDelays {
+		t.Run(fmt.Sprintf("close/delay=%v", delay), func(t *testing.T) {
+			h := newFakeHandler()
+			started, ended := make(chan struct{}, 1), make(chan error, 1)
+			h.stmts["BLOCK"] = blockingStmt(started, ended)
+			_, addr := startServer(t, Config{TLS: set.MySQL(), peerWatchDelay: delay}, h)
+			c, tc := dialTLSRaw(t, addr, set)
+			c.command(append([]byte{pmysql.ComQuery}, "BLOCK"...)...)
+			waitStarted(t, started)
+			time.Sleep(50 * time.Millisecond) // the watch is on
+			since := time.Now()
+			tc.Close() // close_notify, then FIN
+			expectCancelled(t, ended, since)
+		})
+		t.Run(fmt.Sprintf("pipelined/delay=%v", delay), func(t *testing.T) {
+			h := newFakeHandler()
+			h.stmts["SLOW"] = sleepStmt(150 * time.Millisecond)
+			h.stmts["FAST"] = rowsOf(benchCols, benchRow)
+			_, addr := startServer(t, Config{TLS: set.MySQL(), peerWatchDelay: delay}, h)
+			c, _ := dialTLSRaw(t, addr, set)
+			c.command(append([]byte{pmysql.ComQuery}, "SLOW"...)...)
+			time.Sleep(60 * time.Millisecond)
+			c.command(append([]byte{pmysql.ComQuery}, "FAST"...)...)
+			for _, q := range []string{"SLOW", "FAST"} {
+				c.p.seq = 1
+				if ncols, rows, _ := readResultSet(t, c, false); ncols != len(benchCols) || len(rows) != 1 {
+					t.Fatalf("%s: %d columns, %d rows", q, ncols, len(rows))
+				}
+			}
+			c.command(pmysql.ComPing)
+			c.expectOK()
+		})
 	}
 }
