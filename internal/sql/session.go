@@ -245,7 +245,8 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 		}
 	}
 	if d := s.maxExecutionTime(); d > 0 {
-		if _, ok := st.(*ast.SelectStmt); ok {
+		switch st.(type) {
+		case *ast.SelectStmt, *ast.SetOprStmt: // a UNION is a SELECT statement too
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeoutCause(ctx, d, errTimeout)
 			defer cancel()
