@@ -42,7 +42,7 @@ func cancelDB(t *testing.T) *DB {
 // runaway lists statements that run for hours, one per kind of long loop in the executor. They
 // filter or aggregate so that they hold little memory while they run.
 var runaway = []struct {
-	name, q string
+	name, q  string
 	isSelect bool
 }{
 	{"join", "SELECT COUNT(*) FROM t a, t b, t c", true},
