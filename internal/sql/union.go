@@ -24,6 +24,10 @@ func (p *planner) planUnion(x *ast.SetOprStmt, parent *scope) (*selectPlan, erro
 	if x.With != nil {
 		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "WITH (common table expressions) is not supported yet")
 	}
+	if err := p.enterSelect(); err != nil {
+		return nil, err
+	}
+	defer func() { p.selDepth-- }()
 	up := &unionPlan{}
 	var flat []ast.Node
 	var ops []*ast.SetOprType
