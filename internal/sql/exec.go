@@ -513,9 +513,9 @@ func (s *sortIter) close() { s.src.close() }
 // cannot be stopped otherwise, and sorting a million rows takes seconds. sortSlice recovers it.
 type sortAborted struct{ err error }
 
-// sortSlice sorts x stably by less, checking for cancellation (amortised, as checkKilled) as it
-// compares.
-func (env *Env) sortSlice(x any, less func(a, b int) bool) (err error) {
+// sortCancellable runs a sort whose comparisons call env.sortTick, and returns the statement's
+// interruption if a comparison saw it.
+func (env *Env) sortCancellable(sortFn func()) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			a, ok := r.(sortAborted)
@@ -525,13 +525,23 @@ func (env *Env) sortSlice(x any, less func(a, b int) bool) (err error) {
 			err = a.err
 		}
 	}()
-	sort.SliceStable(x, func(a, b int) bool {
-		if err := env.checkKilled(); err != nil {
-			panic(sortAborted{err})
-		}
-		return less(a, b)
-	})
+	sortFn()
 	return nil
+}
+
+// sortTick counts a comparison and checks for cancellation every 1024th: the comparison itself
+// costs tens of nanoseconds, a context check about as much.
+func (env *Env) sortTick() {
+	env.cmps++
+	if env.cmps&1023 == 0 {
+		env.sortCheck()
+	}
+}
+
+func (env *Env) sortCheck() {
+	if err := env.interrupted(); err != nil {
+		panic(sortAborted{err})
+	}
 }
 
 // sortRows sorts stably. Strings under a non-binary collation are compared by their collation keys,
@@ -544,7 +554,12 @@ func (s *sortIter) sortRows() error {
 		}
 	}
 	if !keyed || len(s.rows) < 8 {
-		return s.env.sortSlice(s.rows, func(a, b int) bool { return compareRows(s.rows[a], s.rows[b], s.keys, s.colls) < 0 })
+		return s.env.sortCancellable(func() {
+			sort.SliceStable(s.rows, func(a, b int) bool {
+				s.env.sortTick()
+				return compareRows(s.rows[a], s.rows[b], s.keys, s.colls) < 0
+			})
+		})
 	}
 	type keyedRow struct {
 		row  []types.Value
@@ -564,23 +579,26 @@ func (s *sortIter) sortRows() error {
 			}
 		}
 	}
-	err := s.env.sortSlice(krs, func(a, b int) bool {
-		x, y := &krs[a], &krs[b]
-		for j, k := range s.keys {
-			var c int
-			if x.keys[j] != nil && y.keys[j] != nil {
-				c = bytes.Compare(x.keys[j], y.keys[j])
-				if k.desc {
-					c = -c
+	err := s.env.sortCancellable(func() {
+		sort.SliceStable(krs, func(a, b int) bool {
+			s.env.sortTick()
+			x, y := &krs[a], &krs[b]
+			for j, k := range s.keys {
+				var c int
+				if x.keys[j] != nil && y.keys[j] != nil {
+					c = bytes.Compare(x.keys[j], y.keys[j])
+					if k.desc {
+						c = -c
+					}
+				} else {
+					c = compareRows(x.row, y.row, s.keys[j:j+1], s.colls) // applies desc itself
 				}
-			} else {
-				c = compareRows(x.row, y.row, s.keys[j:j+1], s.colls) // applies desc itself
+				if c != 0 {
+					return c < 0
+				}
 			}
-			if c != 0 {
-				return c < 0
-			}
-		}
-		return false
+			return false
+		})
 	})
 	if err != nil {
 		return err
