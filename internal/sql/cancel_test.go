@@ -183,6 +183,16 @@ func TestOperatorsCheckCancellation(t *testing.T) {
 			}
 		})
 	}
+	t.Run("in-list", func(t *testing.T) {
+		list := make([]Expr, 100000)
+		for i := range list {
+			list[i] = newConst(types.NewInt(int64(i + 1)))
+		}
+		in := &inExpr{e: newConst(types.NewInt(0)), list: list}
+		if _, err := in.Eval(env, nil); !sqlerr.Is(err, sqlerr.ErrQueryInterrupted) {
+			t.Fatalf("got %v, want 1317", err)
+		}
+	})
 	t.Run("sort-compare", func(t *testing.T) {
 		rows := make([][]types.Value, 100000)
 		for i := range rows {
