@@ -322,8 +322,10 @@ func (s *Session) authorize(st ast.StmtNode) error {
 		g.table(x.ViewName, p)
 		g.tablesRead(x.Select, nil)
 	case *ast.LockTablesStmt:
+		// LOCK TABLES is a database-level privilege (1044 without it), plus SELECT on each table.
 		for _, tl := range x.TableLocks {
-			g.table(tl.Table, PrivSelect|PrivLockTables)
+			g.add(g.dbOf(tl.Table.Schema.O), "", PrivLockTables)
+			g.table(tl.Table, PrivSelect)
 		}
 	case *ast.AnalyzeTableStmt:
 		for _, tn := range x.TableNames {
@@ -435,6 +437,10 @@ func (s *Session) authorizeShow(x *ast.ShowStmt) error {
 		db = s.CurDB
 	}
 	switch x.Tp {
+	case ast.ShowMasterStatus, ast.ShowBinlogStatus, ast.ShowReplicaStatus:
+		if a.Global&(PrivSuper|PrivReplClient) == 0 {
+			return specificDenied("SUPER, REPLICATION CLIENT")
+		}
 	case ast.ShowTables, ast.ShowTableStatus:
 		if db != "" && !strings.EqualFold(db, "information_schema") && !a.anyInDB(db) {
 			return s.dbDenied(db)
