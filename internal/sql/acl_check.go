@@ -18,11 +18,16 @@ import (
 // account is the session's account as of the current catalog (an empty one if it was dropped:
 // no privileges).
 func (s *Session) account() *Account {
-	if a, ok := s.catalog().acl.get(s.acctUser, s.acctHost); ok {
-		return a
+	l := s.catalog().acl
+	if s.acctCache != nil && s.acctOf == l {
+		return s.acctCache // the accounts did not change since the last statement
 	}
-	a := &Account{User: s.acctUser, Host: s.acctHost}
-	a.init()
+	a, ok := l.get(s.acctUser, s.acctHost)
+	if !ok {
+		a = &Account{User: s.acctUser, Host: s.acctHost}
+		a.init()
+	}
+	s.acctCache, s.acctOf = a, l
 	return a
 }
 
@@ -30,7 +35,10 @@ func (s *Session) account() *Account {
 func (s *Session) Account() (user, host string) { return s.acctUser, s.acctHost }
 
 // SetAccount sets the account the session's login authenticated as.
-func (s *Session) SetAccount(user, host string) { s.acctUser, s.acctHost = user, host }
+func (s *Session) SetAccount(user, host string) {
+	s.acctUser, s.acctHost = user, host
+	s.acctCache = nil
+}
 
 func (s *Session) dbDenied(db string) error {
 	return sqlerr.New(sqlerr.ErrDBAccessDenied, "Access denied for user '%s'@'%s' to database '%s'", s.acctUser, s.Host, db)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/auth"
 	"github.com/kiln-db/kiln/internal/repl/repltest"
+	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
 )
@@ -247,11 +248,26 @@ func TestPrivilegeChecks(t *testing.T) {
 	if out := mustQ(t, u, "SHOW DATABASES"); out != "information_schema\n" {
 		t.Fatalf("SHOW DATABASES: %q", out)
 	}
-	// A prepared statement is checked at each execution.
-	if _, err := u.Prepare(context.Background(), "SELECT n FROM shop.t WHERE id = ?"); err != nil {
-		_ = err // prepare may fail or succeed; execution is what counts below
+	mustQ(t, root, "GRANT SELECT ON shop.t TO 'app'@'localhost'")
+	// A prepared statement is checked at each execution, not only when prepared.
+	ps, err := u.Prepare(context.Background(), "SELECT n FROM shop.t WHERE id = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	execPS := func() error {
+		return u.Execute(context.Background(), ps.ID, []types.Value{types.NewInt(1)}, &textWriter{})
+	}
+	if err := execPS(); err != nil {
+		t.Fatalf("prepared SELECT with the grant: %v", err)
+	}
+	mustQ(t, root, "REVOKE SELECT ON shop.t FROM 'app'@'localhost'")
+	if err := execPS(); !sqlerr.Is(err, sqlerr.ErrTableAccessDenied) {
+		t.Fatalf("prepared SELECT after REVOKE: %v, want 1142", err)
 	}
 	mustQ(t, root, "GRANT SELECT ON shop.t TO 'app'@'localhost'")
+	if err := execPS(); err != nil {
+		t.Fatalf("prepared SELECT after GRANT again: %v", err)
+	}
 	if out := mustQ(t, u, "SELECT n FROM shop.t"); out != "1\n" {
 		t.Fatalf("after GRANT: %q", out)
 	}

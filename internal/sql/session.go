@@ -28,6 +28,8 @@ type Session struct {
 	Host          string
 	acctUser      string // the authenticated account (CURRENT_USER(), privileges; acl_check.go)
 	acctHost      string
+	acctCache     *Account // account() as of acctOf
+	acctOf        *acl
 	CurDB         string
 	FoundRowsFlag bool // CLIENT_FOUND_ROWS: UPDATE reports matched rather than changed rows
 	tablesLocked  bool // LOCK TABLES is in effect (UNLOCK TABLES then commits)
