@@ -781,3 +781,20 @@ func TestAccessDeniedHost(t *testing.T) {
 	}
 	c.expectClosed()
 }
+
+// An unknown user gets the same exchange as a known account with a cold cache (perform full
+// authentication, then 1045), so the protocol does not reveal which accounts exist.
+func TestAuthUnknownUserLooksLikeKnown(t *testing.T) {
+	_, addr := startServer(t, Config{}, newFakeHandler())
+	for _, user := range []string{"alice", "mallory"} {
+		c := dialRaw(t, addr)
+		if b := c.login(user, "wrong", rawClientCaps); b[0] != hdrErr || !strings.Contains(string(b), "Access denied for user '"+user+"'") {
+			t.Fatalf("%s: %q", user, b)
+		}
+	}
+	c := dialRaw(t, addr)
+	c.write(buildHandshakeResponse(rawClientCaps, "mallory", scrambleSHA2(c.scramble, "x"), "", CachingSHA2Password, nil))
+	if b := c.mustRead(); !bytes.Equal(b, []byte{hdrAuthMore, sha2PerformFullAuth}) {
+		t.Fatalf("unknown user: got %q, want perform-full-auth like a known account", b)
+	}
+}

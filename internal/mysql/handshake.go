@@ -285,6 +285,13 @@ func (c *conn) handshake() error {
 	var ok bool
 	switch {
 	case !known:
+		if clientPlugin == CachingSHA2Password && !emptyToken(authResp) {
+			// As MySQL: an unknown user goes through the same full authentication as a known
+			// one with a cold cache, so the exchange does not tell which accounts exist.
+			if _, err = c.authSHA2(proto.Account{User: "\x00unknown", AuthString: "!"}, authResp, scramble[:]); err != nil {
+				return err
+			}
+		}
 	case acct.AuthString == "":
 		ok = emptyToken(authResp)
 	case clientPlugin == NativePassword:
