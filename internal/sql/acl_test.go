@@ -283,6 +283,15 @@ func TestPrivilegeChecks(t *testing.T) {
 	mustQ(t, root, "GRANT SELECT ON shop.v TO 'app'@'localhost'")
 	// Views run with the invoker's rights (documented simplification): the base table is checked too.
 	wantCode(t, u, "SELECT * FROM v", sqlerr.ErrTableAccessDenied, "for table 'secret'")
+	if out := mustQ(t, root, "SHOW CREATE VIEW shop.v"); !strings.Contains(out, "DEFINER=`root`@`localhost`") {
+		t.Fatalf("a view's default definer is its creator: %q", out)
+	}
+	mustQ(t, root, "GRANT CREATE VIEW ON shop.* TO 'app'@'localhost'")
+	wantCode(t, u, "CREATE DEFINER=`root`@`localhost` VIEW v3 AS SELECT 1", sqlerr.ErrSpecificAccessDenied, "SUPER or SET_USER_ID")
+	mustQ(t, u, "CREATE VIEW v3 AS SELECT 1")
+	if out := mustQ(t, u, "SELECT DEFINER FROM information_schema.VIEWS WHERE TABLE_NAME = 'v3'"); out != "app@localhost\n" && !strings.Contains(out, "app") {
+		t.Fatalf("v3 definer: %q", out)
+	}
 	wantCode(t, u, "INSERT INTO t VALUES (2, 2)", sqlerr.ErrTableAccessDenied, "INSERT command denied")
 	wantCode(t, u, "UPDATE t SET n = 5", sqlerr.ErrTableAccessDenied, "UPDATE command denied")
 	wantCode(t, u, "DELETE FROM t WHERE id = 1", sqlerr.ErrTableAccessDenied, "DELETE command denied")
