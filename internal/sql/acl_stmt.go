@@ -744,3 +744,36 @@ func grantLines(a *Account) []string {
 	}
 	return lines
 }
+
+// showCreateUser is SHOW CREATE USER in MySQL 8's format (the stored hash as it is).
+func (s *Session) showCreateUser(x *ast.ShowStmt) (*selectPlan, error) {
+	user, host := s.acctUser, s.acctHost
+	if x.User != nil && !x.User.CurrentUser {
+		user, host = x.User.Username, x.User.Hostname
+		if !(user == s.acctUser && strings.EqualFold(host, s.acctHost)) && !s.account().anyInDB("mysql") {
+			return nil, s.dbDenied("mysql")
+		}
+	}
+	a, ok := s.catalog().acl.get(user, host)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.ErrCannotUser, "Operation SHOW CREATE USER failed for %s", errName(user, host))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE USER %s IDENTIFIED WITH '%s'", a.Name(), a.Plugin)
+	if a.AuthString != "" {
+		fmt.Fprintf(&b, " AS '%s'", strings.ReplaceAll(a.AuthString, "'", "''"))
+	}
+	req := "NONE"
+	if a.SSLType != "" {
+		req = "SSL"
+	}
+	lock := "UNLOCK"
+	if a.Locked {
+		lock = "LOCK"
+	}
+	fmt.Fprintf(&b, " REQUIRE %s PASSWORD EXPIRE DEFAULT ACCOUNT %s PASSWORD HISTORY DEFAULT PASSWORD REUSE INTERVAL DEFAULT PASSWORD REQUIRE CURRENT DEFAULT", req, lock)
+	line := b.String()
+	return staticPlan([]vcol{vs("CREATE USER for " + a.User + "@" + a.Host)}, func(*Env) ([][]types.Value, error) {
+		return [][]types.Value{{sv(line)}}, nil
+	}), nil
+}

@@ -129,6 +129,9 @@ func TestAccountStatements(t *testing.T) {
 	if a, _ := db.LookupAccount("nat", "10.1.0.1"); a.Locked || a.RequireSSL {
 		t.Fatalf("nat flags after ALTER %+v", a)
 	}
+	if out := mustQ(t, s, "SHOW CREATE USER nat@'%'"); out != "CREATE USER `nat`@`%` IDENTIFIED WITH 'mysql_native_password' AS '*2470C0C06DEE42FD1618BB99005ADCA2EC9D1E19' REQUIRE NONE PASSWORD EXPIRE DEFAULT ACCOUNT UNLOCK PASSWORD HISTORY DEFAULT PASSWORD REUSE INTERVAL DEFAULT PASSWORD REQUIRE CURRENT DEFAULT\n" {
+		t.Fatalf("SHOW CREATE USER: %q", out)
+	}
 	mustQ(t, s, "SET PASSWORD FOR nat@'%' = 'other'")
 	if a, _ := db.LookupAccount("nat", "1.2.3.4"); a.AuthString != auth.NativeHash("other") {
 		t.Fatalf("SET PASSWORD: %+v", a)

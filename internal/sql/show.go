@@ -557,6 +557,11 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			}
 		}
 		pl, _ = emptyShow(x.Tp)
+	case ast.ShowCreateUser:
+		var err error
+		if pl, err = s.showCreateUser(x); err != nil {
+			return err
+		}
 	case ast.ShowPlugins, ast.ShowGrants, ast.ShowPrivileges, ast.ShowOpenTables:
 		pl = staticPlan([]vcol{vs("Name")}, func(*Env) ([][]types.Value, error) { return nil, nil })
 		if x.Tp == ast.ShowGrants {
