@@ -93,7 +93,9 @@ func serveCmd() *cobra.Command {
 // handler adapts the server to the protocol's Handler interface (server must not import mysql).
 type handler struct{ s *server.Server }
 
-func (h handler) LookupUser(user, host string) (string, bool) { return h.s.LookupUser(user, host) }
+func (h handler) LookupAccount(user, host string) (proto.Account, bool) {
+	return h.s.LookupAccount(user, host)
+}
 func (h handler) Open(ctx context.Context, info proto.ConnInfo) (mysql.Session, error) {
 	return h.s.OpenSession(ctx, info)
 }
@@ -164,6 +166,9 @@ func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveO
 	if ln != nil {
 		ps = mysql.NewServer(mysql.Config{ServerVersion: serverVersion(), MaxAllowedPacket: o.maxPacket}, handler{srv}, logger)
 		srv.CloseConn = ps.CloseConn
+		if srv.DB != nil {
+			srv.DB.FlushAuthCache = ps.FlushAuthCache
+		}
 		go func() { errc <- ps.Serve(ln) }()
 	}
 	logger.Info("kiln serving", "version", serverVersion(), "mysql", mysqlAddr, "http", hln.Addr().String(), "pid", strconv.Itoa(os.Getpid()),

@@ -43,13 +43,26 @@ type ResultWriter interface {
 
 // ConnInfo is what the handshake learned about a client.
 type ConnInfo struct {
-	ConnID       uint32
-	User         string
-	Host         string // the client's address, without port
+	ConnID uint32
+	User   string // the login name the client sent (USER())
+	Host   string // the client's address, without port
+	// Account is the account the login matched and authenticated as (CURRENT_USER()).
+	Account      Account
 	DB           string // database from the handshake, "" if none
 	Capabilities uint32
 	Collation    uint16 // the client's handshake collation id
 	Attrs        map[string]string
+}
+
+// Account is what the protocol layer needs to authenticate a login: the matched account's
+// identity, its plugin and stored authentication string (a hash, never the password), and the
+// flags checked at connect time.
+type Account struct {
+	User, Host string // the account's name and host pattern, as in mysql.user
+	Plugin     string // mysql_native_password or caching_sha2_password
+	AuthString string // the stored hash ("" for no password)
+	RequireSSL bool   // REQUIRE SSL (or X509 and stronger): refused over an insecure transport
+	Locked     bool   // ACCOUNT LOCK: 3118 after a successful authentication
 }
 
 // StmtInfo describes a prepared statement.

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -263,16 +262,13 @@ func freeBytes(dir string) func() (uint64, error) {
 	}
 }
 
-// LookupUser implements the protocol's user lookup: root with an empty password, from loopback.
-func (s *Server) LookupUser(user, host string) (string, bool) {
-	if user != "root" {
-		return "", false
+// LookupAccount implements the protocol's account lookup: the account (from the catalog's
+// accounts, in MySQL's matching order) a login of user from host authenticates as.
+func (s *Server) LookupAccount(user, host string) (proto.Account, bool) {
+	if s.DB == nil {
+		return proto.Account{}, false
 	}
-	h := host
-	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() || h == "localhost" {
-		return "", true
-	}
-	return "", false
+	return s.DB.LookupAccount(user, host)
 }
 
 // OpenSession creates the session of an authenticated connection.
@@ -284,6 +280,9 @@ func (s *Server) OpenSession(ctx context.Context, info proto.ConnInfo) (*Session
 		return nil, sqlerr.New(sqlerr.ErrConCount, "Too many connections")
 	}
 	ss := &Session{srv: s, sql: s.DB.NewSession(info.ConnID, info.User, info.Host, ""), id: info.ConnID, started: time.Now()}
+	if info.Account.User != "" || info.Account.Host != "" {
+		ss.sql.SetAccount(info.Account.User, info.Account.Host)
+	}
 	ss.sql.FoundRowsFlag = info.Capabilities&clientFoundRows != 0
 	ss.sql.SetHandshakeCollation(info.Collation)
 	if info.DB != "" {
@@ -469,7 +468,9 @@ func (ss *Session) Status() uint16 { return ss.sql.Status() }
 func (ss *Session) ResetConnection(ctx context.Context) error {
 	cur := ss.sql.CurDB
 	ss.sql.Close()
+	u, h := ss.sql.Account()
 	ss.sql = ss.srv.DB.NewSession(ss.id, ss.sql.User, ss.sql.Host, cur)
+	ss.sql.SetAccount(u, h) // the connection stays authenticated as the same account
 	return nil
 }
 

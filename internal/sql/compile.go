@@ -866,9 +866,14 @@ func (c *compiler) funcCall(x *ast.FuncCallExpr) (Expr, error) {
 		return mk(tUint, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			return types.NewUint(uint64(env.s.ConnID)), nil
 		})
-	case "user", "current_user", "session_user", "system_user":
+	case "user", "session_user", "system_user":
 		return mk(tString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			return types.NewString(env.s.User + "@" + env.s.Host), nil
+		})
+	case "current_user":
+		// The account the login matched (its host pattern), not the login itself.
+		return mk(tString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+			return types.NewString(env.s.acctUser + "@" + env.s.acctHost), nil
 		})
 	case "last_insert_id":
 		if len(args) == 1 {

@@ -68,7 +68,10 @@ type DB struct {
 	userLocks userLockTable        // GET_LOCK and friends
 	Processes func() []ProcessInfo // set by the server: SHOW PROCESSLIST
 	Kill      func(id uint32, query bool) error
-	Status    func() map[string]string // extra status variables from the server
+	// FlushAuthCache, if set, forgets caching_sha2_password's cached digest of an account (of
+	// every account for "", ""): FLUSH PRIVILEGES, ALTER USER, SET PASSWORD, RENAME and DROP USER.
+	FlushAuthCache func(user, host string)
+	Status         func() map[string]string // extra status variables from the server
 	// ClusterMembers lists the cluster's members for the status tables (set by the server).
 	ClusterMembers func() []ClusterMember
 }
@@ -120,6 +123,12 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 		if err := saveDB(t, &Database{Name: "test", Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci"}); err != nil {
 			return nil, err
 		}
+		// root@localhost without password, every privilege WITH GRANT OPTION (acl.go).
+		l := newACL()
+		l.put(bootstrapRoot())
+		if err := l.writeInit(t); err != nil {
+			return nil, err
+		}
 		if _, err := t.Commit(ctx); err != nil {
 			return nil, fmt.Errorf("initialise catalog: %w", err)
 		}
@@ -130,12 +139,31 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !cat.acl.initialised && (cfg.Cluster == nil || writable(cfg.Cluster)) {
+		// A data directory from before accounts existed: write the implied root@localhost, so every
+		// node of the cluster (through the log) and every later start see it as stored.
+		t := txm.Begin(txn.RepeatableRead, false)
+		l := cat.acl.copy()
+		if err := l.writeInit(t); err != nil {
+			t.Rollback()
+			return nil, err
+		}
+		if _, err := t.Commit(ctx); err != nil {
+			return nil, fmt.Errorf("initialise accounts: %w", err)
+		}
+		cat.acl = l
+	}
 	db.cat.Store(cat)
 	if cfg.Cluster != nil {
 		g := cfg.Cluster.Generation()
 		db.gen.Store(&g)
 	}
 	return db, nil
+}
+
+func writable(c Cluster) bool {
+	ok, _ := c.Writable()
+	return ok
 }
 
 func loadCatalog(txm *txn.Manager) (*Catalog, error) {
@@ -194,6 +222,21 @@ func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 	}
 	if ok && len(v) == 8 {
 		cat.nextTable = binary.BigEndian.Uint64(v)
+	}
+	if cat.acl, err = loadACL(eng, func(lo, hi []byte, fn func(k, v []byte) error) error {
+		it, err := eng.NewIter(lo, hi)
+		if err != nil {
+			return err
+		}
+		defer it.Close()
+		for it.First(); it.Valid(); it.Next() {
+			if err := fn(it.Key(), it.Value()); err != nil {
+				return err
+			}
+		}
+		return it.Error()
+	}); err != nil {
+		return nil, err
 	}
 	return cat, nil
 }

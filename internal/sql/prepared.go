@@ -133,6 +133,9 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 	if err := s.db.syncCluster(); err != nil {
 		return err
 	}
+	if err := s.authorize(p.stmt); err != nil {
+		return err
+	}
 	if err := s.readBarrier(ctx); err != nil {
 		return err
 	}

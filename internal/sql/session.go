@@ -24,8 +24,12 @@ import (
 type Session struct {
 	db            *DB
 	ConnID        uint32
-	User          string
+	User          string // the login name (USER())
 	Host          string
+	acctUser      string // the authenticated account (CURRENT_USER(), privileges; acl_check.go)
+	acctHost      string
+	acctCache     *Account // account() as of acctOf
+	acctOf        *acl
 	CurDB         string
 	FoundRowsFlag bool // CLIENT_FOUND_ROWS: UPDATE reports matched rather than changed rows
 	tablesLocked  bool // LOCK TABLES is in effect (UNLOCK TABLES then commits)
@@ -65,6 +69,12 @@ func (db *DB) NewSession(connID uint32, user, host, curDB string) *Session {
 	s := &Session{db: db, ConnID: connID, User: user, Host: host, CurDB: curDB,
 		vars: map[string]types.Value{}, userVars: map[string]types.Value{}, stmts: map[uint32]*prepared{},
 		parser: parser.New(), Command: "Sleep", Since: time.Now()}
+	// The account the login matches; the server sets the one the handshake authenticated.
+	if a, ok := db.Catalog().acl.match(user, host); ok {
+		s.acctUser, s.acctHost = a.User, a.Host
+	} else {
+		s.acctUser, s.acctHost = user, host
+	}
 	return s
 }
 
@@ -263,6 +273,9 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 	if err := s.db.syncCluster(); err != nil {
 		return err
 	}
+	if err := s.authorize(st); err != nil {
+		return err
+	}
 	if err := s.db.refuseWrite(st); err != nil {
 		return err
 	}
@@ -369,6 +382,9 @@ func (s *Session) dispatch(env *Env, st ast.StmtNode, w proto.ResultWriter, more
 		if s.db.Kill == nil {
 			return sqlerr.New(sqlerr.ErrNoSuchThread, "Unknown thread id: %d", x.ConnectionID)
 		}
+		if err := s.authorizeKill(uint32(x.ConnectionID)); err != nil {
+			return err
+		}
 		if err := s.db.Kill(uint32(x.ConnectionID), x.Query); err != nil {
 			return err
 		}
@@ -398,12 +414,16 @@ func (s *Session) dispatch(env *Env, st ast.StmtNode, w proto.ResultWriter, more
 		_, s.tablesLocked = st.(*ast.LockTablesStmt)
 		return w.OK(proto.OK{}, more)
 	case *ast.FlushStmt, *ast.AnalyzeTableStmt:
+		if f, ok := st.(*ast.FlushStmt); ok && f.Tp == ast.FlushPrivileges && s.db.FlushAuthCache != nil {
+			s.db.FlushAuthCache("", "") // accounts are always current; only the sha2 cache goes
+		}
 		return w.OK(proto.OK{}, more)
 	case *ast.PrepareStmt, *ast.ExecuteStmt, *ast.DeallocateStmt:
 		return s.sqlPrepared(env, st, w, more)
-	case *ast.CreateUserStmt, *ast.GrantStmt, *ast.DropUserStmt, *ast.AlterUserStmt, *ast.SetPwdStmt:
-		s.addWarning("Note", sqlerr.ErrNotSupportedYet, "account management is not supported yet; statement ignored")
-		return w.OK(proto.OK{Warnings: s.warningCount()}, more)
+	case *ast.CreateUserStmt, *ast.GrantStmt, *ast.RevokeStmt, *ast.DropUserStmt, *ast.AlterUserStmt, *ast.SetPwdStmt, *ast.RenameUserStmt:
+		return s.runACL(env, st, w, more)
+	case *ast.GrantRoleStmt, *ast.RevokeRoleStmt, *ast.SetRoleStmt, *ast.SetDefaultRoleStmt:
+		return notSupported("roles")
 	}
 	return sqlerr.New(sqlerr.ErrNotSupportedYet, "This version of Kiln doesn't yet support '%s'", stmtKind(st))
 }
@@ -418,6 +438,9 @@ func (s *Session) UseDB(name string) error {
 	// COM_INIT_DB and the handshake's database come before any statement: on a replica the catalog
 	// may have changed through the log since the last one.
 	if err := s.db.syncCluster(); err != nil {
+		return err
+	}
+	if err := s.authorizeUse(name); err != nil {
 		return err
 	}
 	if _, ok := s.catalog().DB(name); !ok && !isVirtualDB(name) {
