@@ -64,11 +64,12 @@ type DB struct {
 	gen      atomic.Pointer[Generation] // the Cluster generation the catalog was loaded at
 	reloadMu sync.Mutex
 
-	globals   *globalVars
-	userLocks userLockTable        // GET_LOCK and friends
-	Processes func() []ProcessInfo // set by the server: SHOW PROCESSLIST
-	Kill      func(id uint32, query bool) error
-	Status    func() map[string]string // extra status variables from the server
+	globals    *globalVars
+	userLocks  userLockTable        // GET_LOCK and friends
+	tableLocks tableLocks           // LOCK TABLES, FLUSH TABLES WITH READ LOCK
+	Processes  func() []ProcessInfo // set by the server: SHOW PROCESSLIST
+	Kill       func(id uint32, query bool) error
+	Status     func() map[string]string // extra status variables from the server
 	// ClusterMembers lists the cluster's members for the status tables (set by the server).
 	ClusterMembers func() []ClusterMember
 }

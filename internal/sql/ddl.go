@@ -24,13 +24,23 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 		return err
 	}
 	db := s.db
+	if err := s.ddlTableLocks(st); err != nil {
+		return err
+	}
 	// Exclusive metadata locks on every database the statement touches, in name order (no
 	// deadlock between two DDLs), then the catalog writer lock.
 	names := ddlDatabases(st, s.CurDB)
+	if s.tlocks != nil {
+		// A session waiting on this one's table locks may hold one of these (tablelocks.go).
+		db.tableLocks.waitingForDDL(s, names)
+	}
 	for _, n := range names {
 		m := db.mdlFor(n)
 		m.Lock()
 		defer m.Unlock()
+	}
+	if s.tlocks != nil {
+		db.tableLocks.waitingForDDL(s, nil)
 	}
 	db.ddlMu.Lock()
 	defer db.ddlMu.Unlock()
