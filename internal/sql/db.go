@@ -33,6 +33,9 @@ type Config struct {
 	Durability string
 	// BeforeImages is kiln_log_before_images' initial value.
 	BeforeImages bool
+	// SecureFilePriv is secure_file_priv: the directory SELECT ... INTO OUTFILE and LOAD DATA INFILE
+	// may use; empty means NULL (no server-side files).
+	SecureFilePriv string
 	// Cluster, if set, says whether this node takes writes and when its catalog must be reloaded.
 	Cluster Cluster
 }

@@ -86,7 +86,7 @@ func (s *Session) prepareStmt(st ast.StmtNode) (*prepared, error) {
 	}
 	s.nextStmt++
 	p := &prepared{id: s.nextStmt, stmt: st, nParams: n}
-	if rs, ok := st.(ast.ResultSetNode); ok {
+	if rs, ok := st.(ast.ResultSetNode); ok && selectInto(rs) == nil {
 		if err := s.planPrepared(p, rs); err != nil {
 			return nil, err
 		}
@@ -131,7 +131,7 @@ func (s *Session) Execute(ctx context.Context, id uint32, args []types.Value, w 
 
 func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Value, w proto.ResultWriter, more bool) error {
 	rs, isQuery := p.stmt.(ast.ResultSetNode)
-	if !isQuery {
+	if !isQuery || selectInto(rs) != nil {
 		return s.Exec(ctx, p.stmt, args, w, more)
 	}
 	if err := s.db.syncCluster(); err != nil {

@@ -189,6 +189,12 @@ func (s *Session) parse(text string) ([]ast.StmtNode, error) {
 				stmts, err = st, nil
 			}
 		}
+		if t, ok := dumpfileFallback(text); ok && err != nil { // SELECT ... INTO DUMPFILE
+			if st, _, err2 := s.parser.ParseSQL(t); err2 == nil {
+				markDumpfile(st)
+				stmts, err = st, nil
+			}
+		}
 	}
 	if err != nil {
 		// Unknown character sets and collations are their own errors, not syntax errors.
@@ -566,6 +572,9 @@ func (s *Session) stmtScope(env *Env, fn func() error) error {
 
 // runQuery executes a SELECT and streams its rows.
 func (s *Session) runQuery(env *Env, n ast.ResultSetNode, w proto.ResultWriter, more bool) error {
+	if into := selectInto(n); into != nil {
+		return s.selectIntoFile(env, n, into, w, more)
+	}
 	if sel, ok := n.(*ast.SelectStmt); ok && sel.From == nil && !hasSubquery(n) {
 		// SELECT without tables needs no transaction (connect-time @@variable queries are hot).
 		pl, err := (&planner{s: s}).planResultSet(n, nil)

@@ -11,13 +11,14 @@ const (
 	ErrCantCreateFile         = 1004 // Can't create file '%s' (OS errno %d - %s)
 	ErrErrorOnWrite           = 3    // Error writing file '%s' (OS errno %d - %s)
 	ErrTooManyRows            = 1172 // Result consisted of more than one row
+	ErrFileNotFound           = 29   // File '%s' not found (OS errno %d - %s)
 )
 
 func init() {
 	for code, st := range map[uint16]string{
 		ErrTableNotLockedForWrite: "HY000", ErrTableNotLocked: "HY000", ErrCantUpdateWithReadlock: "HY000",
 		ErrLockedTablesOrTxn: "HY000", ErrFileExists: "HY000", ErrCantCreateFile: "HY000",
-		ErrErrorOnWrite: "HY000", ErrTooManyRows: "42000",
+		ErrErrorOnWrite: "HY000", ErrTooManyRows: "42000", ErrFileNotFound: "HY000",
 	} {
 		states[code] = st
 	}
