@@ -58,6 +58,7 @@ func serveCmd() *cobra.Command {
 	var purgeEvery time.Duration
 	var cl clusterFlags
 	var pprofOn bool
+	var shutdownTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a Kiln server",
@@ -67,7 +68,7 @@ func serveCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return serve(ctx, logger, server.Config{DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages, SecureFilePriv: secureFilePriv,
-				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn})
+				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, shutdownTimeout: shutdownTimeout})
 		},
 	}
 	f := cmd.Flags()
@@ -85,6 +86,7 @@ func serveCmd() *cobra.Command {
 	f.Uint64Var(&retain, "log-retain-entries", 10000, "log entries kept below the engine's flushed index when the log is purged")
 	f.Uint64Var(&retainFollowers, "log-retain-for-followers", 100000, "log entries the leader keeps beyond --log-retain-entries for a lagging member; one further behind gets an engine snapshot")
 	f.DurationVar(&purgeEvery, "log-purge-interval", 30*time.Second, "how often the engine is flushed and sealed log segments below it are removed (negative: never)")
+	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long running statements (cancelled, their transactions rolled back) and the engine's close may take before the process exits anyway; a second signal exits at once")
 	f.BoolVar(&pprofOn, "pprof", false, "serve Go's /debug/pprof/ profiles on the HTTP port (off by default: they expose internals and cost CPU)")
 	cl.register(f)
 	return cmd
@@ -103,6 +105,10 @@ type serveOpts struct {
 	maxPacket    int
 	cluster      clusterFlags
 	pprof        bool
+	// shutdownTimeout bounds a clean shutdown (--shutdown-timeout); past it, or on a second
+	// signal, the process exits without waiting, as a crash would (the log holds every
+	// acknowledged commit).
+	shutdownTimeout time.Duration
 }
 
 func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveOpts) error {
@@ -166,24 +172,54 @@ func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveO
 		"node", srv.Node().ID(), "raft", o.cluster.raftListen, "log_only", logOnly)
 	select {
 	case <-ctx.Done():
-		logger.Info("shutting down")
+		logger.Info("shutting down", "timeout", o.shutdownTimeout)
 	case err := <-errc:
 		if err != nil {
 			logger.Error("mysql server stopped", "err", err)
 		}
 	}
+	// From here a second SIGTERM/SIGINT, or the timeout, ends the process without waiting.
+	force := make(chan os.Signal, 1)
+	signal.Notify(force, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(force)
+	stopped := make(chan error, 1)
+	go func() { stopped <- shutdown(logger, srv, ps, hs, cn) }()
+	timeout := o.shutdownTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case err := <-stopped:
+		return err
+	case <-timer.C:
+		logger.Error("shutdown timed out: exiting without closing the engine (the next start recovers from the log)", "timeout", timeout)
+		return fmt.Errorf("shutdown did not finish within %v", timeout)
+	case sig := <-force:
+		logger.Error("second signal during shutdown: exiting without closing the engine (the next start recovers from the log)", "signal", sig.String())
+		return fmt.Errorf("shutdown interrupted by %v", sig)
+	}
+}
+
+// shutdown stops a serving node: no new connections, every connection closed and its running
+// statement cancelled (open transactions roll back), then the HTTP port, then the commit path and
+// the engine (flushed and closed).
+func shutdown(logger *slog.Logger, srv *server.Server, ps *mysql.Server, hs *http.Server, cn *clusterNode) error {
+	start := time.Now()
 	if ps != nil {
 		ps.Close()
+		logger.Info("sessions ended", "took", time.Since(start))
 	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = hs.Shutdown(shutCtx)
-	err = srv.Close()
+	err := srv.Close()
 	cn.stop()
 	if err != nil {
 		return fmt.Errorf("close: %w", err)
 	}
-	logger.Info("stopped")
+	logger.Info("stopped", "took", time.Since(start))
 	return nil
 }
 

@@ -84,6 +84,10 @@ func (c *compiler) errf(code uint16, format string, args ...any) error {
 }
 
 func (c *compiler) compile(n ast.ExprNode) (Expr, error) {
+	if err := c.s.enterExpr(); err != nil {
+		return nil, err
+	}
+	defer c.s.leaveExpr()
 	switch x := n.(type) {
 	case *driver.ValueExpr:
 		k := newConst(datumValue(&x.Datum))

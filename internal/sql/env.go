@@ -24,6 +24,7 @@ type Env struct {
 	subCache map[*subqueryExpr]*subResult
 	reCache  map[string]*regexp.Regexp
 	rows     int      // rows examined since the last cancellation check
+	cmps     int      // sort comparisons, for the same (sortTick)
 	t        *txn.Txn // overrides the session's transaction (DDL runs in its own)
 	fkDepth  int      // nesting of foreign key cascades (fk.go)
 	// divZeroErr makes a division by zero an error (strict INSERT/UPDATE with

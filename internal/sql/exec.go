@@ -37,7 +37,7 @@ func (pl *selectPlan) open(env *Env) (rowIter, error) {
 	}
 	it = &projIter{src: it, env: env, proj: pl.proj}
 	if pl.distinct {
-		it = &distinctIter{src: it, n: pl.nVisible, seen: map[string]struct{}{}, colls: projColls(pl)}
+		it = &distinctIter{src: it, env: env, n: pl.nVisible, seen: map[string]struct{}{}, colls: projColls(pl)}
 	}
 	limit, offset := int64(-1), int64(0)
 	if pl.limit != nil {
@@ -116,6 +116,11 @@ func (j *joinIter) next() ([]types.Value, error) {
 		j.depth = n - 1
 	}
 	for {
+		// Inner levels served from memory (the cache below, derived tables) never reach storage's
+		// check: every step of the nested loop counts.
+		if err := j.env.checkKilled(); err != nil {
+			return nil, err
+		}
 		L := j.depth
 		lv := pl.levels[L]
 		if j.state[L] == 0 {
@@ -227,6 +232,9 @@ func (j *joinIter) openLevel(lv *level) (rowIter, error) {
 			if r == nil {
 				break
 			}
+			if err := j.env.checkKilled(); err != nil {
+				return nil, err
+			}
 			if lv.filter != nil {
 				copy(tmp[lv.off:lv.off+lv.width], r)
 				v, err := lv.filter.Eval(j.env, tmp)
@@ -279,6 +287,9 @@ func (env *Env) materialize(pl *selectPlan) ([][]types.Value, error) {
 		if r == nil {
 			return rows, nil
 		}
+		if err := env.checkKilled(); err != nil {
+			return nil, err
+		}
 		rows = append(rows, r)
 	}
 }
@@ -308,6 +319,10 @@ func (f *filterIter) next() ([]types.Value, error) {
 	for {
 		r, err := f.src.next()
 		if err != nil || r == nil {
+			return nil, err
+		}
+		// A filter that rejects everything loops here for as long as its source has rows.
+		if err := f.env.checkKilled(); err != nil {
 			return nil, err
 		}
 		v, err := f.cond.Eval(f.env, r)
@@ -422,6 +437,7 @@ func appendLen(buf []byte, n int) []byte {
 
 type distinctIter struct {
 	src   rowIter
+	env   *Env
 	n     int
 	seen  map[string]struct{}
 	colls []*types.Collation
@@ -432,6 +448,10 @@ func (d *distinctIter) next() ([]types.Value, error) {
 	for {
 		r, err := d.src.next()
 		if err != nil || r == nil {
+			return nil, err
+		}
+		// Duplicates loop here without returning.
+		if err := d.env.checkKilled(); err != nil {
 			return nil, err
 		}
 		d.buf = d.buf[:0]
@@ -471,9 +491,14 @@ func (s *sortIter) next() ([]types.Value, error) {
 			if r == nil {
 				break
 			}
+			if err := s.env.checkKilled(); err != nil {
+				return nil, err
+			}
 			s.rows = append(s.rows, r)
 		}
-		s.sortRows()
+		if err := s.sortRows(); err != nil {
+			return nil, err
+		}
 	}
 	if s.i >= len(s.rows) {
 		return nil, nil
@@ -484,9 +509,44 @@ func (s *sortIter) next() ([]types.Value, error) {
 }
 func (s *sortIter) close() { s.src.close() }
 
+// sortAborted is what a comparison panics with once the statement is cancelled: sort.SliceStable
+// cannot be stopped otherwise, and sorting a million rows takes seconds. sortSlice recovers it.
+type sortAborted struct{ err error }
+
+// sortCancellable runs a sort whose comparisons call env.sortTick, and returns the statement's
+// interruption if a comparison saw it.
+func (env *Env) sortCancellable(sortFn func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			a, ok := r.(sortAborted)
+			if !ok {
+				panic(r)
+			}
+			err = a.err
+		}
+	}()
+	sortFn()
+	return nil
+}
+
+// sortTick counts a comparison and checks for cancellation every 1024th: the comparison itself
+// costs tens of nanoseconds, a context check about as much.
+func (env *Env) sortTick() {
+	env.cmps++
+	if env.cmps&1023 == 0 {
+		env.sortCheck()
+	}
+}
+
+func (env *Env) sortCheck() {
+	if err := env.interrupted(); err != nil {
+		panic(sortAborted{err})
+	}
+}
+
 // sortRows sorts stably. Strings under a non-binary collation are compared by their collation keys,
 // computed once per row rather than once per comparison.
-func (s *sortIter) sortRows() {
+func (s *sortIter) sortRows() error {
 	keyed := false
 	for _, k := range s.keys {
 		if c := s.colls[k.idx]; c != nil && !c.IsBinary() {
@@ -494,8 +554,12 @@ func (s *sortIter) sortRows() {
 		}
 	}
 	if !keyed || len(s.rows) < 8 {
-		sort.SliceStable(s.rows, func(a, b int) bool { return compareRows(s.rows[a], s.rows[b], s.keys, s.colls) < 0 })
-		return
+		return s.env.sortCancellable(func() {
+			sort.SliceStable(s.rows, func(a, b int) bool {
+				s.env.sortTick()
+				return compareRows(s.rows[a], s.rows[b], s.keys, s.colls) < 0
+			})
+		})
 	}
 	type keyedRow struct {
 		row  []types.Value
@@ -503,6 +567,9 @@ func (s *sortIter) sortRows() {
 	}
 	krs := make([]keyedRow, len(s.rows))
 	for i, r := range s.rows {
+		if err := s.env.checkKilled(); err != nil {
+			return err
+		}
 		krs[i].row = r
 		krs[i].keys = make([][]byte, len(s.keys))
 		for j, k := range s.keys {
@@ -512,27 +579,34 @@ func (s *sortIter) sortRows() {
 			}
 		}
 	}
-	sort.SliceStable(krs, func(a, b int) bool {
-		x, y := &krs[a], &krs[b]
-		for j, k := range s.keys {
-			var c int
-			if x.keys[j] != nil && y.keys[j] != nil {
-				c = bytes.Compare(x.keys[j], y.keys[j])
-				if k.desc {
-					c = -c
+	err := s.env.sortCancellable(func() {
+		sort.SliceStable(krs, func(a, b int) bool {
+			s.env.sortTick()
+			x, y := &krs[a], &krs[b]
+			for j, k := range s.keys {
+				var c int
+				if x.keys[j] != nil && y.keys[j] != nil {
+					c = bytes.Compare(x.keys[j], y.keys[j])
+					if k.desc {
+						c = -c
+					}
+				} else {
+					c = compareRows(x.row, y.row, s.keys[j:j+1], s.colls) // applies desc itself
 				}
-			} else {
-				c = compareRows(x.row, y.row, s.keys[j:j+1], s.colls) // applies desc itself
+				if c != 0 {
+					return c < 0
+				}
 			}
-			if c != 0 {
-				return c < 0
-			}
-		}
-		return false
+			return false
+		})
 	})
+	if err != nil {
+		return err
+	}
 	for i := range krs {
 		s.rows[i] = krs[i].row
 	}
+	return nil
 }
 
 func compareRows(a, b []types.Value, keys []sortKey, colls []*types.Collation) int {
@@ -622,6 +696,9 @@ func (a *aggIter) load() error {
 		if r == nil {
 			break
 		}
+		if err := a.env.checkKilled(); err != nil {
+			return err
+		}
 		key = key[:0]
 		for i, e := range pl.groupBy {
 			v, err := e.Eval(a.env, r)
@@ -647,6 +724,9 @@ func (a *aggIter) load() error {
 		order = append(order, &group{first: make([]types.Value, pl.width), states: make([]aggState, len(pl.aggs))})
 	}
 	for _, g := range order {
+		if err := a.env.checkKilled(); err != nil {
+			return err
+		}
 		row := make([]types.Value, pl.width+len(pl.aggs))
 		copy(row, g.first)
 		for i := range pl.aggs {
@@ -980,6 +1060,10 @@ func (s *subqueryExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 		}
 		sawNull := false
 		for _, r := range rows {
+			// Each outer row walks the whole result: rows x outer rows comparisons.
+			if err := env.checkKilled(); err != nil {
+				return types.Null, err
+			}
 			if r[0].IsNull() {
 				sawNull = true
 				continue
@@ -1001,6 +1085,10 @@ func (s *subqueryExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 		}
 		sawNull := false
 		for _, r := range rows {
+			// Each outer row walks the whole result: rows x outer rows comparisons.
+			if err := env.checkKilled(); err != nil {
+				return types.Null, err
+			}
 			if r[0].IsNull() {
 				sawNull = true
 				continue

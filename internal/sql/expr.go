@@ -413,7 +413,13 @@ func (n *inExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 		return types.Null, err
 	}
 	sawNull := false
-	for _, le := range n.list {
+	for i, le := range n.list {
+		// A list of a million values is a long loop for each row.
+		if i&1023 == 1023 {
+			if err := env.interrupted(); err != nil {
+				return types.Null, err
+			}
+		}
 		x, err := le.Eval(env, row)
 		if err != nil {
 			return types.Null, err

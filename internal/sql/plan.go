@@ -169,6 +169,7 @@ type planner struct {
 	s            *Session
 	params       *int
 	viewDepth    int  // nesting of views being planned (planView)
+	selDepth     int  // nesting of query blocks being planned (enterSelect)
 	creatingView bool // CREATE VIEW checks its body: errors are reported as they are
 }
 
@@ -194,7 +195,21 @@ func (p *planner) newCompiler(sc *scope) *compiler {
 }
 
 func (p *planner) planSelect(sel *ast.SelectStmt, parent *scope) (*selectPlan, error) {
+	if err := p.enterSelect(); err != nil {
+		return nil, err
+	}
+	defer func() { p.selDepth-- }()
 	return p.planSelectOrdered(sel, parent, nil)
+}
+
+// enterSelect counts one more query block being planned inside the current one (subquery, derived
+// table, view, UNION member): MySQL allows 63 (nesting.go).
+func (p *planner) enterSelect() error {
+	if p.selDepth >= maxSelectNesting {
+		return errSelectNesting()
+	}
+	p.selDepth++
+	return nil
 }
 
 // planSelectOrdered plans with the FROM items in the given nested-loop order (nil: as written; the

@@ -57,6 +57,8 @@ type Session struct {
 	Info     string // current statement text (PROCESSLIST)
 	Command  string
 	Since    time.Time
+
+	exprDepth int // expressions being compiled, nested (nesting.go)
 }
 
 type savepoint struct {
@@ -182,6 +184,9 @@ func (s *Session) Close() {
 func (s *Session) parse(text string) ([]ast.StmtNode, error) {
 	mode, _ := mysql.GetSQLMode(strings.ToUpper(types.ToString(s.getSysVar(mustSysVar("sql_mode"), false))))
 	s.parser.SetSQLMode(mode)
+	if err := checkTextNesting(text); err != nil {
+		return nil, err
+	}
 	stmts, _, err := s.parser.ParseSQL(text)
 	if err != nil {
 		if t, ok := loadDataFallback(text); ok { // LOAD DATA ... IGNORE n ROWS
@@ -204,6 +209,9 @@ func (s *Session) parse(text string) ([]ast.StmtNode, error) {
 			}
 		}
 		return nil, sqlerr.New(sqlerr.ErrParse, "%s", parseErrorMessage(err))
+	}
+	if err := checkTreeNesting(text, stmts); err != nil {
+		return nil, err
 	}
 	return stmts, nil
 }
@@ -258,7 +266,8 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 		}
 	}
 	if d := s.maxExecutionTime(); d > 0 {
-		if _, ok := st.(*ast.SelectStmt); ok {
+		switch st.(type) {
+		case *ast.SelectStmt, *ast.SetOprStmt: // a UNION is a SELECT statement too
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeoutCause(ctx, d, errTimeout)
 			defer cancel()
