@@ -204,6 +204,7 @@ step vet 600 go vet ./... || true
 step lint 300 "$0" lint || true
 step unit 720 go test -race -timeout 10m ./internal/... || true
 step sim 240 go test -count=1 -v -timeout 200s -run 'TestClusterSim$' ./internal/repl/ || true
+step fuzz 480 env FUZZTIME=5s scripts/fuzz.sh || true
 step tools 300 go test -timeout 4m ./tools/... || true
 
 need_server=0
