@@ -13,6 +13,7 @@
 #   unit         go test -race ./internal/...
 #   sim          the deterministic cluster simulation without -race, 1,000 seeds
 #                (go test -run 'TestClusterSim$' ./internal/repl/; 17-45 s)
+#   fuzz         scripts/fuzz.sh: every Go fuzz target for 5 s (make fuzz for longer)
 #   tools        go test ./tools/...
 #   build        go build -o bin/kiln ./cmd/kiln
 #   kiln-start   scripts/kiln.sh start on a temporary data dir
