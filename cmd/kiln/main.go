@@ -53,6 +53,7 @@ func serveCmd() *cobra.Command {
 	var durability string
 	var syncInterval time.Duration
 	var beforeImages bool
+	var secureFilePriv string
 	var retain, retainFollowers uint64
 	var purgeEvery time.Duration
 	var cl clusterFlags
@@ -66,7 +67,7 @@ func serveCmd() *cobra.Command {
 			slog.SetDefault(logger)
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return serve(ctx, logger, server.Config{DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages,
+			return serve(ctx, logger, server.Config{DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages, SecureFilePriv: secureFilePriv,
 				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, shutdownTimeout: shutdownTimeout})
 		},
 	}
@@ -80,6 +81,7 @@ func serveCmd() *cobra.Command {
 	f.Uint64Var(&diskReserve, "disk-reserve", 64<<20, "free bytes kept on the data directory's filesystem: below it commits fail with 1021")
 	f.StringVar(&durability, "durability", "sync", "default commit durability (kiln_durability): sync = acknowledged after the log fsync; async = acknowledged once applied, the log fsynced every --sync-interval (a crash may lose that interval)")
 	f.DurationVar(&syncInterval, "sync-interval", 100*time.Millisecond, "background log fsync interval for async commits")
+	f.StringVar(&secureFilePriv, "secure-file-priv", "", "directory where SELECT ... INTO OUTFILE/DUMPFILE and LOAD DATA INFILE may read and write server files (secure_file_priv); empty: none, such statements get 1290")
 	f.BoolVar(&beforeImages, "log-before-images", false, "commit records carry each written row's previous value, for change data capture (kiln_log_before_images)")
 	f.Uint64Var(&retain, "log-retain-entries", 10000, "log entries kept below the engine's flushed index when the log is purged")
 	f.Uint64Var(&retainFollowers, "log-retain-for-followers", 100000, "log entries the leader keeps beyond --log-retain-entries for a lagging member; one further behind gets an engine snapshot")

@@ -4,7 +4,11 @@
 // the import order: it must not import internal/mysql) produces them.
 package proto
 
-import "github.com/kiln-db/kiln/internal/sql/types"
+import (
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
+)
 
 // Column describes one result-set column (a ColumnDefinition41 packet).
 type Column struct {
@@ -70,4 +74,27 @@ type StmtInfo struct {
 	ID      uint32
 	Params  int      // number of placeholders
 	Columns []Column // result columns, nil if none or unknown until execution
+}
+
+// AppendColumnText renders v as text, as the text protocol and SELECT ... INTO OUTFILE send it. A FLOAT column prints its values as MySQL prints single
+// precision (6 significant digits) even when the value does not say so itself.
+func AppendColumnText(b []byte, v *types.Value, col *Column) []byte {
+	if col.Type == mysql.TypeYear && v.K == types.KindInt && v.I >= 0 && v.I < 10000 {
+		// YEAR prints four digits: 0 is 0000.
+		return append(b, byte('0'+v.I/1000), byte('0'+v.I/100%10), byte('0'+v.I/10%10), byte('0'+v.I%10))
+	}
+	if col.Type == mysql.TypeBit && (v.K == types.KindUint || v.K == types.KindInt) {
+		// BIT(n) values travel as ceil(n/8) big-endian bytes, in both protocols.
+		n := max((int(col.Length)+7)/8, 1)
+		for i := n - 1; i >= 0; i-- {
+			b = append(b, byte(uint64(v.I)>>(8*uint(i))))
+		}
+		return b
+	}
+	if v.K == types.KindFloat && v.Frac == 0 && col.Type == mysql.TypeFloat {
+		f := *v
+		f.Frac = types.FracFloat32
+		return types.AppendText(b, f)
+	}
+	return types.AppendText(b, *v)
 }

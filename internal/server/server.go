@@ -46,6 +46,9 @@ type Config struct {
 	SyncInterval time.Duration
 	// BeforeImages makes commit records carry the rows' previous values (kiln_log_before_images).
 	BeforeImages bool
+	// SecureFilePriv is secure_file_priv: the directory for server-side files (INTO OUTFILE,
+	// LOAD DATA INFILE); empty refuses them.
+	SecureFilePriv string
 	// LogRetainEntries and LogPurgeInterval configure log purge (repl.Config; 0 = its defaults).
 	LogRetainEntries uint64
 	LogPurgeInterval time.Duration
@@ -169,7 +172,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		cluster = clusterView{n: node, applier: applier, primary: primary}
 	}
 	db, err := sql.Open(ctx, txm, sql.Config{Version: cfg.Version, LockWaitTimeout: cfg.LockWaitTimeout, MaxConnections: cfg.MaxConnections, Durability: cfg.Durability, BeforeImages: cfg.BeforeImages,
-		Cluster: cluster})
+		SecureFilePriv: cfg.SecureFilePriv, Cluster: cluster})
 	if err != nil {
 		node.Stop()
 		eng.Close()

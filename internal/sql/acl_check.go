@@ -227,7 +227,7 @@ func (s *Session) authorize(st ast.StmtNode) error {
 	switch x := st.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		g.tablesRead(x, nil)
-		if sel, ok := x.(*ast.SelectStmt); ok && sel.SelectIntoOpt != nil && sel.SelectIntoOpt.Tp != ast.SelectIntoVars {
+		if into := selectInto(x.(ast.ResultSetNode)); into != nil && into.Tp != ast.SelectIntoVars {
 			if a.Global&PrivFile == 0 {
 				return specificDenied("FILE")
 			}

@@ -33,6 +33,9 @@ type Config struct {
 	Durability string
 	// BeforeImages is kiln_log_before_images' initial value.
 	BeforeImages bool
+	// SecureFilePriv is secure_file_priv: the directory SELECT ... INTO OUTFILE and LOAD DATA INFILE
+	// may use; empty means NULL (no server-side files).
+	SecureFilePriv string
 	// Cluster, if set, says whether this node takes writes and when its catalog must be reloaded.
 	Cluster Cluster
 }
@@ -64,10 +67,11 @@ type DB struct {
 	gen      atomic.Pointer[Generation] // the Cluster generation the catalog was loaded at
 	reloadMu sync.Mutex
 
-	globals   *globalVars
-	userLocks userLockTable        // GET_LOCK and friends
-	Processes func() []ProcessInfo // set by the server: SHOW PROCESSLIST
-	Kill      func(id uint32, query bool) error
+	globals    *globalVars
+	userLocks  userLockTable        // GET_LOCK and friends
+	tableLocks tableLocks           // LOCK TABLES, FLUSH TABLES WITH READ LOCK
+	Processes  func() []ProcessInfo // set by the server: SHOW PROCESSLIST
+	Kill       func(id uint32, query bool) error
 	// FlushAuthCache, if set, forgets caching_sha2_password's cached digest of an account (of
 	// every account for "", ""): FLUSH PRIVILEGES, ALTER USER, SET PASSWORD, RENAME and DROP USER.
 	FlushAuthCache func(user, host string)

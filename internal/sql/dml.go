@@ -79,6 +79,9 @@ func (s *Session) lookupTable(db, name string) (*Table, error) {
 	if !ok {
 		return nil, sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, name)
 	}
+	if err := s.useTable(tbl.DB, tbl.Name, true); err != nil {
+		return nil, err
+	}
 	return tbl, nil
 }
 

@@ -263,6 +263,9 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 			tbl, ok := cat.Table(db, it.tn.Name.O)
 			if !ok {
 				if v, ok := cat.View(db, it.tn.Name.O); ok {
+					if err := p.s.useTable(v.DB, v.Name, false); err != nil {
+						return nil, err
+					}
 					sub, err := p.planView(v, p.viewDepth)
 					if err != nil {
 						return nil, err
@@ -284,6 +287,9 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 					return nil, sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, it.tn.Name.O)
 				}
 				return nil, sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, it.tn.Name.O)
+			}
+			if err := p.s.useTable(tbl.DB, tbl.Name, false); err != nil {
+				return nil, err
 			}
 			for _, other := range pl.levels {
 				if strings.EqualFold(other.alias, it.alias) {

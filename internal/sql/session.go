@@ -32,7 +32,13 @@ type Session struct {
 	acctOf        *acl
 	CurDB         string
 	FoundRowsFlag bool // CLIENT_FOUND_ROWS: UPDATE reports matched rather than changed rows
-	tablesLocked  bool // LOCK TABLES is in effect (UNLOCK TABLES then commits)
+	// Table locks (tablelocks.go): LOCK TABLES' locks (table key -> WRITE), FLUSH TABLES WITH
+	// READ LOCK, the tables the open transaction uses, and the statement's context for lock waits.
+	tlocks     map[string]bool
+	globalRead bool
+	tuses      map[string]bool
+	planTables *[]tableLockReq // while a prepared statement is planned: the tables it uses
+	ctx        context.Context
 
 	vars     map[string]types.Value
 	userVars map[string]types.Value
@@ -180,6 +186,7 @@ func (s *Session) warningCount() uint16 {
 // Close ends the session: an open transaction rolls back.
 func (s *Session) Close() {
 	s.rollback()
+	s.unlockTables()
 	s.db.userLocks.releaseAll(s.ConnID)
 }
 
@@ -194,6 +201,12 @@ func (s *Session) parse(text string) ([]ast.StmtNode, error) {
 	if err != nil {
 		if t, ok := loadDataFallback(text); ok { // LOAD DATA ... IGNORE n ROWS
 			if st, _, err2 := s.parser.ParseSQL(t); err2 == nil {
+				stmts, err = st, nil
+			}
+		}
+		if t, ok := dumpfileFallback(text); ok && err != nil { // SELECT ... INTO DUMPFILE
+			if st, _, err2 := s.parser.ParseSQL(t); err2 == nil {
+				markDumpfile(st)
 				stmts, err = st, nil
 			}
 		}
@@ -256,7 +269,7 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 	s.Info = st.Text()
 	s.Command = "Query"
 	s.Since = time.Now()
-	defer func() { s.Command, s.Info, s.Since = "Sleep", "", time.Now() }()
+	defer func() { s.Command, s.Info, s.Since, s.ctx = "Sleep", "", time.Now(), nil }()
 	if _, ok := st.(*ast.ShowStmt); !ok {
 		if _, ok := st.(*ast.SelectStmt); !ok || !selectsDiagnostics(st) {
 			s.warnings = s.warnings[:0]
@@ -282,6 +295,7 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 	if err := s.readBarrier(ctx); err != nil {
 		return err
 	}
+	s.ctx = ctx // lock waits deep in planning end with the statement (tablelocks.go)
 	env := &Env{s: s, ctx: ctx, params: params}
 	err := s.dispatch(env, st, w, more)
 	if s.txn == nil {
@@ -313,6 +327,7 @@ func (s *Session) dispatch(env *Env, st ast.StmtNode, w proto.ResultWriter, more
 		if err := s.commit(env.ctx); err != nil {
 			return err
 		}
+		s.unlockTableLocks() // not the global read lock, as in MySQL
 		s.begin(x.ReadOnly)
 		s.explicit = true
 		if x.CausalConsistencyOnly || true {
@@ -401,22 +416,28 @@ func (s *Session) dispatch(env *Env, st ast.StmtNode, w proto.ResultWriter, more
 			}
 		}
 		return w.OK(proto.OK{}, more)
-	case *ast.LockTablesStmt, *ast.UnlockTablesStmt:
-		// Row locks and the metadata lock already give mysqldump's consistency; LOCK TABLES is
-		// accepted so dumps reload. As in MySQL, LOCK TABLES commits an open transaction, and
-		// UNLOCK TABLES commits only if LOCK TABLES locked something (mysqldump
-		// --single-transaction sends it inside its snapshot transaction, which must go on).
-		if _, unlock := st.(*ast.UnlockTablesStmt); !unlock || s.tablesLocked {
+	case *ast.LockTablesStmt:
+		return s.lockTables(env, x, w, more)
+	case *ast.UnlockTablesStmt:
+		// As in MySQL, UNLOCK TABLES commits only if LOCK TABLES locked something: mysqldump
+		// --single-transaction sends it inside its snapshot transaction (after FLUSH TABLES WITH
+		// READ LOCK with --source-data), which must go on.
+		if s.tlocks != nil {
 			if err := s.commit(env.ctx); err != nil {
 				return err
 			}
 		}
-		_, s.tablesLocked = st.(*ast.LockTablesStmt)
+		s.unlockTables()
 		return w.OK(proto.OK{}, more)
-	case *ast.FlushStmt, *ast.AnalyzeTableStmt:
-		if f, ok := st.(*ast.FlushStmt); ok && f.Tp == ast.FlushPrivileges && s.db.FlushAuthCache != nil {
+	case *ast.FlushStmt:
+		if x.Tp == ast.FlushTables && x.ReadLock {
+			return s.flushWithReadLock(env, w, more)
+		}
+		if x.Tp == ast.FlushPrivileges && s.db.FlushAuthCache != nil {
 			s.db.FlushAuthCache("", "") // accounts are always current; only the sha2 cache goes
 		}
+		return w.OK(proto.OK{}, more)
+	case *ast.AnalyzeTableStmt:
 		return w.OK(proto.OK{}, more)
 	case *ast.PrepareStmt, *ast.ExecuteStmt, *ast.DeallocateStmt:
 		return s.sqlPrepared(env, st, w, more)
@@ -516,6 +537,7 @@ func (s *Session) lockDB(name string) {
 }
 
 func (s *Session) releaseMDL() {
+	s.releaseTableUses()
 	for name := range s.mdl {
 		s.db.mdlFor(name).RUnlock()
 		delete(s.mdl, name)
@@ -582,6 +604,9 @@ func (s *Session) stmtScope(env *Env, fn func() error) error {
 
 // runQuery executes a SELECT and streams its rows.
 func (s *Session) runQuery(env *Env, n ast.ResultSetNode, w proto.ResultWriter, more bool) error {
+	if into := selectInto(n); into != nil {
+		return s.selectIntoFile(env, n, into, w, more)
+	}
 	if sel, ok := n.(*ast.SelectStmt); ok && sel.From == nil && !hasSubquery(n) {
 		// SELECT without tables needs no transaction (connect-time @@variable queries are hot).
 		pl, err := (&planner{s: s}).planResultSet(n, nil)

@@ -228,6 +228,7 @@ func newGlobalVars(cfg Config) *globalVars {
 	if cfg.BeforeImages {
 		g.vals["kiln_log_before_images"] = num(1)
 	}
+	g.vals["secure_file_priv"] = secureFilePrivValue(cfg)
 	return g
 }
 
