@@ -932,7 +932,7 @@ func (c *compiler) funcCall(x *ast.FuncCallExpr) (Expr, error) {
 	if len(args) < lo || (hi >= 0 && len(args) > hi) {
 		return nil, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", x.FnName.O)
 	}
-	fe := &funcExpr{typed{funcType(name, args)}, name, f, args}
+	fe := newFuncExpr(funcType(name, args), name, f, args)
 	return fe, nil
 }
 

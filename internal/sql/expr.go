@@ -514,6 +514,11 @@ type funcExpr struct {
 	name string
 	f    types.Func
 	args []Expr
+	size types.SizeFunc // the result's length before it is built (nil: checked after)
+}
+
+func newFuncExpr(t types.ColType, name string, f types.Func, args []Expr) *funcExpr {
+	return &funcExpr{typed: typed{t}, name: name, f: f, args: args, size: types.LookupFuncSize(name)}
 }
 
 func (f *funcExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
@@ -526,12 +531,20 @@ func (f *funcExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 		}
 		args = append(args, v)
 	}
+	if f.size != nil {
+		if n := f.size(args); n > minMaxAllowedPacket && env.resultTooLarge(f.name, n) {
+			return types.Null, nil
+		}
+	}
 	v, err := f.f(args)
 	if err != nil {
 		if w, ok := err.(*types.FuncWarning); ok {
 			env.warn(w.Warn)
 			v, err = w.Value, nil
 		}
+	}
+	if len(v.S) > minMaxAllowedPacket && env.resultTooLarge(f.name, int64(len(v.S))) {
+		return types.Null, nil
 	}
 	// Temporal results print with the static type's precision (a TIME(6) column of TIME(str)).
 	if (v.K == types.KindDuration && f.t.Tp == mysql.TypeDuration || v.K == types.KindDatetime && f.t.Tp == mysql.TypeDatetime) && f.t.Frac >= int(v.Frac) && f.t.Frac <= 6 {
@@ -544,13 +557,18 @@ func (f *funcExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 // DATABASE(), IF, COALESCE... anything that is not a pure builtin or needs laziness).
 type closureExpr struct {
 	typed
+	name string // set for functions whose string result is bounded by max_allowed_packet
 	args []Expr
 	lazy bool // fn evaluates args itself
 	fn   func(env *Env, row []types.Value, args []Expr) (types.Value, error)
 }
 
 func (c *closureExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
-	return c.fn(env, row, c.args)
+	v, err := c.fn(env, row, c.args)
+	if c.name != "" && len(v.S) > minMaxAllowedPacket && err == nil && env.resultTooLarge(c.name, int64(len(v.S))) {
+		return types.Null, nil
+	}
+	return v, err
 }
 
 // caseExpr is CASE [v] WHEN ... THEN ... [ELSE] END.
