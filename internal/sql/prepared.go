@@ -153,6 +153,7 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 		defer cancel()
 	}
 	env := &Env{s: s, ctx: ctx, params: args}
+	defer env.closeMem()
 	pl := p.plan
 	var err error
 	if sel, ok := rs.(*ast.SelectStmt); ok && sel.From == nil && !hasSubquery(rs) {

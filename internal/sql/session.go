@@ -261,6 +261,7 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 		return err
 	}
 	env := &Env{s: s, ctx: ctx, params: params}
+	defer env.closeMem()
 	err := s.dispatch(env, st, w, more)
 	if s.txn == nil {
 		s.releaseMDL()
