@@ -47,17 +47,37 @@ const heapHeadroom = 0.9
 // SetLimit changes the limit (0: unlimited).
 func (a *Account) SetLimit(n int64) { a.limit.Store(n) }
 
-// Limit is the limit in bytes (0: unlimited).
-func (a *Account) Limit() int64 { return a.limit.Load() }
+// Limit is the limit in bytes (0: unlimited). The figures of a nil Account are 0.
+func (a *Account) Limit() int64 {
+	if a == nil {
+		return 0
+	}
+	return a.limit.Load()
+}
 
 // Used is the bytes currently reserved.
-func (a *Account) Used() int64 { return a.used.Load() }
+func (a *Account) Used() int64 {
+	if a == nil {
+		return 0
+	}
+	return a.used.Load()
+}
 
 // Peak is the largest Used seen.
-func (a *Account) Peak() int64 { return a.peak.Load() }
+func (a *Account) Peak() int64 {
+	if a == nil {
+		return 0
+	}
+	return a.peak.Load()
+}
 
 // Refused counts the reservations refused (each a statement or a long-data chunk that failed).
-func (a *Account) Refused() int64 { return a.refused.Load() }
+func (a *Account) Refused() int64 {
+	if a == nil {
+		return 0
+	}
+	return a.refused.Load()
+}
 
 // Reserve takes n bytes from the account. It refuses (returns false and counts it) when the
 // account would pass its limit, or when the Go heap's live bytes (as of the last collection)

@@ -51,3 +51,19 @@ func TestTrackerQuotaAndAccount(t *testing.T) {
 		t.Fatal("unlimited refused")
 	}
 }
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "1024": 1024, "8G": 8 << 30, "512MiB": 512 << 20, "64mb": 64 << 20, "1t": 1 << 40} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "x", "-1", "1.5G", "99999999999T"} {
+		if _, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) accepted", in)
+		}
+	}
+	if DefaultLimit() <= 0 {
+		t.Errorf("DefaultLimit() = %d on a Linux machine", DefaultLimit())
+	}
+}
