@@ -513,7 +513,9 @@ func (c *compiler) in(x *ast.PatternInExpr) (Expr, error) {
 		}
 		return &rowCmpExpr{typed{tBool}, r.items, rs, x.Not, nil}, nil
 	}
-	return &inExpr{typed{tBool}, e, list, x.Not, c.collationOf(append([]Expr{e}, list...)...)}, nil
+	in := &inExpr{typed: typed{tBool}, e: e, list: list, not: x.Not, coll: c.collationOf(append([]Expr{e}, list...)...)}
+	in.ints, in.intsNull, in.allInts = constIntSet(list)
+	return in, nil
 }
 
 func (c *compiler) caseExpr(x *ast.CaseExpr) (Expr, error) {

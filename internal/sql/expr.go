@@ -2,6 +2,7 @@ package sql
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -405,12 +406,54 @@ type inExpr struct {
 	list []Expr
 	not  bool
 	coll *types.Collation
+	// A list of integer literals (and NULLs) is also kept sorted, so an integer operand is found by
+	// binary search rather than compared with every element (a list of a million ids would cost a
+	// million comparisons per row).
+	ints     []int64
+	intsNull bool // the list holds a NULL
+	allInts  bool
+}
+
+// constIntSet returns the sorted integer literals of list when every element is an integer literal
+// or NULL.
+func constIntSet(list []Expr) (ints []int64, hasNull, ok bool) {
+	if len(list) < 8 {
+		return nil, false, false // a short list is scanned as fast
+	}
+	ints = make([]int64, 0, len(list))
+	for _, e := range list {
+		k, isConst := e.(*constExpr)
+		switch {
+		case !isConst || k.hex:
+			return nil, false, false
+		case k.v.K == types.KindNull:
+			hasNull = true
+		case k.v.K == types.KindInt:
+			ints = append(ints, k.v.I)
+		default:
+			return nil, false, false
+		}
+	}
+	slices.Sort(ints)
+	return slices.Compact(ints), hasNull, true
 }
 
 func (n *inExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 	v, err := n.e.Eval(env, row)
 	if err != nil || v.IsNull() {
 		return types.Null, err
+	}
+	if n.allInts && (v.K == types.KindInt || v.K == types.KindUint) {
+		// Integers compare exactly: a KindUint past MaxInt64 equals no literal of the list.
+		_, found := slices.BinarySearch(n.ints, v.I)
+		found = found && (v.K == types.KindInt || v.I >= 0)
+		switch {
+		case found:
+			return boolVal(!n.not), nil
+		case n.intsNull:
+			return types.Null, nil
+		}
+		return boolVal(n.not), nil
 	}
 	sawNull := false
 	for _, le := range n.list {

@@ -101,3 +101,30 @@ func TestReplaceSizeCheckedFirst(t *testing.T) {
 		t.Fatalf("allocated %d bytes", alloc)
 	}
 }
+
+// TestInListIntegerSet: an IN list of integer literals is searched, not scanned, with the same
+// results as comparing each element (NULLs, NOT IN, unsigned and non-integer operands).
+func TestInListIntegerSet(t *testing.T) {
+	db := testDB(t)
+	s := db.NewSession(1, "root", "localhost", "")
+	mustExec(t, s, "CREATE DATABASE d")
+	mustExec(t, s, "USE d")
+	mustExec(t, s, "CREATE TABLE t (id INT PRIMARY KEY, v INT, u BIGINT UNSIGNED, s VARCHAR(10), f DOUBLE)")
+	mustExec(t, s, "INSERT INTO t VALUES (1, 5, 18446744073709551615, '5', 5.0), (2, 7, 7, '7x', 7.5), (3, NULL, 3, '3', 3.0)")
+	list := "(9, 8, 5, 3, 11, 12, 13, 14, 15, 16)"
+	for _, tc := range []struct{ q, want string }{
+		{"SELECT GROUP_CONCAT(id ORDER BY id) FROM t WHERE v IN " + list, "1"},
+		{"SELECT GROUP_CONCAT(id ORDER BY id) FROM t WHERE v NOT IN " + list, "2"},
+		{"SELECT GROUP_CONCAT(id ORDER BY id) FROM t WHERE u IN " + list, "3"},
+		{"SELECT GROUP_CONCAT(id ORDER BY id) FROM t WHERE s IN " + list, "1,3"},
+		{"SELECT GROUP_CONCAT(id ORDER BY id) FROM t WHERE f IN " + list, "1,3"},
+		{"SELECT GROUP_CONCAT(id ORDER BY id) FROM t WHERE id IN " + list, "3"},
+		{"SELECT GROUP_CONCAT(COALESCE(v IN (1, 2, 3, 4, 6, 8, 9, 10, NULL), 'n') ORDER BY id) FROM t", "n,n,n"},
+		{"SELECT GROUP_CONCAT(COALESCE(v IN (1, 2, 3, 4, 5, 8, 9, 10, NULL), 'n') ORDER BY id) FROM t", "1,n,n"},
+		{"SELECT GROUP_CONCAT(COALESCE(v NOT IN (1, 2, 3, 4, 5, 8, 9, 10, NULL), 'n') ORDER BY id) FROM t", "0,n,n"},
+	} {
+		if got, _ := queryOne(t, s, tc.q); got != tc.want {
+			t.Errorf("%s = %s, want %s", tc.q, got, tc.want)
+		}
+	}
+}
