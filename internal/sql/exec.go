@@ -94,6 +94,8 @@ type joinIter struct {
 	depth   int
 	started bool
 	done    bool
+	// matBytes: per level, the memory its last materialised rows were counted for.
+	matBytes []int64
 }
 
 func (j *joinIter) next() ([]types.Value, error) {
@@ -251,10 +253,18 @@ func (j *joinIter) openLevel(lv *level) (rowIter, error) {
 		return &sliceIter{rows: rows}, nil
 	}
 	// Derived table or virtual table: materialize once per execution.
+	// The level's previous rows are garbage once it is opened again: its memory is given back.
+	if j.matBytes == nil {
+		j.matBytes = make([]int64, len(j.pl.levels))
+	}
+	tr := j.env.tracker()
+	tr.Shrink(j.matBytes[j.depth])
+	before := tr.Used()
 	rows, err := j.env.materialize(lv.sub)
 	if err != nil {
 		return nil, err
 	}
+	j.matBytes[j.depth] = tr.Used() - before
 	return &sliceIter{rows: rows}, nil
 }
 
@@ -1055,9 +1065,17 @@ func (s *subqueryExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 			return types.Null, err
 		}
 	}
+	var before int64
+	if s.correlated {
+		before = env.tracker().Used()
+	}
 	rows, err := s.rows(env, row)
 	if err != nil {
 		return types.Null, err
+	}
+	if s.correlated {
+		// A correlated subquery's rows are dropped after this row: give their memory back.
+		defer env.tracker().Shrink(env.tracker().Used() - before)
 	}
 	switch s.kind {
 	case subScalar:

@@ -139,6 +139,16 @@ func TestStatementMemoryQuota(t *testing.T) {
 	if got != "2997" {
 		t.Fatalf("SUM(k) = %s: the failed UPDATE was not rolled back", got)
 	}
+	// Rows that are re-materialised per outer row (a derived table inside a join, a correlated
+	// subquery) are given back each time: only what is held at once counts.
+	for q, want := range map[string]string{
+		"SELECT COUNT(*) FROM t a, (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4) c": "4004",
+		"SELECT SUM((SELECT COUNT(*) FROM t b WHERE b.k = a.k AND b.id < 3)) FROM t a":                      "430",
+	} {
+		if got, _ := queryOne(t, s, q); got != want {
+			t.Errorf("%s = %s, want %s", q, got, want)
+		}
+	}
 	// Within the quota, and with no quota, the same statements work.
 	if got, _ := queryOne(t, s, "SELECT COUNT(*) FROM (SELECT v FROM t WHERE id < 50 ORDER BY v) x"); got != "50" {
 		t.Fatalf("small sort: %s", got)
