@@ -143,7 +143,7 @@ func TestStatementMemoryQuota(t *testing.T) {
 	// subquery) are given back each time: only what is held at once counts.
 	for q, want := range map[string]string{
 		"SELECT COUNT(*) FROM t a, (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4) c": "4004",
-		"SELECT SUM((SELECT COUNT(*) FROM t b WHERE b.k = a.k AND b.id < 3)) FROM t a":                      "430",
+		"SELECT SUM((SELECT COUNT(*) FROM t b WHERE b.k = a.k AND b.id < 3)) FROM t a":                    "430",
 	} {
 		if got, _ := queryOne(t, s, q); got != want {
 			t.Errorf("%s = %s, want %s", q, got, want)
