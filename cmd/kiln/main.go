@@ -11,6 +11,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
+	"github.com/kiln-db/kiln/internal/memory"
 	"github.com/kiln-db/kiln/internal/mysql"
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/server"
@@ -59,6 +61,7 @@ func serveCmd() *cobra.Command {
 	var cl clusterFlags
 	var pprofOn bool
 	var shutdownTimeout time.Duration
+	var memLimit string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a Kiln server",
@@ -67,7 +70,11 @@ func serveCmd() *cobra.Command {
 			slog.SetDefault(logger)
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return serve(ctx, logger, server.Config{DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages, SecureFilePriv: secureFilePriv,
+			acct, err := memoryAccount(memLimit, logger)
+			if err != nil {
+				return err
+			}
+			return serve(ctx, logger, server.Config{Memory: acct, DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages, SecureFilePriv: secureFilePriv,
 				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, shutdownTimeout: shutdownTimeout})
 		},
 	}
@@ -87,9 +94,31 @@ func serveCmd() *cobra.Command {
 	f.Uint64Var(&retainFollowers, "log-retain-for-followers", 100000, "log entries the leader keeps beyond --log-retain-entries for a lagging member; one further behind gets an engine snapshot")
 	f.DurationVar(&purgeEvery, "log-purge-interval", 30*time.Second, "how often the engine is flushed and sealed log segments below it are removed (negative: never)")
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long running statements (cancelled, their transactions rolled back) and the engine's close may take before the process exits anyway; a second signal exits at once")
+	f.StringVar(&memLimit, "memory-limit", "", "server-wide memory limit, bytes with an optional K/M/G/T suffix (default: half of RAM or of the cgroup limit; 0: none): Go's memory limit, and statements that would hold memory past it fail with 3170")
 	f.BoolVar(&pprofOn, "pprof", false, "serve Go's /debug/pprof/ profiles on the HTTP port (off by default: they expose internals and cost CPU)")
 	cl.register(f)
 	return cmd
+}
+
+// memoryAccount sets up the server-wide memory limit from --memory-limit: Go's soft memory limit
+// (the collector works harder as the heap approaches it) and the account statements and
+// connections reserve from. nil when the limit is 0.
+func memoryAccount(flag string, logger *slog.Logger) (*memory.Account, error) {
+	limit := memory.DefaultLimit()
+	if flag != "" {
+		n, err := memory.ParseSize(flag)
+		if err != nil {
+			return nil, fmt.Errorf("--memory-limit: %w", err)
+		}
+		limit = n
+	}
+	if limit <= 0 {
+		logger.Info("no server-wide memory limit")
+		return nil, nil
+	}
+	debug.SetMemoryLimit(limit)
+	logger.Info("memory limit", "bytes", limit)
+	return memory.NewAccount(limit), nil
 }
 
 // handler adapts the server to the protocol's Handler interface (server must not import mysql).
@@ -166,7 +195,11 @@ func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveO
 	errc := make(chan error, 1)
 	var ps *mysql.Server
 	if ln != nil {
-		ps = mysql.NewServer(mysql.Config{ServerVersion: serverVersion(), MaxAllowedPacket: o.maxPacket}, handler{srv}, logger)
+		mcfg := mysql.Config{ServerVersion: serverVersion(), MaxAllowedPacket: o.maxPacket}
+		if cfg.Memory != nil {
+			mcfg.Memory = cfg.Memory
+		}
+		ps = mysql.NewServer(mcfg, handler{srv}, logger)
 		srv.CloseConn = ps.CloseConn
 		if srv.DB != nil {
 			srv.DB.FlushAuthCache = ps.FlushAuthCache

@@ -36,6 +36,10 @@ type Config struct {
 	// NetReadTimeout bounds the wait for each packet of a file the client sends for LOAD DATA
 	// LOCAL (net_read_timeout). Default 30s.
 	NetReadTimeout time.Duration
+	// Memory, if set, is the server-wide memory account: long data (COM_STMT_SEND_LONG_DATA) and
+	// payload buffers beyond keepBufferBytes reserve from it, so many connections cannot together
+	// hold more than the server's limit. A refusal answers 3170.
+	Memory MemoryAccount
 
 	// peerWatchDelay is how long a command runs before the server watches for its client going
 	// away (watch.go); < 0 watches from the start. Default defaultPeerWatchDelay. Tests and
@@ -54,6 +58,15 @@ const (
 	oversizeDiscardBytes = 1 << 30
 	rsaKeyBits           = 2048
 )
+
+// MemoryAccount is the server-wide memory account (package memory's Account); the protocol layer
+// only reserves and releases bytes from it.
+type MemoryAccount interface {
+	Reserve(n int64) bool
+	Release(n int64)
+	// CapacityError is the error a refusal answers (3170 naming the limit).
+	CapacityError() error
+}
 
 // Server accepts MySQL connections and serves each one in its own goroutine.
 type Server struct {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/engine"
 	klog "github.com/kiln-db/kiln/internal/log"
+	"github.com/kiln-db/kiln/internal/memory"
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/repl"
 	"github.com/kiln-db/kiln/internal/sql"
@@ -56,6 +57,9 @@ type Config struct {
 	// before it sends it an engine snapshot instead (repl.Config.FollowerRetainEntries).
 	LogRetainForFollowers uint64
 	Logger                *slog.Logger
+	// Memory is the server-wide memory account (kiln serve --memory-limit): statements' trackers
+	// and connections' long data reserve from it. nil: no server-wide limit.
+	Memory *memory.Account
 
 	// Cluster membership (zero values: a cluster of one, as a plain server). NodeID is this node's
 	// raft id, Peers the initial members of a new cluster (ignored once the log holds membership),
@@ -172,7 +176,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		cluster = clusterView{n: node, applier: applier, primary: primary}
 	}
 	db, err := sql.Open(ctx, txm, sql.Config{Version: cfg.Version, LockWaitTimeout: cfg.LockWaitTimeout, MaxConnections: cfg.MaxConnections, Durability: cfg.Durability, BeforeImages: cfg.BeforeImages,
-		SecureFilePriv: cfg.SecureFilePriv, Cluster: cluster})
+		SecureFilePriv: cfg.SecureFilePriv, Cluster: cluster, Memory: cfg.Memory})
 	if err != nil {
 		node.Stop()
 		eng.Close()
@@ -342,6 +346,10 @@ func (s *Server) status() map[string]string {
 	}
 	lst := s.lg.Stats()
 	m := map[string]string{
+		"Kiln_memory_limit":             strconv.FormatInt(s.cfg.Memory.Limit(), 10),
+		"Kiln_memory_accounted":         strconv.FormatInt(s.cfg.Memory.Used(), 10),
+		"Kiln_memory_accounted_peak":    strconv.FormatInt(s.cfg.Memory.Peak(), 10),
+		"Kiln_memory_refused":           strconv.FormatInt(s.cfg.Memory.Refused(), 10),
 		"Uptime":                        strconv.FormatInt(int64(time.Since(s.started).Seconds()), 10),
 		"Threads_connected":             strconv.FormatInt(s.active.Load(), 10),
 		"Connections":                   strconv.FormatUint(s.totalConn.Load(), 10),

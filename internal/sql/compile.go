@@ -517,7 +517,9 @@ func (c *compiler) in(x *ast.PatternInExpr) (Expr, error) {
 		}
 		return &rowCmpExpr{typed{tBool}, r.items, rs, x.Not, nil}, nil
 	}
-	return &inExpr{typed{tBool}, e, list, x.Not, c.collationOf(append([]Expr{e}, list...)...)}, nil
+	in := &inExpr{typed: typed{tBool}, e: e, list: list, not: x.Not, coll: c.collationOf(append([]Expr{e}, list...)...)}
+	in.ints, in.intsNull, in.allInts = constIntSet(list)
+	return in, nil
 }
 
 func (c *compiler) caseExpr(x *ast.CaseExpr) (Expr, error) {
@@ -941,7 +943,7 @@ func (c *compiler) funcCall(x *ast.FuncCallExpr) (Expr, error) {
 	if len(args) < lo || (hi >= 0 && len(args) > hi) {
 		return nil, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", x.FnName.O)
 	}
-	fe := &funcExpr{typed{funcType(name, args)}, name, f, args}
+	fe := newFuncExpr(funcType(name, args), name, f, args)
 	return fe, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kiln-db/kiln/internal/memory"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/txn"
 )
@@ -38,6 +39,9 @@ type Config struct {
 	SecureFilePriv string
 	// Cluster, if set, says whether this node takes writes and when its catalog must be reloaded.
 	Cluster Cluster
+	// Memory is the server-wide memory account every statement's tracker reserves from (nil: no
+	// server-wide limit; kiln_mem_quota_query still bounds each statement).
+	Memory *memory.Account
 }
 
 // ProcessInfo is one row of SHOW PROCESSLIST.

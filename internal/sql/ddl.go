@@ -50,6 +50,7 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 	t := db.txm.Begin(txn.RepeatableRead, false)
 	ddl := &ddlCtx{s: s, env: &Env{s: s, ctx: env.ctx}, cat: next, t: t, locked: names}
 	ddl.env.t = t
+	ddl.env.mem = env.tracker() // the statement's one memory account, closed by its caller
 	var err error
 	switch x := st.(type) {
 	case *ast.CreateDatabaseStmt:

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/kiln-db/kiln/internal/memory"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -30,6 +31,7 @@ type Env struct {
 	// divZeroErr makes a division by zero an error (strict INSERT/UPDATE with
 	// ERROR_FOR_DIVISION_BY_ZERO).
 	divZeroErr bool
+	mem        *memory.Tracker // the statement's memory (memtrack.go); nil until it holds rows
 }
 
 func (env *Env) txn() *txn.Txn {

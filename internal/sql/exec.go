@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/shopspring/decimal"
 
@@ -93,6 +94,8 @@ type joinIter struct {
 	depth   int
 	started bool
 	done    bool
+	// matBytes: per level, the memory its last materialised rows were counted for.
+	matBytes []int64
 }
 
 func (j *joinIter) next() ([]types.Value, error) {
@@ -246,6 +249,9 @@ func (j *joinIter) openLevel(lv *level) (rowIter, error) {
 				}
 			}
 			rows = append(rows, r)
+			if err := j.env.growRow(r); err != nil {
+				return nil, err
+			}
 			if len(rows) > maxJoinCacheRows {
 				j.nocache[L] = true
 				return lv.acc.open(j.env, j.row)
@@ -255,10 +261,18 @@ func (j *joinIter) openLevel(lv *level) (rowIter, error) {
 		return &sliceIter{rows: rows}, nil
 	}
 	// Derived table or virtual table: materialize once per execution.
+	// The level's previous rows are garbage once it is opened again: its memory is given back.
+	if j.matBytes == nil {
+		j.matBytes = make([]int64, len(j.pl.levels))
+	}
+	tr := j.env.tracker()
+	tr.Shrink(j.matBytes[j.depth])
+	before := tr.Used()
 	rows, err := j.env.materialize(lv.sub)
 	if err != nil {
 		return nil, err
 	}
+	j.matBytes[j.depth] = tr.Used() - before
 	return &sliceIter{rows: rows}, nil
 }
 
@@ -288,6 +302,9 @@ func (env *Env) materialize(pl *selectPlan) ([][]types.Value, error) {
 			return rows, nil
 		}
 		if err := env.checkKilled(); err != nil {
+			return nil, err
+		}
+		if err := env.growRow(r); err != nil {
 			return nil, err
 		}
 		rows = append(rows, r)
@@ -461,6 +478,9 @@ func (d *distinctIter) next() ([]types.Value, error) {
 		if _, ok := d.seen[string(d.buf)]; ok {
 			continue
 		}
+		if err := d.env.grow(int64(len(d.buf)) + mapEntryOverhead); err != nil {
+			return nil, err
+		}
 		d.seen[string(d.buf)] = struct{}{}
 		return r, nil
 	}
@@ -492,6 +512,9 @@ func (s *sortIter) next() ([]types.Value, error) {
 				break
 			}
 			if err := s.env.checkKilled(); err != nil {
+				return nil, err
+			}
+			if err := s.env.growRow(r); err != nil {
 				return nil, err
 			}
 			s.rows = append(s.rows, r)
@@ -642,6 +665,8 @@ type aggIter struct {
 	out    [][]types.Value
 	i      int
 	loaded bool
+	gcMax  int64 // GROUP_CONCAT's effective maximum length; 0 until first needed
+	packet int64 // max_allowed_packet; 0 until first needed
 }
 
 type aggState struct {
@@ -655,7 +680,15 @@ type aggState struct {
 	parts   [][]types.Value
 	seen    map[string]struct{}
 	hasVal  bool
+	// GROUP_CONCAT's result so far (built as rows arrive when it has no ORDER BY), and whether it
+	// was cut at its maximum length; JSON aggregates' text bytes so far.
+	text      []byte
+	cut       bool
+	textBytes int64
 }
+
+// aggStateBytes is what one aggregate's state costs in a group.
+const aggStateBytes = int64(unsafe.Sizeof(aggState{}))
 
 type group struct {
 	first  []types.Value
@@ -709,6 +742,9 @@ func (a *aggIter) load() error {
 		}
 		g, ok := groups[string(key)]
 		if !ok {
+			if err := a.env.grow(int64(len(key)) + mapEntryOverhead + rowBytes(r) + int64(len(pl.aggs))*aggStateBytes); err != nil {
+				return err
+			}
 			g = &group{first: r, states: make([]aggState, len(pl.aggs))}
 			groups[string(key)] = g
 			order = append(order, g)
@@ -755,15 +791,13 @@ func (a *aggIter) accumulate(spec *aggSpec, st *aggState, r []types.Value) error
 	case "json_arrayagg":
 		// JSON aggregates keep NULLs (as JSON null).
 		st.count++
-		st.parts = append(st.parts, []types.Value{jsonAggValue(spec.args[0], vals[0])})
-		return nil
+		return a.jsonPart(spec, st, []types.Value{jsonAggValue(spec.args[0], vals[0])})
 	case "json_objectagg":
 		if vals[0].IsNull() {
 			return sqlerr.New(sqlerr.ErrJSONNullMemberName, "JSON documents may not contain NULL member names.")
 		}
 		st.count++
-		st.parts = append(st.parts, []types.Value{types.NewString(types.ToString(vals[0])), jsonAggValue(spec.args[1], vals[1])})
-		return nil
+		return a.jsonPart(spec, st, []types.Value{types.NewString(types.ToString(vals[0])), jsonAggValue(spec.args[1], vals[1])})
 	}
 	for _, v := range vals[:nArgs] {
 		if v.IsNull() {
@@ -784,6 +818,9 @@ func (a *aggIter) accumulate(spec *aggSpec, st *aggState, r []types.Value) error
 		}
 		if _, ok := st.seen[string(k)]; ok {
 			return nil
+		}
+		if err := a.env.grow(int64(len(k)) + mapEntryOverhead); err != nil {
+			return err
 		}
 		st.seen[string(k)] = struct{}{}
 	}
@@ -818,7 +855,15 @@ func (a *aggIter) accumulate(spec *aggSpec, st *aggState, r []types.Value) error
 			st.val = v
 		}
 	case "group_concat":
-		st.parts = append(st.parts, vals)
+		if len(spec.order) > 0 {
+			// The order is known only at the end: keep the rows (counted against the quota).
+			if err := a.env.growRow(vals); err != nil {
+				return err
+			}
+			st.parts = append(st.parts, vals)
+			return nil
+		}
+		return a.concatPart(spec, st, vals, st.count)
 	case "bit_and":
 		if !st.hasVal {
 			st.bits = ^uint64(0)
@@ -872,7 +917,7 @@ func (a *aggIter) finalize(spec *aggSpec, st *aggState) types.Value {
 		}
 		return st.val
 	case "group_concat":
-		if len(st.parts) == 0 {
+		if st.count == 0 {
 			return types.Null
 		}
 		if len(spec.order) > 0 {
@@ -883,32 +928,19 @@ func (a *aggIter) finalize(spec *aggSpec, st *aggState) types.Value {
 				}
 			}
 			sort.SliceStable(st.parts, func(a, b int) bool { return compareRows(st.parts[a], st.parts[b], spec.order, colls) < 0 })
-		}
-		maxLen := int(toIntLenient(a.env.s.getSysVar(mustSysVar("group_concat_max_len"), false)))
-		var sb strings.Builder
-		nArgs := len(spec.args) - spec.nOrder
-		cut := false
-		for i, p := range st.parts {
-			if i > 0 {
-				sb.WriteString(spec.sep)
-			}
-			for _, v := range p[:nArgs] {
-				sb.WriteString(types.ToString(v))
-			}
-			if sb.Len() > maxLen {
-				cut = true
-				a.env.warn(sqlerr.New(sqlerr.ErrCutValueGroupConcat, "Row %d was cut by GROUP_CONCAT()", i+1))
-				break
-			}
-		}
-		s := sb.String()
-		if cut {
-			s = s[:maxLen]
-			if spec.t.Collation != "binary" {
-				// Do not leave half a character.
-				for len(s) > 0 && !utf8.ValidString(s) {
-					s = s[:len(s)-1]
+			for i, p := range st.parts {
+				_ = a.concatPart(spec, st, p, int64(i+1)) // counted when the rows were kept
+				if st.cut {
+					break
 				}
+			}
+			st.parts = nil
+		}
+		s := string(st.text)
+		if st.cut && spec.t.Collation != "binary" {
+			// Do not leave half a character.
+			for len(s) > 0 && !utf8.ValidString(s) {
+				s = s[:len(s)-1]
 			}
 		}
 		if spec.t.Collation == "binary" {
@@ -916,7 +948,7 @@ func (a *aggIter) finalize(spec *aggSpec, st *aggState) types.Value {
 		}
 		return types.NewString(s)
 	case "json_arrayagg":
-		if st.count == 0 {
+		if st.count == 0 || a.jsonTooLarge(spec, st) {
 			return types.Null
 		}
 		arr := make([]any, len(st.parts))
@@ -925,7 +957,7 @@ func (a *aggIter) finalize(spec *aggSpec, st *aggState) types.Value {
 		}
 		return jsonResult(arr)
 	case "json_objectagg":
-		if st.count == 0 {
+		if st.count == 0 || a.jsonTooLarge(spec, st) {
 			return types.Null
 		}
 		m := map[string]any{}
@@ -960,6 +992,82 @@ func (a *aggIter) finalize(spec *aggSpec, st *aggState) types.Value {
 }
 
 func (a *aggIter) close() { a.src.close() }
+
+// groupConcatMax is GROUP_CONCAT's effective maximum length: group_concat_max_len, itself bounded
+// by max_allowed_packet as MySQL documents.
+func (a *aggIter) groupConcatMax() int64 {
+	if a.gcMax == 0 {
+		a.gcMax = min(toIntLenient(a.env.s.getSysVar(mustSysVar("group_concat_max_len"), false)), a.env.maxAllowedPacket())
+	}
+	return a.gcMax
+}
+
+// concatPart appends row n's values (and the separator) to GROUP_CONCAT's result, stopping at its
+// maximum length with warning 1260, so no group holds more than that whatever it aggregates.
+func (a *aggIter) concatPart(spec *aggSpec, st *aggState, vals []types.Value, n int64) error {
+	if st.cut {
+		return nil
+	}
+	limit := a.groupConcatMax()
+	before := len(st.text)
+	if n > 1 {
+		st.appendCut(spec.sep, limit)
+	}
+	nArgs := len(spec.args) - spec.nOrder
+	for _, v := range vals[:nArgs] {
+		if st.cut {
+			break
+		}
+		if v.K == types.KindString || v.K == types.KindBytes {
+			st.appendCut(v.S, limit)
+		} else {
+			st.appendCut(types.ToString(v), limit)
+		}
+	}
+	if st.cut {
+		a.env.warn(sqlerr.New(sqlerr.ErrCutValueGroupConcat, "Row %d was cut by GROUP_CONCAT()", n))
+	}
+	if len(spec.order) > 0 {
+		return nil // the rows were counted as they were kept
+	}
+	return a.env.grow(int64(len(st.text) - before))
+}
+
+func (st *aggState) appendCut(s string, limit int64) {
+	if room := limit - int64(len(st.text)); int64(len(s)) > room {
+		st.text = append(st.text, s[:room]...)
+		st.cut = true
+		return
+	}
+	st.text = append(st.text, s...)
+}
+
+// jsonPart keeps a JSON aggregate's member; past max_allowed_packet the members are dropped and
+// the result is NULL with warning 1301 (jsonTooLarge), so the group stops growing.
+func (a *aggIter) jsonPart(spec *aggSpec, st *aggState, part []types.Value) error {
+	if st.cut {
+		return nil
+	}
+	for i := range part {
+		st.textBytes += int64(len(part[i].S)) + 1
+	}
+	if a.packet == 0 {
+		a.packet = a.env.maxAllowedPacket()
+	}
+	if st.textBytes > a.packet {
+		st.cut, st.parts = true, nil
+		return nil
+	}
+	if err := a.env.growRow(part); err != nil {
+		return err
+	}
+	st.parts = append(st.parts, part)
+	return nil
+}
+
+func (a *aggIter) jsonTooLarge(spec *aggSpec, st *aggState) bool {
+	return st.cut && a.env.resultTooLarge(spec.fn, st.textBytes)
+}
 
 // jsonAggValue turns a JSON aggregate's argument into the JSON text of its document (JSON-typed
 // values are embedded, other values become scalars, NULL is null).
@@ -1036,9 +1144,17 @@ func (s *subqueryExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 			return types.Null, err
 		}
 	}
+	var before int64
+	if s.correlated {
+		before = env.tracker().Used()
+	}
 	rows, err := s.rows(env, row)
 	if err != nil {
 		return types.Null, err
+	}
+	if s.correlated {
+		// A correlated subquery's rows are dropped after this row: give their memory back.
+		defer env.tracker().Shrink(env.tracker().Used() - before)
 	}
 	switch s.kind {
 	case subScalar:

@@ -173,6 +173,7 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 		}
 	}
 	env := &Env{s: s, ctx: ctx, params: args}
+	defer env.closeMem()
 	pl := p.plan
 	var err error
 	if sel, ok := rs.(*ast.SelectStmt); ok && sel.From == nil && !hasSubquery(rs) {

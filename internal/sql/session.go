@@ -297,6 +297,7 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 	}
 	s.ctx = ctx // lock waits deep in planning end with the statement (tablelocks.go)
 	env := &Env{s: s, ctx: ctx, params: params}
+	defer env.closeMem()
 	err := s.dispatch(env, st, w, more)
 	if s.txn == nil {
 		s.releaseMDL()
