@@ -120,6 +120,31 @@ func TestAuthSwitch(t *testing.T) {
 	}
 }
 
+// A password-less account still switches a client that named a plugin we do not speak: libmariadb
+// sends dummy_fallback_auth (an empty token) from a thread that raced another loading the real
+// plugin, and then answers the switch; an OK instead made it send its reply as the first command
+// (1156 packets out of order: sysbench's threads failed to connect now and then).
+func TestAuthSwitchEmptyPasswordUnknownPlugin(t *testing.T) {
+	h := newFakeHandler()
+	h.users["nopw"] = ""
+	_, addr := startServer(t, Config{}, h)
+	c := dialRaw(t, addr)
+	c.write(buildHandshakeResponse(rawClientCaps, "nopw", nil, "", "dummy_fallback_auth", nil))
+	sw := c.mustRead()
+	if want := append(append([]byte{hdrEOF}, CachingSHA2Password+"\x00"...), append(c.scramble, 0)...); !bytes.Equal(sw, want) {
+		t.Fatalf("got %q, want an AuthSwitchRequest to caching_sha2_password", sw)
+	}
+	c.write(nil)
+	c.expectOK()
+	c.command(pmysql.ComPing)
+	c.expectOK()
+
+	// A plugin we speak with an empty token: OK at once, no switch.
+	c = dialRaw(t, addr)
+	c.write(buildHandshakeResponse(rawClientCaps, "nopw", nil, "", NativePassword, nil))
+	c.expectOK()
+}
+
 // The account's plugin decides: a client using it needs no switch (whatever the server's
 // default), a client using the other one of ours is switched to it, as MySQL does.
 func TestAuthPerAccountPlugin(t *testing.T) {

@@ -259,7 +259,11 @@ func (c *conn) handshake() error {
 	if known {
 		want = acct.Plugin
 	}
-	emptyPassword := known && acct.AuthString == "" && emptyToken(authResp)
+	// An empty token from a plugin we speak needs no switch; any other plugin is always switched,
+	// since its client side may be waiting for the switch (libmariadb's dummy_fallback_auth, which
+	// a client thread uses while another loads the real plugin, answers whatever comes next).
+	emptyPassword := known && acct.AuthString == "" && emptyToken(authResp) &&
+		(clientPlugin == NativePassword || clientPlugin == CachingSHA2Password)
 	if clientPlugin != want && !emptyPassword {
 		if c.caps&pmysql.ClientPluginAuth == 0 {
 			// A client that cannot switch plugins cannot log in to this account.
