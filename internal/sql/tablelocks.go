@@ -150,6 +150,26 @@ func (l *tableLocks) deadlocked(s, holder *Session) bool {
 	return false
 }
 
+// waitFor waits while blocked says so, re-asking it whenever a lock or use is released, until the
+// statement ends or timeout passes; blocked may end the wait with an error (a deadlock). l.mu is held
+// on entry and on return.
+func (l *tableLocks) waitFor(ctx context.Context, timeout time.Duration, blocked func() (bool, error)) error {
+	var deadline *time.Timer
+	for {
+		wait, err := blocked()
+		if err != nil || !wait {
+			return err
+		}
+		if deadline == nil {
+			deadline = time.NewTimer(timeout)
+			defer deadline.Stop()
+		}
+		if err := l.wait(ctx, deadline); err != nil {
+			return err
+		}
+	}
+}
+
 // wait blocks until something is released, the statement ends or the deadline passes; l.mu is held
 // on entry and on return.
 func (l *tableLocks) wait(ctx context.Context, deadline *time.Timer) error {
@@ -170,22 +190,15 @@ func (l *tableLocks) wait(ctx context.Context, deadline *time.Timer) error {
 func (l *tableLocks) use(ctx context.Context, s *Session, key string, write bool, timeout time.Duration) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var deadline *time.Timer
-	for {
+	err := l.waitFor(ctx, timeout, func() (bool, error) {
 		holder := l.useConflict(s, key, write)
-		if holder == nil {
-			break
+		if holder != nil && l.deadlocked(s, holder) {
+			return false, sqlerr.New(sqlerr.ErrLockDeadlock, "Deadlock found when trying to get lock; try restarting transaction")
 		}
-		if l.deadlocked(s, holder) {
-			return sqlerr.New(sqlerr.ErrLockDeadlock, "Deadlock found when trying to get lock; try restarting transaction")
-		}
-		if deadline == nil {
-			deadline = time.NewTimer(timeout)
-			defer deadline.Stop()
-		}
-		if err := l.wait(ctx, deadline); err != nil {
-			return err
-		}
+		return holder != nil, nil
+	})
+	if err != nil {
+		return err
 	}
 	st := l.state(key)
 	if st.uses == nil {
@@ -214,25 +227,16 @@ func (l *tableLocks) releaseUses(s *Session, keys map[string]bool) {
 func (l *tableLocks) lock(ctx context.Context, s *Session, reqs map[string]bool, timeout time.Duration) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var deadline *time.Timer
-	for {
-		free := true
+	err := l.waitFor(ctx, timeout, func() (bool, error) {
 		for key, write := range reqs {
 			if l.lockConflict(s, key, write) != nil {
-				free = false
-				break
+				return true, nil
 			}
 		}
-		if free {
-			break
-		}
-		if deadline == nil {
-			deadline = time.NewTimer(timeout)
-			defer deadline.Stop()
-		}
-		if err := l.wait(ctx, deadline); err != nil {
-			return err
-		}
+		return false, nil
+	})
+	if err != nil {
+		return err
 	}
 	for key, write := range reqs {
 		st := l.state(key)
@@ -252,29 +256,21 @@ func (l *tableLocks) lock(ctx context.Context, s *Session, reqs map[string]bool,
 func (l *tableLocks) lockGlobal(ctx context.Context, s *Session, timeout time.Duration) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var deadline *time.Timer
-	for {
-		busy := false
+	err := l.waitFor(ctx, timeout, func() (bool, error) {
 		for _, st := range l.tables {
 			if st.writeLock != nil && st.writeLock != s {
-				busy = true
+				return true, nil
 			}
 			for u, w := range st.uses {
 				if w && u != s {
-					busy = true
+					return true, nil
 				}
 			}
 		}
-		if !busy {
-			break
-		}
-		if deadline == nil {
-			deadline = time.NewTimer(timeout)
-			defer deadline.Stop()
-		}
-		if err := l.wait(ctx, deadline); err != nil {
-			return err
-		}
+		return false, nil
+	})
+	if err != nil {
+		return err
 	}
 	if l.global == nil {
 		l.global = map[*Session]bool{}
