@@ -9,10 +9,10 @@
 # `make soak` runs a long mixed load (scripts/soak.sh); `make soak-cluster` the
 # deterministic cluster simulation for SEEDS seeds; `make conformance`
 # runs the whole sqllogictest corpus against Kiln (the table for
-# docs/conformance.md).
+# docs/conformance.md). `make fuzz FUZZTIME=10m` runs every Go fuzz target (scripts/fuzz.sh).
 GO ?= go
 
-.PHONY: build run test soak soak-crash soak-cluster bench bench-commit bench-cluster bench-linkbench conformance sltrun
+.PHONY: build run test fuzz soak soak-crash soak-cluster bench bench-commit bench-cluster bench-linkbench conformance sltrun
 
 build:
 	$(GO) build -o bin/kiln ./cmd/kiln
@@ -22,6 +22,10 @@ run: build
 
 test:
 	scripts/test.sh
+
+FUZZTIME ?= 2m
+fuzz:
+	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 soak: build
 	scripts/soak.sh

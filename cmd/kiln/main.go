@@ -11,6 +11,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
+	"github.com/kiln-db/kiln/internal/memory"
 	"github.com/kiln-db/kiln/internal/mysql"
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/server"
@@ -54,11 +56,14 @@ func serveCmd() *cobra.Command {
 	var durability string
 	var syncInterval time.Duration
 	var beforeImages bool
+	var secureFilePriv string
 	var retain, retainFollowers uint64
 	var purgeEvery time.Duration
 	var cl clusterFlags
 	var pprofOn bool
 	var tf tlsFlags
+	var shutdownTimeout time.Duration
+	var memLimit string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a Kiln server",
@@ -67,8 +72,12 @@ func serveCmd() *cobra.Command {
 			slog.SetDefault(logger)
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return serve(ctx, logger, server.Config{DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages,
-				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, tls: tf})
+			acct, err := memoryAccount(memLimit, logger)
+			if err != nil {
+				return err
+			}
+			return serve(ctx, logger, server.Config{Memory: acct, DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages, SecureFilePriv: secureFilePriv,
+				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, shutdownTimeout: shutdownTimeout, tls: tf})
 		},
 	}
 	f := cmd.Flags()
@@ -81,20 +90,46 @@ func serveCmd() *cobra.Command {
 	f.Uint64Var(&diskReserve, "disk-reserve", 64<<20, "free bytes kept on the data directory's filesystem: below it commits fail with 1021")
 	f.StringVar(&durability, "durability", "sync", "default commit durability (kiln_durability): sync = acknowledged after the log fsync; async = acknowledged once applied, the log fsynced every --sync-interval (a crash may lose that interval)")
 	f.DurationVar(&syncInterval, "sync-interval", 100*time.Millisecond, "background log fsync interval for async commits")
+	f.StringVar(&secureFilePriv, "secure-file-priv", "", "directory where SELECT ... INTO OUTFILE/DUMPFILE and LOAD DATA INFILE may read and write server files (secure_file_priv); empty: none, such statements get 1290")
 	f.BoolVar(&beforeImages, "log-before-images", false, "commit records carry each written row's previous value, for change data capture (kiln_log_before_images)")
 	f.Uint64Var(&retain, "log-retain-entries", 10000, "log entries kept below the engine's flushed index when the log is purged")
 	f.Uint64Var(&retainFollowers, "log-retain-for-followers", 100000, "log entries the leader keeps beyond --log-retain-entries for a lagging member; one further behind gets an engine snapshot")
 	f.DurationVar(&purgeEvery, "log-purge-interval", 30*time.Second, "how often the engine is flushed and sealed log segments below it are removed (negative: never)")
+	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long running statements (cancelled, their transactions rolled back) and the engine's close may take before the process exits anyway; a second signal exits at once")
+	f.StringVar(&memLimit, "memory-limit", "", "server-wide memory limit, bytes with an optional K/M/G/T suffix (default: half of RAM or of the cgroup limit; 0: none): Go's memory limit, and statements that would hold memory past it fail with 3170")
 	f.BoolVar(&pprofOn, "pprof", false, "serve Go's /debug/pprof/ profiles on the HTTP port (off by default: they expose internals and cost CPU)")
 	cl.register(f)
 	tf.register(f)
 	return cmd
 }
 
+// memoryAccount sets up the server-wide memory limit from --memory-limit: Go's soft memory limit
+// (the collector works harder as the heap approaches it) and the account statements and
+// connections reserve from. nil when the limit is 0.
+func memoryAccount(flag string, logger *slog.Logger) (*memory.Account, error) {
+	limit := memory.DefaultLimit()
+	if flag != "" {
+		n, err := memory.ParseSize(flag)
+		if err != nil {
+			return nil, fmt.Errorf("--memory-limit: %w", err)
+		}
+		limit = n
+	}
+	if limit <= 0 {
+		logger.Info("no server-wide memory limit")
+		return nil, nil
+	}
+	debug.SetMemoryLimit(limit)
+	logger.Info("memory limit", "bytes", limit)
+	return memory.NewAccount(limit), nil
+}
+
 // handler adapts the server to the protocol's Handler interface (server must not import mysql).
 type handler struct{ s *server.Server }
 
-func (h handler) LookupUser(user, host string) (string, bool) { return h.s.LookupUser(user, host) }
+func (h handler) LookupAccount(user, host string) (proto.Account, bool) {
+	return h.s.LookupAccount(user, host)
+}
 func (h handler) Open(ctx context.Context, info proto.ConnInfo) (mysql.Session, error) {
 	return h.s.OpenSession(ctx, info)
 }
@@ -105,6 +140,10 @@ type serveOpts struct {
 	cluster      clusterFlags
 	pprof        bool
 	tls          tlsFlags
+	// shutdownTimeout bounds a clean shutdown (--shutdown-timeout); past it, or on a second
+	// signal, the process exits without waiting, as a crash would (the log holds every
+	// acknowledged commit).
+	shutdownTimeout time.Duration
 }
 
 func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveOpts) error {
@@ -171,33 +210,70 @@ func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveO
 	errc := make(chan error, 1)
 	var ps *mysql.Server
 	if ln != nil {
-		ps = mysql.NewServer(mysql.Config{ServerVersion: serverVersion(), MaxAllowedPacket: o.maxPacket, TLS: ts.mysql(),
-			RequireSecureTransport: func() bool { return srv.DB.GlobalInt("require_secure_transport") != 0 }}, handler{srv}, logger)
+		mcfg := mysql.Config{ServerVersion: serverVersion(), MaxAllowedPacket: o.maxPacket, TLS: ts.mysql(),
+			RequireSecureTransport: func() bool { return srv.DB.GlobalInt("require_secure_transport") != 0 }}
+		if cfg.Memory != nil {
+			mcfg.Memory = cfg.Memory
+		}
+		ps = mysql.NewServer(mcfg, handler{srv}, logger)
 		srv.CloseConn = ps.CloseConn
+		if srv.DB != nil {
+			srv.DB.FlushAuthCache = ps.FlushAuthCache
+		}
 		go func() { errc <- ps.Serve(ln) }()
 	}
 	logger.Info("kiln serving", "version", serverVersion(), "mysql", mysqlAddr, "http", hln.Addr().String(), "pid", strconv.Itoa(os.Getpid()),
 		"node", srv.Node().ID(), "raft", o.cluster.raftListen, "log_only", logOnly)
 	select {
 	case <-ctx.Done():
-		logger.Info("shutting down")
+		logger.Info("shutting down", "timeout", o.shutdownTimeout)
 	case err := <-errc:
 		if err != nil {
 			logger.Error("mysql server stopped", "err", err)
 		}
 	}
+	// From here a second SIGTERM/SIGINT, or the timeout, ends the process without waiting.
+	force := make(chan os.Signal, 1)
+	signal.Notify(force, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(force)
+	stopped := make(chan error, 1)
+	go func() { stopped <- shutdown(logger, srv, ps, hs, cn) }()
+	timeout := o.shutdownTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case err := <-stopped:
+		return err
+	case <-timer.C:
+		logger.Error("shutdown timed out: exiting without closing the engine (the next start recovers from the log)", "timeout", timeout)
+		return fmt.Errorf("shutdown did not finish within %v", timeout)
+	case sig := <-force:
+		logger.Error("second signal during shutdown: exiting without closing the engine (the next start recovers from the log)", "signal", sig.String())
+		return fmt.Errorf("shutdown interrupted by %v", sig)
+	}
+}
+
+// shutdown stops a serving node: no new connections, every connection closed and its running
+// statement cancelled (open transactions roll back), then the HTTP port, then the commit path and
+// the engine (flushed and closed).
+func shutdown(logger *slog.Logger, srv *server.Server, ps *mysql.Server, hs *http.Server, cn *clusterNode) error {
+	start := time.Now()
 	if ps != nil {
 		ps.Close()
+		logger.Info("sessions ended", "took", time.Since(start))
 	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = hs.Shutdown(shutCtx)
-	err = srv.Close()
+	err := srv.Close()
 	cn.stop()
 	if err != nil {
 		return fmt.Errorf("close: %w", err)
 	}
-	logger.Info("stopped")
+	logger.Info("stopped", "took", time.Since(start))
 	return nil
 }
 

@@ -75,6 +75,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		host: hostOf(nc.RemoteAddr()),
 	}
 	c.pio = newPacketIO(nc, nc, maxHandshakeBytes)
+	c.pio.acct = s.cfg.Memory
 	c.ctx, c.cancel = context.WithCancel(s.baseCtx)
 	c.initWatch(s.cfg.peerWatchDelay)
 	c.rw.c = c
@@ -137,7 +138,12 @@ func (c *conn) close() {
 		c.sess = nil
 		_ = c.guard("Close", func() error { sess.Close(); return nil })
 	}
+	for _, st := range c.stmts {
+		c.clearLongData(st)
+	}
 	c.stmts = nil
+	c.pio.rbuf = nil
+	c.pio.releaseBuffers()
 }
 
 // guard runs a Handler or Session call, turning a panic into an error (logged with its stack) so
@@ -221,6 +227,12 @@ func (c *conn) readFailed(err error) error {
 		_ = c.nc.SetReadDeadline(time.Now().Add(oversizeDiscardTime))
 		_ = c.pio.discardOversized(oversizeDiscardBytes)
 		c.sendErr(sqlerr.New(sqlerr.ErrNetPacketTooLarge, "Got a packet bigger than 'max_allowed_packet' bytes"))
+	case errors.Is(err, errPacketMemory):
+		_ = c.nc.SetReadDeadline(time.Now().Add(oversizeDiscardTime))
+		_ = c.pio.discardOversized(oversizeDiscardBytes)
+		if e, ok := c.srv.cfg.Memory.CapacityError().(*sqlerr.Error); ok {
+			c.sendErr(e)
+		}
 	case errors.Is(err, errPacketSequence):
 		c.sendErr(sqlerr.New(errNetPacketsOutOfOrder, "Got packets out of order"))
 	}

@@ -74,11 +74,17 @@ func TestDriverAuth(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newFakeHandler()
+			h.defaultPlugin = tt.plugin // the accounts' plugin
 			_, addr := startServer(t, Config{AuthPlugin: tt.plugin, CachingSHA2FullAuth: tt.fullAuth}, h)
 			db := openDB(t, addr, tt.user, tt.pw, "")
+			db.SetMaxIdleConns(0)
 			err := db.Ping()
 			if tt.wantErr == "" {
 				if err != nil {
+					t.Fatal(err)
+				}
+				// A second connection: the fast path of caching_sha2_password's cache.
+				if err := db.Ping(); err != nil {
 					t.Fatal(err)
 				}
 				if info := h.lastInfo(); info.User != tt.user || info.Host != "127.0.0.1" ||

@@ -2,6 +2,8 @@ package mysql
 
 import (
 	"context"
+	"crypto/sha1"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +15,7 @@ import (
 
 	pmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
+	"github.com/kiln-db/kiln/internal/auth"
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -24,8 +27,13 @@ type stmtFunc func(ctx context.Context, args []types.Value, w proto.ResultWriter
 // fakeHandler is a Handler whose sessions answer statements from a table keyed by their text.
 // Multi-statement texts are split on ";" (the fake's statements never contain one).
 type fakeHandler struct {
-	users map[string]string // user -> password
-	stmts map[string]stmtFunc
+	users map[string]string // user -> password (hashed for LookupAccount with the account's plugin)
+	// plugins overrides an account's plugin (default: defaultPlugin, or caching_sha2_password).
+	plugins       map[string]string
+	defaultPlugin string
+	lockedAcct    map[string]bool
+	requireSSL    map[string]bool
+	stmts         map[string]stmtFunc
 
 	openErr error
 	idle    time.Duration
@@ -47,9 +55,74 @@ func newFakeHandler() *fakeHandler {
 	}
 }
 
-func (h *fakeHandler) LookupUser(user, host string) (string, bool) {
+// fakeSalt makes the fake's caching_sha2_password hashes deterministic.
+var fakeSalt = []byte("0123456789abcdefghij")
+
+func (h *fakeHandler) LookupAccount(user, host string) (proto.Account, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	pw, ok := h.users[user]
-	return pw, ok
+	if !ok {
+		return proto.Account{}, false
+	}
+	a := proto.Account{User: user, Host: "%", Plugin: h.plugins[user], Locked: h.lockedAcct[user], RequireSSL: h.requireSSL[user]}
+	if a.Plugin == "" {
+		a.Plugin = h.defaultPlugin
+	}
+	if a.Plugin == "" {
+		a.Plugin = CachingSHA2Password
+	}
+	if pw != "" {
+		if a.Plugin == NativePassword {
+			a.AuthString = auth.NativeHash(pw)
+		} else {
+			a.AuthString = auth.CachingSHA2HashWithSalt(pw, fakeSalt, 5000)
+		}
+	}
+	return a, true
+}
+
+// warmSHA2 puts an account's digest in the server's caching_sha2_password cache, as an earlier
+// full authentication would.
+func warmSHA2(srv *Server, h *fakeHandler, user string) {
+	a, _ := h.LookupAccount(user, "127.0.0.1")
+	srv.cacheDigest(a, auth.SHA2Digest(h.users[user]))
+}
+
+// scrambleNative is mysql_native_password's token (the client side):
+// SHA1(password) XOR SHA1(scramble, SHA1(SHA1(password))).
+func scrambleNative(scramble []byte, password string) []byte {
+	if password == "" {
+		return nil
+	}
+	stage1 := sha1.Sum([]byte(password))
+	stage2 := sha1.Sum(stage1[:])
+	h := sha1.New()
+	h.Write(scramble)
+	h.Write(stage2[:])
+	out := h.Sum(nil)
+	for i := range out {
+		out[i] ^= stage1[i]
+	}
+	return out
+}
+
+// scrambleSHA2 is caching_sha2_password's token (the client side):
+// SHA256(password) XOR SHA256(SHA256(SHA256(password)), scramble).
+func scrambleSHA2(scramble []byte, password string) []byte {
+	if password == "" {
+		return nil
+	}
+	m1 := sha256.Sum256([]byte(password))
+	m1h := sha256.Sum256(m1[:])
+	h := sha256.New()
+	h.Write(m1h[:])
+	h.Write(scramble)
+	out := h.Sum(nil)
+	for i := range out {
+		out[i] ^= m1[i]
+	}
+	return out
 }
 
 func (h *fakeHandler) Open(ctx context.Context, info proto.ConnInfo) (Session, error) {

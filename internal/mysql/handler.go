@@ -10,9 +10,10 @@ import (
 
 // Handler is the server behind the protocol. internal/server implements it.
 type Handler interface {
-	// LookupUser returns the plaintext password of user connecting from host; ok=false denies access
-	// (1045). The protocol layer does the scrambles (mysql_native_password, caching_sha2_password).
-	LookupUser(user, host string) (password string, ok bool)
+	// LookupAccount returns the account a login of user from host (the client's IP address)
+	// matches, in MySQL's order; ok=false denies access (1045). The protocol layer verifies the
+	// client's token against the account's stored hash (handshake.go).
+	LookupAccount(user, host string) (acct proto.Account, ok bool)
 	// Open creates the session of an authenticated connection. An error (e.g. 1040 too many
 	// connections, 1049 unknown database) is sent to the client and the connection closed.
 	Open(ctx context.Context, info proto.ConnInfo) (Session, error)

@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha1"
-	"crypto/sha256"
-	"crypto/subtle"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -14,6 +12,7 @@ import (
 
 	pmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
+	"github.com/kiln-db/kiln/internal/auth"
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -176,47 +175,6 @@ func parseHandshakeResponse(data []byte) (*handshakeResponse, error) {
 	return h, nil
 }
 
-// scrambleNative is mysql_native_password's token:
-// SHA1(password) XOR SHA1(scramble, SHA1(SHA1(password))).
-func scrambleNative(scramble []byte, password string) []byte {
-	if password == "" {
-		return nil
-	}
-	stage1 := sha1.Sum([]byte(password))
-	stage2 := sha1.Sum(stage1[:])
-	h := sha1.New()
-	h.Write(scramble)
-	h.Write(stage2[:])
-	out := h.Sum(nil)
-	for i := range out {
-		out[i] ^= stage1[i]
-	}
-	return out
-}
-
-// scrambleSHA2 is caching_sha2_password's token:
-// SHA256(password) XOR SHA256(SHA256(SHA256(password)), scramble).
-func scrambleSHA2(scramble []byte, password string) []byte {
-	if password == "" {
-		return nil
-	}
-	m1 := sha256.Sum256([]byte(password))
-	m1h := sha256.Sum256(m1[:])
-	h := sha256.New()
-	h.Write(m1h[:])
-	h.Write(scramble)
-	out := h.Sum(nil)
-	for i := range out {
-		out[i] ^= m1[i]
-	}
-	return out
-}
-
-// tokenMatches compares in constant time, so timing does not reveal how much of a token matched.
-func tokenMatches(got, want []byte) bool {
-	return len(got) == len(want) && subtle.ConstantTimeCompare(got, want) == 1
-}
-
 // decryptRSAPassword recovers the password a caching_sha2_password client sent in full
 // authentication: RSA-OAEP(SHA1) of (password NUL) XOR the scramble, repeated.
 func decryptRSAPassword(key *rsa.PrivateKey, scramble, ciphertext []byte) (string, error) {
@@ -278,10 +236,11 @@ func (c *conn) handshake() error {
 	}
 	host := c.host
 
-	// Which token did the client send? Without CLIENT_PLUGIN_AUTH it is the native one; with it,
-	// the client names its plugin (empty: the one we advertised). Both of ours can be checked from
-	// the plaintext password, so a client choosing the other one of ours needs no switch; any
-	// other plugin is switched to ours.
+	// The account decides the plugin: a client that sent another plugin's token (or one we do not
+	// speak) is switched to the account's plugin with an AuthSwitchRequest, as MySQL does; an
+	// unknown user goes through the server default's exchange and is then denied. An account
+	// without a password accepts an empty token from either plugin without a switch.
+	acct, known := c.srv.handler.LookupAccount(h.user, host)
 	authResp := h.authResp
 	clientPlugin := h.plugin
 	switch {
@@ -289,9 +248,24 @@ func (c *conn) handshake() error {
 		clientPlugin = NativePassword
 	case clientPlugin == "":
 		clientPlugin = plugin
-	case clientPlugin != NativePassword && clientPlugin != CachingSHA2Password:
+	}
+	want := plugin
+	if known {
+		want = acct.Plugin
+	}
+	// An empty token from a plugin we speak needs no switch; any other plugin is always switched,
+	// since its client side may be waiting for the switch (libmariadb's dummy_fallback_auth, which
+	// a client thread uses while another loads the real plugin, answers whatever comes next).
+	emptyPassword := known && acct.AuthString == "" && emptyToken(authResp) &&
+		(clientPlugin == NativePassword || clientPlugin == CachingSHA2Password)
+	if clientPlugin != want && !emptyPassword {
+		if c.caps&pmysql.ClientPluginAuth == 0 {
+			// A client that cannot switch plugins cannot log in to this account.
+			c.sendErr(accessDenied(h.user, host, len(authResp) > 0))
+			return errors.New("mysql: access denied (client cannot switch plugins)")
+		}
 		b := append(p.startPacket(), hdrEOF)
-		b = append(b, plugin...)
+		b = append(b, want...)
 		b = append(b, 0)
 		b = append(b, scramble[:]...)
 		b = append(b, 0)
@@ -303,29 +277,46 @@ func (c *conn) handshake() error {
 			return c.readFailed(err)
 		}
 		authResp = bytes.Clone(data)
-		clientPlugin = plugin
+		clientPlugin = want
 	}
 
-	password, known := c.srv.handler.LookupUser(h.user, host)
 	var ok bool
-	switch clientPlugin {
-	case NativePassword:
-		ok = known && tokenMatches(authResp, scrambleNative(scramble[:], password))
-	case CachingSHA2Password:
-		ok, err = c.authSHA2(known, password, authResp, scramble[:])
+	switch {
+	case !known:
+		if clientPlugin == CachingSHA2Password && !emptyToken(authResp) {
+			// As MySQL: an unknown user goes through the same full authentication as a known
+			// one with a cold cache, so the exchange does not tell which accounts exist.
+			if _, err = c.authSHA2(proto.Account{User: "\x00unknown", AuthString: "!"}, authResp, scramble[:]); err != nil {
+				return err
+			}
+		}
+	case acct.AuthString == "":
+		ok = emptyToken(authResp)
+	case clientPlugin == NativePassword:
+		ok = acct.Plugin == NativePassword && auth.CheckNativeToken(acct.AuthString, scramble[:], authResp)
+	case clientPlugin == CachingSHA2Password:
+		ok, err = c.authSHA2(acct, authResp, scramble[:])
 		if err != nil {
 			return err
 		}
 	}
+	if ok && acct.RequireSSL && !c.secureTransport() {
+		ok = false // REQUIRE SSL over a plain connection: 1045, as MySQL
+	}
 	if !ok {
-		c.sendErr(accessDenied(h.user, host, len(authResp) > 0))
+		c.sendErr(accessDenied(h.user, host, len(authResp) > 0 && !emptyToken(authResp)))
 		return errors.New("mysql: access denied")
+	}
+	if acct.Locked {
+		c.sendErr(sqlerr.New(sqlerr.ErrAccountLocked, "Access denied for user '%s'@'%s'. Account is locked.", h.user, host))
+		return errors.New("mysql: account locked")
 	}
 
 	info := proto.ConnInfo{
 		ConnID:       c.id,
 		User:         h.user,
 		Host:         host,
+		Account:      acct,
 		DB:           h.db,
 		Capabilities: c.caps,
 		Collation:    uint16(h.collation),
@@ -384,21 +375,25 @@ func (c *conn) readHandshakeResponse(caps uint32) (*handshakeResponse, error) {
 	return h, nil
 }
 
-// authSHA2 checks a caching_sha2_password token. Since we know plaintext passwords, a matching
-// token is the "fast auth" success; full authentication (the password itself, RSA-encrypted with
-// our key, or in cleartext over a secure transport) happens only when Config.CachingSHA2FullAuth
-// asks for it, as MySQL does for an account whose hash is not cached yet.
-func (c *conn) authSHA2(known bool, password string, authResp, scramble []byte) (bool, error) {
+// emptyToken reports a login token that says "no password" (some clients send one NUL byte).
+func emptyToken(b []byte) bool { return len(b) == 0 || (len(b) == 1 && b[0] == 0) }
+
+// authSHA2 checks a caching_sha2_password token for an account with a password, as MySQL's
+// server side does. Fast path: the server-side cache holds SHA256(SHA256(password)) of the
+// account from an earlier full authentication (since start, or since the last FLUSH PRIVILEGES /
+// ALTER USER / DROP USER), and the token is checked against it. Otherwise (or when the token does
+// not match) full authentication: the client sends the password itself, in cleartext over a secure
+// transport or RSA-encrypted with our key, and it is checked against the stored SHA-256 crypt
+// hash; a match fills the cache.
+func (c *conn) authSHA2(acct proto.Account, authResp, scramble []byte) (bool, error) {
 	p := c.pio
-	if len(authResp) == 0 || (len(authResp) == 1 && authResp[0] == 0) {
-		// An empty password: the client sends no token, and MySQL answers with OK directly.
-		return known && password == "", nil
+	if emptyToken(authResp) {
+		return false, nil // the account has a password (the caller handles empty ones)
 	}
 	if !c.srv.cfg.CachingSHA2FullAuth {
-		if !known || !tokenMatches(authResp, scrambleSHA2(scramble, password)) {
-			return false, nil
+		if d, ok := c.srv.cachedDigest(acct); ok && auth.CheckSHA2FastToken(d, scramble, authResp) {
+			return true, c.writeAndFlush(append(p.startPacket(), hdrAuthMore, sha2FastAuthOK))
 		}
-		return true, c.writeAndFlush(append(p.startPacket(), hdrAuthMore, sha2FastAuthOK))
 	}
 
 	if err := c.writeAndFlush(append(p.startPacket(), hdrAuthMore, sha2PerformFullAuth)); err != nil {
@@ -408,35 +403,38 @@ func (c *conn) authSHA2(known bool, password string, authResp, scramble []byte) 
 	if err != nil {
 		return false, c.readFailed(err)
 	}
+	var password string
 	if c.secureTransport() && !(len(data) == 1 && data[0] == sha2RequestPublicKey) {
-		// Over TLS (or a Unix socket) the client sends the password itself, NUL-terminated.
-		got := bytes.TrimSuffix(data, []byte{0})
-		return known && subtle.ConstantTimeCompare(got, []byte(password)) == 1, nil
-	}
-	key, err := c.srv.rsaKey()
-	if err != nil {
-		return false, err
-	}
-	if len(data) == 1 && data[0] == sha2RequestPublicKey {
-		pub, err := publicKeyPEM(key)
+		password = string(bytes.TrimSuffix(data, []byte{0}))
+	} else {
+		key, err := c.srv.rsaKey()
 		if err != nil {
 			return false, err
 		}
-		b := append(p.startPacket(), hdrAuthMore)
-		if err := c.writeAndFlush(append(b, pub...)); err != nil {
-			return false, err
+		if len(data) == 1 && data[0] == sha2RequestPublicKey {
+			pub, err := publicKeyPEM(key)
+			if err != nil {
+				return false, err
+			}
+			b := append(p.startPacket(), hdrAuthMore)
+			if err := c.writeAndFlush(append(b, pub...)); err != nil {
+				return false, err
+			}
+			if data, err = p.readPacket(); err != nil {
+				return false, c.readFailed(err)
+			}
 		}
-		if data, err = p.readPacket(); err != nil {
-			return false, c.readFailed(err)
+		if len(data) != key.Size() {
+			// A cleartext password over an insecure connection is refused, as MySQL does.
+			return false, nil
+		}
+		if password, err = decryptRSAPassword(key, scramble, data); err != nil {
+			return false, nil
 		}
 	}
-	if len(data) != key.Size() {
-		// A cleartext password over an insecure connection is refused, as MySQL does.
+	if !auth.CheckCachingSHA2Password(acct.AuthString, password) {
 		return false, nil
 	}
-	got, err := decryptRSAPassword(key, scramble, data)
-	if err != nil || !known {
-		return false, nil
-	}
-	return subtle.ConstantTimeCompare([]byte(got), []byte(password)) == 1, nil
+	c.srv.cacheDigest(acct, auth.SHA2Digest(password))
+	return true, nil
 }

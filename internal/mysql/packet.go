@@ -22,6 +22,8 @@ const (
 var (
 	errPacketTooLarge = errors.New("mysql: packet larger than max_allowed_packet")
 	errPacketSequence = errors.New("mysql: packets out of order")
+	// errPacketMemory: the server-wide memory account refused a payload buffer (Config.Memory).
+	errPacketMemory = errors.New("mysql: payload refused by the server's memory limit")
 )
 
 // packetIO frames payloads into MySQL packets on one connection. It is not safe for concurrent
@@ -41,6 +43,10 @@ type packetIO struct {
 
 	rbuf []byte // payload of the last readPacket; reused
 	wbuf []byte // payload being built, after 4 reserved header bytes; reused
+
+	// acct, if set, is charged for a payload buffer beyond keepBufferBytes; racct is what it holds.
+	acct  MemoryAccount
+	racct int64
 
 	// discardBytes and discardMore describe what is left of an oversized packet after readPacket
 	// gave up on it: bytes of the current chunk, and whether further chunks follow.
@@ -81,6 +87,14 @@ func (p *packetIO) readPacket() ([]byte, error) {
 			p.discardBytes, p.discardMore = n, n == p.chunkBytes
 			p.rbuf = buf[:0]
 			return nil, errPacketTooLarge
+		}
+		if need := int64(len(buf) + n); need > keepBufferBytes && p.acct != nil && need > p.racct {
+			if !p.acct.Reserve(need - p.racct) {
+				p.discardBytes, p.discardMore = n, n == p.chunkBytes
+				p.rbuf = buf[:0]
+				return nil, errPacketMemory
+			}
+			p.racct = need
 		}
 		start := len(buf)
 		buf = grow(buf, n)
@@ -189,6 +203,10 @@ func (p *packetIO) flush() error { return p.bw.Flush() }
 func (p *packetIO) releaseBuffers() {
 	if cap(p.rbuf) > keepBufferBytes {
 		p.rbuf = nil
+	}
+	if p.racct > 0 && cap(p.rbuf) <= keepBufferBytes {
+		p.acct.Release(p.racct)
+		p.racct = 0
 	}
 	if cap(p.wbuf) > keepBufferBytes {
 		p.wbuf = nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha1"
 	"encoding/binary"
 	"net"
 	"sync"
@@ -136,6 +137,19 @@ func (c *rawClient) login(user, password string, caps uint32) []byte {
 	}
 	c.write(buildHandshakeResponse(caps, user, auth, "", c.plugin, nil))
 	reply := c.mustRead()
+	if len(reply) == 2 && reply[0] == hdrAuthMore && reply[1] == sha2PerformFullAuth {
+		// Full authentication: the password RSA-encrypted with the (known) server key.
+		plain := append([]byte(password), 0)
+		for i := range plain {
+			plain[i] ^= c.scramble[i%len(c.scramble)]
+		}
+		enc, err := rsa.EncryptOAEP(sha1.New(), rand.Reader, &testRSAKey(c.t).PublicKey, plain, nil)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		c.write(enc)
+		reply = c.mustRead()
+	}
 	if len(reply) == 2 && reply[0] == hdrAuthMore && reply[1] == sha2FastAuthOK {
 		reply = c.mustRead()
 	}

@@ -136,34 +136,11 @@ func (w *resultWriter) appendTextRow(b []byte, vals []types.Value) []byte {
 		case types.KindString, types.KindBytes:
 			b = appendLenencString(b, v.S)
 		default:
-			w.scratch = appendColumnText(w.scratch[:0], v, &w.cols[i])
+			w.scratch = proto.AppendColumnText(w.scratch[:0], v, &w.cols[i])
 			b = appendLenencBytes(b, w.scratch)
 		}
 	}
 	return b
-}
-
-// appendColumnText renders v as text. A FLOAT column prints its values as MySQL prints single
-// precision (6 significant digits) even when the value does not say so itself.
-func appendColumnText(b []byte, v *types.Value, col *proto.Column) []byte {
-	if col.Type == pmysql.TypeYear && v.K == types.KindInt && v.I >= 0 && v.I < 10000 {
-		// YEAR prints four digits: 0 is 0000.
-		return append(b, byte('0'+v.I/1000), byte('0'+v.I/100%10), byte('0'+v.I/10%10), byte('0'+v.I%10))
-	}
-	if col.Type == pmysql.TypeBit && (v.K == types.KindUint || v.K == types.KindInt) {
-		// BIT(n) values travel as ceil(n/8) big-endian bytes, in both protocols.
-		n := max((int(col.Length)+7)/8, 1)
-		for i := n - 1; i >= 0; i-- {
-			b = append(b, byte(uint64(v.I)>>(8*uint(i))))
-		}
-		return b
-	}
-	if v.K == types.KindFloat && v.Frac == 0 && col.Type == pmysql.TypeFloat {
-		f := *v
-		f.Frac = types.FracFloat32
-		return types.AppendText(b, f)
-	}
-	return types.AppendText(b, *v)
 }
 
 // appendBinaryRow builds a binary protocol row: a 0x00 header, a NULL bitmap whose first two bits
@@ -211,7 +188,7 @@ func (w *resultWriter) appendBinaryValue(b []byte, v *types.Value, col *proto.Co
 	if v.K == types.KindString || v.K == types.KindBytes {
 		return appendLenencString(b, v.S)
 	}
-	w.scratch = appendColumnText(w.scratch[:0], v, col)
+	w.scratch = proto.AppendColumnText(w.scratch[:0], v, col)
 	return appendLenencBytes(b, w.scratch)
 }
 

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kiln-db/kiln/internal/proto"
 )
 
 // Config configures a Server. Zero fields take the defaults noted.
@@ -42,6 +44,10 @@ type Config struct {
 	// client on plain TCP (neither TLS nor a Unix socket) with error 3159
 	// (require_secure_transport).
 	RequireSecureTransport func() bool
+	// Memory, if set, is the server-wide memory account: long data (COM_STMT_SEND_LONG_DATA) and
+	// payload buffers beyond keepBufferBytes reserve from it, so many connections cannot together
+	// hold more than the server's limit. A refusal answers 3170.
+	Memory MemoryAccount
 
 	// peerWatchDelay is how long a command runs before the server watches for its client going
 	// away (watch.go); < 0 watches from the start. Default defaultPeerWatchDelay. Tests and
@@ -61,6 +67,15 @@ const (
 	rsaKeyBits           = 2048
 )
 
+// MemoryAccount is the server-wide memory account (package memory's Account); the protocol layer
+// only reserves and releases bytes from it.
+type MemoryAccount interface {
+	Reserve(n int64) bool
+	Release(n int64)
+	// CapacityError is the error a refusal answers (3170 naming the limit).
+	CapacityError() error
+}
+
 // Server accepts MySQL connections and serves each one in its own goroutine.
 type Server struct {
 	cfg     Config
@@ -74,6 +89,13 @@ type Server struct {
 	keyOnce sync.Once
 	key     *rsa.PrivateKey
 	keyErr  error
+
+	// sha2Cache is caching_sha2_password's server-side cache: per account, SHA256(SHA256(password))
+	// after a successful full authentication, with the stored hash it was verified against (an
+	// entry whose account's hash changed since, e.g. ALTER USER arriving through the log on a
+	// replica, is ignored).
+	sha2Mu    sync.Mutex
+	sha2Cache map[string]sha2Entry
 
 	mu        sync.Mutex
 	closed    bool
@@ -132,6 +154,45 @@ func (s *Server) rsaKey() (*rsa.PrivateKey, error) {
 		s.key, s.keyErr = rsa.GenerateKey(rand.Reader, rsaKeyBits)
 	})
 	return s.key, s.keyErr
+}
+
+type sha2Entry struct {
+	authString string
+	digest     [32]byte
+}
+
+func accountKey(user, host string) string { return user + "\x00" + host }
+
+func (s *Server) cachedDigest(a proto.Account) ([32]byte, bool) {
+	s.sha2Mu.Lock()
+	defer s.sha2Mu.Unlock()
+	e, ok := s.sha2Cache[accountKey(a.User, a.Host)]
+	if !ok || e.authString != a.AuthString {
+		return [32]byte{}, false
+	}
+	return e.digest, true
+}
+
+func (s *Server) cacheDigest(a proto.Account, d [32]byte) {
+	s.sha2Mu.Lock()
+	defer s.sha2Mu.Unlock()
+	if s.sha2Cache == nil {
+		s.sha2Cache = make(map[string]sha2Entry)
+	}
+	s.sha2Cache[accountKey(a.User, a.Host)] = sha2Entry{authString: a.AuthString, digest: d}
+}
+
+// FlushAuthCache forgets caching_sha2_password's cached digest of the account user@host, or of
+// every account when both are empty (FLUSH PRIVILEGES). ALTER USER, RENAME USER and DROP USER call
+// it for the accounts they change, so the next login does a full authentication, as in MySQL.
+func (s *Server) FlushAuthCache(user, host string) {
+	s.sha2Mu.Lock()
+	defer s.sha2Mu.Unlock()
+	if user == "" && host == "" {
+		s.sha2Cache = nil
+		return
+	}
+	delete(s.sha2Cache, accountKey(user, host))
 }
 
 // nextConnID allocates connection ids from 1 upwards. After 2^32-1 connections it wraps, skipping

@@ -29,6 +29,9 @@ type stmtState struct {
 }
 
 func (c *conn) clearLongData(st *stmtState) {
+	if c.srv.cfg.Memory != nil {
+		c.srv.cfg.Memory.Release(int64(st.longBytes))
+	}
 	c.longDataBytes -= st.longBytes
 	st.longBytes = 0
 	st.longData = nil
@@ -168,6 +171,14 @@ func (c *conn) stmtSendLongData(body []byte) {
 		c.clearLongData(st)
 		st.longErr = sqlerr.New(sqlerr.ErrNetPacketTooLarge,
 			"Parameter of prepared statement which is set through mysql_send_long_data() is longer than 'max_allowed_packet' bytes")
+		return
+	}
+	// The server-wide account: long data of all connections together stays within the limit.
+	if m := c.srv.cfg.Memory; m != nil && !m.Reserve(int64(len(data))) {
+		c.clearLongData(st)
+		if e, ok := m.CapacityError().(*sqlerr.Error); ok {
+			st.longErr = e
+		}
 		return
 	}
 	if cur == nil {

@@ -85,6 +85,7 @@ func TestDriverTLS(t *testing.T) {
 		name      string
 		noTLS     bool // the server has no certificate
 		require   bool // require_secure_transport
+		reqSSL    bool // the account has REQUIRE SSL
 		fullAuth  bool
 		plugin    string
 		user, pw  string
@@ -107,12 +108,16 @@ func TestDriverTLS(t *testing.T) {
 			wantErr: "Error 3159 (HY000): Connections using insecure transport are prohibited while --require_secure_transport=ON."},
 		{name: "require_secure_transport plain wrong password", require: true, params: "tls=false", user: "alice", pw: "nope", wantErr: "Error 3159"},
 		{name: "require_secure_transport TLS", require: true, params: "tls=skip-verify", user: "alice", pw: "secret", wantTLS: true},
+		{name: "REQUIRE SSL over TLS", reqSSL: true, params: "tls=kiln-ca", user: "alice", pw: "secret", wantTLS: true},
+		{name: "REQUIRE SSL plain", reqSSL: true, params: "tls=false", user: "alice", pw: "secret", wantErr: "Error 1045"},
 		{name: "no TLS offered, preferred", noTLS: true, params: "tls=preferred", user: "alice", pw: "secret"},
 		{name: "no TLS offered, required", noTLS: true, params: "tls=skip-verify", user: "alice", pw: "secret", wantErr: "TLS requested but server does not support TLS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newFakeHandler()
+			h.defaultPlugin = tt.plugin
+			h.requireSSL = map[string]bool{tt.user: tt.reqSSL}
 			cfg := Config{AuthPlugin: tt.plugin, CachingSHA2FullAuth: tt.fullAuth}
 			if !tt.noTLS {
 				cfg.TLS = set.MySQL()
@@ -208,6 +213,7 @@ func (c *coalescingConn) Write(p []byte) (int, error) {
 func TestTLSUpgradeRaw(t *testing.T) {
 	set := testTLS(t)
 	h := newFakeHandler()
+	h.defaultPlugin = NativePassword
 	_, addr := startServer(t, Config{TLS: set.MySQL(), AuthPlugin: NativePassword}, h)
 	for _, again := range []bool{false, true} {
 		nc, err := net.Dial("tcp", addr)

@@ -4,7 +4,11 @@
 // the import order: it must not import internal/mysql) produces them.
 package proto
 
-import "github.com/kiln-db/kiln/internal/sql/types"
+import (
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
+)
 
 // Column describes one result-set column (a ColumnDefinition41 packet).
 type Column struct {
@@ -43,9 +47,11 @@ type ResultWriter interface {
 
 // ConnInfo is what the handshake learned about a client.
 type ConnInfo struct {
-	ConnID       uint32
-	User         string
-	Host         string // the client's address, without port
+	ConnID uint32
+	User   string // the login name the client sent (USER())
+	Host   string // the client's address, without port
+	// Account is the account the login matched and authenticated as (CURRENT_USER()).
+	Account      Account
 	DB           string // database from the handshake, "" if none
 	Capabilities uint32
 	Collation    uint16 // the client's handshake collation id
@@ -57,9 +63,43 @@ type ConnInfo struct {
 	TLSVersion, TLSCipher string
 }
 
+// Account is what the protocol layer needs to authenticate a login: the matched account's
+// identity, its plugin and stored authentication string (a hash, never the password), and the
+// flags checked at connect time.
+type Account struct {
+	User, Host string // the account's name and host pattern, as in mysql.user
+	Plugin     string // mysql_native_password or caching_sha2_password
+	AuthString string // the stored hash ("" for no password)
+	RequireSSL bool   // REQUIRE SSL (or X509 and stronger): refused over an insecure transport
+	Locked     bool   // ACCOUNT LOCK: 3118 after a successful authentication
+}
+
 // StmtInfo describes a prepared statement.
 type StmtInfo struct {
 	ID      uint32
 	Params  int      // number of placeholders
 	Columns []Column // result columns, nil if none or unknown until execution
+}
+
+// AppendColumnText renders v as text, as the text protocol and SELECT ... INTO OUTFILE send it. A FLOAT column prints its values as MySQL prints single
+// precision (6 significant digits) even when the value does not say so itself.
+func AppendColumnText(b []byte, v *types.Value, col *Column) []byte {
+	if col.Type == mysql.TypeYear && v.K == types.KindInt && v.I >= 0 && v.I < 10000 {
+		// YEAR prints four digits: 0 is 0000.
+		return append(b, byte('0'+v.I/1000), byte('0'+v.I/100%10), byte('0'+v.I/10%10), byte('0'+v.I%10))
+	}
+	if col.Type == mysql.TypeBit && (v.K == types.KindUint || v.K == types.KindInt) {
+		// BIT(n) values travel as ceil(n/8) big-endian bytes, in both protocols.
+		n := max((int(col.Length)+7)/8, 1)
+		for i := n - 1; i >= 0; i-- {
+			b = append(b, byte(uint64(v.I)>>(8*uint(i))))
+		}
+		return b
+	}
+	if v.K == types.KindFloat && v.Frac == 0 && col.Type == mysql.TypeFloat {
+		f := *v
+		f.Frac = types.FracFloat32
+		return types.AppendText(b, f)
+	}
+	return types.AppendText(b, *v)
 }

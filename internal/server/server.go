@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/engine"
 	klog "github.com/kiln-db/kiln/internal/log"
+	"github.com/kiln-db/kiln/internal/memory"
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/repl"
 	"github.com/kiln-db/kiln/internal/sql"
@@ -51,6 +51,9 @@ type Config struct {
 	// and RequireSecureTransport is require_secure_transport's initial value (sql.Config).
 	SSLCert, SSLKey, SSLCA string
 	RequireSecureTransport bool
+	// SecureFilePriv is secure_file_priv: the directory for server-side files (INTO OUTFILE,
+	// LOAD DATA INFILE); empty refuses them.
+	SecureFilePriv string
 	// LogRetainEntries and LogPurgeInterval configure log purge (repl.Config; 0 = its defaults).
 	LogRetainEntries uint64
 	LogPurgeInterval time.Duration
@@ -58,6 +61,9 @@ type Config struct {
 	// before it sends it an engine snapshot instead (repl.Config.FollowerRetainEntries).
 	LogRetainForFollowers uint64
 	Logger                *slog.Logger
+	// Memory is the server-wide memory account (kiln serve --memory-limit): statements' trackers
+	// and connections' long data reserve from it. nil: no server-wide limit.
+	Memory *memory.Account
 
 	// Cluster membership (zero values: a cluster of one, as a plain server). NodeID is this node's
 	// raft id, Peers the initial members of a new cluster (ignored once the log holds membership),
@@ -174,7 +180,8 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		cluster = clusterView{n: node, applier: applier, primary: primary}
 	}
 	db, err := sql.Open(ctx, txm, sql.Config{Version: cfg.Version, LockWaitTimeout: cfg.LockWaitTimeout, MaxConnections: cfg.MaxConnections, Durability: cfg.Durability, BeforeImages: cfg.BeforeImages,
-		Cluster: cluster, SSLCert: cfg.SSLCert, SSLKey: cfg.SSLKey, SSLCA: cfg.SSLCA, RequireSecureTransport: cfg.RequireSecureTransport})
+		SecureFilePriv: cfg.SecureFilePriv, Cluster: cluster, Memory: cfg.Memory,
+		SSLCert: cfg.SSLCert, SSLKey: cfg.SSLKey, SSLCA: cfg.SSLCA, RequireSecureTransport: cfg.RequireSecureTransport})
 	if err != nil {
 		node.Stop()
 		eng.Close()
@@ -276,16 +283,13 @@ func freeBytes(dir string) func() (uint64, error) {
 	}
 }
 
-// LookupUser implements the protocol's user lookup: root with an empty password, from loopback.
-func (s *Server) LookupUser(user, host string) (string, bool) {
-	if user != "root" {
-		return "", false
+// LookupAccount implements the protocol's account lookup: the account (from the catalog's
+// accounts, in MySQL's matching order) a login of user from host authenticates as.
+func (s *Server) LookupAccount(user, host string) (proto.Account, bool) {
+	if s.DB == nil {
+		return proto.Account{}, false
 	}
-	h := host
-	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() || h == "localhost" {
-		return "", true
-	}
-	return "", false
+	return s.DB.LookupAccount(user, host)
 }
 
 // OpenSession creates the session of an authenticated connection.
@@ -297,6 +301,9 @@ func (s *Server) OpenSession(ctx context.Context, info proto.ConnInfo) (*Session
 		return nil, sqlerr.New(sqlerr.ErrConCount, "Too many connections")
 	}
 	ss := &Session{srv: s, sql: s.DB.NewSession(info.ConnID, info.User, info.Host, ""), id: info.ConnID, started: time.Now()}
+	if info.Account.User != "" || info.Account.Host != "" {
+		ss.sql.SetAccount(info.Account.User, info.Account.Host)
+	}
 	ss.sql.FoundRowsFlag = info.Capabilities&clientFoundRows != 0
 	ss.sql.SetHandshakeCollation(info.Collation)
 	ss.sql.SSLVersion, ss.sql.SSLCipher = info.TLSVersion, info.TLSCipher
@@ -354,6 +361,10 @@ func (s *Server) status() map[string]string {
 	}
 	lst := s.lg.Stats()
 	m := map[string]string{
+		"Kiln_memory_limit":             strconv.FormatInt(s.cfg.Memory.Limit(), 10),
+		"Kiln_memory_accounted":         strconv.FormatInt(s.cfg.Memory.Used(), 10),
+		"Kiln_memory_accounted_peak":    strconv.FormatInt(s.cfg.Memory.Peak(), 10),
+		"Kiln_memory_refused":           strconv.FormatInt(s.cfg.Memory.Refused(), 10),
 		"Uptime":                        strconv.FormatInt(int64(time.Since(s.started).Seconds()), 10),
 		"Threads_connected":             strconv.FormatInt(s.active.Load(), 10),
 		"Connections":                   strconv.FormatUint(s.totalConn.Load(), 10),
@@ -483,8 +494,10 @@ func (ss *Session) Status() uint16 { return ss.sql.Status() }
 func (ss *Session) ResetConnection(ctx context.Context) error {
 	cur := ss.sql.CurDB
 	ss.sql.Close()
+	u, h := ss.sql.Account()
 	old := ss.sql
 	ss.sql = ss.srv.DB.NewSession(ss.id, old.User, old.Host, cur)
+	ss.sql.SetAccount(u, h) // the connection stays authenticated as the same account
 	ss.sql.SSLVersion, ss.sql.SSLCipher = old.SSLVersion, old.SSLCipher
 	return nil
 }

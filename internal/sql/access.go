@@ -3,6 +3,7 @@ package sql
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -99,7 +100,11 @@ func (a *access) open(env *Env, outer []types.Value) (*accessIter, error) {
 		return ai, nil
 	case accBatch:
 		col := tbl.Columns[ix.cols[nEq]]
-		seen := map[string]bool{}
+		// The keys of a long IN list are built in one buffer, then sorted and deduplicated in
+		// place: no allocation and no map entry per value. Their bytes count against the
+		// statement's memory quota.
+		arena := make([]byte, 0, len(a.in)*(len(key)+10)) // an integer key part takes 9 bytes
+		ends := make([]int, 0, len(a.in))
 		for _, e := range a.in {
 			v, err := e.Eval(env, outer)
 			if err != nil {
@@ -113,13 +118,21 @@ func (a *access) open(env *Env, outer []types.Value) (*accessIter, error) {
 				// Cannot build this key exactly: scan the prefix instead.
 				return ai.openRange(key, types.Null, types.Null, false, false, nEq)
 			}
-			k, _ := keyPart(append([]byte(nil), key...), kv, tbl, ix, nEq)
-			if !seen[string(k)] {
-				seen[string(k)] = true
-				ai.keys = append(ai.keys, k)
+			before := len(arena)
+			arena, _ = keyPart(append(arena, key...), kv, tbl, ix, nEq)
+			ends = append(ends, len(arena))
+			if err := env.grow(int64(len(arena)-before) + 32); err != nil {
+				return nil, err
 			}
 		}
-		sort.Slice(ai.keys, func(i, j int) bool { return bytes.Compare(ai.keys[i], ai.keys[j]) < 0 })
+		ai.keys = make([][]byte, len(ends))
+		start := 0
+		for i, end := range ends {
+			ai.keys[i] = arena[start:end:end]
+			start = end
+		}
+		slices.SortFunc(ai.keys, bytes.Compare)
+		ai.keys = slices.CompactFunc(ai.keys, bytes.Equal)
 		if a.reverse {
 			for i, j := 0, len(ai.keys)-1; i < j; i, j = i+1, j-1 {
 				ai.keys[i], ai.keys[j] = ai.keys[j], ai.keys[i]

@@ -25,6 +25,8 @@ const FormatVersion = 1
 //	0x01 'd' <db name>                         database definition (JSON)
 //	0x01 't' <table id: 8 bytes>               table definition (JSON)
 //	0x01 'w' <db> 0x00 <view name>             view definition (JSON; lower-case names)
+//	0x01 'a' <user> 0x00 <host>                account with its privileges (JSON; lower-case host)
+//	0x01 'A'                                   accounts initialised (root@localhost written)
 //	't' <table id: 8 bytes> <index id: 4 bytes> <key columns>   rows (index 1) and index entries
 const (
 	sysPrefix   = 0x01
@@ -254,15 +256,16 @@ type Catalog struct {
 	views     map[string]map[string]*View // db (lower) -> view (lower)
 	nextTable uint64
 	fks       atomic.Pointer[fkIndex] // parent -> referencing constraints, built on first use; reset by every change
+	acl       *acl                    // accounts (acl.go); shared by copies, replaced by account statements
 }
 
 func newCatalog() *Catalog {
-	return &Catalog{dbs: map[string]*Database{}, tables: map[string]map[string]*Table{}, byID: map[uint64]*Table{}, views: map[string]map[string]*View{}, nextTable: 100}
+	return &Catalog{dbs: map[string]*Database{}, tables: map[string]map[string]*Table{}, byID: map[uint64]*Table{}, views: map[string]map[string]*View{}, nextTable: 100, acl: newACL()}
 }
 
 // copy returns a shallow copy whose maps may be modified.
 func (c *Catalog) copy() *Catalog {
-	n := &Catalog{Version: c.Version + 1, dbs: make(map[string]*Database, len(c.dbs)), tables: make(map[string]map[string]*Table, len(c.tables)), byID: make(map[uint64]*Table, len(c.byID)), nextTable: c.nextTable}
+	n := &Catalog{Version: c.Version + 1, dbs: make(map[string]*Database, len(c.dbs)), tables: make(map[string]map[string]*Table, len(c.tables)), byID: make(map[uint64]*Table, len(c.byID)), nextTable: c.nextTable, acl: c.acl}
 	for k, v := range c.dbs {
 		n.dbs[k] = v
 	}

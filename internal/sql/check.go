@@ -34,6 +34,9 @@ func (d *ddlCtx) buildCheck(t *Table, c *ast.Constraint, n int) (*CheckConstrain
 	if name == "" {
 		name = fmt.Sprintf("%s_chk_%d", t.Name, n)
 	}
+	if err := checkIndexName(name); err != nil {
+		return nil, err
+	}
 	for _, o := range t.Checks {
 		if strings.EqualFold(o.Name, name) {
 			return nil, sqlerr.New(3822, "Duplicate check constraint name '%s'.", name)

@@ -128,6 +128,9 @@ func writes(st ast.StmtNode) bool {
 	switch st.(type) {
 	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt, *ast.LoadDataStmt:
 		return true
+	case *ast.CreateUserStmt, *ast.AlterUserStmt, *ast.DropUserStmt, *ast.RenameUserStmt, *ast.SetPwdStmt,
+		*ast.GrantStmt, *ast.RevokeStmt:
+		return true // account changes are catalog records
 	case ast.DDLNode:
 		return true
 	}

@@ -84,6 +84,10 @@ func (c *compiler) errf(code uint16, format string, args ...any) error {
 }
 
 func (c *compiler) compile(n ast.ExprNode) (Expr, error) {
+	if err := c.s.enterExpr(); err != nil {
+		return nil, err
+	}
+	defer c.s.leaveExpr()
 	switch x := n.(type) {
 	case *driver.ValueExpr:
 		k := newConst(datumValue(&x.Datum))
@@ -513,7 +517,9 @@ func (c *compiler) in(x *ast.PatternInExpr) (Expr, error) {
 		}
 		return &rowCmpExpr{typed{tBool}, r.items, rs, x.Not, nil}, nil
 	}
-	return &inExpr{typed{tBool}, e, list, x.Not, c.collationOf(append([]Expr{e}, list...)...)}, nil
+	in := &inExpr{typed: typed{tBool}, e: e, list: list, not: x.Not, coll: c.collationOf(append([]Expr{e}, list...)...)}
+	in.ints, in.intsNull, in.allInts = constIntSet(list)
+	return in, nil
 }
 
 func (c *compiler) caseExpr(x *ast.CaseExpr) (Expr, error) {
@@ -862,9 +868,14 @@ func (c *compiler) funcCall(x *ast.FuncCallExpr) (Expr, error) {
 		return mk(tUint, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			return types.NewUint(uint64(env.s.ConnID)), nil
 		})
-	case "user", "current_user", "session_user", "system_user":
+	case "user", "session_user", "system_user":
 		return mk(tString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			return types.NewString(env.s.User + "@" + env.s.Host), nil
+		})
+	case "current_user":
+		// The account the login matched (its host pattern), not the login itself.
+		return mk(tString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+			return types.NewString(env.s.acctUser + "@" + env.s.acctHost), nil
 		})
 	case "last_insert_id":
 		if len(args) == 1 {
@@ -932,7 +943,7 @@ func (c *compiler) funcCall(x *ast.FuncCallExpr) (Expr, error) {
 	if len(args) < lo || (hi >= 0 && len(args) > hi) {
 		return nil, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", x.FnName.O)
 	}
-	fe := &funcExpr{typed{funcType(name, args)}, name, f, args}
+	fe := newFuncExpr(funcType(name, args), name, f, args)
 	return fe, nil
 }
 

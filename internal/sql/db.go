@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kiln-db/kiln/internal/memory"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/txn"
 )
@@ -33,6 +34,9 @@ type Config struct {
 	Durability string
 	// BeforeImages is kiln_log_before_images' initial value.
 	BeforeImages bool
+	// SecureFilePriv is secure_file_priv: the directory SELECT ... INTO OUTFILE and LOAD DATA INFILE
+	// may use; empty means NULL (no server-side files).
+	SecureFilePriv string
 	// SSLCert, SSLKey and SSLCA are the certificate files MySQL clients are served TLS with
 	// (ssl_cert, ssl_key, ssl_ca; SSLCert "" means no TLS: have_ssl = DISABLED), and
 	// RequireSecureTransport require_secure_transport's initial value.
@@ -40,6 +44,9 @@ type Config struct {
 	RequireSecureTransport bool
 	// Cluster, if set, says whether this node takes writes and when its catalog must be reloaded.
 	Cluster Cluster
+	// Memory is the server-wide memory account every statement's tracker reserves from (nil: no
+	// server-wide limit; kiln_mem_quota_query still bounds each statement).
+	Memory *memory.Account
 }
 
 // ProcessInfo is one row of SHOW PROCESSLIST.
@@ -69,11 +76,15 @@ type DB struct {
 	gen      atomic.Pointer[Generation] // the Cluster generation the catalog was loaded at
 	reloadMu sync.Mutex
 
-	globals   *globalVars
-	userLocks userLockTable        // GET_LOCK and friends
-	Processes func() []ProcessInfo // set by the server: SHOW PROCESSLIST
-	Kill      func(id uint32, query bool) error
-	Status    func() map[string]string // extra status variables from the server
+	globals    *globalVars
+	userLocks  userLockTable        // GET_LOCK and friends
+	tableLocks tableLocks           // LOCK TABLES, FLUSH TABLES WITH READ LOCK
+	Processes  func() []ProcessInfo // set by the server: SHOW PROCESSLIST
+	Kill       func(id uint32, query bool) error
+	// FlushAuthCache, if set, forgets caching_sha2_password's cached digest of an account (of
+	// every account for "", ""): FLUSH PRIVILEGES, ALTER USER, SET PASSWORD, RENAME and DROP USER.
+	FlushAuthCache func(user, host string)
+	Status         func() map[string]string // extra status variables from the server
 	// ClusterMembers lists the cluster's members for the status tables (set by the server).
 	ClusterMembers func() []ClusterMember
 }
@@ -125,6 +136,12 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 		if err := saveDB(t, &Database{Name: "test", Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci"}); err != nil {
 			return nil, err
 		}
+		// root@localhost without password, every privilege WITH GRANT OPTION (acl.go).
+		l := newACL()
+		l.put(bootstrapRoot())
+		if err := l.writeInit(t); err != nil {
+			return nil, err
+		}
 		if _, err := t.Commit(ctx); err != nil {
 			return nil, fmt.Errorf("initialise catalog: %w", err)
 		}
@@ -135,12 +152,31 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !cat.acl.initialised && (cfg.Cluster == nil || writable(cfg.Cluster)) {
+		// A data directory from before accounts existed: write the implied root@localhost, so every
+		// node of the cluster (through the log) and every later start see it as stored.
+		t := txm.Begin(txn.RepeatableRead, false)
+		l := cat.acl.copy()
+		if err := l.writeInit(t); err != nil {
+			t.Rollback()
+			return nil, err
+		}
+		if _, err := t.Commit(ctx); err != nil {
+			return nil, fmt.Errorf("initialise accounts: %w", err)
+		}
+		cat.acl = l
+	}
 	db.cat.Store(cat)
 	if cfg.Cluster != nil {
 		g := cfg.Cluster.Generation()
 		db.gen.Store(&g)
 	}
 	return db, nil
+}
+
+func writable(c Cluster) bool {
+	ok, _ := c.Writable()
+	return ok
 }
 
 func loadCatalog(txm *txn.Manager) (*Catalog, error) {
@@ -199,6 +235,21 @@ func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 	}
 	if ok && len(v) == 8 {
 		cat.nextTable = binary.BigEndian.Uint64(v)
+	}
+	if cat.acl, err = loadACL(eng, func(lo, hi []byte, fn func(k, v []byte) error) error {
+		it, err := eng.NewIter(lo, hi)
+		if err != nil {
+			return err
+		}
+		defer it.Close()
+		for it.First(); it.Valid(); it.Next() {
+			if err := fn(it.Key(), it.Value()); err != nil {
+				return err
+			}
+		}
+		return it.Error()
+	}); err != nil {
+		return nil, err
 	}
 	return cat, nil
 }

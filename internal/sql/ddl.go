@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -24,13 +25,23 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 		return err
 	}
 	db := s.db
+	if err := s.ddlTableLocks(st); err != nil {
+		return err
+	}
 	// Exclusive metadata locks on every database the statement touches, in name order (no
 	// deadlock between two DDLs), then the catalog writer lock.
 	names := ddlDatabases(st, s.CurDB)
+	if s.tlocks != nil {
+		// A session waiting on this one's table locks may hold one of these (tablelocks.go).
+		db.tableLocks.waitingForDDL(s, names)
+	}
 	for _, n := range names {
 		m := db.mdlFor(n)
 		m.Lock()
 		defer m.Unlock()
+	}
+	if s.tlocks != nil {
+		db.tableLocks.waitingForDDL(s, nil)
 	}
 	db.ddlMu.Lock()
 	defer db.ddlMu.Unlock()
@@ -39,6 +50,7 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 	t := db.txm.Begin(txn.RepeatableRead, false)
 	ddl := &ddlCtx{s: s, env: &Env{s: s, ctx: env.ctx}, cat: next, t: t, locked: names}
 	ddl.env.t = t
+	ddl.env.mem = env.tracker() // the statement's one memory account, closed by its caller
 	var err error
 	switch x := st.(type) {
 	case *ast.CreateDatabaseStmt:
@@ -177,11 +189,39 @@ func (d *ddlCtx) dropDatabase(x *ast.DropDatabaseStmt) error {
 	return nil
 }
 
+// checkIdent validates the name of a database, table, view or column as MySQL does: not empty, no
+// trailing space, no NUL (code, "Incorrect ... name"), at most 64 characters (1059), and only
+// characters of the Basic Multilingual Plane, since MySQL keeps names in utf8mb3 (1300).
 func checkIdent(name string, code uint16, what string) error {
-	if name == "" || len(name) > 64 || strings.HasSuffix(name, " ") {
-		return sqlerr.New(code, "Incorrect %s name '%s'", what, name)
+	if name == "" || strings.HasSuffix(name, " ") || strings.IndexByte(name, 0) >= 0 {
+		return sqlerr.New(code, "Incorrect %s name '%s'", what, strings.ReplaceAll(name, "\x00", "\\0"))
+	}
+	return checkNameChars(name)
+}
+
+// checkNameChars checks what every schema object name must meet (index and constraint names too):
+// valid UTF-8 within the BMP, at most 64 characters.
+func checkNameChars(name string) error {
+	n := 0
+	for i, r := range name {
+		if r == utf8.RuneError || r > 0xFFFF {
+			end := min(i+4, len(name))
+			return sqlerr.New(sqlerr.ErrInvalidCharacterString, "Invalid utf8mb3 character string: '%X'", name[i:end])
+		}
+		n++
+	}
+	if n > 64 {
+		return sqlerr.New(sqlerr.ErrTooLongIdent, "Identifier name '%s' is too long", name)
 	}
 	return nil
+}
+
+// checkIndexName validates an index or constraint name.
+func checkIndexName(name string) error {
+	if strings.IndexByte(name, 0) >= 0 {
+		return sqlerr.New(sqlerr.ErrWrongNameForIndex, "Incorrect index name '%s'", strings.ReplaceAll(name, "\x00", "\\0"))
+	}
+	return checkNameChars(name)
 }
 
 // columnCollation resolves a column's character set and collation clauses against the table's
@@ -679,6 +719,9 @@ func (d *ddlCtx) buildIndex(tbl *Table, c *ast.Constraint) (*Index, error) {
 		if strings.EqualFold(ix.Name, "PRIMARY") {
 			return nil, sqlerr.New(sqlerr.ErrWrongNameForIndex, "Incorrect index name '%s'", ix.Name)
 		}
+		if err := checkIndexName(ix.Name); err != nil {
+			return nil, err
+		}
 		ix.ID = tbl.NextIndexID
 		tbl.NextIndexID++
 		d.pending = append(d.pending, ix.Name)
@@ -779,6 +822,9 @@ func (d *ddlCtx) rename(x *ast.RenameTableStmt) error {
 		t, ok := d.cat.Table(db, tt.OldTable.Name.O)
 		if !ok {
 			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, tt.OldTable.Name.O)
+		}
+		if err := checkIdent(tt.NewTable.Name.O, sqlerr.ErrWrongTableName, "table"); err != nil {
+			return err
 		}
 		ndb := orDefault(tt.NewTable.Schema.O, d.s.CurDB)
 		if _, ok := d.cat.DB(ndb); !ok {
@@ -1180,6 +1226,9 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 				return sqlerr.New(sqlerr.ErrCantDropFieldOrKey, "Can't DROP '%s'; check that column/key exists", spec.Name)
 			}
 		case ast.AlterTableRenameTable:
+			if err := checkIdent(spec.NewTable.Name.O, sqlerr.ErrWrongTableName, "table"); err != nil {
+				return err
+			}
 			ndb := orDefault(spec.NewTable.Schema.O, nt.DB)
 			if d.cat.nameTaken(ndb, spec.NewTable.Name.O) {
 				return sqlerr.New(sqlerr.ErrTableExists, "Table '%s' already exists", spec.NewTable.Name.O)
@@ -1234,6 +1283,9 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 			ix := nt.IndexByName(spec.FromKey.O)
 			if ix == nil {
 				return sqlerr.New(sqlerr.ErrKeyDoesNotExist, "Key '%s' doesn't exist in table '%s'", spec.FromKey.O, nt.Name)
+			}
+			if err := checkIndexName(spec.ToKey.O); err != nil {
+				return err
 			}
 			ix.Name = spec.ToKey.O
 		default:

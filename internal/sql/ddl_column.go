@@ -200,6 +200,11 @@ func (d *ddlCtx) rewriteRows(old, nt *Table, changed []uint32) error {
 	var rows []newRow
 	n := 0
 	for ; it.Valid(); it.Next() {
+		// ALTER converts every row in one transaction: KILL and shutdown must reach it.
+		if err := d.env.checkKilled(); err != nil {
+			it.Close()
+			return err
+		}
 		n++
 		orow, err := decodeRow(old, it.Value())
 		if err != nil {
@@ -233,6 +238,9 @@ func (d *ddlCtx) rewriteRows(old, nt *Table, changed []uint32) error {
 	if pkChanged {
 		seen := map[string]bool{}
 		for _, r := range rows {
+			if err := d.env.checkKilled(); err != nil {
+				return err
+			}
 			k := primaryKey(nil, nt, r.row)
 			if seen[string(k)] {
 				return sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(nt, nt.Indexes[0], r.row))
@@ -246,6 +254,9 @@ func (d *ddlCtx) rewriteRows(old, nt *Table, changed []uint32) error {
 		seen[i] = map[string]bool{}
 	}
 	for _, r := range rows {
+		if err := d.env.checkKilled(); err != nil {
+			return err
+		}
 		d.t.Set(primaryKey(nil, nt, r.row), encodeRow(nil, nt, r.row))
 		for i, ix := range rebuild {
 			k, v, unique := secondaryKey(nt, ix, r.row)

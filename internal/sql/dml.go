@@ -79,6 +79,9 @@ func (s *Session) lookupTable(db, name string) (*Table, error) {
 	if !ok {
 		return nil, sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, name)
 	}
+	if err := s.useTable(tbl.DB, tbl.Name, true); err != nil {
+		return nil, err
+	}
 	return tbl, nil
 }
 
@@ -169,6 +172,9 @@ func (s *Session) insert(env *Env, x *ast.InsertStmt) (proto.OK, error) {
 			return proto.OK{}, err
 		}
 		for _, r := range rows {
+			if err := env.checkKilled(); err != nil {
+				return proto.OK{}, err
+			}
 			vals := make([]types.Value, len(cols))
 			copy(vals, r[:len(cols)])
 			if err := ins.insertValues(cols, vals, nil); err != nil {
@@ -178,6 +184,9 @@ func (s *Session) insert(env *Env, x *ast.InsertStmt) (proto.OK, error) {
 	} else {
 		lists := x.Lists
 		for ri, list := range lists {
+			if err := env.checkKilled(); err != nil {
+				return proto.OK{}, err
+			}
 			if len(list) != len(cols) && !(len(list) == 0 && len(x.Columns) == 0) {
 				return proto.OK{}, sqlerr.New(sqlerr.ErrWrongValueCount, "Column count doesn't match value count at row %d", ri+1)
 			}
@@ -734,6 +743,9 @@ func (s *Session) update(env *Env, x *ast.UpdateStmt) (proto.OK, error) {
 	ins := &inserter{env: env, s: s, tbl: tbl, strict: strict}
 	var matched, changed uint64
 	for ri, old := range rows {
+		if err := env.checkKilled(); err != nil {
+			return proto.OK{}, err
+		}
 		ins.row = ri + 1
 		matched++
 		nr := append([]types.Value(nil), old...)
@@ -807,6 +819,9 @@ func (s *Session) delete(env *Env, x *ast.DeleteStmt) (proto.OK, error) {
 		return proto.OK{}, err
 	}
 	for _, r := range rows {
+		if err := env.checkKilled(); err != nil {
+			return proto.OK{}, err
+		}
 		if err := deleteRow(env, tbl, primaryKey(nil, tbl, r), r); err != nil {
 			return proto.OK{}, err
 		}

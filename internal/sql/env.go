@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/kiln-db/kiln/internal/memory"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -24,11 +25,13 @@ type Env struct {
 	subCache map[*subqueryExpr]*subResult
 	reCache  map[string]*regexp.Regexp
 	rows     int      // rows examined since the last cancellation check
+	cmps     int      // sort comparisons, for the same (sortTick)
 	t        *txn.Txn // overrides the session's transaction (DDL runs in its own)
 	fkDepth  int      // nesting of foreign key cascades (fk.go)
 	// divZeroErr makes a division by zero an error (strict INSERT/UPDATE with
 	// ERROR_FOR_DIVISION_BY_ZERO).
 	divZeroErr bool
+	mem        *memory.Tracker // the statement's memory (memtrack.go); nil until it holds rows
 }
 
 func (env *Env) txn() *txn.Txn {

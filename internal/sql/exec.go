@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/shopspring/decimal"
 
@@ -37,7 +38,7 @@ func (pl *selectPlan) open(env *Env) (rowIter, error) {
 	}
 	it = &projIter{src: it, env: env, proj: pl.proj}
 	if pl.distinct {
-		it = &distinctIter{src: it, n: pl.nVisible, seen: map[string]struct{}{}, colls: projColls(pl)}
+		it = &distinctIter{src: it, env: env, n: pl.nVisible, seen: map[string]struct{}{}, colls: projColls(pl)}
 	}
 	limit, offset := int64(-1), int64(0)
 	if pl.limit != nil {
@@ -93,6 +94,8 @@ type joinIter struct {
 	depth   int
 	started bool
 	done    bool
+	// matBytes: per level, the memory its last materialised rows were counted for.
+	matBytes []int64
 }
 
 func (j *joinIter) next() ([]types.Value, error) {
@@ -116,6 +119,11 @@ func (j *joinIter) next() ([]types.Value, error) {
 		j.depth = n - 1
 	}
 	for {
+		// Inner levels served from memory (the cache below, derived tables) never reach storage's
+		// check: every step of the nested loop counts.
+		if err := j.env.checkKilled(); err != nil {
+			return nil, err
+		}
 		L := j.depth
 		lv := pl.levels[L]
 		if j.state[L] == 0 {
@@ -227,6 +235,9 @@ func (j *joinIter) openLevel(lv *level) (rowIter, error) {
 			if r == nil {
 				break
 			}
+			if err := j.env.checkKilled(); err != nil {
+				return nil, err
+			}
 			if lv.filter != nil {
 				copy(tmp[lv.off:lv.off+lv.width], r)
 				v, err := lv.filter.Eval(j.env, tmp)
@@ -238,6 +249,9 @@ func (j *joinIter) openLevel(lv *level) (rowIter, error) {
 				}
 			}
 			rows = append(rows, r)
+			if err := j.env.growRow(r); err != nil {
+				return nil, err
+			}
 			if len(rows) > maxJoinCacheRows {
 				j.nocache[L] = true
 				return lv.acc.open(j.env, j.row)
@@ -247,10 +261,18 @@ func (j *joinIter) openLevel(lv *level) (rowIter, error) {
 		return &sliceIter{rows: rows}, nil
 	}
 	// Derived table or virtual table: materialize once per execution.
+	// The level's previous rows are garbage once it is opened again: its memory is given back.
+	if j.matBytes == nil {
+		j.matBytes = make([]int64, len(j.pl.levels))
+	}
+	tr := j.env.tracker()
+	tr.Shrink(j.matBytes[j.depth])
+	before := tr.Used()
 	rows, err := j.env.materialize(lv.sub)
 	if err != nil {
 		return nil, err
 	}
+	j.matBytes[j.depth] = tr.Used() - before
 	return &sliceIter{rows: rows}, nil
 }
 
@@ -278,6 +300,12 @@ func (env *Env) materialize(pl *selectPlan) ([][]types.Value, error) {
 		}
 		if r == nil {
 			return rows, nil
+		}
+		if err := env.checkKilled(); err != nil {
+			return nil, err
+		}
+		if err := env.growRow(r); err != nil {
+			return nil, err
 		}
 		rows = append(rows, r)
 	}
@@ -308,6 +336,10 @@ func (f *filterIter) next() ([]types.Value, error) {
 	for {
 		r, err := f.src.next()
 		if err != nil || r == nil {
+			return nil, err
+		}
+		// A filter that rejects everything loops here for as long as its source has rows.
+		if err := f.env.checkKilled(); err != nil {
 			return nil, err
 		}
 		v, err := f.cond.Eval(f.env, r)
@@ -422,6 +454,7 @@ func appendLen(buf []byte, n int) []byte {
 
 type distinctIter struct {
 	src   rowIter
+	env   *Env
 	n     int
 	seen  map[string]struct{}
 	colls []*types.Collation
@@ -434,12 +467,19 @@ func (d *distinctIter) next() ([]types.Value, error) {
 		if err != nil || r == nil {
 			return nil, err
 		}
+		// Duplicates loop here without returning.
+		if err := d.env.checkKilled(); err != nil {
+			return nil, err
+		}
 		d.buf = d.buf[:0]
 		for i := 0; i < d.n; i++ {
 			d.buf = groupKey(d.buf, r[i], d.colls[i])
 		}
 		if _, ok := d.seen[string(d.buf)]; ok {
 			continue
+		}
+		if err := d.env.grow(int64(len(d.buf)) + mapEntryOverhead); err != nil {
+			return nil, err
 		}
 		d.seen[string(d.buf)] = struct{}{}
 		return r, nil
@@ -471,9 +511,17 @@ func (s *sortIter) next() ([]types.Value, error) {
 			if r == nil {
 				break
 			}
+			if err := s.env.checkKilled(); err != nil {
+				return nil, err
+			}
+			if err := s.env.growRow(r); err != nil {
+				return nil, err
+			}
 			s.rows = append(s.rows, r)
 		}
-		s.sortRows()
+		if err := s.sortRows(); err != nil {
+			return nil, err
+		}
 	}
 	if s.i >= len(s.rows) {
 		return nil, nil
@@ -484,9 +532,44 @@ func (s *sortIter) next() ([]types.Value, error) {
 }
 func (s *sortIter) close() { s.src.close() }
 
+// sortAborted is what a comparison panics with once the statement is cancelled: sort.SliceStable
+// cannot be stopped otherwise, and sorting a million rows takes seconds. sortSlice recovers it.
+type sortAborted struct{ err error }
+
+// sortCancellable runs a sort whose comparisons call env.sortTick, and returns the statement's
+// interruption if a comparison saw it.
+func (env *Env) sortCancellable(sortFn func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			a, ok := r.(sortAborted)
+			if !ok {
+				panic(r)
+			}
+			err = a.err
+		}
+	}()
+	sortFn()
+	return nil
+}
+
+// sortTick counts a comparison and checks for cancellation every 1024th: the comparison itself
+// costs tens of nanoseconds, a context check about as much.
+func (env *Env) sortTick() {
+	env.cmps++
+	if env.cmps&1023 == 0 {
+		env.sortCheck()
+	}
+}
+
+func (env *Env) sortCheck() {
+	if err := env.interrupted(); err != nil {
+		panic(sortAborted{err})
+	}
+}
+
 // sortRows sorts stably. Strings under a non-binary collation are compared by their collation keys,
 // computed once per row rather than once per comparison.
-func (s *sortIter) sortRows() {
+func (s *sortIter) sortRows() error {
 	keyed := false
 	for _, k := range s.keys {
 		if c := s.colls[k.idx]; c != nil && !c.IsBinary() {
@@ -494,8 +577,12 @@ func (s *sortIter) sortRows() {
 		}
 	}
 	if !keyed || len(s.rows) < 8 {
-		sort.SliceStable(s.rows, func(a, b int) bool { return compareRows(s.rows[a], s.rows[b], s.keys, s.colls) < 0 })
-		return
+		return s.env.sortCancellable(func() {
+			sort.SliceStable(s.rows, func(a, b int) bool {
+				s.env.sortTick()
+				return compareRows(s.rows[a], s.rows[b], s.keys, s.colls) < 0
+			})
+		})
 	}
 	type keyedRow struct {
 		row  []types.Value
@@ -503,6 +590,9 @@ func (s *sortIter) sortRows() {
 	}
 	krs := make([]keyedRow, len(s.rows))
 	for i, r := range s.rows {
+		if err := s.env.checkKilled(); err != nil {
+			return err
+		}
 		krs[i].row = r
 		krs[i].keys = make([][]byte, len(s.keys))
 		for j, k := range s.keys {
@@ -512,27 +602,34 @@ func (s *sortIter) sortRows() {
 			}
 		}
 	}
-	sort.SliceStable(krs, func(a, b int) bool {
-		x, y := &krs[a], &krs[b]
-		for j, k := range s.keys {
-			var c int
-			if x.keys[j] != nil && y.keys[j] != nil {
-				c = bytes.Compare(x.keys[j], y.keys[j])
-				if k.desc {
-					c = -c
+	err := s.env.sortCancellable(func() {
+		sort.SliceStable(krs, func(a, b int) bool {
+			s.env.sortTick()
+			x, y := &krs[a], &krs[b]
+			for j, k := range s.keys {
+				var c int
+				if x.keys[j] != nil && y.keys[j] != nil {
+					c = bytes.Compare(x.keys[j], y.keys[j])
+					if k.desc {
+						c = -c
+					}
+				} else {
+					c = compareRows(x.row, y.row, s.keys[j:j+1], s.colls) // applies desc itself
 				}
-			} else {
-				c = compareRows(x.row, y.row, s.keys[j:j+1], s.colls) // applies desc itself
+				if c != 0 {
+					return c < 0
+				}
 			}
-			if c != 0 {
-				return c < 0
-			}
-		}
-		return false
+			return false
+		})
 	})
+	if err != nil {
+		return err
+	}
 	for i := range krs {
 		s.rows[i] = krs[i].row
 	}
+	return nil
 }
 
 func compareRows(a, b []types.Value, keys []sortKey, colls []*types.Collation) int {
@@ -568,6 +665,8 @@ type aggIter struct {
 	out    [][]types.Value
 	i      int
 	loaded bool
+	gcMax  int64 // GROUP_CONCAT's effective maximum length; 0 until first needed
+	packet int64 // max_allowed_packet; 0 until first needed
 }
 
 type aggState struct {
@@ -581,7 +680,15 @@ type aggState struct {
 	parts   [][]types.Value
 	seen    map[string]struct{}
 	hasVal  bool
+	// GROUP_CONCAT's result so far (built as rows arrive when it has no ORDER BY), and whether it
+	// was cut at its maximum length; JSON aggregates' text bytes so far.
+	text      []byte
+	cut       bool
+	textBytes int64
 }
+
+// aggStateBytes is what one aggregate's state costs in a group.
+const aggStateBytes = int64(unsafe.Sizeof(aggState{}))
 
 type group struct {
 	first  []types.Value
@@ -622,6 +729,9 @@ func (a *aggIter) load() error {
 		if r == nil {
 			break
 		}
+		if err := a.env.checkKilled(); err != nil {
+			return err
+		}
 		key = key[:0]
 		for i, e := range pl.groupBy {
 			v, err := e.Eval(a.env, r)
@@ -632,6 +742,9 @@ func (a *aggIter) load() error {
 		}
 		g, ok := groups[string(key)]
 		if !ok {
+			if err := a.env.grow(int64(len(key)) + mapEntryOverhead + rowBytes(r) + int64(len(pl.aggs))*aggStateBytes); err != nil {
+				return err
+			}
 			g = &group{first: r, states: make([]aggState, len(pl.aggs))}
 			groups[string(key)] = g
 			order = append(order, g)
@@ -647,6 +760,9 @@ func (a *aggIter) load() error {
 		order = append(order, &group{first: make([]types.Value, pl.width), states: make([]aggState, len(pl.aggs))})
 	}
 	for _, g := range order {
+		if err := a.env.checkKilled(); err != nil {
+			return err
+		}
 		row := make([]types.Value, pl.width+len(pl.aggs))
 		copy(row, g.first)
 		for i := range pl.aggs {
@@ -675,15 +791,13 @@ func (a *aggIter) accumulate(spec *aggSpec, st *aggState, r []types.Value) error
 	case "json_arrayagg":
 		// JSON aggregates keep NULLs (as JSON null).
 		st.count++
-		st.parts = append(st.parts, []types.Value{jsonAggValue(spec.args[0], vals[0])})
-		return nil
+		return a.jsonPart(spec, st, []types.Value{jsonAggValue(spec.args[0], vals[0])})
 	case "json_objectagg":
 		if vals[0].IsNull() {
 			return sqlerr.New(sqlerr.ErrJSONNullMemberName, "JSON documents may not contain NULL member names.")
 		}
 		st.count++
-		st.parts = append(st.parts, []types.Value{types.NewString(types.ToString(vals[0])), jsonAggValue(spec.args[1], vals[1])})
-		return nil
+		return a.jsonPart(spec, st, []types.Value{types.NewString(types.ToString(vals[0])), jsonAggValue(spec.args[1], vals[1])})
 	}
 	for _, v := range vals[:nArgs] {
 		if v.IsNull() {
@@ -704,6 +818,9 @@ func (a *aggIter) accumulate(spec *aggSpec, st *aggState, r []types.Value) error
 		}
 		if _, ok := st.seen[string(k)]; ok {
 			return nil
+		}
+		if err := a.env.grow(int64(len(k)) + mapEntryOverhead); err != nil {
+			return err
 		}
 		st.seen[string(k)] = struct{}{}
 	}
@@ -738,7 +855,15 @@ func (a *aggIter) accumulate(spec *aggSpec, st *aggState, r []types.Value) error
 			st.val = v
 		}
 	case "group_concat":
-		st.parts = append(st.parts, vals)
+		if len(spec.order) > 0 {
+			// The order is known only at the end: keep the rows (counted against the quota).
+			if err := a.env.growRow(vals); err != nil {
+				return err
+			}
+			st.parts = append(st.parts, vals)
+			return nil
+		}
+		return a.concatPart(spec, st, vals, st.count)
 	case "bit_and":
 		if !st.hasVal {
 			st.bits = ^uint64(0)
@@ -792,7 +917,7 @@ func (a *aggIter) finalize(spec *aggSpec, st *aggState) types.Value {
 		}
 		return st.val
 	case "group_concat":
-		if len(st.parts) == 0 {
+		if st.count == 0 {
 			return types.Null
 		}
 		if len(spec.order) > 0 {
@@ -803,32 +928,19 @@ func (a *aggIter) finalize(spec *aggSpec, st *aggState) types.Value {
 				}
 			}
 			sort.SliceStable(st.parts, func(a, b int) bool { return compareRows(st.parts[a], st.parts[b], spec.order, colls) < 0 })
-		}
-		maxLen := int(toIntLenient(a.env.s.getSysVar(mustSysVar("group_concat_max_len"), false)))
-		var sb strings.Builder
-		nArgs := len(spec.args) - spec.nOrder
-		cut := false
-		for i, p := range st.parts {
-			if i > 0 {
-				sb.WriteString(spec.sep)
-			}
-			for _, v := range p[:nArgs] {
-				sb.WriteString(types.ToString(v))
-			}
-			if sb.Len() > maxLen {
-				cut = true
-				a.env.warn(sqlerr.New(sqlerr.ErrCutValueGroupConcat, "Row %d was cut by GROUP_CONCAT()", i+1))
-				break
-			}
-		}
-		s := sb.String()
-		if cut {
-			s = s[:maxLen]
-			if spec.t.Collation != "binary" {
-				// Do not leave half a character.
-				for len(s) > 0 && !utf8.ValidString(s) {
-					s = s[:len(s)-1]
+			for i, p := range st.parts {
+				_ = a.concatPart(spec, st, p, int64(i+1)) // counted when the rows were kept
+				if st.cut {
+					break
 				}
+			}
+			st.parts = nil
+		}
+		s := string(st.text)
+		if st.cut && spec.t.Collation != "binary" {
+			// Do not leave half a character.
+			for len(s) > 0 && !utf8.ValidString(s) {
+				s = s[:len(s)-1]
 			}
 		}
 		if spec.t.Collation == "binary" {
@@ -836,7 +948,7 @@ func (a *aggIter) finalize(spec *aggSpec, st *aggState) types.Value {
 		}
 		return types.NewString(s)
 	case "json_arrayagg":
-		if st.count == 0 {
+		if st.count == 0 || a.jsonTooLarge(spec, st) {
 			return types.Null
 		}
 		arr := make([]any, len(st.parts))
@@ -845,7 +957,7 @@ func (a *aggIter) finalize(spec *aggSpec, st *aggState) types.Value {
 		}
 		return jsonResult(arr)
 	case "json_objectagg":
-		if st.count == 0 {
+		if st.count == 0 || a.jsonTooLarge(spec, st) {
 			return types.Null
 		}
 		m := map[string]any{}
@@ -880,6 +992,82 @@ func (a *aggIter) finalize(spec *aggSpec, st *aggState) types.Value {
 }
 
 func (a *aggIter) close() { a.src.close() }
+
+// groupConcatMax is GROUP_CONCAT's effective maximum length: group_concat_max_len, itself bounded
+// by max_allowed_packet as MySQL documents.
+func (a *aggIter) groupConcatMax() int64 {
+	if a.gcMax == 0 {
+		a.gcMax = min(toIntLenient(a.env.s.getSysVar(mustSysVar("group_concat_max_len"), false)), a.env.maxAllowedPacket())
+	}
+	return a.gcMax
+}
+
+// concatPart appends row n's values (and the separator) to GROUP_CONCAT's result, stopping at its
+// maximum length with warning 1260, so no group holds more than that whatever it aggregates.
+func (a *aggIter) concatPart(spec *aggSpec, st *aggState, vals []types.Value, n int64) error {
+	if st.cut {
+		return nil
+	}
+	limit := a.groupConcatMax()
+	before := len(st.text)
+	if n > 1 {
+		st.appendCut(spec.sep, limit)
+	}
+	nArgs := len(spec.args) - spec.nOrder
+	for _, v := range vals[:nArgs] {
+		if st.cut {
+			break
+		}
+		if v.K == types.KindString || v.K == types.KindBytes {
+			st.appendCut(v.S, limit)
+		} else {
+			st.appendCut(types.ToString(v), limit)
+		}
+	}
+	if st.cut {
+		a.env.warn(sqlerr.New(sqlerr.ErrCutValueGroupConcat, "Row %d was cut by GROUP_CONCAT()", n))
+	}
+	if len(spec.order) > 0 {
+		return nil // the rows were counted as they were kept
+	}
+	return a.env.grow(int64(len(st.text) - before))
+}
+
+func (st *aggState) appendCut(s string, limit int64) {
+	if room := limit - int64(len(st.text)); int64(len(s)) > room {
+		st.text = append(st.text, s[:room]...)
+		st.cut = true
+		return
+	}
+	st.text = append(st.text, s...)
+}
+
+// jsonPart keeps a JSON aggregate's member; past max_allowed_packet the members are dropped and
+// the result is NULL with warning 1301 (jsonTooLarge), so the group stops growing.
+func (a *aggIter) jsonPart(spec *aggSpec, st *aggState, part []types.Value) error {
+	if st.cut {
+		return nil
+	}
+	for i := range part {
+		st.textBytes += int64(len(part[i].S)) + 1
+	}
+	if a.packet == 0 {
+		a.packet = a.env.maxAllowedPacket()
+	}
+	if st.textBytes > a.packet {
+		st.cut, st.parts = true, nil
+		return nil
+	}
+	if err := a.env.growRow(part); err != nil {
+		return err
+	}
+	st.parts = append(st.parts, part)
+	return nil
+}
+
+func (a *aggIter) jsonTooLarge(spec *aggSpec, st *aggState) bool {
+	return st.cut && a.env.resultTooLarge(spec.fn, st.textBytes)
+}
 
 // jsonAggValue turns a JSON aggregate's argument into the JSON text of its document (JSON-typed
 // values are embedded, other values become scalars, NULL is null).
@@ -956,9 +1144,17 @@ func (s *subqueryExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 			return types.Null, err
 		}
 	}
+	var before int64
+	if s.correlated {
+		before = env.tracker().Used()
+	}
 	rows, err := s.rows(env, row)
 	if err != nil {
 		return types.Null, err
+	}
+	if s.correlated {
+		// A correlated subquery's rows are dropped after this row: give their memory back.
+		defer env.tracker().Shrink(env.tracker().Used() - before)
 	}
 	switch s.kind {
 	case subScalar:
@@ -980,6 +1176,10 @@ func (s *subqueryExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 		}
 		sawNull := false
 		for _, r := range rows {
+			// Each outer row walks the whole result: rows x outer rows comparisons.
+			if err := env.checkKilled(); err != nil {
+				return types.Null, err
+			}
 			if r[0].IsNull() {
 				sawNull = true
 				continue
@@ -1001,6 +1201,10 @@ func (s *subqueryExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 		}
 		sawNull := false
 		for _, r := range rows {
+			// Each outer row walks the whole result: rows x outer rows comparisons.
+			if err := env.checkKilled(); err != nil {
+				return types.Null, err
+			}
 			if r[0].IsNull() {
 				sawNull = true
 				continue

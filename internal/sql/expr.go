@@ -2,6 +2,7 @@ package sql
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -405,6 +406,36 @@ type inExpr struct {
 	list []Expr
 	not  bool
 	coll *types.Collation
+	// A list of integer literals (and NULLs) is also kept sorted, so an integer operand is found by
+	// binary search rather than compared with every element (a list of a million ids would cost a
+	// million comparisons per row).
+	ints     []int64
+	intsNull bool // the list holds a NULL
+	allInts  bool
+}
+
+// constIntSet returns the sorted integer literals of list when every element is an integer literal
+// or NULL.
+func constIntSet(list []Expr) (ints []int64, hasNull, ok bool) {
+	if len(list) < 8 {
+		return nil, false, false // a short list is scanned as fast
+	}
+	ints = make([]int64, 0, len(list))
+	for _, e := range list {
+		k, isConst := e.(*constExpr)
+		switch {
+		case !isConst || k.hex:
+			return nil, false, false
+		case k.v.K == types.KindNull:
+			hasNull = true
+		case k.v.K == types.KindInt:
+			ints = append(ints, k.v.I)
+		default:
+			return nil, false, false
+		}
+	}
+	slices.Sort(ints)
+	return slices.Compact(ints), hasNull, true
 }
 
 func (n *inExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
@@ -412,8 +443,26 @@ func (n *inExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 	if err != nil || v.IsNull() {
 		return types.Null, err
 	}
+	if n.allInts && (v.K == types.KindInt || v.K == types.KindUint) {
+		// Integers compare exactly: a KindUint past MaxInt64 equals no literal of the list.
+		_, found := slices.BinarySearch(n.ints, v.I)
+		found = found && (v.K == types.KindInt || v.I >= 0)
+		switch {
+		case found:
+			return boolVal(!n.not), nil
+		case n.intsNull:
+			return types.Null, nil
+		}
+		return boolVal(n.not), nil
+	}
 	sawNull := false
-	for _, le := range n.list {
+	for i, le := range n.list {
+		// A list of a million values is a long loop for each row.
+		if i&1023 == 1023 {
+			if err := env.interrupted(); err != nil {
+				return types.Null, err
+			}
+		}
 		x, err := le.Eval(env, row)
 		if err != nil {
 			return types.Null, err
@@ -514,6 +563,11 @@ type funcExpr struct {
 	name string
 	f    types.Func
 	args []Expr
+	size types.SizeFunc // the result's length before it is built (nil: checked after)
+}
+
+func newFuncExpr(t types.ColType, name string, f types.Func, args []Expr) *funcExpr {
+	return &funcExpr{typed: typed{t}, name: name, f: f, args: args, size: types.LookupFuncSize(name)}
 }
 
 func (f *funcExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
@@ -526,12 +580,20 @@ func (f *funcExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 		}
 		args = append(args, v)
 	}
+	if f.size != nil {
+		if n := f.size(args); n > minMaxAllowedPacket && env.resultTooLarge(f.name, n) {
+			return types.Null, nil
+		}
+	}
 	v, err := f.f(args)
 	if err != nil {
 		if w, ok := err.(*types.FuncWarning); ok {
 			env.warn(w.Warn)
 			v, err = w.Value, nil
 		}
+	}
+	if len(v.S) > minMaxAllowedPacket && env.resultTooLarge(f.name, int64(len(v.S))) {
+		return types.Null, nil
 	}
 	// Temporal results print with the static type's precision (a TIME(6) column of TIME(str)).
 	if (v.K == types.KindDuration && f.t.Tp == mysql.TypeDuration || v.K == types.KindDatetime && f.t.Tp == mysql.TypeDatetime) && f.t.Frac >= int(v.Frac) && f.t.Frac <= 6 {
@@ -544,13 +606,18 @@ func (f *funcExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 // DATABASE(), IF, COALESCE... anything that is not a pure builtin or needs laziness).
 type closureExpr struct {
 	typed
+	name string // set for functions whose string result is bounded by max_allowed_packet
 	args []Expr
 	lazy bool // fn evaluates args itself
 	fn   func(env *Env, row []types.Value, args []Expr) (types.Value, error)
 }
 
 func (c *closureExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
-	return c.fn(env, row, c.args)
+	v, err := c.fn(env, row, c.args)
+	if c.name != "" && len(v.S) > minMaxAllowedPacket && err == nil && env.resultTooLarge(c.name, int64(len(v.S))) {
+		return types.Null, nil
+	}
+	return v, err
 }
 
 // caseExpr is CASE [v] WHEN ... THEN ... [ELSE] END.

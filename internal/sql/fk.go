@@ -405,6 +405,9 @@ func (d *ddlCtx) buildForeignKey(t *Table, c *ast.Constraint, n int) (*ForeignKe
 	if name == "" {
 		name = fmt.Sprintf("%s_ibfk_%d", t.Name, n)
 	}
+	if err := checkIndexName(name); err != nil {
+		return nil, nil, err
+	}
 	for _, o := range t.ForeignKeys {
 		if strings.EqualFold(o.Name, name) {
 			return nil, nil, sqlerr.New(sqlerr.ErrFKDupName, "Duplicate foreign key constraint name '%s'", name)

@@ -29,7 +29,7 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 		return nil
 	}
 	mk := func(t types.ColType, fn func(env *Env, row []types.Value, args []Expr) (types.Value, error)) (Expr, bool, error) {
-		return &closureExpr{typed: typed{t}, args: args, fn: fn}, true, nil
+		return &closureExpr{typed: typed{t}, name: name, args: args, fn: fn}, true, nil
 	}
 	unit := func() string {
 		for _, a := range x.Args {
@@ -51,7 +51,7 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 				trail = d.Direction != ast.TrimLeading
 			}
 		}
-		return &funcExpr{typed{funcType("trim", args)}, "trim", types.TrimFunc(lead, trail), args}, true, nil
+		return newFuncExpr(funcType("trim", args), "trim", types.TrimFunc(lead, trail), args), true, nil
 	case "char_func":
 		// The parser appends the USING charset (or NULL) as the last argument.
 		cs := ""
@@ -63,7 +63,7 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 			codes[i] = hexNumber(a)
 		}
 		f, _, _, _ := types.LookupFunc("char_func")
-		e := &funcExpr{typed{tBytes}, "char_func", f, codes}
+		e := newFuncExpr(tBytes, "char_func", f, codes)
 		if cs == "" || cs == "binary" {
 			return e, true, nil
 		}

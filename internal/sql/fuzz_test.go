@@ -2,8 +2,11 @@ package sql
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
 // FuzzQuery feeds arbitrary statement text to a session over a small schema: any input must end in
@@ -20,6 +23,33 @@ func FuzzQuery(f *testing.F) {
 		"SELECT CONCAT_WS(',', NULL, 'a'), SUBSTRING('abc', -5, 2), REPEAT('a', 3)",
 		"SET @x = 1; SELECT @x + @y",
 	}
+	// Hostile shapes (issue 13): deep, wide and huge statements must end in an error or a result
+	// within the bounds, without exhausting the stack or memory.
+	deep := func(open, close string, n int, mid string) string {
+		return "SELECT " + strings.Repeat(open, n) + mid + strings.Repeat(close, n)
+	}
+	seeds = append(seeds,
+		deep("ABS(", ")", 300000, "1"),
+		deep("(", ")", 100000, "1"),
+		deep("(SELECT ", ")", 5000, "1"),
+		"SELECT "+strings.Repeat("~", 100000)+"1",
+		"SELECT "+strings.Repeat("NOT ", 50000)+"1",
+		"SELECT 1 FROM t WHERE "+strings.Repeat("id = 1 OR ", 3000)+"id = 2",
+		"SELECT "+strings.Repeat("1, ", 20000)+"1",
+		"SELECT * FROM t WHERE id IN ("+strings.Repeat("1, ", 100000)+"2)",
+		"SELECT '"+strings.Repeat("x", 1<<20)+"'",
+		"SELECT COUNT(*) FROM t a, t b, t c, t d, t e, t f, t g",
+		"SELECT * FROM (SELECT * FROM (SELECT * FROM (SELECT * FROM t) x) y) z",
+		strings.Repeat("SELECT 1 UNION ", 2000)+"SELECT 1",
+		"SELECT REPEAT('a', 1000000000)",
+		"SELECT LENGTH(REPLACE(REPEAT('a', 1000000), 'a', REPEAT('b', 1000)))",
+		"SELECT GROUP_CONCAT(REPEAT(c, 100000)) FROM t a, t b, t c",
+		"SELECT JSON_ARRAY("+strings.Repeat("JSON_ARRAY(", 5000)+"1"+strings.Repeat(")", 5000)+")",
+		"SELECT CAST('"+strings.Repeat("[", 100000)+"' AS JSON)",
+		"CREATE TABLE `"+strings.Repeat("x", 100)+"` (a INT)",
+		"LOCK TABLES t WRITE; SELECT * FROM t; UNLOCK TABLES",
+		"SELECT * FROM t INTO OUTFILE '/tmp/kiln-fuzz-outfile'",
+	)
 	for _, s := range seeds {
 		f.Add(s)
 	}
@@ -31,13 +61,27 @@ func FuzzQuery(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, q string) {
-		if len(q) > 2000 {
-			return
+		if len(q) > 4<<20 {
+			return // max_allowed_packet's order of size; the protocol refuses bigger statements
 		}
 		s := db.NewSession(2, "root", "localhost", "f")
 		defer s.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		_ = s.Query(ctx, q, &textWriter{})
+		// The same text through the binary protocol's path, as a client's prepared statement.
+		if info, err := s.Prepare(ctx, q); err == nil {
+			args := make([]types.Value, info.Params)
+			for i := range args {
+				args[i] = types.NewInt(int64(i))
+			}
+			_ = s.Execute(ctx, info.ID, args, &textWriter{})
+			s.CloseStmt(info.ID)
+		}
+		// The session still answers after whatever the input did.
+		w := &textWriter{}
+		if err := s.Query(context.Background(), "SELECT 1", w); err != nil || w.b.String() != "1\n" {
+			t.Fatalf("the session no longer answers after %.200q: %v %q", q, err, w.b.String())
+		}
 	})
 }

@@ -67,6 +67,10 @@ func errWildPath() error {
 	return sqlerr.New(sqlerr.ErrInvalidJSONPathWildcard, "In this situation, path expressions may not contain the * and ** tokens or an array range.")
 }
 
+// jsonBuilders are the JSON functions whose result contains every argument.
+var jsonBuilders = map[string]bool{"json_object": true, "json_array": true, "json_quote": true,
+	"json_merge_patch": true, "json_merge_preserve": true, "json_merge": true, "json_pretty": true}
+
 func jsonResult(doc any) types.Value { return types.NewString(types.JSONText(doc)) }
 
 // jsonFunc compiles a JSON function, or returns ok=false if name is not one.
@@ -78,13 +82,20 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 		return nil
 	}
 	mk := func(t types.ColType, f func(env *Env, vs []types.Value, a []Expr) (types.Value, error), nullIfAnyNull bool) (Expr, bool, error) {
-		return &closureExpr{typed: typed{t}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+		builds := jsonBuilders[name]
+		return &closureExpr{typed: typed{t}, name: name, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
 			vs, null, err := evalArgs(env, row, a)
 			if err != nil {
 				return types.Null, err
 			}
 			if null && nullIfAnyNull {
 				return types.Null, nil
+			}
+			// A builder's result holds its arguments: refuse before building one that cannot fit.
+			if builds {
+				if n := argsSize(vs); n > minMaxAllowedPacket && env.resultTooLarge(name, n) {
+					return types.Null, nil
+				}
 			}
 			return f(env, vs, a)
 		}}, true, nil
@@ -372,7 +383,7 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 		if err := argc(3, -1); err != nil {
 			return nil, true, err
 		}
-		return &closureExpr{typed: typed{tJSON}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+		return &closureExpr{typed: typed{tJSON}, name: name, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
 			vs, _, err := evalArgs(env, row, a)
 			if err != nil {
 				return types.Null, err
@@ -495,12 +506,15 @@ func (c *compiler) pathValuePairs(name string, args []Expr, apply func(doc any, 
 	if len(args) < 3 || len(args)%2 == 0 {
 		return nil, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", name)
 	}
-	return &closureExpr{typed: typed{tJSON}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+	return &closureExpr{typed: typed{tJSON}, name: name, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
 		vs, _, err := evalArgs(env, row, a)
 		if err != nil {
 			return types.Null, err
 		}
 		if vs[0].IsNull() {
+			return types.Null, nil
+		}
+		if n := argsSize(vs); n > minMaxAllowedPacket && env.resultTooLarge(name, n) {
 			return types.Null, nil
 		}
 		doc, err := jsonDocArg(name, 1, a[0], vs[0])

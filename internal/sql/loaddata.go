@@ -19,9 +19,10 @@ import (
 
 // LOAD DATA [LOCAL] INFILE, as MySQL 8 does it (sql/sql_load.cc).
 //
-// Only LOCAL is served: the file comes from the client, through the connection's LocalFileOpener.
-// LOAD DATA INFILE (a file on the server) is refused as a server with secure_file_priv = NULL
-// refuses it (1290), after the table and columns have been resolved, as in MySQL.
+// With LOCAL the file comes from the client, through the connection's LocalFileOpener. LOAD DATA
+// INFILE (a file on the server) reads inside secure_file_priv (outfile.go); with secure_file_priv =
+// NULL, the default, it is refused (1290) after the table and columns have been resolved, as in
+// MySQL.
 //
 // The file is read as a stream (fieldReader, a port of MySQL's READ_INFO for delimited rows) and
 // each row is converted and written as INSERT writes it (the inserter of dml.go), all in the
@@ -78,7 +79,7 @@ func init() {
 	localInfileVar = mustSysVar("local_infile")
 	// secure_file_priv = NULL: the server neither reads nor writes files of its own
 	// (LOAD DATA INFILE without LOCAL, SELECT ... INTO OUTFILE).
-	defVar("secure_file_priv", scopeGlobal, types.Null, ro)
+	defVar("secure_file_priv", scopeGlobal, types.Null, ro) // Config.SecureFilePriv sets it
 }
 
 // loadFormat is a LOAD DATA statement's FIELDS and LINES clauses.
@@ -619,11 +620,12 @@ func (s *Session) loadDataScoped(env *Env, x *ast.LoadDataStmt, opener LocalFile
 		}
 	}
 
+	var rc io.ReadCloser
 	if opener == nil {
-		return proto.OK{}, sqlerr.New(sqlerr.ErrOptionPreventsStatement,
-			"The MySQL server is running with the --secure-file-priv option so it cannot execute this statement")
+		rc, err = s.openServerFile(x.Path) // inside secure_file_priv (outfile.go)
+	} else {
+		rc, err = opener.OpenLocalFile(x.Path)
 	}
-	rc, err := opener.OpenLocalFile(x.Path)
 	if err != nil {
 		return proto.OK{}, err
 	}

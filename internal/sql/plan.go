@@ -169,6 +169,7 @@ type planner struct {
 	s            *Session
 	params       *int
 	viewDepth    int  // nesting of views being planned (planView)
+	selDepth     int  // nesting of query blocks being planned (enterSelect)
 	creatingView bool // CREATE VIEW checks its body: errors are reported as they are
 }
 
@@ -194,7 +195,21 @@ func (p *planner) newCompiler(sc *scope) *compiler {
 }
 
 func (p *planner) planSelect(sel *ast.SelectStmt, parent *scope) (*selectPlan, error) {
+	if err := p.enterSelect(); err != nil {
+		return nil, err
+	}
+	defer func() { p.selDepth-- }()
 	return p.planSelectOrdered(sel, parent, nil)
+}
+
+// enterSelect counts one more query block being planned inside the current one (subquery, derived
+// table, view, UNION member): MySQL allows 63 (nesting.go).
+func (p *planner) enterSelect() error {
+	if p.selDepth >= maxSelectNesting {
+		return errSelectNesting()
+	}
+	p.selDepth++
+	return nil
 }
 
 // planSelectOrdered plans with the FROM items in the given nested-loop order (nil: as written; the
@@ -248,6 +263,9 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 			tbl, ok := cat.Table(db, it.tn.Name.O)
 			if !ok {
 				if v, ok := cat.View(db, it.tn.Name.O); ok {
+					if err := p.s.useTable(v.DB, v.Name, false); err != nil {
+						return nil, err
+					}
 					sub, err := p.planView(v, p.viewDepth)
 					if err != nil {
 						return nil, err
@@ -269,6 +287,9 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 					return nil, sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, it.tn.Name.O)
 				}
 				return nil, sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, it.tn.Name.O)
+			}
+			if err := p.s.useTable(tbl.DB, tbl.Name, false); err != nil {
+				return nil, err
 			}
 			for _, other := range pl.levels {
 				if strings.EqualFold(other.alias, it.alias) {

@@ -25,7 +25,8 @@ type prepared struct {
 	plan    *selectPlan
 	planVer uint64
 	planDB  string
-	dbs     []string // databases the plan reads: their metadata locks are taken before each run
+	dbs     []string       // databases the plan reads: their metadata locks are taken before each run
+	tables  []tableLockReq // tables the plan reads: their table locks are checked before each run
 }
 
 // numberParams gives each placeholder its position (the parser records only byte offsets).
@@ -85,7 +86,7 @@ func (s *Session) prepareStmt(st ast.StmtNode) (*prepared, error) {
 	}
 	s.nextStmt++
 	p := &prepared{id: s.nextStmt, stmt: st, nParams: n}
-	if rs, ok := st.(ast.ResultSetNode); ok {
+	if rs, ok := st.(ast.ResultSetNode); ok && selectInto(rs) == nil {
 		if err := s.planPrepared(p, rs); err != nil {
 			return nil, err
 		}
@@ -97,7 +98,10 @@ func (s *Session) prepareStmt(st ast.StmtNode) (*prepared, error) {
 func (s *Session) planPrepared(p *prepared, rs ast.ResultSetNode) error {
 	ver := s.catalog().Version
 	before := len(s.mdl)
+	p.tables = p.tables[:0]
+	s.planTables = &p.tables
 	pl, err := (&planner{s: s}).planResultSet(rs, nil)
+	s.planTables = nil
 	if s.txn == nil && before == 0 {
 		defer s.releaseMDL()
 	}
@@ -127,22 +131,17 @@ func (s *Session) Execute(ctx context.Context, id uint32, args []types.Value, w 
 
 func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Value, w proto.ResultWriter, more bool) error {
 	rs, isQuery := p.stmt.(ast.ResultSetNode)
-	if !isQuery {
+	if !isQuery || selectInto(rs) != nil {
 		return s.Exec(ctx, p.stmt, args, w, more)
 	}
 	if err := s.db.syncCluster(); err != nil {
 		return err
 	}
-	if err := s.readBarrier(ctx); err != nil {
+	if err := s.authorize(p.stmt); err != nil {
 		return err
 	}
-	for _, db := range p.dbs {
-		s.lockDB(db)
-	}
-	if p.plan == nil || p.planVer != s.catalog().Version || p.planDB != s.CurDB {
-		if err := s.planPrepared(p, rs); err != nil {
-			return err
-		}
+	if err := s.readBarrier(ctx); err != nil {
+		return err
 	}
 	s.Info, s.Command = p.stmt.Text(), "Execute"
 	defer func() { s.Command, s.Info = "Sleep", "" }()
@@ -152,7 +151,29 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 		ctx, cancel = context.WithTimeoutCause(ctx, d, errTimeout)
 		defer cancel()
 	}
+	s.ctx = ctx // lock waits end with the statement (tablelocks.go)
+	defer func() { s.ctx = nil }()
+	for _, db := range p.dbs {
+		s.lockDB(db)
+	}
+	for _, t := range p.tables {
+		if err := s.useTable(t.db, t.name, t.write); err != nil {
+			if s.txn == nil {
+				s.releaseMDL()
+			}
+			if ctx.Err() != nil {
+				return (&Env{s: s, ctx: ctx}).interrupted()
+			}
+			return err
+		}
+	}
+	if p.plan == nil || p.planVer != s.catalog().Version || p.planDB != s.CurDB {
+		if err := s.planPrepared(p, rs); err != nil {
+			return err
+		}
+	}
 	env := &Env{s: s, ctx: ctx, params: args}
+	defer env.closeMem()
 	pl := p.plan
 	var err error
 	if sel, ok := rs.(*ast.SelectStmt); ok && sel.From == nil && !hasSubquery(rs) {

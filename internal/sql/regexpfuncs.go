@@ -139,7 +139,7 @@ func (c *compiler) regexpFunc(name string, args []Expr) (Expr, bool, error) {
 		t = funcType(name, args[:1])
 		t.Len = max(args[0].Type().Len, 255)
 	}
-	return &closureExpr{typed: typed{t}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+	return &closureExpr{typed: typed{t}, name: name, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
 		vs := make([]types.Value, len(a))
 		for i, e := range a {
 			v, err := e.Eval(env, row)
@@ -231,6 +231,11 @@ func regexpEval(env *Env, name string, vs []types.Value, ci bool) (types.Value, 
 			out.WriteString(subject[last:m[0]])
 			if err := expandICU(&out, repl, subject, m); err != nil {
 				return types.Null, err
+			}
+			// Each match may add the whole replacement: stop as soon as the result passes
+			// max_allowed_packet rather than after building all of it.
+			if out.Len() > minMaxAllowedPacket && env.resultTooLarge(name, int64(out.Len()+len(subject)-m[1])) {
+				return types.Null, nil
 			}
 			last = m[1]
 			if occ > 0 {

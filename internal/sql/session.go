@@ -24,11 +24,21 @@ import (
 type Session struct {
 	db            *DB
 	ConnID        uint32
-	User          string
+	User          string // the login name (USER())
 	Host          string
+	acctUser      string // the authenticated account (CURRENT_USER(), privileges; acl_check.go)
+	acctHost      string
+	acctCache     *Account // account() as of acctOf
+	acctOf        *acl
 	CurDB         string
 	FoundRowsFlag bool // CLIENT_FOUND_ROWS: UPDATE reports matched rather than changed rows
-	tablesLocked  bool // LOCK TABLES is in effect (UNLOCK TABLES then commits)
+	// Table locks (tablelocks.go): LOCK TABLES' locks (table key -> WRITE), FLUSH TABLES WITH
+	// READ LOCK, the tables the open transaction uses, and the statement's context for lock waits.
+	tlocks     map[string]bool
+	globalRead bool
+	tuses      map[string]bool
+	planTables *[]tableLockReq // while a prepared statement is planned: the tables it uses
+	ctx        context.Context
 	// SSLVersion and SSLCipher are the connection's TLS version and cipher ("" without TLS): the
 	// session status variables Ssl_version and Ssl_cipher.
 	SSLVersion, SSLCipher string
@@ -54,6 +64,8 @@ type Session struct {
 	Info     string // current statement text (PROCESSLIST)
 	Command  string
 	Since    time.Time
+
+	exprDepth int // expressions being compiled, nested (nesting.go)
 }
 
 type savepoint struct {
@@ -66,6 +78,12 @@ func (db *DB) NewSession(connID uint32, user, host, curDB string) *Session {
 	s := &Session{db: db, ConnID: connID, User: user, Host: host, CurDB: curDB,
 		vars: map[string]types.Value{}, userVars: map[string]types.Value{}, stmts: map[uint32]*prepared{},
 		parser: parser.New(), Command: "Sleep", Since: time.Now()}
+	// The account the login matches; the server sets the one the handshake authenticated.
+	if a, ok := db.Catalog().acl.match(user, host); ok {
+		s.acctUser, s.acctHost = a.User, a.Host
+	} else {
+		s.acctUser, s.acctHost = user, host
+	}
 	return s
 }
 
@@ -171,6 +189,7 @@ func (s *Session) warningCount() uint16 {
 // Close ends the session: an open transaction rolls back.
 func (s *Session) Close() {
 	s.rollback()
+	s.unlockTables()
 	s.db.userLocks.releaseAll(s.ConnID)
 }
 
@@ -178,10 +197,19 @@ func (s *Session) Close() {
 func (s *Session) parse(text string) ([]ast.StmtNode, error) {
 	mode, _ := mysql.GetSQLMode(strings.ToUpper(types.ToString(s.getSysVar(mustSysVar("sql_mode"), false))))
 	s.parser.SetSQLMode(mode)
+	if err := checkTextNesting(text); err != nil {
+		return nil, err
+	}
 	stmts, _, err := s.parser.ParseSQL(text)
 	if err != nil {
 		if t, ok := loadDataFallback(text); ok { // LOAD DATA ... IGNORE n ROWS
 			if st, _, err2 := s.parser.ParseSQL(t); err2 == nil {
+				stmts, err = st, nil
+			}
+		}
+		if t, ok := dumpfileFallback(text); ok && err != nil { // SELECT ... INTO DUMPFILE
+			if st, _, err2 := s.parser.ParseSQL(t); err2 == nil {
+				markDumpfile(st)
 				stmts, err = st, nil
 			}
 		}
@@ -194,6 +222,9 @@ func (s *Session) parse(text string) ([]ast.StmtNode, error) {
 			}
 		}
 		return nil, sqlerr.New(sqlerr.ErrParse, "%s", parseErrorMessage(err))
+	}
+	if err := checkTreeNesting(text, stmts); err != nil {
+		return nil, err
 	}
 	return stmts, nil
 }
@@ -241,14 +272,15 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 	s.Info = st.Text()
 	s.Command = "Query"
 	s.Since = time.Now()
-	defer func() { s.Command, s.Info, s.Since = "Sleep", "", time.Now() }()
+	defer func() { s.Command, s.Info, s.Since, s.ctx = "Sleep", "", time.Now(), nil }()
 	if _, ok := st.(*ast.ShowStmt); !ok {
 		if _, ok := st.(*ast.SelectStmt); !ok || !selectsDiagnostics(st) {
 			s.warnings = s.warnings[:0]
 		}
 	}
 	if d := s.maxExecutionTime(); d > 0 {
-		if _, ok := st.(*ast.SelectStmt); ok {
+		switch st.(type) {
+		case *ast.SelectStmt, *ast.SetOprStmt: // a UNION is a SELECT statement too
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeoutCause(ctx, d, errTimeout)
 			defer cancel()
@@ -257,13 +289,18 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 	if err := s.db.syncCluster(); err != nil {
 		return err
 	}
+	if err := s.authorize(st); err != nil {
+		return err
+	}
 	if err := s.db.refuseWrite(st); err != nil {
 		return err
 	}
 	if err := s.readBarrier(ctx); err != nil {
 		return err
 	}
+	s.ctx = ctx // lock waits deep in planning end with the statement (tablelocks.go)
 	env := &Env{s: s, ctx: ctx, params: params}
+	defer env.closeMem()
 	err := s.dispatch(env, st, w, more)
 	if s.txn == nil {
 		s.releaseMDL()
@@ -294,6 +331,7 @@ func (s *Session) dispatch(env *Env, st ast.StmtNode, w proto.ResultWriter, more
 		if err := s.commit(env.ctx); err != nil {
 			return err
 		}
+		s.unlockTableLocks() // not the global read lock, as in MySQL
 		s.begin(x.ReadOnly)
 		s.explicit = true
 		if x.CausalConsistencyOnly || true {
@@ -363,6 +401,9 @@ func (s *Session) dispatch(env *Env, st ast.StmtNode, w proto.ResultWriter, more
 		if s.db.Kill == nil {
 			return sqlerr.New(sqlerr.ErrNoSuchThread, "Unknown thread id: %d", x.ConnectionID)
 		}
+		if err := s.authorizeKill(uint32(x.ConnectionID)); err != nil {
+			return err
+		}
 		if err := s.db.Kill(uint32(x.ConnectionID), x.Query); err != nil {
 			return err
 		}
@@ -379,25 +420,35 @@ func (s *Session) dispatch(env *Env, st ast.StmtNode, w proto.ResultWriter, more
 			}
 		}
 		return w.OK(proto.OK{}, more)
-	case *ast.LockTablesStmt, *ast.UnlockTablesStmt:
-		// Row locks and the metadata lock already give mysqldump's consistency; LOCK TABLES is
-		// accepted so dumps reload. As in MySQL, LOCK TABLES commits an open transaction, and
-		// UNLOCK TABLES commits only if LOCK TABLES locked something (mysqldump
-		// --single-transaction sends it inside its snapshot transaction, which must go on).
-		if _, unlock := st.(*ast.UnlockTablesStmt); !unlock || s.tablesLocked {
+	case *ast.LockTablesStmt:
+		return s.lockTables(env, x, w, more)
+	case *ast.UnlockTablesStmt:
+		// As in MySQL, UNLOCK TABLES commits only if LOCK TABLES locked something: mysqldump
+		// --single-transaction sends it inside its snapshot transaction (after FLUSH TABLES WITH
+		// READ LOCK with --source-data), which must go on.
+		if s.tlocks != nil {
 			if err := s.commit(env.ctx); err != nil {
 				return err
 			}
 		}
-		_, s.tablesLocked = st.(*ast.LockTablesStmt)
+		s.unlockTables()
 		return w.OK(proto.OK{}, more)
-	case *ast.FlushStmt, *ast.AnalyzeTableStmt:
+	case *ast.FlushStmt:
+		if x.Tp == ast.FlushTables && x.ReadLock {
+			return s.flushWithReadLock(env, w, more)
+		}
+		if x.Tp == ast.FlushPrivileges && s.db.FlushAuthCache != nil {
+			s.db.FlushAuthCache("", "") // accounts are always current; only the sha2 cache goes
+		}
+		return w.OK(proto.OK{}, more)
+	case *ast.AnalyzeTableStmt:
 		return w.OK(proto.OK{}, more)
 	case *ast.PrepareStmt, *ast.ExecuteStmt, *ast.DeallocateStmt:
 		return s.sqlPrepared(env, st, w, more)
-	case *ast.CreateUserStmt, *ast.GrantStmt, *ast.DropUserStmt, *ast.AlterUserStmt, *ast.SetPwdStmt:
-		s.addWarning("Note", sqlerr.ErrNotSupportedYet, "account management is not supported yet; statement ignored")
-		return w.OK(proto.OK{Warnings: s.warningCount()}, more)
+	case *ast.CreateUserStmt, *ast.GrantStmt, *ast.RevokeStmt, *ast.DropUserStmt, *ast.AlterUserStmt, *ast.SetPwdStmt, *ast.RenameUserStmt:
+		return s.runACL(env, st, w, more)
+	case *ast.GrantRoleStmt, *ast.RevokeRoleStmt, *ast.SetRoleStmt, *ast.SetDefaultRoleStmt:
+		return notSupported("roles")
 	}
 	return sqlerr.New(sqlerr.ErrNotSupportedYet, "This version of Kiln doesn't yet support '%s'", stmtKind(st))
 }
@@ -412,6 +463,9 @@ func (s *Session) UseDB(name string) error {
 	// COM_INIT_DB and the handshake's database come before any statement: on a replica the catalog
 	// may have changed through the log since the last one.
 	if err := s.db.syncCluster(); err != nil {
+		return err
+	}
+	if err := s.authorizeUse(name); err != nil {
 		return err
 	}
 	if _, ok := s.catalog().DB(name); !ok && !isVirtualDB(name) {
@@ -487,6 +541,7 @@ func (s *Session) lockDB(name string) {
 }
 
 func (s *Session) releaseMDL() {
+	s.releaseTableUses()
 	for name := range s.mdl {
 		s.db.mdlFor(name).RUnlock()
 		delete(s.mdl, name)
@@ -553,6 +608,9 @@ func (s *Session) stmtScope(env *Env, fn func() error) error {
 
 // runQuery executes a SELECT and streams its rows.
 func (s *Session) runQuery(env *Env, n ast.ResultSetNode, w proto.ResultWriter, more bool) error {
+	if into := selectInto(n); into != nil {
+		return s.selectIntoFile(env, n, into, w, more)
+	}
 	if sel, ok := n.(*ast.SelectStmt); ok && sel.From == nil && !hasSubquery(n) {
 		// SELECT without tables needs no transaction (connect-time @@variable queries are hot).
 		pl, err := (&planner{s: s}).planResultSet(n, nil)

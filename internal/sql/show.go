@@ -43,15 +43,29 @@ func isVirtualDB(name string) bool {
 func sv(s string) types.Value { return types.NewString(s) }
 func iv(i int64) types.Value  { return types.NewInt(i) }
 
-// virtualTable returns the plan of an information_schema (or mysql) table.
+// virtualTable returns the plan of an information_schema (or mysql) table, listing only what the
+// session may see (acl_tables.go).
 func (s *Session) virtualTable(db, name string) (*selectPlan, bool) {
+	pl, ok := s.virtualTableAll(db, name)
+	if ok && strings.EqualFold(db, "information_schema") {
+		pl = s.filterListing(name, pl)
+	}
+	return pl, ok
+}
+
+func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 	if pl, ok := s.clusterTable(db, name); ok {
 		return pl, true
 	}
 	switch strings.ToLower(db) {
 	case "information_schema":
-	case "mysql", "performance_schema", "sys":
-		return staticPlan([]vcol{vs("dummy")}, func(*Env) ([][]types.Value, error) { return nil, nil }), strings.EqualFold(name, "user") || strings.EqualFold(name, "db")
+		if pl, ok := s.privTable(name); ok {
+			return pl, true
+		}
+	case "mysql":
+		return s.grantTable(name)
+	case "performance_schema", "sys":
+		return nil, false
 	default:
 		return nil, false
 	}
@@ -226,7 +240,11 @@ func (s *Session) processRows() [][]types.Value {
 	if s.db.Processes == nil {
 		return nil
 	}
+	all := s.CanSeeAllProcesses()
 	for _, p := range s.db.Processes() {
+		if !all && p.User != s.User {
+			continue // without PROCESS, only one's own threads (as MySQL)
+		}
 		db := types.Null
 		if p.DB != "" {
 			db = sv(p.DB)
@@ -278,7 +296,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			names := append([]string{"information_schema", "mysql", "performance_schema", "sys"}, cat.DBNames()...)
 			sort.Strings(names)
 			for _, n := range names {
-				if like(n) {
+				if like(n) && s.visibleDB(n) {
 					rows = append(rows, []types.Value{sv(n)})
 				}
 			}
@@ -295,8 +313,9 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 		}
 		pl = staticPlan(cols, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
+			all := s.allPrivileged()
 			for _, t := range cat.Tables(db) {
-				if !like(t.Name) {
+				if !like(t.Name) || (!all && !s.visibleTable(db, t.Name)) {
 					continue
 				}
 				r := []types.Value{sv(t.Name)}
@@ -306,7 +325,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 				rows = append(rows, r)
 			}
 			for _, v := range cat.Views(db) {
-				if !like(v.Name) {
+				if !like(v.Name) || (!all && !s.visibleTable(db, v.Name)) {
 					continue
 				}
 				r := []types.Value{sv(v.Name)}
@@ -509,7 +528,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			func(env *Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, t := range cat.Tables(db) {
-					if like(t.Name) {
+					if like(t.Name) && s.visibleTable(db, t.Name) {
 						ai, err := s.autoIncValue(env, t)
 						if err != nil {
 							return nil, err
@@ -543,12 +562,18 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			}
 		}
 		pl, _ = emptyShow(x.Tp)
+	case ast.ShowCreateUser:
+		var err error
+		if pl, err = s.showCreateUser(x); err != nil {
+			return err
+		}
 	case ast.ShowPlugins, ast.ShowGrants, ast.ShowPrivileges, ast.ShowOpenTables:
 		pl = staticPlan([]vcol{vs("Name")}, func(*Env) ([][]types.Value, error) { return nil, nil })
 		if x.Tp == ast.ShowGrants {
-			pl = staticPlan([]vcol{vs("Grants for " + s.User + "@" + s.Host)}, func(*Env) ([][]types.Value, error) {
-				return [][]types.Value{{sv(fmt.Sprintf("GRANT ALL PRIVILEGES ON *.* TO `%s`@`%s` WITH GRANT OPTION", s.User, s.Host))}}, nil
-			})
+			var err error
+			if pl, err = s.showGrants(x); err != nil {
+				return err
+			}
 		}
 	default:
 		return sqlerr.New(sqlerr.ErrNotSupportedYet, "this SHOW statement is not supported yet")

@@ -120,6 +120,9 @@ func init() {
 	defVar("storage_engine", scopeBoth, str("InnoDB"))
 	defVar("div_precision_increment", scopeBoth, num(4), intRange(0, 30))
 	defVar("group_concat_max_len", scopeBoth, num(1024), intRange(4, 1<<32-1))
+	// kiln_mem_quota_query bounds the memory one statement may hold (bytes; 0: no quota), as
+	// TiDB's tidb_mem_quota_query; past it the statement fails with 3170 (resultsize.go, memory).
+	defVar("kiln_mem_quota_query", scopeBoth, num(defaultMemQuota), intRange(0, 1<<62))
 	defVar("default_week_format", scopeBoth, num(0), intRange(0, 7))
 	defVar("last_insert_id", scopeSession, num(0))
 	defVar("identity", scopeSession, num(0))
@@ -234,6 +237,7 @@ func newGlobalVars(cfg Config) *globalVars {
 	if cfg.BeforeImages {
 		g.vals["kiln_log_before_images"] = num(1)
 	}
+	g.vals["secure_file_priv"] = secureFilePrivValue(cfg)
 	if cfg.SSLCert != "" {
 		g.vals["have_ssl"], g.vals["have_openssl"] = str("YES"), str("YES")
 		g.vals["ssl_ca"], g.vals["ssl_cert"], g.vals["ssl_key"] = str(cfg.SSLCA), str(cfg.SSLCert), str(cfg.SSLKey)

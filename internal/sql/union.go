@@ -24,6 +24,10 @@ func (p *planner) planUnion(x *ast.SetOprStmt, parent *scope) (*selectPlan, erro
 	if x.With != nil {
 		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "WITH (common table expressions) is not supported yet")
 	}
+	if err := p.enterSelect(); err != nil {
+		return nil, err
+	}
+	defer func() { p.selDepth-- }()
 	up := &unionPlan{}
 	var flat []ast.Node
 	var ops []*ast.SetOprType
@@ -134,10 +138,13 @@ func (u *unionPlan) open(env *Env) (rowIter, error) {
 		}
 		return string(k)
 	}
-	dedupe := func(rows [][]types.Value) [][]types.Value {
+	dedupe := func(rows [][]types.Value) ([][]types.Value, error) {
 		seen := map[string]struct{}{}
 		out := rows[:0]
 		for _, r := range rows {
+			if err := env.checkKilled(); err != nil {
+				return nil, err
+			}
 			k := key(r)
 			if _, ok := seen[k]; ok {
 				continue
@@ -145,7 +152,7 @@ func (u *unionPlan) open(env *Env) (rowIter, error) {
 			seen[k] = struct{}{}
 			out = append(out, r)
 		}
-		return out
+		return out, nil
 	}
 	// Members combine left to right, as MySQL and MariaDB evaluate them (INTERSECT's higher
 	// precedence arrives from the parser as a nested member).
@@ -161,7 +168,9 @@ func (u *unionPlan) open(env *Env) (rowIter, error) {
 		if i == 0 {
 			rows = rs
 			if len(u.parts) > 1 && u.ops[1] != ast.UnionAll && u.ops[1] != ast.ExceptAll && u.ops[1] != ast.IntersectAll {
-				rows = dedupe(rows)
+				if rows, err = dedupe(rows); err != nil {
+					return nil, err
+				}
 			}
 			continue
 		}
@@ -169,14 +178,22 @@ func (u *unionPlan) open(env *Env) (rowIter, error) {
 		case ast.UnionAll:
 			rows = append(rows, rs...)
 		case ast.Union:
-			rows = dedupe(append(rows, rs...))
+			if rows, err = dedupe(append(rows, rs...)); err != nil {
+				return nil, err
+			}
 		case ast.Except, ast.ExceptAll:
 			count := map[string]int{}
 			for _, r := range rs {
+				if err := env.checkKilled(); err != nil {
+					return nil, err
+				}
 				count[key(r)]++
 			}
 			out := rows[:0]
 			for _, r := range rows {
+				if err := env.checkKilled(); err != nil {
+					return nil, err
+				}
 				k := key(r)
 				if c := count[k]; c > 0 {
 					if u.ops[i] == ast.ExceptAll {
@@ -188,15 +205,23 @@ func (u *unionPlan) open(env *Env) (rowIter, error) {
 			}
 			rows = out
 			if u.ops[i] == ast.Except {
-				rows = dedupe(rows)
+				if rows, err = dedupe(rows); err != nil {
+					return nil, err
+				}
 			}
 		case ast.Intersect, ast.IntersectAll:
 			count := map[string]int{}
 			for _, r := range rs {
+				if err := env.checkKilled(); err != nil {
+					return nil, err
+				}
 				count[key(r)]++
 			}
 			out := rows[:0]
 			for _, r := range rows {
+				if err := env.checkKilled(); err != nil {
+					return nil, err
+				}
 				k := key(r)
 				if c := count[k]; c > 0 {
 					count[k] = c - 1
@@ -205,7 +230,9 @@ func (u *unionPlan) open(env *Env) (rowIter, error) {
 			}
 			rows = out
 			if u.ops[i] == ast.Intersect {
-				rows = dedupe(rows)
+				if rows, err = dedupe(rows); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}

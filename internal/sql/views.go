@@ -116,7 +116,7 @@ func (d *ddlCtx) createView(x *ast.CreateViewStmt) error {
 		return fmt.Errorf("create view: restore select: %w", err)
 	}
 	v := &View{DB: db, Name: name, Select: text, Security: "DEFINER", Algorithm: "UNDEFINED", CheckOption: "NONE",
-		Definer: "`root`@`%`", Charset: "utf8mb4", Collation: d.s.connCollation().Name}
+		Definer: quoteAccount(d.s.acctUser, d.s.acctHost), Charset: "utf8mb4", Collation: d.s.connCollation().Name}
 	for _, c := range x.Cols {
 		v.Columns = append(v.Columns, c.O)
 	}
@@ -139,6 +139,10 @@ func (d *ddlCtx) createView(x *ast.CreateViewStmt) error {
 		}
 	}
 	if x.Definer != nil && x.Definer.Username != "" {
+		self := x.Definer.Username == d.s.acctUser && strings.EqualFold(x.Definer.Hostname, d.s.acctHost)
+		if !self && !d.s.hasAdmin("SET_USER_ID") {
+			return specificDenied("SUPER or SET_USER_ID") // naming another account as definer, as MySQL
+		}
 		v.Definer = fmt.Sprintf("`%s`@`%s`", x.Definer.Username, x.Definer.Hostname)
 	}
 	// The body must plan now: unknown tables or columns are errors at CREATE time, as in MySQL.

@@ -88,6 +88,8 @@ const (
 	ErrWrongNumberOfColumnsInSelect = 1222
 	ErrQueryInterrupted             = 1317
 	ErrQueryTimeout                 = 3024
+	ErrStackOverrun                 = 1436 // ER_STACK_OVERRUN_NEED_MORE
+	ErrTooHighNesting               = 1473 // ER_TOO_HIGH_LEVEL_OF_NESTING_FOR_SELECT
 	ErrNotSupportedYet              = 1235
 	ErrSavepointNotExist            = 1305
 	ErrDupUnique                    = 1169

@@ -43,9 +43,9 @@ type funcDef struct {
 	withColl func(c *Collation) Func
 }
 
-// maxResultLen is max_allowed_packet's default: longer REPEAT/LPAD/SPACE results are NULL, as in
-// MySQL (which adds warning 1301).
-const maxResultLen = 64 << 20
+// maxResultLen bounds REPEAT/LPAD/SPACE results for callers that call a Func directly; the
+// session's max_allowed_packet (NULL with warning 1301) is checked before, see funcsize.go.
+const maxResultLen = MaxResultBytes
 
 var funcTable map[string]funcDef
 

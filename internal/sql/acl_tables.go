@@ -1,0 +1,276 @@
+package sql
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
+)
+
+// The grant tables (mysql.user, mysql.db, mysql.tables_priv) and the information_schema privilege
+// tables, served from the accounts, and the filtering of listings by privilege.
+
+func yn(b bool) types.Value {
+	if b {
+		return sv("Y")
+	}
+	return sv("N")
+}
+
+// grantTable returns the plan of mysql.user, mysql.db or mysql.tables_priv, or false.
+func (s *Session) grantTable(name string) (*selectPlan, bool) {
+	l := s.catalog().acl
+	switch strings.ToLower(name) {
+	case "user":
+		cols := []vcol{vs("Host"), vs("User")}
+		for _, c := range privColumns {
+			cols = append(cols, vs(c))
+		}
+		cols = append(cols, vs("ssl_type"), vs("ssl_cipher"), vs("x509_issuer"), vs("x509_subject"),
+			vi("max_questions"), vi("max_updates"), vi("max_connections"), vi("max_user_connections"),
+			vs("plugin"), vs("authentication_string"), vs("password_expired"), vs("password_last_changed"),
+			vi("password_lifetime"), vs("account_locked"), vs("Password_reuse_history"), vs("Password_reuse_time"),
+			vs("Password_require_current"), vs("User_attributes"))
+		return staticPlan(cols, func(*Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, a := range sortedAccounts(l) {
+				r := []types.Value{sv(a.Host), sv(a.User)}
+				for i := range privColumns {
+					r = append(r, yn(a.Global&(1<<i) != 0))
+				}
+				r = append(r, sv(a.SSLType), sv(""), sv(""), sv(""), iv(0), iv(0), iv(0), iv(0),
+					sv(a.Plugin), sv(a.AuthString), sv("N"), types.Null, types.Null, yn(a.Locked),
+					types.Null, types.Null, types.Null, types.Null)
+				rows = append(rows, r)
+			}
+			return rows, nil
+		}), true
+	case "db":
+		dbBits := []Priv{PrivSelect, PrivInsert, PrivUpdate, PrivDelete, PrivCreate, PrivDrop, PrivGrant,
+			PrivReferences, PrivIndex, PrivAlter, PrivCreateTmp, PrivLockTables, PrivCreateView, PrivShowView,
+			PrivCreateRoutine, PrivAlterRoutine, PrivExecute, PrivEvent, PrivTrigger}
+		cols := []vcol{vs("Host"), vs("Db"), vs("User")}
+		for _, b := range dbBits {
+			cols = append(cols, vs(privColumns[bitIndex(b)]))
+		}
+		return staticPlan(cols, func(*Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, a := range sortedAccounts(l) {
+				for _, d := range sortedKeys(a.DBs) {
+					r := []types.Value{sv(a.Host), sv(d), sv(a.User)}
+					for _, b := range dbBits {
+						r = append(r, yn(a.DBs[d]&b != 0))
+					}
+					rows = append(rows, r)
+				}
+			}
+			return rows, nil
+		}), true
+	case "tables_priv":
+		cols := []vcol{vs("Host"), vs("Db"), vs("User"), vs("Table_name"), vs("Grantor"), vs("Timestamp"), vs("Table_priv"), vs("Column_priv")}
+		return staticPlan(cols, func(*Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, a := range sortedAccounts(l) {
+				for _, k := range sortedKeys(a.Tables) {
+					d, t, _ := strings.Cut(k, "\x00")
+					rows = append(rows, []types.Value{sv(a.Host), sv(d), sv(a.User), sv(t), sv(""), types.Null,
+						sv(tablePrivSet(a.Tables[k])), sv("")})
+				}
+			}
+			return rows, nil
+		}), true
+	}
+	return nil, false
+}
+
+func bitIndex(p Priv) int {
+	for i := 0; i < 64; i++ {
+		if p == 1<<i {
+			return i
+		}
+	}
+	return -1
+}
+
+// tablePrivSet is mysql.tables_priv.Table_priv's SET value ('Select,Insert,...').
+func tablePrivSet(p Priv) string {
+	names := []struct {
+		p Priv
+		n string
+	}{{PrivSelect, "Select"}, {PrivInsert, "Insert"}, {PrivUpdate, "Update"}, {PrivDelete, "Delete"},
+		{PrivCreate, "Create"}, {PrivDrop, "Drop"}, {PrivGrant, "Grant"}, {PrivReferences, "References"},
+		{PrivIndex, "Index"}, {PrivAlter, "Alter"}, {PrivCreateView, "Create View"}, {PrivShowView, "Show view"},
+		{PrivTrigger, "Trigger"}}
+	var out []string
+	for _, x := range names {
+		if p&x.p != 0 {
+			out = append(out, x.n)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+func sortedAccounts(l *acl) []*Account {
+	out := append([]*Account(nil), l.accounts...)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Host != out[j].Host {
+			return out[i].Host < out[j].Host
+		}
+		return out[i].User < out[j].User
+	})
+	return out
+}
+
+func sortedKeys(m map[string]Priv) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// privTable returns information_schema.USER_PRIVILEGES, SCHEMA_PRIVILEGES or TABLE_PRIVILEGES:
+// the session's own account's grants, or everyone's with SELECT on the mysql schema.
+func (s *Session) privTable(name string) (*selectPlan, bool) {
+	l := s.catalog().acl
+	all := s.account().anyInDB("mysql")
+	var accts []*Account
+	for _, a := range sortedAccounts(l) {
+		if all || (a.User == s.acctUser && strings.EqualFold(a.Host, s.acctHost)) {
+			accts = append(accts, a)
+		}
+	}
+	grantee := func(a *Account) types.Value { return sv("'" + a.User + "'@'" + a.Host + "'") }
+	grantable := func(p Priv) types.Value {
+		if p&PrivGrant != 0 {
+			return sv("YES")
+		}
+		return sv("NO")
+	}
+	switch strings.ToUpper(name) {
+	case "USER_PRIVILEGES":
+		return staticPlan([]vcol{vs("GRANTEE"), vs("TABLE_CATALOG"), vs("PRIVILEGE_TYPE"), vs("IS_GRANTABLE")}, func(*Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, a := range accts {
+				names := a.Global.names()
+				if len(names) == 0 {
+					names = []string{"USAGE"}
+				}
+				for _, n := range names {
+					rows = append(rows, []types.Value{grantee(a), sv("def"), sv(n), grantable(a.Global)})
+				}
+				for _, d := range a.Dynamic {
+					rows = append(rows, []types.Value{grantee(a), sv("def"), sv(d), yesNoValue(containsString(a.DynamicGrant, d))})
+				}
+			}
+			return rows, nil
+		}), true
+	case "SCHEMA_PRIVILEGES":
+		return staticPlan([]vcol{vs("GRANTEE"), vs("TABLE_CATALOG"), vs("TABLE_SCHEMA"), vs("PRIVILEGE_TYPE"), vs("IS_GRANTABLE")}, func(*Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, a := range accts {
+				for _, d := range sortedKeys(a.DBs) {
+					for _, n := range a.DBs[d].names() {
+						rows = append(rows, []types.Value{grantee(a), sv("def"), sv(d), sv(n), grantable(a.DBs[d])})
+					}
+				}
+			}
+			return rows, nil
+		}), true
+	case "TABLE_PRIVILEGES":
+		return staticPlan([]vcol{vs("GRANTEE"), vs("TABLE_CATALOG"), vs("TABLE_SCHEMA"), vs("TABLE_NAME"), vs("PRIVILEGE_TYPE"), vs("IS_GRANTABLE")}, func(*Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, a := range accts {
+				for _, k := range sortedKeys(a.Tables) {
+					d, t, _ := strings.Cut(k, "\x00")
+					for _, n := range a.Tables[k].names() {
+						rows = append(rows, []types.Value{grantee(a), sv("def"), sv(d), sv(t), sv(n), grantable(a.Tables[k])})
+					}
+				}
+			}
+			return rows, nil
+		}), true
+	}
+	return nil, false
+}
+
+func yesNoValue(b bool) types.Value {
+	if b {
+		return sv("YES")
+	}
+	return sv("NO")
+}
+
+// allPrivileged reports an account that every check passes (root): listings skip filtering.
+func (s *Session) allPrivileged() bool {
+	return s.account().Global&(privAllGlobal&^PrivGrant) == privAllGlobal&^PrivGrant
+}
+
+// filterListing wraps an information_schema table so it lists only what the session may see:
+// rows of schemas and tables it has privileges on (by the TABLE_SCHEMA / SCHEMA_NAME and
+// TABLE_NAME columns), and for PROCESSLIST only its own user's threads without PROCESS.
+func (s *Session) filterListing(name string, pl *selectPlan) *selectPlan {
+	if pl == nil || pl.static == nil || s.allPrivileged() {
+		return pl
+	}
+	schemaCol, tableCol, userCol := -1, -1, -1
+	for i, c := range pl.cols {
+		switch strings.ToUpper(c.Name) {
+		case "TABLE_SCHEMA", "SCHEMA_NAME":
+			if schemaCol < 0 {
+				schemaCol = i
+			}
+		case "TABLE_NAME":
+			tableCol = i
+		case "USER":
+			userCol = i
+		}
+	}
+	up := strings.ToUpper(name)
+	if up == "PROCESSLIST" {
+		if s.CanSeeAllProcesses() {
+			return pl
+		}
+		schemaCol, tableCol = -1, -1
+	} else {
+		userCol = -1
+	}
+	if up == "USER_PRIVILEGES" || up == "SCHEMA_PRIVILEGES" || up == "TABLE_PRIVILEGES" {
+		return pl // filtered by grantee when built
+	}
+	if schemaCol < 0 && userCol < 0 {
+		return pl
+	}
+	inner := pl.static
+	pl.static = func(env *Env) ([][]types.Value, error) {
+		rows, err := inner(env)
+		if err != nil {
+			return nil, err
+		}
+		out := rows[:0]
+		for _, r := range rows {
+			if userCol >= 0 {
+				if types.ToString(r[userCol]) != s.User {
+					continue
+				}
+			} else {
+				db := types.ToString(r[schemaCol])
+				if strings.EqualFold(db, "information_schema") {
+					out = append(out, r)
+					continue
+				}
+				if tableCol >= 0 && !r[tableCol].IsNull() {
+					if !s.visibleTable(db, types.ToString(r[tableCol])) {
+						continue
+					}
+				} else if !s.visibleDB(db) {
+					continue
+				}
+			}
+			out = append(out, r)
+		}
+		return out, nil
+	}
+	return pl
+}
