@@ -135,3 +135,51 @@ func TestTLSServer(t *testing.T) {
 		t.Fatalf("require_secure_transport over TLS: %d, %v", on, err)
 	}
 }
+
+// TestTLSFlagRules: kiln serve refuses contradictory TLS flags at start, naming the rule (peer TLS
+// needs the node's own certificate, since a generated pair's CA is the node's alone).
+func TestTLSFlagRules(t *testing.T) {
+	pki := t.TempDir()
+	out, err := exec.Command(kilnBin, "tls", "ca", "--dir", pki).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kiln tls ca: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(kilnBin, "tls", "issue", "--ca-dir", pki, "--name", "n1", "--out", pki).CombinedOutput(); err != nil {
+		t.Fatalf("kiln tls issue: %v\n%s", err, out)
+	}
+	ca, cert, key := filepath.Join(pki, "ca.pem"), filepath.Join(pki, "n1-cert.pem"), filepath.Join(pki, "n1-key.pem")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tls-ca", ca}, "needs this node's --tls-cert"},
+		{[]string{"--tls-cert", cert}, "--tls-cert and --tls-key go together"},
+		{[]string{"--tls=false", "--tls-cert", cert, "--tls-key", key}, "contradicts"},
+		{[]string{"--tls=false", "--require-secure-transport"}, "needs TLS"},
+		{[]string{"--tls-cert", cert, "--tls-key", ca}, "tls:"},
+	} {
+		args := append([]string{"serve", "--data-dir", filepath.Join(t.TempDir(), "d"), "--listen", freePort(t), "--http", freePort(t)}, c.args...)
+		out, err := exec.Command(kilnBin, args...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("kiln serve %v: %v, want a refusal containing %q:\n%s", c.args, err, c.want, out)
+		}
+	}
+	// With --tls=false nothing is generated and clients see no TLS.
+	dir := t.TempDir()
+	k := startKiln(t, dir, "--tls=false")
+	if _, err := os.Stat(filepath.Join(dir, "ca.pem")); err == nil {
+		t.Fatal("--tls=false generated certificates")
+	}
+	var have string
+	if err := k.db(t, "").QueryRow("SELECT @@have_ssl").Scan(&have); err != nil || have != "DISABLED" {
+		t.Fatalf("@@have_ssl %q %v", have, err)
+	}
+	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/?timeout=10s&tls=skip-verify", k.addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Ping(); err == nil {
+		t.Fatal("a client requiring TLS connected to --tls=false")
+	}
+}
