@@ -22,6 +22,8 @@
 #   jdbc         test/clients/jdbc.sh (MySQL Connector/J 8.4 via Maven; needs java, mvn)
 #   dump         test/clients/dump_roundtrip.sh (mariadb-dump, reload into a second Kiln)
 #   gosql        go test ./test/clients/gosql/ (KILN_ADDR set)
+#   (pymysql, cli, jdbc and gosql also check TLS against the server's
+#   generated CA: KILN_TLS_CA)
 #   slt          test/slt/check.sh full (the whole corpus) against test/slt/floor.json
 #   sysbench     test/sysbench/run.sh
 #   linkbench    kiln bench linkbench: 5,000 nodes loaded, 30 s of LinkBench's
@@ -227,6 +229,11 @@ if [[ $need_server == 1 ]]; then
   fi
 fi
 addr=127.0.0.1:${srv_port:-0}
+# The clients' TLS checks (cli, pymysql, jdbc) verify Kiln against the CA its
+# data directory generated at initialisation.
+if [[ $server == kiln ]]; then
+  export KILN_TLS_CA=$srv_dir/data/ca.pem
+fi
 
 server_step pymysql 120 "$PYTHON" test/clients/pymysql_session.py 127.0.0.1 "$srv_port"
 server_step cli 120 test/clients/cli_session.sh 127.0.0.1 "$srv_port"

@@ -25,6 +25,7 @@ import (
 	"github.com/kiln-db/kiln/internal/repl"
 	"github.com/kiln-db/kiln/internal/repl/rafthttp"
 	"github.com/kiln-db/kiln/internal/server"
+	"github.com/kiln-db/kiln/internal/tlsconf"
 )
 
 // clusterFlags are kiln serve's cluster options.
@@ -81,6 +82,10 @@ type clusterNode struct {
 	tr     *rafthttp.Transport
 	stopTr func() error
 	node   atomic.Pointer[repl.Node]
+	// scheme and httpc fetch engine snapshots from the leader: https and a client with the peer
+	// certificate under peer TLS.
+	scheme string
+	httpc  *http.Client
 }
 
 func (c *clusterNode) attach(n *repl.Node) {
@@ -146,7 +151,7 @@ func (c *clusterNode) fetchSnapshot(ctx context.Context, leader uint64, addr, id
 	if addr == "" {
 		return nil, fmt.Errorf("no raft address known for node %d", leader)
 	}
-	u := "http://" + addr + snapshotPath + "?id=" + id
+	u := c.scheme + "://" + addr + snapshotPath + "?id=" + id
 	if after != nil {
 		u += "&after=" + hex.EncodeToString(after)
 	}
@@ -155,7 +160,7 @@ func (c *clusterNode) fetchSnapshot(ctx context.Context, leader uint64, addr, id
 		return nil, err
 	}
 	c.tr.Header(req.Header, leader)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.httpc.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +174,8 @@ func (c *clusterNode) fetchSnapshot(ctx context.Context, leader uint64, addr, id
 
 // setUp fills cfg's cluster fields: the identity recorded in the data directory, the raft
 // transport (when this node has or may have peers) and its listener.
-func (c *clusterFlags) setUp(cfg *server.Config, logger *slog.Logger, mysqlAddr, httpAddr string) (*clusterNode, error) {
+// With peerTLS (--tls-ca), the raft port and the snapshot fetches use mutual TLS against its CA.
+func (c *clusterFlags) setUp(cfg *server.Config, logger *slog.Logger, mysqlAddr, httpAddr string, peerTLS *tlsconf.Set) (*clusterNode, error) {
 	peers, err := parsePeers(c.peers)
 	if err != nil {
 		return nil, err
@@ -222,10 +228,16 @@ func (c *clusterFlags) setUp(cfg *server.Config, logger *slog.Logger, mysqlAddr,
 	if c.raftListen == "" {
 		return nil, nil // a cluster of one without a raft port
 	}
-	cn := &clusterNode{}
-	cn.tr = rafthttp.New(rafthttp.Config{ID: id.NodeID, ClusterID: id.ClusterID, Raft: cn, Logger: logger,
+	cn := &clusterNode{scheme: "http", httpc: http.DefaultClient}
+	rcfg := rafthttp.Config{ID: id.NodeID, ClusterID: id.ClusterID, Raft: cn, Logger: logger,
 		Meta:  map[string]string{"mysql": mysqlAddr, "http": httpAddr},
-		Extra: map[string]http.Handler{"GET " + snapshotPath: http.HandlerFunc(cn.serveSnapshot)}})
+		Extra: map[string]http.Handler{"GET " + snapshotPath: http.HandlerFunc(cn.serveSnapshot)}}
+	if peerTLS != nil {
+		rcfg.ServerTLS, rcfg.ClientTLS = peerTLS.PeerServer(true), peerTLS.PeerClient()
+		// Snapshots on connections of their own (HTTP/1.1), as without TLS, beside the raft streams.
+		cn.scheme, cn.httpc = "https", &http.Client{Transport: &http.Transport{TLSClientConfig: peerTLS.PeerClient()}}
+	}
+	cn.tr = rafthttp.New(rcfg)
 	cfg.FetchSnapshot = cn.fetchSnapshot
 	bound, stop, err := cn.tr.Serve(c.raftListen)
 	if err != nil {
@@ -242,7 +254,8 @@ func (c *clusterFlags) setUp(cfg *server.Config, logger *slog.Logger, mysqlAddr,
 }
 
 // roleHandlers serves the role checks load balancers use (Patroni's convention): 200 or 503.
-func roleHandlers(mux *http.ServeMux, srv *server.Server, maxLag time.Duration) {
+// Membership changes go through guard (requireClientCert: a cluster certificate under peer TLS).
+func roleHandlers(mux *http.ServeMux, srv *server.Server, maxLag time.Duration, guard func(http.HandlerFunc) http.HandlerFunc) {
 	answer := func(w http.ResponseWriter, ok bool, why string) {
 		if !ok {
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -279,7 +292,7 @@ func roleHandlers(mux *http.ServeMux, srv *server.Server, maxLag time.Duration) 
 			answer(w, true, fmt.Sprintf("replica (leader: node %d, lag %d entries)", n.Leader(), entries))
 		}
 	})
-	mux.HandleFunc("POST /cluster/members", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST /cluster/members", guard(func(w http.ResponseWriter, r *http.Request) {
 		var c repl.MemberChange
 		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&c); err != nil {
 			http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
@@ -297,7 +310,7 @@ func roleHandlers(mux *http.ServeMux, srv *server.Server, maxLag time.Duration) 
 			return
 		}
 		_, _ = io.WriteString(w, "ok\n")
-	})
+	}))
 	mux.HandleFunc("GET /cluster/status", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
@@ -320,12 +333,29 @@ type clusterStatus struct {
 // clusterCmd is `kiln cluster status --http HOST:PORT`.
 func clusterCmd() *cobra.Command {
 	var httpAddr string
+	var ctf clientTLSFlags
 	root := &cobra.Command{Use: "cluster", Short: "Inspect a Kiln cluster through a node's HTTP port"}
 	root.PersistentFlags().StringVar(&httpAddr, "http", "127.0.0.1:8080", "a node's HTTP address")
+	ctf.register(root.PersistentFlags())
+	// httpClient returns the client and base URL for the node (HTTPS with --tls-ca).
+	httpClient := func(timeout time.Duration) (*http.Client, string, error) {
+		scheme, tc, err := ctf.client()
+		if err != nil {
+			return nil, "", err
+		}
+		c := &http.Client{Timeout: timeout}
+		if tc != nil {
+			c.Transport = &http.Transport{TLSClientConfig: tc}
+		}
+		return c, scheme + "://" + httpAddr, nil
+	}
 	root.AddCommand(&cobra.Command{Use: "status", Short: "Members, roles, log positions and lag as this node sees them",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c := &http.Client{Timeout: 5 * time.Second}
-			resp, err := c.Get("http://" + httpAddr + "/cluster/status")
+			c, base, err := httpClient(5 * time.Second)
+			if err != nil {
+				return err
+			}
+			resp, err := c.Get(base + "/cluster/status")
 			if err != nil {
 				return err
 			}
@@ -361,8 +391,11 @@ func clusterCmd() *cobra.Command {
 	change := func(op repl.MemberOp, use, short string) *cobra.Command {
 		c := &cobra.Command{Use: use, Short: short, RunE: func(cmd *cobra.Command, _ []string) error {
 			body, _ := json.Marshal(repl.MemberChange{Op: op, ID: id, Addr: raftAddr})
-			c := &http.Client{Timeout: 15 * time.Second}
-			resp, err := c.Post("http://"+httpAddr+"/cluster/members", "application/json", strings.NewReader(string(body)))
+			c, base, err := httpClient(15 * time.Second)
+			if err != nil {
+				return err
+			}
+			resp, err := c.Post(base+"/cluster/members", "application/json", strings.NewReader(string(body)))
 			if err != nil {
 				return err
 			}

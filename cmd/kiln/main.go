@@ -36,6 +36,7 @@ func main() {
 	root.AddCommand(checkCmd())
 	root.AddCommand(benchCmd())
 	root.AddCommand(clusterCmd())
+	root.AddCommand(tlsCmd())
 	root.AddCommand(&cobra.Command{Use: "version", Short: "Print the version", Run: func(*cobra.Command, []string) {
 		fmt.Println(serverVersion())
 	}})
@@ -60,6 +61,7 @@ func serveCmd() *cobra.Command {
 	var purgeEvery time.Duration
 	var cl clusterFlags
 	var pprofOn bool
+	var tf tlsFlags
 	var shutdownTimeout time.Duration
 	var memLimit string
 	cmd := &cobra.Command{
@@ -75,7 +77,7 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			return serve(ctx, logger, server.Config{Memory: acct, DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages, SecureFilePriv: secureFilePriv,
-				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, shutdownTimeout: shutdownTimeout})
+				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, shutdownTimeout: shutdownTimeout, tls: tf})
 		},
 	}
 	f := cmd.Flags()
@@ -97,6 +99,7 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&memLimit, "memory-limit", "", "server-wide memory limit, bytes with an optional K/M/G/T suffix (default: half of RAM or of the cgroup limit; 0: none): Go's memory limit, and statements that would hold memory past it fail with 3170")
 	f.BoolVar(&pprofOn, "pprof", false, "serve Go's /debug/pprof/ profiles on the HTTP port (off by default: they expose internals and cost CPU)")
 	cl.register(f)
+	tf.register(f)
 	return cmd
 }
 
@@ -136,6 +139,7 @@ type serveOpts struct {
 	maxPacket    int
 	cluster      clusterFlags
 	pprof        bool
+	tls          tlsFlags
 	// shutdownTimeout bounds a clean shutdown (--shutdown-timeout); past it, or on a second
 	// signal, the process exits without waiting, as a crash would (the log holds every
 	// acknowledged commit).
@@ -173,7 +177,12 @@ func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveO
 		}
 		hln.Close()
 	}
-	cn, err := o.cluster.setUp(&cfg, logger, mysqlAddr, hln.Addr().String())
+	ts, err := o.tls.setUp(&cfg, logger)
+	if err != nil {
+		closeListeners()
+		return err
+	}
+	cn, err := o.cluster.setUp(&cfg, logger, mysqlAddr, hln.Addr().String(), ts.peer)
 	if err != nil {
 		closeListeners()
 		return err
@@ -186,16 +195,23 @@ func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveO
 	}
 	cn.attach(srv.Node())
 	logger.Info("data directory open", "dir", cfg.DataDir, "took", time.Since(start))
-	hs := adminHTTP(srv, o)
+	hs := adminHTTP(srv, o, ts)
 	go func() {
-		if err := hs.Serve(hln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		serveHTTP := func() error { return hs.Serve(hln) }
+		if ts.peer != nil {
+			// Peer TLS covers the HTTP port too (kiln cluster talks to it).
+			hs.TLSConfig = ts.peer.PeerServer(false)
+			serveHTTP = func() error { return hs.ServeTLS(hln, "", "") }
+		}
+		if err := serveHTTP(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("http server", "err", err)
 		}
 	}()
 	errc := make(chan error, 1)
 	var ps *mysql.Server
 	if ln != nil {
-		mcfg := mysql.Config{ServerVersion: serverVersion(), MaxAllowedPacket: o.maxPacket}
+		mcfg := mysql.Config{ServerVersion: serverVersion(), MaxAllowedPacket: o.maxPacket, TLS: ts.mysql(),
+			RequireSecureTransport: func() bool { return srv.DB.GlobalInt("require_secure_transport") != 0 }}
 		if cfg.Memory != nil {
 			mcfg.Memory = cfg.Memory
 		}
@@ -263,13 +279,13 @@ func shutdown(logger *slog.Logger, srv *server.Server, ps *mysql.Server, hs *htt
 
 // adminHTTP is the HTTP port: metrics, the role checks, cluster status and membership, and pprof when
 // asked for.
-func adminHTTP(srv *server.Server, o serveOpts) *http.Server {
+func adminHTTP(srv *server.Server, o serveOpts, ts tlsSetup) *http.Server {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(srv.Collector())
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	roleHandlers(mux, srv, o.cluster.replicaMaxLag)
+	roleHandlers(mux, srv, o.cluster.replicaMaxLag, ts.requireClientCert)
 	if o.pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)

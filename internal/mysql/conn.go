@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -60,6 +61,10 @@ type conn struct {
 	deadlineSet bool
 	// netErr is the first error writing to the client; once set, the connection is done.
 	netErr error
+
+	// tlsConn is the TLS connection over nc once the client asked for TLS (tls.go); packets then go
+	// through it, while nc stays the socket that Close, KILL and the peer watch use.
+	tlsConn *tls.Conn
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -123,6 +128,10 @@ func (c *conn) serve() {
 
 func (c *conn) close() {
 	c.cancel()
+	if c.tlsConn != nil {
+		// Sends close_notify (bounded by a write deadline of its own), then closes nc.
+		c.tlsConn.Close()
+	}
 	c.nc.Close()
 	if c.sess != nil {
 		sess := c.sess

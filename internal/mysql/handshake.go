@@ -40,8 +40,8 @@ const (
 	sha2RequestPublicKey = 0x02
 )
 
-// serverCapabilities is what we advertise. Not CLIENT_SSL (no TLS yet: clients that require it
-// fail on their side, clients that prefer it continue in plaintext), not CLIENT_COMPRESS, not
+// serverCapabilities is what we advertise, with CLIENT_SSL when the server has a certificate
+// (Server.capabilities, tls.go). Not CLIENT_COMPRESS, not
 // CLIENT_QUERY_ATTRIBUTES, not CLIENT_OPTIONAL_RESULTSET_METADATA. CLIENT_LOCAL_FILES, as mysqld:
 // LOAD DATA LOCAL works if the client sets it too (localinfile.go).
 const serverCapabilities = pmysql.ClientLongPassword |
@@ -81,17 +81,17 @@ func newScramble() ([scrambleBytes]byte, error) {
 }
 
 // appendGreeting builds the Initial Handshake Packet (protocol v10).
-func appendGreeting(b []byte, version string, connID uint32, scramble []byte, plugin string, status uint16) []byte {
+func appendGreeting(b []byte, caps uint32, version string, connID uint32, scramble []byte, plugin string, status uint16) []byte {
 	b = append(b, 10)
 	b = append(b, version...)
 	b = append(b, 0)
 	b = appendUint32(b, connID)
 	b = append(b, scramble[:8]...)
 	b = append(b, 0)
-	b = appendUint16(b, uint16(serverCapabilities&0xffff))
+	b = appendUint16(b, uint16(caps&0xffff))
 	b = append(b, collationUTF8MB4General)
 	b = appendUint16(b, status)
-	b = appendUint16(b, uint16(serverCapabilities>>16))
+	b = appendUint16(b, uint16(caps>>16))
 	b = append(b, scrambleBytes+1)
 	b = append(b, make([]byte, 10)...)
 	b = append(b, scramble[8:]...)
@@ -109,7 +109,7 @@ type handshakeResponse struct {
 	db         string
 	plugin     string
 	attrs      map[string]string
-	sslRequest bool // a 32-byte SSLRequest: the client wants TLS we did not offer
+	sslRequest bool // a 32-byte SSLRequest: the client wants TLS before it goes on
 }
 
 // parseHandshakeResponse parses a HandshakeResponse41 payload. It never reads out of bounds; any
@@ -219,27 +219,21 @@ func (c *conn) handshake() error {
 		return err
 	}
 	plugin := c.srv.cfg.AuthPlugin
-	b := appendGreeting(p.startPacket(), c.srv.cfg.ServerVersion, c.id, scramble[:], plugin,
+	caps := c.srv.capabilities()
+	b := appendGreeting(p.startPacket(), caps, c.srv.cfg.ServerVersion, c.id, scramble[:], plugin,
 		pmysql.ServerStatusAutocommit)
 	if err := c.writeAndFlush(b); err != nil {
 		return err
 	}
 
-	data, err := p.readPacket()
+	h, err := c.readHandshakeResponse(caps)
 	if err != nil {
-		return c.readFailed(err)
-	}
-	h, err := parseHandshakeResponse(data)
-	if err != nil {
-		c.sendErr(errHandshake())
 		return err
 	}
-	if h.sslRequest {
-		// We did not advertise CLIENT_SSL; a client that asks anyway cannot go on.
-		c.sendErr(errHandshake())
-		return errBadHandshake
+	c.caps = h.caps & caps
+	if c.refuseInsecure() {
+		return errors.New("mysql: insecure transport refused (require_secure_transport)")
 	}
-	c.caps = h.caps & serverCapabilities
 	host := c.host
 
 	// The account decides the plugin: a client that sent another plugin's token (or one we do not
@@ -327,7 +321,9 @@ func (c *conn) handshake() error {
 		Capabilities: c.caps,
 		Collation:    uint16(h.collation),
 		Attrs:        h.attrs,
+		TLS:          c.tlsConn != nil,
 	}
+	info.TLSVersion, info.TLSCipher = c.tlsState()
 	var sess Session
 	err = c.guard("Open", func() error {
 		var err error
@@ -346,13 +342,41 @@ func (c *conn) handshake() error {
 	return c.writeAndFlush(b)
 }
 
+// readHandshakeResponse reads the client's HandshakeResponse41, first upgrading to TLS if the
+// client sends an SSLRequest (tls.go) and we offered it.
+func (c *conn) readHandshakeResponse(caps uint32) (*handshakeResponse, error) {
+	data, err := c.pio.readPacket()
+	if err != nil {
+		return nil, c.readFailed(err)
+	}
+	h, err := parseHandshakeResponse(data)
+	if err != nil {
+		c.sendErr(errHandshake())
+		return nil, err
+	}
+	if !h.sslRequest {
+		return h, nil
+	}
+	if caps&pmysql.ClientSSL == 0 {
+		// We did not advertise CLIENT_SSL; a client that asks anyway cannot go on.
+		c.sendErr(errHandshake())
+		return nil, errBadHandshake
+	}
+	if err := c.upgradeTLS(); err != nil {
+		return nil, err // no ERR packet: the client cannot read plaintext in the middle of TLS
+	}
+	if data, err = c.pio.readPacket(); err != nil {
+		return nil, c.readFailed(err)
+	}
+	if h, err = parseHandshakeResponse(data); err != nil || h.sslRequest {
+		c.sendErr(errHandshake())
+		return nil, errors.Join(err, errBadHandshake)
+	}
+	return h, nil
+}
+
 // emptyToken reports a login token that says "no password" (some clients send one NUL byte).
 func emptyToken(b []byte) bool { return len(b) == 0 || (len(b) == 1 && b[0] == 0) }
-
-// secureTransport reports whether the connection is encrypted (TLS) or otherwise secure: REQUIRE
-// SSL accounts need it, and caching_sha2_password's full authentication takes the cleartext
-// password only over it.
-func (c *conn) secureTransport() bool { return false }
 
 // authSHA2 checks a caching_sha2_password token for an account with a password, as MySQL's
 // server side does. Fast path: the server-side cache holds SHA256(SHA256(password)) of the

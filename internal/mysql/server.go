@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -36,6 +37,13 @@ type Config struct {
 	// NetReadTimeout bounds the wait for each packet of a file the client sends for LOAD DATA
 	// LOCAL (net_read_timeout). Default 30s.
 	NetReadTimeout time.Duration
+	// TLS, if set, is offered to clients (CLIENT_SSL) and used when they ask for it (tls.go). Nil:
+	// no TLS; a client that requires it fails on its side.
+	TLS *tls.Config
+	// RequireSecureTransport, if set, is asked after each handshake response: true refuses a
+	// client on plain TCP (neither TLS nor a Unix socket) with error 3159
+	// (require_secure_transport).
+	RequireSecureTransport func() bool
 	// Memory, if set, is the server-wide memory account: long data (COM_STMT_SEND_LONG_DATA) and
 	// payload buffers beyond keepBufferBytes reserve from it, so many connections cannot together
 	// hold more than the server's limit. A refusal answers 3170.

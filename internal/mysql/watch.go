@@ -152,6 +152,9 @@ func (c *conn) watchPeer() {
 	if err := w.rc.Read(func(fd uintptr) bool {
 		var done bool
 		done, gone = peekPeer(fd)
+		if done && gone == nil && c.tlsConn != nil {
+			done, gone = tlsPeerGone(fd) // bytes under TLS may be a close_notify (tls_watch_linux.go)
+		}
 		return done
 	}); err != nil || gone == nil {
 		return // stopped, closed, or the client sent its next command

@@ -56,6 +56,11 @@ type ConnInfo struct {
 	Capabilities uint32
 	Collation    uint16 // the client's handshake collation id
 	Attrs        map[string]string
+	// TLS says whether the connection is encrypted; TLSVersion and TLSCipher name what was
+	// negotiated as MySQL does ("TLSv1.3", "TLS_AES_128_GCM_SHA256"), "" without TLS. They are the
+	// session status variables Ssl_version and Ssl_cipher.
+	TLS                   bool
+	TLSVersion, TLSCipher string
 }
 
 // Account is what the protocol layer needs to authenticate a login: the matched account's

@@ -47,6 +47,10 @@ type Config struct {
 	SyncInterval time.Duration
 	// BeforeImages makes commit records carry the rows' previous values (kiln_log_before_images).
 	BeforeImages bool
+	// SSLCert, SSLKey and SSLCA name the certificate files clients are served TLS with ("": no TLS)
+	// and RequireSecureTransport is require_secure_transport's initial value (sql.Config).
+	SSLCert, SSLKey, SSLCA string
+	RequireSecureTransport bool
 	// SecureFilePriv is secure_file_priv: the directory for server-side files (INTO OUTFILE,
 	// LOAD DATA INFILE); empty refuses them.
 	SecureFilePriv string
@@ -176,7 +180,8 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		cluster = clusterView{n: node, applier: applier, primary: primary}
 	}
 	db, err := sql.Open(ctx, txm, sql.Config{Version: cfg.Version, LockWaitTimeout: cfg.LockWaitTimeout, MaxConnections: cfg.MaxConnections, Durability: cfg.Durability, BeforeImages: cfg.BeforeImages,
-		SecureFilePriv: cfg.SecureFilePriv, Cluster: cluster, Memory: cfg.Memory})
+		SecureFilePriv: cfg.SecureFilePriv, Cluster: cluster, Memory: cfg.Memory,
+		SSLCert: cfg.SSLCert, SSLKey: cfg.SSLKey, SSLCA: cfg.SSLCA, RequireSecureTransport: cfg.RequireSecureTransport})
 	if err != nil {
 		node.Stop()
 		eng.Close()
@@ -189,6 +194,15 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	db.Status = s.status
 	db.ClusterMembers = s.clusterMembers
 	return s, nil
+}
+
+// InitDataDir creates and initialises the data directory (DATA/FORMAT) if it is new, or checks its
+// format, as Open does first: kiln serve calls it before Open to put its certificates there.
+func InitDataDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	return checkFormat(dir)
 }
 
 // checkFormat initialises DATA/FORMAT or refuses a data directory of another format.
@@ -292,6 +306,7 @@ func (s *Server) OpenSession(ctx context.Context, info proto.ConnInfo) (*Session
 	}
 	ss.sql.FoundRowsFlag = info.Capabilities&clientFoundRows != 0
 	ss.sql.SetHandshakeCollation(info.Collation)
+	ss.sql.SSLVersion, ss.sql.SSLCipher = info.TLSVersion, info.TLSCipher
 	if info.DB != "" {
 		if err := ss.sql.UseDB(info.DB); err != nil {
 			s.active.Add(-1)
@@ -480,8 +495,10 @@ func (ss *Session) ResetConnection(ctx context.Context) error {
 	cur := ss.sql.CurDB
 	ss.sql.Close()
 	u, h := ss.sql.Account()
-	ss.sql = ss.srv.DB.NewSession(ss.id, ss.sql.User, ss.sql.Host, cur)
+	old := ss.sql
+	ss.sql = ss.srv.DB.NewSession(ss.id, old.User, old.Host, cur)
 	ss.sql.SetAccount(u, h) // the connection stays authenticated as the same account
+	ss.sql.SSLVersion, ss.sql.SSLCipher = old.SSLVersion, old.SSLCipher
 	return nil
 }
 

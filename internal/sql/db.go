@@ -37,6 +37,11 @@ type Config struct {
 	// SecureFilePriv is secure_file_priv: the directory SELECT ... INTO OUTFILE and LOAD DATA INFILE
 	// may use; empty means NULL (no server-side files).
 	SecureFilePriv string
+	// SSLCert, SSLKey and SSLCA are the certificate files MySQL clients are served TLS with
+	// (ssl_cert, ssl_key, ssl_ca; SSLCert "" means no TLS: have_ssl = DISABLED), and
+	// RequireSecureTransport require_secure_transport's initial value.
+	SSLCert, SSLKey, SSLCA string
+	RequireSecureTransport bool
 	// Cluster, if set, says whether this node takes writes and when its catalog must be reloaded.
 	Cluster Cluster
 	// Memory is the server-wide memory account every statement's tracker reserves from (nil: no

@@ -39,6 +39,9 @@ type Session struct {
 	tuses      map[string]bool
 	planTables *[]tableLockReq // while a prepared statement is planned: the tables it uses
 	ctx        context.Context
+	// SSLVersion and SSLCipher are the connection's TLS version and cipher ("" without TLS): the
+	// session status variables Ssl_version and Ssl_cipher.
+	SSLVersion, SSLCipher string
 
 	vars     map[string]types.Value
 	userVars map[string]types.Value

@@ -420,6 +420,11 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			if s.db.Status != nil {
 				st = s.db.Status()
 			}
+			// Per connection: MySQL shows them empty in the global scope.
+			st["Ssl_version"], st["Ssl_cipher"] = "", ""
+			if !x.GlobalScope {
+				st["Ssl_version"], st["Ssl_cipher"] = s.SSLVersion, s.SSLCipher
+			}
 			names := make([]string, 0, len(st))
 			for n := range st {
 				names = append(names, n)

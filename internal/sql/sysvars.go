@@ -107,8 +107,14 @@ func init() {
 	defVar("query_cache_size", scopeGlobal, num(0))
 	defVar("query_cache_type", scopeBoth, str("OFF"))
 	defVar("performance_schema", scopeGlobal, num(0), ro)
+	// TLS (newGlobalVars sets them from Config when the server has a certificate).
 	defVar("have_ssl", scopeGlobal, str("DISABLED"), ro)
 	defVar("have_openssl", scopeGlobal, str("DISABLED"), ro)
+	defVar("ssl_ca", scopeGlobal, str(""), ro)
+	defVar("ssl_cert", scopeGlobal, str(""), ro)
+	defVar("ssl_key", scopeGlobal, str(""), ro)
+	defVar("tls_version", scopeGlobal, str(""), ro)
+	defVar("require_secure_transport", scopeGlobal, num(0), boolean)
 	defVar("default_storage_engine", scopeBoth, str("InnoDB"))
 	defVar("default_tmp_storage_engine", scopeBoth, str("InnoDB"))
 	defVar("storage_engine", scopeBoth, str("InnoDB"))
@@ -232,6 +238,14 @@ func newGlobalVars(cfg Config) *globalVars {
 		g.vals["kiln_log_before_images"] = num(1)
 	}
 	g.vals["secure_file_priv"] = secureFilePrivValue(cfg)
+	if cfg.SSLCert != "" {
+		g.vals["have_ssl"], g.vals["have_openssl"] = str("YES"), str("YES")
+		g.vals["ssl_ca"], g.vals["ssl_cert"], g.vals["ssl_key"] = str(cfg.SSLCA), str(cfg.SSLCert), str(cfg.SSLKey)
+		g.vals["tls_version"] = str("TLSv1.2,TLSv1.3")
+	}
+	if cfg.RequireSecureTransport {
+		g.vals["require_secure_transport"] = num(1)
+	}
 	return g
 }
 
@@ -372,6 +386,10 @@ func (s *Session) setSysVar(name string, global bool, val types.Value) error {
 			return sqlerr.New(sqlerr.ErrUnknownCharset, "Unknown character set: '%s'", types.ToString(val))
 		}
 		val = str(cs)
+	case "require_secure_transport":
+		if on, _ := types.ToBool(val); on && s.db.cfg.SSLCert == "" {
+			return sqlerr.New(3757, "No secure transports (SSL or Shared Memory) are configured, unable to set --require_secure_transport=ON.")
+		}
 	case "kiln_durability":
 		d := strings.ToLower(types.ToString(val))
 		if d != "sync" && d != "async" {

@@ -9,7 +9,11 @@
 # cut to "ERROR code (SQLSTATE) at line N" (messages differ between servers),
 # with the .err file. Then checks exit codes and errors of single invocations:
 # a missing database at connect (1049), a syntax error (1064), a wrong
-# password (1045), and LOAD DATA LOCAL INFILE of cli/load.csv. The
+# password (1045), and LOAD DATA LOCAL INFILE of cli/load.csv. With
+# $KILN_TLS_CA (the server's CA file; scripts/test.sh sets it to the data
+# directory's generated ca.pem), also TLS: --ssl (REQUIRED), --ssl-ca with
+# --ssl-verify-server-cert (VERIFY_CA and the host), `status` showing the
+# cipher, another CA refused, and require_secure_transport (3159). The
 # expected files are MariaDB's output; only SQL that MySQL 8 and MariaDB both
 # accept, with output both print the same way.
 set -euo pipefail
@@ -93,6 +97,32 @@ else
   fail "creating $load_db failed: $(head -c 300 "$work/load.err")"
 fi
 log "ran LOAD DATA LOCAL INFILE checks"
+
+if [[ -n ${KILN_TLS_CA:-} && -f ${KILN_TLS_CA:-} ]]; then
+  got=$(mysql_tcp "$host" "$port" --ssl --batch --skip-column-names -e "SHOW STATUS LIKE 'Ssl_version'" 2>&1 || true)
+  [[ $got == $'Ssl_version\tTLSv1.2' || $got == $'Ssl_version\tTLSv1.3' ]] || fail "--ssl: Ssl_version '$got'"
+  got=$(mysql_tcp "$host" "$port" --ssl-ca="$KILN_TLS_CA" --ssl-verify-server-cert -e 'status' 2>&1 | grep '^SSL:' || true)
+  [[ $got == *"Cipher in use is "* ]] || fail "--ssl-ca --ssl-verify-server-cert: status printed '$got'"
+  # Another CA (the system's bundle, which never signed a generated certificate) is refused.
+  if [[ -f /etc/ssl/certs/ca-certificates.crt ]] &&
+    mysql_tcp "$host" "$port" --ssl-ca=/etc/ssl/certs/ca-certificates.crt --ssl-verify-server-cert -e 'SELECT 1' >/dev/null 2>&1; then
+    fail "--ssl-verify-server-cert accepted the server against another CA"
+  fi
+  # require_secure_transport: a plain connection gets 3159 after its handshake, TLS still works;
+  # turned off again whatever happened.
+  if mysql_tcp "$host" "$port" --ssl --batch -e 'SET GLOBAL require_secure_transport = ON' 2>"$work/rst.err"; then
+    expect_error 3159 HY000 --skip-ssl -e 'SELECT 1'
+    got=$(mysql_tcp "$host" "$port" --ssl --batch --skip-column-names -e 'SELECT @@global.require_secure_transport' 2>&1 || true)
+    [[ $got == 1 ]] || fail "over TLS under require_secure_transport: '$got'"
+    mysql_tcp "$host" "$port" --ssl --batch -e 'SET GLOBAL require_secure_transport = OFF' ||
+      fail "SET GLOBAL require_secure_transport = OFF failed"
+  else
+    fail "SET GLOBAL require_secure_transport = ON: $(head -c 300 "$work/rst.err")"
+  fi
+  log "ran TLS checks"
+else
+  log "KILN_TLS_CA not set: TLS checks skipped"
+fi
 
 if [[ $failures -ne 0 ]]; then
   log "cli session: $failures failure(s)"

@@ -7,7 +7,10 @@ Connects as root with an empty password and exercises DDL, DML (rows,
 affected rows, last insert id), transactions (commit and rollback seen from a
 second session, savepoints, a failed statement inside a transaction),
 parameterised statements with NULL and several types, error codes (1062,
-1146, 1064, 1049), and LOAD DATA LOCAL INFILE (local_infile=True). Uses only SQL that MySQL 8 and MariaDB both accept;
+1146, 1064, 1049), and LOAD DATA LOCAL INFILE (local_infile=True). With
+$KILN_TLS_CA (the server's CA file), also TLS: ssl={'ca': ...} (VERIFY_CA),
+an unverified context (REQUIRED), Ssl_version/Ssl_cipher, another CA refused,
+and require_secure_transport (3159). Uses only SQL that MySQL 8 and MariaDB both accept;
 MariaDB is the reference it must pass on. Plain asserts: the first failure
 prints a traceback and exits 1. Uses its own database kiln_pymysql.
 """
@@ -15,6 +18,7 @@ import datetime
 import decimal
 import os
 import shutil
+import ssl
 import sys
 import tempfile
 
@@ -263,12 +267,60 @@ def main():
     load_data_local(host, port)
     section("LOAD DATA LOCAL INFILE")
 
+    ca = os.environ.get("KILN_TLS_CA", "")
+    if ca and os.path.exists(ca):
+        tls_checks(host, port, ca)
+        section("TLS: REQUIRED, VERIFY_CA, require_secure_transport")
+    else:
+        print("skip TLS (KILN_TLS_CA not set)", flush=True)
+
     q(a, "DROP DATABASE " + DB)
     expect_error(a, 1049, "USE " + DB)
     a.close()
     section("cleanup")
     print("pymysql session: all checks passed")
     return 0
+
+
+def tls_checks(host, port, ca):
+    """TLS with the server's CA (VERIFY_CA) and without verification (REQUIRED)."""
+    v = connect(host, port, ssl={"ca": ca})
+    status = dict(q(v, "SHOW STATUS LIKE 'Ssl_%'"))
+    assert status.get("Ssl_version") in ("TLSv1.2", "TLSv1.3"), status
+    assert status.get("Ssl_cipher"), status
+    assert v._sock.version() == status["Ssl_version"], (v._sock.version(), status)
+
+    required = ssl.create_default_context()
+    required.check_hostname = False
+    required.verify_mode = ssl.CERT_NONE
+    r = connect(host, port, ssl=required)
+    assert dict(q(r, "SHOW STATUS LIKE 'Ssl_version'"))["Ssl_version"] in ("TLSv1.2", "TLSv1.3")
+    r.close()
+
+    # Another CA (the system's bundle never signed the server's certificate) is refused.
+    bundle = "/etc/ssl/certs/ca-certificates.crt"
+    if os.path.exists(bundle):
+        try:
+            connect(host, port, ssl={"ca": bundle}).close()
+        except pymysql.err.OperationalError:
+            pass
+        else:
+            raise AssertionError("VERIFY_CA accepted the server against another CA")
+
+    q(v, "SET GLOBAL require_secure_transport = ON")
+    try:
+        try:
+            connect(host, port).close()
+        except pymysql.err.OperationalError as e:
+            assert e.args[0] == 3159, e.args
+        else:
+            raise AssertionError("a plain connection under require_secure_transport succeeded")
+        s = connect(host, port, ssl={"ca": ca})
+        assert q(s, "SELECT @@global.require_secure_transport") == ((1,),)
+        s.close()
+    finally:
+        q(v, "SET GLOBAL require_secure_transport = OFF")
+    v.close()
 
 
 def load_data_local(host, port):

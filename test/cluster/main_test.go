@@ -223,6 +223,8 @@ type cluster struct {
 	base  string
 	nodes []*node
 	hc    *http.Client
+	// scheme is the HTTP ports' ("" means http; https under peer TLS, tls_test.go).
+	scheme string
 
 	mu      sync.Mutex
 	crashes []string // nodes that exited without being asked to
@@ -247,6 +249,13 @@ type nodeNet struct {
 // newClusterAt is newCluster with node i placed as nets[i]; with nets nil, every node runs in the
 // test's namespace on loopback ports.
 func newClusterAt(t *testing.T, size int, nets []nodeNet) *cluster {
+	t.Helper()
+	return newClusterWith(t, size, nets, nil)
+}
+
+// newClusterWith is newClusterAt with tweak applied to each node (its args and DSN) before anything
+// starts.
+func newClusterWith(t *testing.T, size int, nets []nodeNet, tweak func(*cluster, *node)) *cluster {
 	t.Helper()
 	c := &cluster{t: t, base: t.TempDir(),
 		hc: &http.Client{Timeout: time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}}
@@ -286,6 +295,9 @@ func newClusterAt(t *testing.T, size int, nets []nodeNet) *cluster {
 		db.SetMaxOpenConns(16)
 		db.SetMaxIdleConns(16)
 		n.db = db
+		if tweak != nil {
+			tweak(c, n)
+		}
 	}
 	t.Cleanup(c.shutdown)
 	// A replica of a new cluster waits for the leader's catalog before it serves, and a leader needs
@@ -430,7 +442,11 @@ func (n *node) terminate(d time.Duration) error {
 }
 
 func (n *node) get(path string) (int, []byte, error) {
-	resp, err := n.c.hc.Get("http://" + n.http + path)
+	scheme := n.c.scheme
+	if scheme == "" {
+		scheme = "http"
+	}
+	resp, err := n.c.hc.Get(scheme + "://" + n.http + path)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -180,7 +180,7 @@ func (p *peer) open() (*stream, error) {
 	pr, pw := io.Pipe()
 	// Closing the pipe is what unblocks a write stuck on HTTP/2 flow control once the stream ends.
 	context.AfterFunc(ctx, func() { pw.CloseWithError(errStreamClosed) })
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+pathStream, pr)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.t.scheme+"://"+addr+pathStream, pr)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("rafthttp: stream request to %d at %s: %w", p.id, addr, err)
@@ -298,7 +298,7 @@ func (t *Transport) postSnapshot(p *peer, m pb.Message) error {
 		return fmt.Errorf("rafthttp: marshal snapshot for %d: %w", m.To, err)
 	}
 	addr := p.getAddr()
-	req, err := http.NewRequestWithContext(p.ctx, http.MethodPost, "http://"+addr+pathSnapshot, bytes.NewReader(data))
+	req, err := http.NewRequestWithContext(p.ctx, http.MethodPost, t.scheme+"://"+addr+pathSnapshot, bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("rafthttp: snapshot request to %d at %s: %w", m.To, addr, err)
 	}

@@ -22,11 +22,14 @@
 //     nothing calls into Raft once Stop has returned.
 //
 // The handler must be served with unencrypted HTTP/2 enabled (Serve does so): the sending side speaks
-// HTTP/2 with prior knowledge only.
+// HTTP/2 with prior knowledge only. With TLS (Config.ServerTLS and ClientTLS) the same runs over
+// HTTPS, HTTP/2 negotiated by ALPN; who may connect is then the TLS configurations' business
+// (internal/tlsconf: mutual TLS against the cluster's CA).
 package rafthttp
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,6 +68,9 @@ type Config struct {
 	// Extra are other services of the raft port (pattern -> handler, e.g. the engine snapshot
 	// stream); each request must carry this cluster's id and a sender id, as raft's own do.
 	Extra map[string]http.Handler
+	// ServerTLS, if set, makes Serve serve HTTPS with it; ClientTLS, if set, makes the transport dial
+	// its peers over HTTPS with it. Members of one cluster set both or neither.
+	ServerTLS, ClientTLS *tls.Config
 }
 
 const (
@@ -91,6 +97,7 @@ type Transport struct {
 	cfg     Config
 	log     *slog.Logger
 	client  *http.Client
+	scheme  string // of the peers' URLs: "https" with ClientTLS
 	metaHdr string // cfg.Meta as JSON, sent on every stream open
 
 	ctx    context.Context // canceled by Stop
@@ -138,10 +145,20 @@ func New(cfg Config) *Transport {
 	}
 
 	var protos http.Protocols
-	protos.SetUnencryptedHTTP2(true)
+	scheme := "http"
+	if cfg.ClientTLS != nil {
+		// HTTP/2 only, as without TLS: one multiplexed connection per peer.
+		protos.SetHTTP2(true)
+		scheme = "https"
+	} else {
+		protos.SetUnencryptedHTTP2(true)
+	}
 	ht := &http.Transport{
-		DialContext: (&net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
-		Protocols:   &protos,
+		DialContext:     (&net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig: cfg.ClientTLS,
+		// The TLS handshake is bounded like the dial: a peer that accepts and says nothing is down.
+		TLSHandshakeTimeout: 2 * cfg.DialTimeout,
+		Protocols:           &protos,
 		HTTP2: &http.HTTP2Config{
 			// The stream carries nothing back, so only pings tell a silent dead peer from an idle one.
 			SendPingTimeout: 5 * time.Second,
@@ -153,6 +170,7 @@ func New(cfg Config) *Transport {
 		cfg:     cfg,
 		log:     cfg.Logger.With("raft_id", cfg.ID),
 		client:  &http.Client{Transport: ht},
+		scheme:  scheme,
 		metaHdr: string(hdr),
 		ctx:     ctx,
 		cancel:  cancel,
@@ -262,7 +280,8 @@ func (t *Transport) Stop() {
 }
 
 // Serve listens on addr (port 0 picks one) with an http.Server that speaks unencrypted HTTP/2 and
-// HTTP/1.1, serves Handler, and returns the bound address and a func that shuts the server down.
+// HTTP/1.1 (or, with ServerTLS, both over TLS), serves Handler, and returns the bound address and a
+// func that shuts the server down.
 // The stop func ends the inbound streams (they never finish on their own) and closes the server.
 func (t *Transport) Serve(addr string) (bound string, stop func() error, err error) {
 	ln, err := net.Listen("tcp", addr)
@@ -271,13 +290,18 @@ func (t *Transport) Serve(addr string) (bound string, stop func() error, err err
 	}
 	var protos http.Protocols
 	protos.SetHTTP1(true)
-	protos.SetUnencryptedHTTP2(true)
+	if t.cfg.ServerTLS != nil {
+		protos.SetHTTP2(true)
+	} else {
+		protos.SetUnencryptedHTTP2(true)
+	}
 	baseCtx, cancelBase := context.WithCancel(context.Background())
 	srv := &http.Server{
 		Handler:           t.Handler(),
 		Protocols:         &protos,
 		ReadHeaderTimeout: 5 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return baseCtx },
+		TLSConfig:         t.cfg.ServerTLS,
 		ErrorLog:          slog.NewLogLogger(t.log.Handler(), slog.LevelDebug),
 		HTTP2: &http.HTTP2Config{
 			// Wider windows than the 1 MiB defaults: a stream whose Step is slow must not take the
@@ -289,7 +313,13 @@ func (t *Transport) Serve(addr string) (bound string, stop func() error, err err
 		},
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() {
+		if t.cfg.ServerTLS != nil {
+			served <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		served <- srv.Serve(ln)
+	}()
 	var once sync.Once
 	var stopErr error
 	stop = func() error {

@@ -374,6 +374,56 @@ public final class JdbcSession {
         section("meta.rs", () -> resultSetMetadata(a));
         section("unicode", () -> unicode(a));
         section("errors", () -> errors(a));
+        String trustStore = System.getenv("KILN_JDBC_TRUSTSTORE");
+        if (trustStore != null && !trustStore.isEmpty()) {
+            section("tls", () -> tls(trustStore));
+        } else {
+            System.out.println("skip == tls (KILN_JDBC_TRUSTSTORE not set)");
+        }
+    }
+
+    /**
+     * TLS, given a PKCS #12 trust store holding the server's CA (test/clients/jdbc.sh builds it from
+     * $KILN_TLS_CA): sslMode=REQUIRED, VERIFY_CA and VERIFY_IDENTITY connect encrypted, and
+     * require_secure_transport refuses sslMode=DISABLED with 3159 while TLS still connects.
+     */
+    void tls(String trustStore) throws Exception {
+        String verify = "trustCertificateKeyStoreUrl=file:" + trustStore
+                + "&trustCertificateKeyStoreType=PKCS12&trustCertificateKeyStorePassword=kiln-test";
+        String[][] modes = {
+            {"required", "sslMode=REQUIRED"},
+            {"verify_ca", "sslMode=VERIFY_CA&" + verify},
+            {"verify_identity", "sslMode=VERIFY_IDENTITY&" + verify},
+        };
+        for (String[] m : modes) {
+            try (Connection c = open(DB, m[1])) {
+                check("tls." + m[0] + ".established", c.unwrap(JdbcConnection.class).getSession().isSSLEstablished(),
+                        m[1] + " connected without TLS");
+                String v = "";
+                try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SHOW STATUS LIKE 'Ssl_version'")) {
+                    if (rs.next()) {
+                        v = rs.getString(2);
+                    }
+                }
+                check("tls." + m[0] + ".version", v.equals("TLSv1.2") || v.equals("TLSv1.3"), "Ssl_version " + v);
+                eq("tls." + m[0] + ".select", "kiln_jdbc", queryString(c, "SELECT DATABASE()"));
+            }
+        }
+        try (Connection admin = open(DB, "sslMode=REQUIRED")) {
+            exec(admin, "SET GLOBAL require_secure_transport = ON");
+            try {
+                expectError("tls.require.plain", 3159, "HY000", () -> {
+                    try (Connection c = open(DB, "sslMode=DISABLED")) {
+                        queryString(c, "SELECT 1");
+                    }
+                });
+                try (Connection c = open(DB, "sslMode=VERIFY_CA&" + verify)) {
+                    eq("tls.require.tls", "1", queryString(c, "SELECT @@global.require_secure_transport"));
+                }
+            } finally {
+                exec(admin, "SET GLOBAL require_secure_transport = OFF");
+            }
+        }
     }
 
     /** Restores autocommit on a connection a failed section may have left in a transaction. */
