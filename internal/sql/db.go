@@ -67,7 +67,7 @@ type DB struct {
 	txm   *txn.Manager
 	cat   atomic.Pointer[Catalog]
 	mdlMu sync.Mutex
-	mdls  map[string]*sync.RWMutex // metadata locks per database (lower-case name)
+	mdls  map[string]*mdLock // metadata locks per database (lower-case name)
 	ddlMu sync.Mutex
 
 	autoMu  sync.Mutex
@@ -252,22 +252,6 @@ func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 		return nil, err
 	}
 	return cat, nil
-}
-
-// mdlFor returns a database's metadata lock.
-func (db *DB) mdlFor(name string) *sync.RWMutex {
-	name = strings.ToLower(name)
-	db.mdlMu.Lock()
-	defer db.mdlMu.Unlock()
-	if db.mdls == nil {
-		db.mdls = map[string]*sync.RWMutex{}
-	}
-	m, ok := db.mdls[name]
-	if !ok {
-		m = &sync.RWMutex{}
-		db.mdls[name] = m
-	}
-	return m
 }
 
 // Catalog returns the current catalog.

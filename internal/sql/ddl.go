@@ -37,8 +37,13 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 	}
 	for _, n := range names {
 		m := db.mdlFor(n)
-		m.Lock()
-		defer m.Unlock()
+		if err := m.lock(env.ctx, s.metadataLockTimeout()); err != nil {
+			if s.tlocks != nil {
+				db.tableLocks.waitingForDDL(s, nil)
+			}
+			return err
+		}
+		defer m.unlock()
 	}
 	if s.tlocks != nil {
 		db.tableLocks.waitingForDDL(s, nil)

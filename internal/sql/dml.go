@@ -74,7 +74,9 @@ func (s *Session) lookupTable(db, name string) (*Table, error) {
 			return nil, sqlerr.New(sqlerr.ErrNoDB, "No database selected")
 		}
 	}
-	s.lockDB(db)
+	if err := s.lockDB(db); err != nil {
+		return nil, err
+	}
 	tbl, ok := s.catalog().Table(db, name)
 	if !ok {
 		return nil, sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, name)

@@ -257,7 +257,9 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 				}
 			}
 			if !isVirtualDB(db) {
-				p.s.lockDB(db)
+				if err := p.s.lockDB(db); err != nil {
+					return nil, err
+				}
 				cat = p.s.catalog()
 			}
 			tbl, ok := cat.Table(db, it.tn.Name.O)

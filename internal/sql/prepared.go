@@ -154,7 +154,15 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 	s.ctx = ctx // lock waits end with the statement (tablelocks.go)
 	defer func() { s.ctx = nil }()
 	for _, db := range p.dbs {
-		s.lockDB(db)
+		if err := s.lockDB(db); err != nil {
+			if s.txn == nil {
+				s.releaseMDL()
+			}
+			if ctx.Err() != nil {
+				return (&Env{s: s, ctx: ctx}).interrupted()
+			}
+			return err
+		}
 	}
 	for _, t := range p.tables {
 		if err := s.useTable(t.db, t.name, t.write); err != nil {

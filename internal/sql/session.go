@@ -528,22 +528,25 @@ func (s *Session) endTxnKeepLock() {
 
 // lockDB takes the shared metadata lock of a database for the rest of the transaction (or of the
 // statement, in autocommit mode) before its tables are resolved: DDL on that database waits for it.
-func (s *Session) lockDB(name string) {
+func (s *Session) lockDB(name string) error {
 	name = strings.ToLower(name)
 	if s.mdl[name] {
-		return
+		return nil
 	}
 	if s.mdl == nil {
 		s.mdl = map[string]bool{}
 	}
-	s.db.mdlFor(name).RLock()
+	if err := s.db.mdlFor(name).rlock(s.stmtCtx(), s.metadataLockTimeout()); err != nil {
+		return err
+	}
 	s.mdl[name] = true
+	return nil
 }
 
 func (s *Session) releaseMDL() {
 	s.releaseTableUses()
 	for name := range s.mdl {
-		s.db.mdlFor(name).RUnlock()
+		s.db.mdlFor(name).runlock()
 		delete(s.mdl, name)
 	}
 }

@@ -249,3 +249,31 @@ func TestFlushTablesWithReadLock(t *testing.T) {
 	finished(t, fl, "ok affected=0", "FLUSH TABLES WITH READ LOCK")
 	a.expect("UNLOCK TABLES", "ok affected=0")
 }
+
+// A DDL statement waiting for a database's metadata lock behind an open transaction can be killed
+// and times out after lock_wait_timeout, as in MySQL; statements held back behind it then go on.
+func TestMetadataLockWaitEnds(t *testing.T) {
+	ss := lockSessions(t, 3)
+	a, b, c := ss[0], ss[1], ss[2]
+	b.expect("BEGIN", "ok affected=0")
+	b.expect("SELECT v FROM t", "10") // holds d's metadata lock until the transaction ends
+
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan string, 1)
+	go func() { ch <- a.runCtx(ctx, "ALTER TABLE u ADD COLUMN w INT") }()
+	blocked(t, ch, "ALTER TABLE behind an open transaction")
+	// A new statement on d waits behind the waiting DDL (it is not starved)...
+	sel := c.async("SELECT COUNT(*) FROM u")
+	blocked(t, sel, "a read queued behind a waiting ALTER TABLE")
+	cancel() // KILL QUERY of the ALTER TABLE
+	finished(t, ch, "error 1317", "the killed ALTER TABLE")
+	// ...and goes on once the DDL gave up.
+	finished(t, sel, "0", "the read queued behind the killed ALTER TABLE")
+
+	a.expect("SET SESSION lock_wait_timeout = 1", "ok affected=0")
+	a.expect("ALTER TABLE u ADD COLUMN w INT", "error 1205")
+	alter := a.async("ALTER TABLE u ADD COLUMN w INT")
+	blocked(t, alter, "ALTER TABLE behind an open transaction")
+	b.expect("COMMIT", "ok affected=0")
+	finished(t, alter, "ok affected=0", "ALTER TABLE after the transaction ended")
+}
