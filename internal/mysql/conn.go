@@ -44,7 +44,7 @@ type conn struct {
 	id     uint32
 	host   string
 	caps   uint32 // negotiated: the client's capabilities that we advertised
-	sess   Session
+	sess   proto.Session
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -375,7 +375,7 @@ func (c *conn) setOption(body []byte) {
 		c.sendErr(sqlerr.New(sqlerr.ErrUnknownCom, "Unknown command"))
 		return
 	}
-	if ms, ok := c.sess.(MultiStatementsSetter); ok {
+	if ms, ok := c.sess.(proto.MultiStatementsSetter); ok {
 		_ = c.guard("SetMultiStatements", func() error { ms.SetMultiStatements(on); return nil })
 	}
 	c.sendEOF(0, c.status())

@@ -1,7 +1,8 @@
 // Package server owns a running Kiln node's sessions: it opens the data directory (format version,
 // engine, commit path, catalog), authenticates users, enforces connection limits, tracks connections
 // for KILL and SHOW PROCESSLIST, runs each command under a cancellable context, and exposes status
-// and metrics. The wire protocol (internal/mysql) sits above it and the SQL layer below.
+// and metrics. It implements proto.Handler and proto.Session: the wire protocol (internal/mysql)
+// drives it through them and the two never import each other. The SQL layer sits below it.
 package server
 
 import (
@@ -90,6 +91,13 @@ type Config struct {
 	// LogOnly runs a log-only voter: the log and a vote, no SQL layer, no data in the engine.
 	LogOnly bool
 }
+
+// The protocol layer drives the node through these interfaces (cmd/kiln passes a *Server to
+// mysql.NewServer); the node never imports internal/mysql.
+var (
+	_ proto.Handler = (*Server)(nil)
+	_ proto.Session = (*Session)(nil)
+)
 
 // Server is an open node.
 type Server struct {
@@ -292,8 +300,8 @@ func (s *Server) LookupAccount(user, host string) (proto.Account, bool) {
 	return s.DB.LookupAccount(user, host)
 }
 
-// OpenSession creates the session of an authenticated connection.
-func (s *Server) OpenSession(ctx context.Context, info proto.ConnInfo) (*Session, error) {
+// OpenSession creates the session of an authenticated connection (proto.Handler).
+func (s *Server) OpenSession(ctx context.Context, info proto.ConnInfo) (proto.Session, error) {
 	maxConn := s.DB.GlobalInt("max_connections")
 	if n := s.active.Add(1); n > maxConn {
 		s.active.Add(-1)
