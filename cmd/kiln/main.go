@@ -205,10 +205,7 @@ func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveO
 			mcfg.Memory = cfg.Memory
 		}
 		ps = mysql.NewServer(mcfg, srv, logger)
-		srv.CloseConn = ps.CloseConn
-		if srv.DB != nil {
-			srv.DB.FlushAuthCache = ps.FlushAuthCache
-		}
+		srv.CloseConn, srv.FlushAuthCache = ps.CloseConn, ps.FlushAuthCache
 		go func() { errc <- ps.Serve(ln) }()
 	}
 	logger.Info("kiln serving", "version", serverVersion(), "mysql", mysqlAddr, "http", hln.Addr().String(), "pid", strconv.Itoa(os.Getpid()),

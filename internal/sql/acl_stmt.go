@@ -94,7 +94,7 @@ func (s *Session) runACL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 	}
 	s.lastPos = pos
 	db.cat.Store(next)
-	if f := db.FlushAuthCache; f != nil {
+	if f := db.cfg.FlushAuthCache; f != nil {
 		for _, a := range c.flushed {
 			f(a[0], a[1])
 		}

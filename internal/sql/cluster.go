@@ -146,7 +146,7 @@ func (db *DB) readOnlyNow() bool {
 	return !ok
 }
 
-// ClusterMember is one row of the cluster status tables (DB.ClusterMembers, set by the server).
+// ClusterMember is one row of the cluster status tables (Config.ClusterMembers, set by the server).
 type ClusterMember struct {
 	ID          uint64
 	RaftAddr    string
@@ -164,10 +164,10 @@ type ClusterMember struct {
 // Replication's shape, which proxies and monitoring tools already read).
 func (s *Session) clusterTable(db, name string) (*selectPlan, bool) {
 	rows := func() []ClusterMember {
-		if s.db.ClusterMembers == nil {
+		if s.db.cfg.ClusterMembers == nil {
 			return nil
 		}
-		return s.db.ClusterMembers()
+		return s.db.cfg.ClusterMembers()
 	}
 	switch {
 	case strings.EqualFold(db, "information_schema") && strings.EqualFold(name, "KILN_CLUSTER_MEMBERS"):

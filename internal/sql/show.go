@@ -237,11 +237,11 @@ func indexRows(t *Table) [][]types.Value {
 
 func (s *Session) processRows() [][]types.Value {
 	var rows [][]types.Value
-	if s.db.Processes == nil {
+	if s.db.cfg.Processes == nil {
 		return nil
 	}
 	all := s.CanSeeAllProcesses()
-	for _, p := range s.db.Processes() {
+	for _, p := range s.db.cfg.Processes() {
 		if !all && p.User != s.User {
 			continue // without PROCESS, only one's own threads (as MySQL)
 		}
@@ -417,8 +417,8 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 	case ast.ShowStatus:
 		pl = staticPlan([]vcol{vs("Variable_name"), vs("Value")}, func(*Env) ([][]types.Value, error) {
 			st := map[string]string{}
-			if s.db.Status != nil {
-				st = s.db.Status()
+			if s.db.cfg.Status != nil {
+				st = s.db.cfg.Status()
 			}
 			// Per connection: MySQL shows them empty in the global scope.
 			st["Ssl_version"], st["Ssl_cipher"] = "", ""
