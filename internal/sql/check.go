@@ -39,7 +39,7 @@ func (d *ddlCtx) buildCheck(t *Table, c *ast.Constraint, n int) (*CheckConstrain
 	}
 	for _, o := range t.Checks {
 		if strings.EqualFold(o.Name, name) {
-			return nil, sqlerr.New(3822, "Duplicate check constraint name '%s'.", name)
+			return nil, sqlerr.New(sqlerr.ErrCheckConstraintDupName, "Duplicate check constraint name '%s'.", name)
 		}
 	}
 	text, err := restoreSQL(c.Expr)
@@ -56,7 +56,7 @@ func (d *ddlCtx) buildCheck(t *Table, c *ast.Constraint, n int) (*CheckConstrain
 func compileCheck(s *Session, t *Table, ck *CheckConstraint) (Expr, error) {
 	stmts, _, err := s.parser.ParseSQL("SELECT " + ck.Expr)
 	if err != nil || len(stmts) != 1 {
-		return nil, sqlerr.New(3813, "Column check constraint '%s' references other column.", ck.Name)
+		return nil, sqlerr.New(sqlerr.ErrColumnCheckConstraintReferencesOtherColumn, "Column check constraint '%s' references other column.", ck.Name)
 	}
 	sel := stmts[0].(*ast.SelectStmt)
 	c := (&planner{s: s}).newCompiler(tableScope(t, t.Name))
@@ -98,7 +98,7 @@ func checkRow(env *Env, t *Table, row []types.Value) error {
 			return err
 		}
 		if b, null := types.ToBool(v); !null && !b {
-			return sqlerr.New(3819, "Check constraint '%s' is violated.", ck.Name)
+			return sqlerr.New(sqlerr.ErrCheckConstraintViolated, "Check constraint '%s' is violated.", ck.Name)
 		}
 	}
 	return nil
@@ -129,7 +129,7 @@ func (d *ddlCtx) checkExisting(t *Table, ck *CheckConstraint) error {
 			return err
 		}
 		if b, null := types.ToBool(v); !null && !b {
-			return sqlerr.New(3819, "Check constraint '%s' is violated.", ck.Name)
+			return sqlerr.New(sqlerr.ErrCheckConstraintViolated, "Check constraint '%s' is violated.", ck.Name)
 		}
 	}
 	return it.Err()

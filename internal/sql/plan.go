@@ -154,7 +154,7 @@ func flattenFrom(n ast.ResultSetNode, out []fromItem) ([]fromItem, error) {
 			return append(out, fromItem{tn: s, alias: alias}), nil
 		case *ast.SelectStmt, *ast.SetOprStmt:
 			if x.AsName.O == "" {
-				return nil, sqlerr.New(1248, "Every derived table must have its own alias")
+				return nil, sqlerr.New(sqlerr.ErrDerivedMustHaveAlias, "Every derived table must have its own alias")
 			}
 			return append(out, fromItem{sub: s, alias: x.AsName.O}), nil
 		case *ast.Join:
@@ -231,7 +231,7 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 		}
 	}
 	if len(items) > 61 {
-		return nil, sqlerr.New(1116, "Too many tables; MySQL can only use 61 tables in a join")
+		return nil, sqlerr.New(sqlerr.ErrTooManyTables, "Too many tables; MySQL can only use 61 tables in a join")
 	}
 	written := make([]int, len(items)) // level of each item in written order
 	for i := range written {
@@ -549,7 +549,7 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 					return nil, sqlerr.New(sqlerr.ErrBadTable, "Unknown table '%s'", f.WildCard.Table.O)
 				}
 				if len(pl.levels) == 0 {
-					return nil, sqlerr.New(1096, "No tables used")
+					return nil, sqlerr.New(sqlerr.ErrNoTablesUsed, "No tables used")
 				}
 			}
 			continue

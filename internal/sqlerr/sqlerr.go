@@ -1,6 +1,11 @@
 // Package sqlerr owns the MySQL error values that cross layers: an error code, its SQLSTATE and a
 // message. Every layer returns *Error for anything a client should see with a specific code; the wire
 // protocol turns any other error into ER_UNKNOWN_ERROR (1105, HY000).
+//
+// Every code has a named constant here (MySQL's mysqld_error.h name) with its SQLSTATE in states;
+// callers never pass a bare number. The common codes are below; the others are grouped by the
+// layer that raises them: ddl.go, query.go, sysvar.go, loaddata.go, protocol.go, acl.go, funcs.go,
+// locks.go, memory.go.
 package sqlerr
 
 import (
@@ -44,7 +49,7 @@ const (
 	ErrCantDropFieldOrKey           = 1091
 	ErrNoSuchThread                 = 1094
 	ErrUnknownSystemVar             = 1193
-	ErrIncorrectGlobalLocal         = 1229
+	ErrIncorrectGlobalLocal         = 1229 // ER_GLOBAL_VARIABLE (sysvar.go: ErrGlobalVariable); not ER_INCORRECT_GLOBAL_LOCAL_VAR, 1238
 	ErrWrongValueForVar             = 1231
 	ErrWrongTypeForVar              = 1232
 	ErrUnknownError                 = 1105

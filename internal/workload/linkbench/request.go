@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
 // The request phase's statements, as LinkBench's MySQL link store issues
@@ -256,7 +258,7 @@ func (w *worker) affected(ctx context.Context, st int, args ...any) (int64, erro
 // retryable: deadlock or lock wait timeout; the transaction is retried.
 func retryable(err error) bool {
 	var me *mysql.MySQLError
-	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205)
+	return errors.As(err, &me) && (me.Number == sqlerr.ErrLockDeadlock || me.Number == sqlerr.ErrLockWaitTimeout)
 }
 
 // one runs a randomly chosen operation and records it.
