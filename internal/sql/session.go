@@ -15,6 +15,7 @@ import (
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // literal values for the parser
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -504,7 +505,7 @@ func (s *Session) commit(ctx context.Context) error {
 	s.endTxnKeepLock()
 	t.SetAsync(s.getSysVar(durabilityVar, false).S == "async")
 	if s.db.globals.get(beforeImagesVar).I != 0 {
-		t.SetBeforeImages(isRowKey)
+		t.SetBeforeImages(rowenc.IsRowKey)
 	}
 	pos, err := t.Commit(ctx)
 	s.releaseMDL()

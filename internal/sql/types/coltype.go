@@ -72,7 +72,7 @@ func (t *ColType) DefaultFrac() int {
 		}
 		return min(t.Frac, 30)
 	case mysql.TypeDatetime, mysql.TypeTimestamp, mysql.TypeDuration:
-		return clampFsp(t.Frac)
+		return ClampFsp(t.Frac)
 	case mysql.TypeFloat:
 		if t.Frac > 0 && t.Len > 0 {
 			return t.Frac
@@ -130,7 +130,7 @@ func (t *ColType) SQL() string {
 		b = append(b, name...)
 		if t.Frac > 0 {
 			b = append(b, '(')
-			b = strconv.AppendInt(b, int64(clampFsp(t.Frac)), 10)
+			b = strconv.AppendInt(b, int64(ClampFsp(t.Frac)), 10)
 			b = append(b, ')')
 		}
 	}
@@ -261,4 +261,13 @@ func (t *ColType) Coll() *Collation {
 		return collUTF8MB4Default
 	}
 	return collBinary
+}
+
+// KeyColl returns the collation that orders t's values in index keys: Coll, except that binary
+// strings are keyed by their bytes.
+func (t *ColType) KeyColl() *Collation {
+	if t.IsBinaryString() {
+		return collBinary
+	}
+	return t.Coll()
 }

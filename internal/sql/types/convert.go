@@ -740,7 +740,7 @@ func (st *convState) toDatetimeCol(v Value, t *ColType, dateOnly bool) (Value, e
 	fsp := 0
 	typ := "date"
 	if !dateOnly {
-		fsp = clampFsp(t.Frac)
+		fsp = ClampFsp(t.Frac)
 		typ = "datetime"
 	}
 	var p int64
@@ -832,7 +832,7 @@ func pick6(dateOnly bool, fsp int) int {
 }
 
 func (st *convState) toDurationCol(v Value, t *ColType) (Value, error) {
-	fsp := clampFsp(t.Frac)
+	fsp := ClampFsp(t.Frac)
 	var us int64
 	var err error
 	switch v.K {

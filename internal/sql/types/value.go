@@ -110,12 +110,12 @@ func NewDate(p int64) Value { return Value{K: KindDate, I: p &^ (1<<41 - 1)} }
 
 // NewDatetime returns a DATETIME/TIMESTAMP from a packed value with fsp fractional digits.
 func NewDatetime(p int64, fsp int) Value {
-	return Value{K: KindDatetime, I: p, Frac: int8(clampFsp(fsp))}
+	return Value{K: KindDatetime, I: p, Frac: int8(ClampFsp(fsp))}
 }
 
 // NewDuration returns a TIME of micros microseconds with fsp fractional digits.
 func NewDuration(micros int64, fsp int) Value {
-	return Value{K: KindDuration, I: micros, Frac: int8(clampFsp(fsp))}
+	return Value{K: KindDuration, I: micros, Frac: int8(ClampFsp(fsp))}
 }
 
 // IsNull reports whether v is SQL NULL.
@@ -136,7 +136,8 @@ func (v Value) String() string {
 	return string(AppendText(buf[:0], v))
 }
 
-func clampFsp(fsp int) int {
+// ClampFsp limits a fractional-seconds precision to 0..6.
+func ClampFsp(fsp int) int {
 	if fsp < 0 {
 		return 0
 	}
