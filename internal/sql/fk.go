@@ -9,6 +9,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
+	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -63,7 +64,7 @@ func refAction(o *ast.OnDeleteOpt, u *ast.OnUpdateOpt) (string, string) {
 }
 
 func (s *Session) fkChecks() bool {
-	b, _ := types.ToBool(s.getSysVar(mustSysVar("foreign_key_checks"), false))
+	b, _ := types.ToBool(s.getSysVar(sysvar.Must("foreign_key_checks"), false))
 	return b
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 
+	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -247,7 +248,7 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 		}
 		return mk(tUint, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			uuidShort.once.Do(func() {
-				sid := toUint64(env.s.getSysVar(mustSysVar("server_id"), true))
+				sid := toUint64(env.s.getSysVar(sysvar.Must("server_id"), true))
 				uuidShort.next.Store((sid&255)<<56 + uint64(time.Now().Unix())<<24)
 			})
 			return types.NewUint(uuidShort.next.Add(1) - 1), nil
@@ -335,7 +336,7 @@ var getFormats = map[ast.GetFormatSelectorType]map[string]string{
 }
 
 func (s *Session) defaultWeekFormat() int {
-	return int(toIntLenient(s.getSysVar(mustSysVar("default_week_format"), false)))
+	return int(toIntLenient(s.getSysVar(sysvar.Must("default_week_format"), false)))
 }
 
 // exprFsp is the fractional-seconds precision a time function gives a result computed from e: a
@@ -538,7 +539,7 @@ func lookupTZ(name string) *time.Location {
 	if l, ok := tzCache.Load(key); ok {
 		return l.(*time.Location)
 	}
-	loc, err := parseTimeZone(name)
+	loc, err := sysvar.ParseTimeZone(name)
 	if err != nil || name == "" || name == "Local" {
 		loc = nil
 	}

@@ -942,6 +942,32 @@ func (st *convState) toBitCol(v Value, t *ColType) (Value, error) {
 
 // ---- casts for expressions ----
 
+// ToIntLenient converts to int64 the way a LIMIT or a CAST does: rounding, clamping, never failing.
+func ToIntLenient(v Value) int64 {
+	switch v.K {
+	case KindInt:
+		return v.I
+	case KindUint:
+		if v.U() > math.MaxInt64 {
+			return math.MaxInt64
+		}
+		return v.I
+	case KindNull:
+		return 0
+	}
+	if i, err := ToInt(v); err == nil {
+		return i
+	}
+	f := ToFloat(v)
+	switch {
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(math.Round(f))
+}
+
 // ToInt converts v to a signed integer as MySQL's val_int() does: doubles round half to even,
 // decimals half away from zero, strings take their leading integer (truncating at '.', as
 // CAST(str AS SIGNED) does), unsigned values wrap, and out-of-range values clip. warn, when not
