@@ -12,6 +12,7 @@ import (
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/shopspring/decimal"
 
+	"github.com/kiln-db/kiln/internal/sql/builtins"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -934,10 +935,10 @@ func (c *compiler) funcCall(x *ast.FuncCallExpr) (Expr, error) {
 		return e, err
 	}
 	var coll *types.Collation
-	if types.FuncUsesCollation(name) {
+	if builtins.FuncUsesCollation(name) {
 		coll = c.collationOf(args...)
 	}
-	f, lo, hi, ok := types.LookupFuncCollation(name, coll)
+	f, lo, hi, ok := builtins.LookupFuncCollation(name, coll)
 	if !ok {
 		return nil, c.errf(sqlerr.ErrSpDoesNotExist, "FUNCTION %s does not exist", x.FnName.O)
 	}

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"github.com/kiln-db/kiln/internal/sql/builtins"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -23,7 +24,7 @@ func (env *Env) resultTooLarge(name string, n int64) bool {
 	if n <= limit {
 		return false
 	}
-	env.warn(sqlerr.New(sqlerr.ErrWarnAllowedPacketOverflow, types.ErrResultTooLarge, types.FuncSQLName(name), limit))
+	env.warn(sqlerr.New(sqlerr.ErrWarnAllowedPacketOverflow, builtins.ErrResultTooLarge, builtins.FuncSQLName(name), limit))
 	return true
 }
 
@@ -32,7 +33,7 @@ func (env *Env) resultTooLarge(name string, n int64) bool {
 func argsSize(vs []types.Value) int64 {
 	var n int64
 	for i := range vs {
-		n += types.ValueSize(vs[i])
+		n += builtins.ValueSize(vs[i])
 	}
 	return n
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/kiln-db/kiln/internal/sql/builtins"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -161,7 +162,7 @@ func addInterval(d, n types.Value, unit string, sub bool) (types.Value, error) {
 		if perr != nil {
 			return types.Null, nil
 		}
-		dt = types.NewDatetime(p, types.TimeFsp(types.NewString(s)))
+		dt = types.NewDatetime(p, builtins.TimeFsp(types.NewString(s)))
 		isDate = len(strings.TrimSpace(s)) <= 10
 	}
 	months, micros, ok := intervalAmount(n, unit)

@@ -28,6 +28,15 @@
 // and DROP INDEX are range deletions of TableSpan or IndexSpan. Every catalog key starts with
 // SysPrefix; replicas watch writes under it to know their catalog changed.
 //
+// Invariants (the tests check each of them):
+//   - AppendKey is order-preserving: for two values a, b already Convert()ed to a column type t,
+//     bytes.Compare(AppendKey(nil, a, t), AppendKey(nil, b, t)) == Compare(a, b, t.Coll()), with NULL
+//     first. Keys are self-delimiting, so composite keys are plain concatenations.
+//   - DecodeKey inverts AppendKey whenever KeyReversible(t) is true; otherwise it returns
+//     ErrKeyNotReversible and the caller reads the row.
+//   - DecodeRow(AppendRow(v)) == v for every value Convert can produce, and DecodeRow never panics
+//     on corrupt input.
+//
 // This package must not import internal/sql or know about table definitions (the facade builds a
 // row's keys from its Table with IndexPrefix and AppendKey), and it must not change an encoding
 // without a new FormatVersion: every byte it defines is on disk and in the replicated log.

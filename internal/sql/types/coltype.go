@@ -190,13 +190,13 @@ func (t *ColType) SQL() string {
 			withLen("varchar", 0)
 		}
 	case mysql.TypeTinyBlob:
-		b = append(b, pick(bin, "tinyblob", "tinytext")...)
+		b = append(b, Pick(bin, "tinyblob", "tinytext")...)
 	case mysql.TypeBlob:
-		b = append(b, pick(bin, "blob", "text")...)
+		b = append(b, Pick(bin, "blob", "text")...)
 	case mysql.TypeMediumBlob:
-		b = append(b, pick(bin, "mediumblob", "mediumtext")...)
+		b = append(b, Pick(bin, "mediumblob", "mediumtext")...)
 	case mysql.TypeLongBlob:
-		b = append(b, pick(bin, "longblob", "longtext")...)
+		b = append(b, Pick(bin, "longblob", "longtext")...)
 	case mysql.TypeDate, mysql.TypeNewDate:
 		b = append(b, "date"...)
 	case mysql.TypeDatetime:
@@ -212,7 +212,7 @@ func (t *ColType) SQL() string {
 	case mysql.TypeJSON:
 		b = append(b, "json"...)
 	case mysql.TypeEnum, mysql.TypeSet:
-		b = append(b, pick(t.Tp == mysql.TypeEnum, "enum(", "set(")...)
+		b = append(b, Pick(t.Tp == mysql.TypeEnum, "enum(", "set(")...)
 		for i, e := range t.Elems {
 			if i > 0 {
 				b = append(b, ',')
@@ -237,7 +237,7 @@ func (t *ColType) SQL() string {
 	return string(b)
 }
 
-func pick(c bool, a, b string) string {
+func Pick(c bool, a, b string) string {
 	if c {
 		return a
 	}

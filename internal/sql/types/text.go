@@ -31,9 +31,9 @@ func AppendText(buf []byte, v Value) []byte {
 	case KindDate:
 		return appendDate(buf, v.I)
 	case KindDatetime:
-		return appendDatetime(buf, v.I, int(v.Frac))
+		return AppendDatetime(buf, v.I, int(v.Frac))
 	case KindDuration:
-		return appendDuration(buf, v.I, int(v.Frac))
+		return AppendDuration(buf, v.I, int(v.Frac))
 	}
 	return buf
 }
