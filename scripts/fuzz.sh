@@ -8,7 +8,7 @@ fuzztime=${FUZZTIME:-10s}
 targets=(
   "./internal/sql/ FuzzQuery"
   "./internal/sql/ FuzzLoadDataFieldReader"
-  "./internal/sql/types/ FuzzDecodeRow"
+  "./internal/sql/rowenc/ FuzzDecodeRow"
   "./internal/mysql/ FuzzReadPacket"
   "./internal/mysql/ FuzzHandshakeResponse"
   "./internal/mysql/ FuzzStmtExecute"

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/txn"
 )
@@ -68,7 +69,7 @@ type accessIter struct {
 func (a *access) open(env *Env, outer []types.Value) (*accessIter, error) {
 	ai := &accessIter{a: a, env: env, t: env.txn()}
 	tbl, ix := a.tbl, a.idx
-	prefix := indexPrefix(nil, tbl.ID, ix.ID)
+	prefix := rowenc.IndexPrefix(nil, tbl.ID, ix.ID)
 	// Evaluate the equality prefix; a value that does not convert exactly to the column type makes
 	// the key useless, so fall back to scanning what the exact part allows (the filter still runs).
 	key := append([]byte(nil), prefix...)
@@ -439,7 +440,7 @@ func (ai *accessIter) entryRow(k, v []byte) ([]types.Value, bool, error) {
 		return row, true, nil
 	}
 	part := make([]types.Value, len(tbl.Columns))
-	if err := types.DecodeRow(v, tbl.colPos, part); err != nil {
+	if err := rowenc.DecodeRow(v, tbl.colPos, part); err != nil {
 		return nil, false, fmt.Errorf("index %s.%s: key %x: %w", tbl.Name, a.idx.Name, k, err)
 	}
 	pk := primaryKey(nil, tbl, part)
@@ -489,7 +490,7 @@ func decodeRow(tbl *Table, v []byte) ([]types.Value, error) {
 	for i, c := range tbl.Columns {
 		row[i] = c.Absent
 	}
-	if err := types.DecodeRow(v, tbl.colPos, row); err != nil {
+	if err := rowenc.DecodeRow(v, tbl.colPos, row); err != nil {
 		return nil, err
 	}
 	return row, nil
@@ -498,7 +499,7 @@ func decodeRow(tbl *Table, v []byte) ([]types.Value, error) {
 // primaryKey builds the primary-index key of a row.
 func primaryKey(buf []byte, tbl *Table, row []types.Value) []byte {
 	ix := tbl.Indexes[0]
-	buf = indexPrefix(buf, tbl.ID, ix.ID)
+	buf = rowenc.IndexPrefix(buf, tbl.ID, ix.ID)
 	for i, ci := range ix.cols {
 		buf, _ = keyPart(buf, row[ci], tbl, ix, i)
 	}
@@ -508,7 +509,7 @@ func primaryKey(buf []byte, tbl *Table, row []types.Value) []byte {
 // secondaryKey builds a secondary index entry (key, value) for a row. Non-unique indexes, and unique
 // ones whose key has a NULL (NULLs never collide), append the primary key columns to the key.
 func secondaryKey(tbl *Table, ix *Index, row []types.Value) (key, val []byte, unique bool) {
-	key = indexPrefix(nil, tbl.ID, ix.ID)
+	key = rowenc.IndexPrefix(nil, tbl.ID, ix.ID)
 	hasNull := false
 	for i, ci := range ix.cols {
 		if row[ci].IsNull() {
@@ -533,13 +534,13 @@ func secondaryKey(tbl *Table, ix *Index, row []types.Value) (key, val []byte, un
 		ids = append(ids, tbl.Columns[ci].ID)
 		vals = append(vals, row[ci])
 	}
-	val = types.AppendRow(nil, ids, vals)
+	val = rowenc.AppendRow(nil, ids, vals)
 	return key, val, unique
 }
 
 // encodeRow encodes a full row for the primary index.
 func encodeRow(buf []byte, tbl *Table, row []types.Value) []byte {
-	return types.AppendRow(buf, tbl.colIDs, row)
+	return rowenc.AppendRow(buf, tbl.colIDs, row)
 }
 
 // keyPart appends v as key part i of ix. A prefix part (KEY (c(n))) keys only the first n
@@ -559,7 +560,7 @@ func keyPart(buf []byte, v types.Value, tbl *Table, ix *Index, i int) (out []byt
 			v.S, cut = s[:k], true
 		}
 	}
-	return types.AppendKey(buf, v, &col.Type), cut
+	return rowenc.AppendKey(buf, v, &col.Type), cut
 }
 
 // charPrefixLen is the byte length of s's first n characters.

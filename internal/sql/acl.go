@@ -11,6 +11,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/auth"
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
 )
 
 // Accounts and privileges (MySQL 8's model, without roles and column grants).
@@ -354,23 +355,12 @@ func likeMatch(p, s string) bool {
 	return s == ""
 }
 
-// Catalog keys of the accounts.
-var keyACLInit = []byte{sysPrefix, 'A'}
-
-func accountDefKey(user, host string) []byte {
-	k := append([]byte{sysPrefix, 'a'}, user...)
-	k = append(k, 0)
-	return append(k, strings.ToLower(host)...)
-}
-
-func accountDefPrefix() ([]byte, []byte) { return []byte{sysPrefix, 'a'}, []byte{sysPrefix, 'b'} }
-
 func saveAccount(w writer, a *Account) error {
 	b, err := json.Marshal(a)
 	if err != nil {
 		return fmt.Errorf("catalog: encode account %s: %w", a.Name(), err)
 	}
-	w.Set(accountDefKey(a.User, a.Host), b)
+	w.Set(rowenc.AccountKey(a.User, a.Host), b)
 	return nil
 }
 
@@ -389,7 +379,7 @@ func (l *acl) writeInit(w writer) error {
 	if l.initialised {
 		return nil
 	}
-	w.Set(keyACLInit, []byte{1})
+	w.Set(rowenc.ACLInitKey(), []byte{1})
 	for _, a := range l.accounts {
 		if err := saveAccount(w, a); err != nil {
 			return err
@@ -404,12 +394,12 @@ func loadACL(eng interface {
 	Get(key []byte) ([]byte, bool, error)
 }, iter func(lo, hi []byte, fn func(k, v []byte) error) error) (*acl, error) {
 	l := newACL()
-	_, ok, err := eng.Get(keyACLInit)
+	_, ok, err := eng.Get(rowenc.ACLInitKey())
 	if err != nil {
 		return nil, err
 	}
 	l.initialised = ok
-	lo, hi := accountDefPrefix()
+	lo, hi := rowenc.AccountSpan()
 	if err := iter(lo, hi, func(k, v []byte) error {
 		var a Account
 		if err := json.Unmarshal(v, &a); err != nil {

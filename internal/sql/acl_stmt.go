@@ -12,6 +12,7 @@ import (
 
 	kauth "github.com/kiln-db/kiln/internal/auth"
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -41,7 +42,7 @@ func (c *aclChange) save(a *Account) error {
 
 func (c *aclChange) drop(user, host string) {
 	c.next.remove(user, host)
-	c.t.Delete(accountDefKey(user, host))
+	c.t.Delete(rowenc.AccountKey(user, host))
 	c.flushed = append(c.flushed, [2]string{user, host})
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/auth"
 	"github.com/kiln-db/kiln/internal/repl/repltest"
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -75,23 +76,23 @@ func TestBootstrapRoot(t *testing.T) {
 func TestAccountsUpgrade(t *testing.T) {
 	db, txm := openACLTestDB(t)
 	tx := txm.Begin(txn.RepeatableRead, false)
-	tx.Delete(keyACLInit)
-	tx.Delete(accountDefKey("root", "localhost"))
+	tx.Delete(rowenc.ACLInitKey())
+	tx.Delete(rowenc.AccountKey("root", "localhost"))
 	if _, err := tx.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	_ = db
-	if _, ok, _ := txm.Engine().Get(keyACLInit); ok {
+	if _, ok, _ := txm.Engine().Get(rowenc.ACLInitKey()); ok {
 		t.Fatal("marker still there: the test tests nothing")
 	}
 	db2, err := Open(context.Background(), txm, Config{Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := txm.Engine().Get(keyACLInit); !ok {
+	if _, ok, _ := txm.Engine().Get(rowenc.ACLInitKey()); !ok {
 		t.Fatal("the upgrade did not write the accounts marker")
 	}
-	if _, ok, _ := txm.Engine().Get(accountDefKey("root", "localhost")); !ok {
+	if _, ok, _ := txm.Engine().Get(rowenc.AccountKey("root", "localhost")); !ok {
 		t.Fatal("the upgrade did not write root@localhost")
 	}
 	if _, ok := db2.LookupAccount("root", "::1"); !ok {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kiln-db/kiln/internal/repl/repltest"
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/txn"
 )
@@ -52,7 +53,7 @@ func TestBeforeImagesSQL(t *testing.T) {
 				continue
 			}
 			what := "index"
-			if isRowKey(c.Key) {
+			if rowenc.IsRowKey(c.Key) {
 				what = "row"
 			}
 			desc := fmt.Sprintf("%s %s", c.Kind, what)

@@ -10,65 +10,9 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
-
-// FormatVersion is the on-disk format of the catalog and key layout. A data directory with another
-// version refuses to start.
-const FormatVersion = 1
-
-// Key layout (order-preserving, see types.AppendKey):
-//
-//	0x00 'a' 'p' 'p' 'l' 'i' 'e' 'd'          engine's applied position (internal/engine)
-//	0x01 'v'                                   format version
-//	0x01 'n'                                   next table id
-//	0x01 'd' <db name>                         database definition (JSON)
-//	0x01 't' <table id: 8 bytes>               table definition (JSON)
-//	0x01 'w' <db> 0x00 <view name>             view definition (JSON; lower-case names)
-//	0x01 'a' <user> 0x00 <host>                account with its privileges (JSON; lower-case host)
-//	0x01 'A'                                   accounts initialised (root@localhost written)
-//	't' <table id: 8 bytes> <index id: 4 bytes> <key columns>   rows (index 1) and index entries
-const (
-	sysPrefix   = 0x01
-	tablePrefix = 't'
-	primaryID   = 1
-)
-
-var (
-	keyFormatVersion = []byte{sysPrefix, 'v'}
-	keyNextTableID   = []byte{sysPrefix, 'n'}
-)
-
-func dbDefKey(name string) []byte   { return append([]byte{sysPrefix, 'd'}, name...) }
-func dbDefPrefix() ([]byte, []byte) { return []byte{sysPrefix, 'd'}, []byte{sysPrefix, 'e'} }
-func tableDefKey(id uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{sysPrefix, 't'}, id)
-}
-func tableDefPrefix() ([]byte, []byte) { return []byte{sysPrefix, 't'}, []byte{sysPrefix, 'u'} }
-
-// tableSpan returns [lo, hi) of every key of table id.
-func tableSpan(id uint64) ([]byte, []byte) {
-	lo := binary.BigEndian.AppendUint64([]byte{tablePrefix}, id)
-	hi := binary.BigEndian.AppendUint64([]byte{tablePrefix}, id+1)
-	return lo, hi
-}
-
-// indexPrefix returns the key prefix of index iid of table tid.
-func indexPrefix(buf []byte, tid uint64, iid uint32) []byte {
-	buf = append(buf, tablePrefix)
-	buf = binary.BigEndian.AppendUint64(buf, tid)
-	return binary.BigEndian.AppendUint32(buf, iid)
-}
-
-// isRowKey reports whether k is a row (a primary-index key), not a secondary index entry or catalog key.
-func isRowKey(k []byte) bool {
-	return len(k) > 13 && k[0] == tablePrefix && binary.BigEndian.Uint32(k[9:13]) == primaryID
-}
-
-// indexSpan returns [lo, hi) of index iid of table tid.
-func indexSpan(tid uint64, iid uint32) ([]byte, []byte) {
-	return indexPrefix(nil, tid, iid), indexPrefix(nil, tid, iid+1)
-}
 
 // Database is a schema.
 type Database struct {
@@ -361,7 +305,7 @@ func saveTable(w writer, t *Table) error {
 	if err != nil {
 		return fmt.Errorf("catalog: encode table %s: %w", t.Name, err)
 	}
-	w.Set(tableDefKey(t.ID), b)
+	w.Set(rowenc.TableDefKey(t.ID), b)
 	return nil
 }
 
@@ -370,12 +314,12 @@ func saveDB(w writer, d *Database) error {
 	if err != nil {
 		return fmt.Errorf("catalog: encode database %s: %w", d.Name, err)
 	}
-	w.Set(dbDefKey(strings.ToLower(d.Name)), b)
+	w.Set(rowenc.DBDefKey(strings.ToLower(d.Name)), b)
 	return nil
 }
 
 func saveNextTableID(w writer, n uint64) {
-	w.Set(keyNextTableID, binary.BigEndian.AppendUint64(nil, n))
+	w.Set(rowenc.NextTableIDKey(), binary.BigEndian.AppendUint64(nil, n))
 }
 
 // checkKeyVersions refuses a table whose indexes hold collation keys of another weights version:
@@ -394,7 +338,7 @@ func checkKeyVersions(t *Table) error {
 				return fmt.Errorf("catalog: prefix index %s of %s.%s was written with whole values (key version %d), this Kiln keys prefixes: dump the table with an older Kiln and reload it", ix.Name, t.DB, t.Name, v)
 			}
 			ct := &t.Columns[ci].Type
-			if (ct.IsString() || ct.Tp == mysql.TypeEnum || ct.Tp == mysql.TypeSet) && !types.KeyReversible(ct) && !ct.Coll().Reversible() {
+			if (ct.IsString() || ct.Tp == mysql.TypeEnum || ct.Tp == mysql.TypeSet) && !rowenc.KeyReversible(ct) && !ct.Coll().Reversible() {
 				return fmt.Errorf("catalog: index %s of %s.%s holds collation keys of version %d, this Kiln writes version %d: dump the table with an older Kiln and reload it", ix.Name, t.DB, t.Name, v, types.CollationKeyVersion)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
@@ -15,7 +16,7 @@ import (
 // (utf8mb4, utf8mb3, ascii) or pass bytes through (binary, character_set_results = NULL).
 
 func (s *Session) charsetVar(name string) string {
-	return strings.ToLower(types.ToString(s.getSysVar(mustSysVar(name), false)))
+	return strings.ToLower(types.ToString(s.getSysVar(sysvar.Must(name), false)))
 }
 
 // clientText converts text received from the client into UTF-8.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -114,7 +115,7 @@ func (d *ddlCtx) checkExisting(t *Table, ck *CheckConstraint) error {
 	if err != nil {
 		return err
 	}
-	lo, hi := indexSpan(t.ID, primaryID)
+	lo, hi := rowenc.IndexSpan(t.ID, rowenc.PrimaryIndexID)
 	it, err := d.t.NewIter(lo, hi, false, true)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -38,7 +39,7 @@ type Generation struct {
 
 // CatalogPrefix is the first byte of every catalog key: the applier counts records that write under
 // it (txn.Applier.CountWrites), which is how a replica knows its catalog changed.
-const CatalogPrefix = sysPrefix
+const CatalogPrefix = rowenc.SysPrefix
 
 // NewApplier returns the record applier for this SQL layer's records: its logical operations, and a
 // count of records that changed the catalog.

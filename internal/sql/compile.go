@@ -12,6 +12,8 @@ import (
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/shopspring/decimal"
 
+	"github.com/kiln-db/kiln/internal/sql/builtins"
+	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -702,14 +704,14 @@ func (c *compiler) variable(x *ast.VariableExpr) (Expr, error) {
 		}}, nil
 	}
 	global := x.IsGlobal
-	sv, ok := lookupSysVar(name)
+	sv, ok := sysvar.Lookup(name)
 	if !ok {
 		return nil, c.errf(sqlerr.ErrUnknownSystemVar, "Unknown system variable '%s'", x.Name)
 	}
-	if x.ExplicitScope && !global && sv.scope == scopeGlobal {
+	if x.ExplicitScope && !global && sv.Scope == sysvar.Global {
 		return nil, c.errf(sqlerr.ErrIncorrectGlobalLocal, "Variable '%s' is a GLOBAL variable", x.Name)
 	}
-	t := typeOfValue(sv.def)
+	t := typeOfValue(sv.Default)
 	return &closureExpr{typed: typed{t}, fn: func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 		return env.s.getSysVar(sv, global), nil
 	}}, nil
@@ -933,10 +935,10 @@ func (c *compiler) funcCall(x *ast.FuncCallExpr) (Expr, error) {
 		return e, err
 	}
 	var coll *types.Collation
-	if types.FuncUsesCollation(name) {
+	if builtins.FuncUsesCollation(name) {
 		coll = c.collationOf(args...)
 	}
-	f, lo, hi, ok := types.LookupFuncCollation(name, coll)
+	f, lo, hi, ok := builtins.LookupFuncCollation(name, coll)
 	if !ok {
 		return nil, c.errf(sqlerr.ErrSpDoesNotExist, "FUNCTION %s does not exist", x.FnName.O)
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/kiln-db/kiln/internal/memory"
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/txn"
 )
@@ -115,7 +116,7 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 	}
 	db := &DB{cfg: cfg, txm: txm, autoInc: map[autoKey]*autoIncState{}, globals: newGlobalVars(cfg)}
 	eng := txm.Engine()
-	v, ok, err := eng.Get(keyFormatVersion)
+	v, ok, err := eng.Get(rowenc.FormatVersionKey())
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +132,7 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 				return nil, fmt.Errorf("waiting for the catalog from the leader: %w", ctx.Err())
 			case <-time.After(20 * time.Millisecond):
 			}
-			if v, ok, err = eng.Get(keyFormatVersion); err != nil {
+			if v, ok, err = eng.Get(rowenc.FormatVersionKey()); err != nil {
 				return nil, err
 			}
 		}
@@ -139,7 +140,7 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 	if !ok {
 		// Fresh data directory: record the format version through the commit path.
 		t := txm.Begin(txn.RepeatableRead, false)
-		t.Set(keyFormatVersion, binary.BigEndian.AppendUint32(nil, FormatVersion))
+		t.Set(rowenc.FormatVersionKey(), binary.BigEndian.AppendUint32(nil, rowenc.FormatVersion))
 		saveNextTableID(t, 100)
 		if err := saveDB(t, &Database{Name: "test", Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci"}); err != nil {
 			return nil, err
@@ -153,8 +154,8 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 		if _, err := t.Commit(ctx); err != nil {
 			return nil, fmt.Errorf("initialise catalog: %w", err)
 		}
-	} else if len(v) != 4 || binary.BigEndian.Uint32(v) != FormatVersion {
-		return nil, fmt.Errorf("data directory has on-disk format version %x, this build reads version %d: refusing to start", v, FormatVersion)
+	} else if len(v) != 4 || binary.BigEndian.Uint32(v) != rowenc.FormatVersion {
+		return nil, fmt.Errorf("data directory has on-disk format version %x, this build reads version %d: refusing to start", v, rowenc.FormatVersion)
 	}
 	cat, err := loadCatalog(txm)
 	if err != nil {
@@ -190,7 +191,7 @@ func writable(c Cluster) bool {
 func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 	eng := txm.Engine()
 	cat := newCatalog()
-	lo, hi := dbDefPrefix()
+	lo, hi := rowenc.DBDefSpan()
 	it, err := eng.NewIter(lo, hi)
 	if err != nil {
 		return nil, err
@@ -204,7 +205,7 @@ func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 		cat.dbs[strings.ToLower(d.Name)] = &d
 	}
 	it.Close()
-	lo, hi = tableDefPrefix()
+	lo, hi = rowenc.TableDefSpan()
 	it, err = eng.NewIter(lo, hi)
 	if err != nil {
 		return nil, err
@@ -223,7 +224,7 @@ func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 		cat.putTable(&t)
 	}
 	it.Close()
-	lo, hi = viewDefPrefix()
+	lo, hi = rowenc.ViewDefSpan()
 	it, err = eng.NewIter(lo, hi)
 	if err != nil {
 		return nil, err
@@ -237,7 +238,7 @@ func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 		cat.putView(&v)
 	}
 	it.Close()
-	v, ok, err := eng.Get(keyNextTableID)
+	v, ok, err := eng.Get(rowenc.NextTableIDKey())
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +297,7 @@ func (st *autoIncState) load(env *Env, tbl *Table, col *Column) error {
 	st.next = max(mx+1, 1)
 	if !col.Hidden {
 		st.next = max(st.next, tbl.AutoIncBase)
-		v, ok, err := env.txn().GetLatest(autoIncKey(tbl.ID, col.ID))
+		v, ok, err := env.txn().GetLatest(rowenc.AutoIncKey(tbl.ID, col.ID))
 		if err != nil {
 			return err
 		}
@@ -315,13 +316,7 @@ func (st *autoIncState) persist(env *Env, tbl *Table, col *Column) {
 	if col.Hidden || st.next == 0 {
 		return
 	}
-	env.txn().Set(autoIncKey(tbl.ID, col.ID), binary.BigEndian.AppendUint64(nil, st.next-1))
-}
-
-// autoIncKey is where a table's counter is persisted: index id 0 of the table's key space, so that
-// DROP TABLE and TRUNCATE (range deletions of the table) reset it.
-func autoIncKey(tid uint64, col uint32) []byte {
-	return binary.BigEndian.AppendUint32(indexPrefix(nil, tid, 0), col)
+	env.txn().Set(rowenc.AutoIncKey(tbl.ID, col.ID), binary.BigEndian.AppendUint64(nil, st.next-1))
 }
 
 // observeAutoInc moves the counter past an explicitly inserted value.
@@ -369,7 +364,7 @@ func maxAutoInc(env *Env, tbl *Table, col *Column) (uint64, error) {
 		if len(ix.cols) == 0 || ix.cols[0] != col.offset {
 			continue
 		}
-		lo, hi := indexSpan(tbl.ID, ix.ID)
+		lo, hi := rowenc.IndexSpan(tbl.ID, ix.ID)
 		it, err := env.s.db.txm.Engine().NewIter(lo, hi)
 		if err != nil {
 			return 0, err
@@ -379,7 +374,7 @@ func maxAutoInc(env *Env, tbl *Table, col *Column) (uint64, error) {
 			return 0, it.Error()
 		}
 		k := it.Key()[len(lo):]
-		v, _, err := types.DecodeKey(k, &col.Type)
+		v, _, err := rowenc.DecodeKey(k, &col.Type)
 		if err != nil {
 			return 0, fmt.Errorf("auto-increment of %s: %w", tbl.Name, err)
 		}

@@ -12,6 +12,7 @@ import (
 	ptypes "github.com/pingcap/tidb/pkg/parser/types"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -187,7 +188,7 @@ func (d *ddlCtx) dropDatabase(x *ast.DropDatabaseStmt) error {
 	}
 	delete(d.cat.dbs, strings.ToLower(name))
 	delete(d.cat.tables, strings.ToLower(name))
-	d.t.Delete(dbDefKey(strings.ToLower(db.Name)))
+	d.t.Delete(rowenc.DBDefKey(strings.ToLower(db.Name)))
 	if strings.EqualFold(d.s.CurDB, name) {
 		d.s.CurDB = ""
 	}
@@ -602,7 +603,7 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 		hidden := &Column{ID: tbl.NextColID, Name: "_kiln_rowid", Type: types.ColType{Tp: mysql.TypeLonglong, Unsigned: true, Len: 20, Collation: "binary"}, NotNull: true, AutoInc: true, Hidden: true}
 		tbl.NextColID++
 		tbl.Columns = append(tbl.Columns, hidden)
-		pk = &Index{ID: primaryID, Name: "PRIMARY", Primary: true, Unique: true, Columns: []IndexColumn{{Col: hidden.ID}}, KeyVersion: types.CollationKeyVersion}
+		pk = &Index{ID: rowenc.PrimaryIndexID, Name: "PRIMARY", Primary: true, Unique: true, Columns: []IndexColumn{{Col: hidden.ID}}, KeyVersion: types.CollationKeyVersion}
 	}
 	tbl.Indexes = append([]*Index{pk}, secondary...)
 	tbl.init()
@@ -677,7 +678,7 @@ func (d *ddlCtx) buildIndex(tbl *Table, c *ast.Constraint) (*Index, error) {
 	ix := &Index{Name: c.Name, KeyVersion: types.CollationKeyVersion}
 	switch c.Tp {
 	case ast.ConstraintPrimaryKey:
-		ix.Primary, ix.Unique, ix.Name, ix.ID = true, true, "PRIMARY", primaryID
+		ix.Primary, ix.Unique, ix.Name, ix.ID = true, true, "PRIMARY", rowenc.PrimaryIndexID
 	case ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
 		ix.Unique = true
 	case ast.ConstraintKey, ast.ConstraintIndex:
@@ -744,9 +745,9 @@ func (d *ddlCtx) nameTaken(tbl *Table, name string) bool {
 }
 
 func (d *ddlCtx) dropTable(t *Table) {
-	lo, hi := tableSpan(t.ID)
+	lo, hi := rowenc.TableSpan(t.ID)
 	d.t.DeleteRange(lo, hi)
-	d.t.Delete(tableDefKey(t.ID))
+	d.t.Delete(rowenc.TableDefKey(t.ID))
 	d.cat.removeTable(t)
 	d.resetAuto = append(d.resetAuto, t.ID)
 }
@@ -811,7 +812,7 @@ func (d *ddlCtx) truncate(x *ast.TruncateTableStmt) error {
 	if err := d.checkDropReferenced(t, nil, true); err != nil {
 		return err
 	}
-	lo, hi := tableSpan(t.ID)
+	lo, hi := rowenc.TableSpan(t.ID)
 	d.t.DeleteRange(lo, hi)
 	nt := t.clone()
 	nt.AutoIncBase = 0
@@ -935,7 +936,7 @@ func (d *ddlCtx) buildEntries(nt *Table, ixs []*Index) error {
 		}
 	}
 	if len(unique) > 0 {
-		lo, hi := indexSpan(nt.ID, primaryID)
+		lo, hi := rowenc.IndexSpan(nt.ID, rowenc.PrimaryIndexID)
 		it, err := d.t.NewIter(lo, hi, false, true)
 		if err != nil {
 			return err
@@ -1040,7 +1041,7 @@ func (d *ddlCtx) dropIndexFrom(nt *Table, name string, ifExists bool) error {
 			if fk := d.fkNeedsIndex(nt, ix); fk != "" {
 				return sqlerr.New(sqlerr.ErrFKCannotDropIndex, "Cannot drop index '%s': needed in a foreign key constraint", ix.Name)
 			}
-			lo, hi := indexSpan(nt.ID, ix.ID)
+			lo, hi := rowenc.IndexSpan(nt.ID, ix.ID)
 			d.t.DeleteRange(lo, hi)
 			nt.Indexes = append(nt.Indexes[:i], nt.Indexes[i+1:]...)
 			nt.init()
@@ -1144,7 +1145,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 				if ix.Primary {
 					return sqlerr.New(sqlerr.ErrNotSupportedYet, "dropping a primary key column is not supported yet")
 				}
-				lo, hi := indexSpan(nt.ID, ix.ID)
+				lo, hi := rowenc.IndexSpan(nt.ID, ix.ID)
 				d.t.DeleteRange(lo, hi)
 				if len(keep) == 0 {
 					nt.Indexes = append(nt.Indexes[:i], nt.Indexes[i+1:]...)
@@ -1256,7 +1257,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 					d.resetAuto = append(d.resetAuto, nt.ID)
 					for _, c := range nt.Columns {
 						if c.AutoInc && !c.Hidden {
-							d.t.Delete(autoIncKey(nt.ID, c.ID)) // the new base (or the largest value) rules
+							d.t.Delete(rowenc.AutoIncKey(nt.ID, c.ID)) // the new base (or the largest value) rules
 						}
 					}
 				case ast.TableOptionComment:

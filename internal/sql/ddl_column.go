@@ -7,6 +7,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -176,7 +177,7 @@ func (d *ddlCtx) rewriteRows(old, nt *Table, changed []uint32) error {
 		if ix.Primary || !(pkChanged || touches(ix)) {
 			continue
 		}
-		lo, hi := indexSpan(nt.ID, ix.ID)
+		lo, hi := rowenc.IndexSpan(nt.ID, ix.ID)
 		d.t.DeleteRange(lo, hi)
 		nix := *ix
 		nix.ID = nt.NextIndexID
@@ -188,7 +189,7 @@ func (d *ddlCtx) rewriteRows(old, nt *Table, changed []uint32) error {
 	nt.init()
 	// The session's conversion rules, read once for all rows.
 	base := types.ConvertCtx{Strict: d.s.strict(), NoZeroDate: d.s.sqlModeHas("NO_ZERO_DATE"), NoZeroInDate: d.s.sqlModeHas("NO_ZERO_IN_DATE")}
-	lo, hi := indexSpan(old.ID, primaryID)
+	lo, hi := rowenc.IndexSpan(old.ID, rowenc.PrimaryIndexID)
 	it, err := d.t.NewIter(lo, hi, false, true)
 	if err != nil {
 		return err

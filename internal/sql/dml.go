@@ -8,6 +8,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -572,7 +573,7 @@ func findDuplicate(env *Env, tbl *Table, row []types.Value, skipPK []byte) ([]by
 			continue
 		}
 		part := make([]types.Value, len(tbl.Columns))
-		if err := types.DecodeRow(v, tbl.colPos, part); err != nil {
+		if err := rowenc.DecodeRow(v, tbl.colPos, part); err != nil {
 			return nil, nil, nil, err
 		}
 		opk := primaryKey(nil, tbl, part)

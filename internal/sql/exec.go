@@ -10,6 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -997,7 +998,7 @@ func (a *aggIter) close() { a.src.close() }
 // by max_allowed_packet as MySQL documents.
 func (a *aggIter) groupConcatMax() int64 {
 	if a.gcMax == 0 {
-		a.gcMax = min(toIntLenient(a.env.s.getSysVar(mustSysVar("group_concat_max_len"), false)), a.env.maxAllowedPacket())
+		a.gcMax = min(toIntLenient(a.env.s.getSysVar(sysvar.Must("group_concat_max_len"), false)), a.env.maxAllowedPacket())
 	}
 	return a.gcMax
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 
+	"github.com/kiln-db/kiln/internal/sql/builtins"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -561,13 +562,13 @@ func (n *likeExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 type funcExpr struct {
 	typed
 	name string
-	f    types.Func
+	f    builtins.Func
 	args []Expr
-	size types.SizeFunc // the result's length before it is built (nil: checked after)
+	size builtins.SizeFunc // the result's length before it is built (nil: checked after)
 }
 
-func newFuncExpr(t types.ColType, name string, f types.Func, args []Expr) *funcExpr {
-	return &funcExpr{typed: typed{t}, name: name, f: f, args: args, size: types.LookupFuncSize(name)}
+func newFuncExpr(t types.ColType, name string, f builtins.Func, args []Expr) *funcExpr {
+	return &funcExpr{typed: typed{t}, name: name, f: f, args: args, size: builtins.LookupFuncSize(name)}
 }
 
 func (f *funcExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
@@ -587,7 +588,7 @@ func (f *funcExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
 	}
 	v, err := f.f(args)
 	if err != nil {
-		if w, ok := err.(*types.FuncWarning); ok {
+		if w, ok := err.(*builtins.FuncWarning); ok {
 			env.warn(w.Warn)
 			v, err = w.Value, nil
 		}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
+	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -62,7 +64,7 @@ func refAction(o *ast.OnDeleteOpt, u *ast.OnUpdateOpt) (string, string) {
 }
 
 func (s *Session) fkChecks() bool {
-	b, _ := types.ToBool(s.getSysVar(mustSysVar("foreign_key_checks"), false))
+	b, _ := types.ToBool(s.getSysVar(sysvar.Must("foreign_key_checks"), false))
 	return b
 }
 
@@ -178,9 +180,9 @@ func childCols(child *Table, fk *ForeignKey) []int {
 
 // keyPrefix encodes vals as the leading key columns of ix (values converted to ix's column types).
 func keyPrefix(t *Table, ix *Index, vals []types.Value) []byte {
-	k := indexPrefix(nil, t.ID, ix.ID)
+	k := rowenc.IndexPrefix(nil, t.ID, ix.ID)
 	for i, v := range vals {
-		k = types.AppendKey(k, v, &t.Columns[ix.cols[i]].Type)
+		k = rowenc.AppendKey(k, v, &t.Columns[ix.cols[i]].Type)
 	}
 	return k
 }
@@ -241,7 +243,7 @@ func findReferenced(env *Env, parent *Table, ix *Index, vals []types.Value) (boo
 	pk := append([]byte(nil), it.Key()...)
 	if !ix.Primary {
 		part := make([]types.Value, len(parent.Columns))
-		if err := types.DecodeRow(it.Value(), parent.colPos, part); err != nil {
+		if err := rowenc.DecodeRow(it.Value(), parent.colPos, part); err != nil {
 			return false, err
 		}
 		pk = primaryKey(nil, parent, part)
@@ -272,7 +274,7 @@ func childRows(env *Env, child *Table, fk *ForeignKey, vals []types.Value) ([][]
 		pk := append([]byte(nil), it.Key()...)
 		if !ix.Primary {
 			part := make([]types.Value, len(child.Columns))
-			if err := types.DecodeRow(it.Value(), child.colPos, part); err != nil {
+			if err := rowenc.DecodeRow(it.Value(), child.colPos, part); err != nil {
 				it.Close()
 				return nil, nil, err
 			}
@@ -501,7 +503,7 @@ func (d *ddlCtx) checkExistingRows(t *Table, fk *ForeignKey) error {
 	if !d.s.fkChecks() {
 		return nil
 	}
-	lo, hi := indexSpan(t.ID, primaryID)
+	lo, hi := rowenc.IndexSpan(t.ID, rowenc.PrimaryIndexID)
 	it, err := d.t.NewIter(lo, hi, false, true)
 	if err != nil {
 		return err

@@ -11,6 +11,8 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 
+	"github.com/kiln-db/kiln/internal/sql/builtins"
+	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -51,7 +53,7 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 				trail = d.Direction != ast.TrimLeading
 			}
 		}
-		return newFuncExpr(funcType("trim", args), "trim", types.TrimFunc(lead, trail), args), true, nil
+		return newFuncExpr(funcType("trim", args), "trim", builtins.TrimFunc(lead, trail), args), true, nil
 	case "char_func":
 		// The parser appends the USING charset (or NULL) as the last argument.
 		cs := ""
@@ -62,7 +64,7 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 		for i, a := range args[:len(args)-1] {
 			codes[i] = hexNumber(a)
 		}
-		f, _, _, _ := types.LookupFunc("char_func")
+		f, _, _, _ := builtins.LookupFunc("char_func")
 		e := newFuncExpr(tBytes, "char_func", f, codes)
 		if cs == "" || cs == "binary" {
 			return e, true, nil
@@ -119,13 +121,13 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 			if err != nil {
 				return v, err
 			}
-			return types.Extract(u, v, env.s.defaultWeekFormat()), nil
+			return builtins.Extract(u, v, env.s.defaultWeekFormat()), nil
 		})
 	case "week":
 		if len(args) != 1 {
 			return nil, false, nil
 		}
-		f, _, _, _ := types.LookupFunc("week")
+		f, _, _, _ := builtins.LookupFunc("week")
 		return mk(tInt, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
 			v, err := a[0].Eval(env, row)
 			if err != nil {
@@ -143,7 +145,7 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 			if err != nil || null {
 				return types.Null, err
 			}
-			return types.TimestampDiff(u, vs[0], vs[1]), nil
+			return builtins.TimestampDiff(u, vs[0], vs[1]), nil
 		})
 	case "timestampadd":
 		if err := argc(2, 2); err != nil {
@@ -247,7 +249,7 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 		}
 		return mk(tUint, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			uuidShort.once.Do(func() {
-				sid := toUint64(env.s.getSysVar(mustSysVar("server_id"), true))
+				sid := toUint64(env.s.getSysVar(sysvar.Must("server_id"), true))
 				uuidShort.next.Store((sid&255)<<56 + uint64(time.Now().Unix())<<24)
 			})
 			return types.NewUint(uuidShort.next.Add(1) - 1), nil
@@ -335,7 +337,7 @@ var getFormats = map[ast.GetFormatSelectorType]map[string]string{
 }
 
 func (s *Session) defaultWeekFormat() int {
-	return int(toIntLenient(s.getSysVar(mustSysVar("default_week_format"), false)))
+	return int(toIntLenient(s.getSysVar(sysvar.Must("default_week_format"), false)))
 }
 
 // exprFsp is the fractional-seconds precision a time function gives a result computed from e: a
@@ -345,7 +347,7 @@ func exprFsp(e Expr) int {
 		if k.v.K == types.KindFloat {
 			return 6
 		}
-		return types.TimeFsp(k.v)
+		return builtins.TimeFsp(k.v)
 	}
 	t := e.Type()
 	switch {
@@ -380,7 +382,7 @@ func (c *compiler) temporalLiteral(name string, args []Expr) (Expr, bool, error)
 		return nil, true, c.errf(sqlerr.ErrNotSupportedYet, "unsupported temporal literal")
 	}
 	s := types.ToString(k.v)
-	fsp := types.TimeFsp(types.NewString(s))
+	fsp := builtins.TimeFsp(types.NewString(s))
 	switch name {
 	case ast.DateLiteral:
 		p, err := types.ParseDatetime(s, 6)
@@ -412,7 +414,7 @@ func (c *compiler) temporalLiteral(name string, args []Expr) (Expr, bool, error)
 func (c *compiler) strToDate(args []Expr) (Expr, bool, error) {
 	kind, fsp := types.KindDatetime, 6
 	if k, ok := args[1].(*constExpr); ok && !k.v.IsNull() {
-		kind, fsp = types.StrToDateKind(types.ToString(k.v))
+		kind, fsp = builtins.StrToDateKind(types.ToString(k.v))
 	}
 	var t types.ColType
 	switch kind {
@@ -440,7 +442,7 @@ func (c *compiler) strToDate(args []Expr) (Expr, bool, error) {
 			env.warn(sqlerr.New(sqlerr.ErrWrongValueForType, "Incorrect datetime value: '%s' for function str_to_date", s))
 			return types.Null, nil
 		}
-		f, trailing, ok := types.StrToDate(s, types.ToString(fv))
+		f, trailing, ok := builtins.StrToDate(s, types.ToString(fv))
 		if !ok {
 			return bad()
 		}
@@ -509,7 +511,7 @@ func fromUnixtime(env *Env, vs []types.Value, fsp int) (types.Value, error) {
 	if len(vs) == 1 {
 		return types.NewDatetime(p, fsp), nil
 	}
-	f, _, _, _ := types.LookupFunc("date_format")
+	f, _, _, _ := builtins.LookupFunc("date_format")
 	return f([]types.Value{types.NewDatetime(p, fsp), vs[1]})
 }
 
@@ -538,7 +540,7 @@ func lookupTZ(name string) *time.Location {
 	if l, ok := tzCache.Load(key); ok {
 		return l.(*time.Location)
 	}
-	loc, err := parseTimeZone(name)
+	loc, err := sysvar.ParseTimeZone(name)
 	if err != nil || name == "" || name == "Local" {
 		loc = nil
 	}
@@ -560,7 +562,7 @@ func atoiSmall(s string) int {
 // convertTZ is CONVERT_TZ(dt, from, to): NULL for an unknown zone or a zero date; values outside
 // the TIMESTAMP range are returned unconverted, as MySQL does.
 func convertTZ(vs []types.Value, fsp int) types.Value {
-	p, ok := types.DatetimeArg(vs[0])
+	p, ok := builtins.DatetimeArg(vs[0])
 	if !ok {
 		return types.Null
 	}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/encoding/charmap"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -57,19 +58,6 @@ type LocalFileOpener interface {
 // with 3948; earlier versions and MariaDB use 1148 ER_NOT_ALLOWED_COMMAND.
 func ErrLocalFilesDisabled() *sqlerr.Error {
 	return sqlerr.New(sqlerr.ErrClientLocalFilesDisabled, "Loading local data is disabled; this must be enabled on both the client and server sides")
-}
-
-var localInfileVar *sysVar
-
-func init() {
-	// local_infile: MySQL 8's default is OFF; Kiln's is ON, as MariaDB's, so that clients that ask
-	// for local files (mysql --local-infile, pymysql local_infile=True, the Go driver's
-	// allowAllFiles) work without server configuration. The client must still opt in.
-	defVar("local_infile", scopeGlobal, num(1), boolean)
-	localInfileVar = mustSysVar("local_infile")
-	// secure_file_priv = NULL: the server neither reads nor writes files of its own
-	// (LOAD DATA INFILE without LOCAL, SELECT ... INTO OUTFILE).
-	defVar("secure_file_priv", scopeGlobal, types.Null, ro) // Config.SecureFilePriv sets it
 }
 
 // loadFormat is a LOAD DATA statement's FIELDS and LINES clauses.
@@ -417,7 +405,7 @@ func newLoadDecoder(cs *string, s *Session) (loadDecoder, error) {
 	name := "utf8mb4"
 	if cs != nil {
 		name = strings.ToLower(*cs)
-	} else if db := strings.ToLower(types.ToString(s.getSysVar(mustSysVar("character_set_database"), false))); db != "" {
+	} else if db := strings.ToLower(types.ToString(s.getSysVar(sysvar.Must("character_set_database"), false))); db != "" {
 		name = db
 	}
 	if name == "utf8" {
@@ -493,7 +481,7 @@ func (s *Session) loadData(env *Env, x *ast.LoadDataStmt, w proto.ResultWriter, 
 		// Checked first, as in MySQL: the error does not depend on the table.
 		var ok bool
 		opener, ok = w.(LocalFileOpener)
-		if !ok || !opener.LocalFilesEnabled() || toIntLenient(s.db.globals.get(localInfileVar)) == 0 {
+		if !ok || !opener.LocalFilesEnabled() || toIntLenient(s.db.globals.get(sysvar.LocalInfile)) == 0 {
 			return ErrLocalFilesDisabled()
 		}
 	}
@@ -621,7 +609,7 @@ func (s *Session) loadDataScoped(env *Env, x *ast.LoadDataStmt, opener LocalFile
 	}
 	defer rc.Close() // on an error, reads the rest of the file: the client is still sending it
 
-	maxField := int(toIntLenient(s.getSysVar(mustSysVar("max_allowed_packet"), false)))
+	maxField := int(toIntLenient(s.getSysVar(sysvar.Must("max_allowed_packet"), false)))
 	fr := newFieldReader(rc, format, maxField)
 	l := &loader{s: s, env: env, tbl: tbl, ins: ins, fr: fr, decode: decode, strict: strict,
 		targets: targets, inList: inList, inSet: inSet, noDefault: noDefault, sets: sets}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kiln-db/kiln/internal/engine"
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/txn"
 )
 
@@ -54,7 +55,7 @@ func applyBuildIndexes(payload []byte, eng *engine.Engine, b txn.Batch) error {
 		}
 		ixs = append(ixs, found)
 	}
-	lo, hi := indexSpan(tbl.ID, primaryID)
+	lo, hi := rowenc.IndexSpan(tbl.ID, rowenc.PrimaryIndexID)
 	it, err := eng.NewIter(lo, hi)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/kiln-db/kiln/internal/memory"
+	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
@@ -12,9 +13,6 @@ import (
 // buffers), DISTINCT, the cached inner sides of joins, and every materialised result (derived
 // tables, subqueries, UNION parts, the rows an INSERT ... SELECT / UPDATE / DELETE collects).
 // Nothing is given back before the statement ends: the tracker is closed then (Env.closeMem).
-
-// defaultMemQuota is kiln_mem_quota_query's default: 1 GiB, as TiDB's tidb_mem_quota_query.
-const defaultMemQuota = 1 << 30
 
 // valueBytes and rowOverhead are the fixed costs counted per value and per row (a slice header and
 // the allocator's rounding); string payloads are added to them.
@@ -41,7 +39,7 @@ func (env *Env) grow(n int64) error { return env.tracker().Grow(n) }
 // tracker returns the statement's memory tracker, created at first use.
 func (env *Env) tracker() *memory.Tracker {
 	if env.mem == nil {
-		quota := toIntLenient(env.s.getSysVar(mustSysVar("kiln_mem_quota_query"), false))
+		quota := toIntLenient(env.s.getSysVar(sysvar.Must("kiln_mem_quota_query"), false))
 		env.mem = memory.NewTracker(env.s.db.cfg.Memory, quota)
 	}
 	return env.mem

@@ -1,6 +1,8 @@
 package sql
 
 import (
+	"github.com/kiln-db/kiln/internal/sql/builtins"
+	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -12,7 +14,7 @@ const minMaxAllowedPacket = 1024
 // maxAllowedPacket is the session's max_allowed_packet, the bound of every value a function or an
 // aggregate builds.
 func (env *Env) maxAllowedPacket() int64 {
-	return toIntLenient(env.s.getSysVar(mustSysVar("max_allowed_packet"), false))
+	return toIntLenient(env.s.getSysVar(sysvar.Must("max_allowed_packet"), false))
 }
 
 // resultTooLarge reports whether a result of n bytes from function name passes max_allowed_packet,
@@ -22,7 +24,7 @@ func (env *Env) resultTooLarge(name string, n int64) bool {
 	if n <= limit {
 		return false
 	}
-	env.warn(sqlerr.New(sqlerr.ErrWarnAllowedPacketOverflow, types.ErrResultTooLarge, types.FuncSQLName(name), limit))
+	env.warn(sqlerr.New(sqlerr.ErrWarnAllowedPacketOverflow, builtins.ErrResultTooLarge, builtins.FuncSQLName(name), limit))
 	return true
 }
 
@@ -31,7 +33,7 @@ func (env *Env) resultTooLarge(name string, n int64) bool {
 func argsSize(vs []types.Value) int64 {
 	var n int64
 	for i := range vs {
-		n += types.ValueSize(vs[i])
+		n += builtins.ValueSize(vs[i])
 	}
 	return n
 }

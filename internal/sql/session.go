@@ -15,6 +15,8 @@ import (
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // literal values for the parser
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
+	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -94,7 +96,7 @@ func (s *Session) InTxn() bool { return s.txn != nil && s.explicit }
 
 // Autocommit reports the autocommit setting.
 func (s *Session) Autocommit() bool {
-	v := s.getSysVar(mustSysVar("autocommit"), false)
+	v := s.getSysVar(sysvar.Must("autocommit"), false)
 	b, _ := types.ToBool(v)
 	return b
 }
@@ -116,27 +118,27 @@ func (s *Session) LastCommitPos() uint64 { return s.lastPos }
 
 // WaitTimeout is the session's wait_timeout.
 func (s *Session) WaitTimeout() time.Duration {
-	v := s.getSysVar(mustSysVar("wait_timeout"), false)
+	v := s.getSysVar(sysvar.Must("wait_timeout"), false)
 	return time.Duration(toIntLenient(v)) * time.Second
 }
 
 func (s *Session) lockWaitTimeout() time.Duration {
-	v := s.getSysVar(mustSysVar("innodb_lock_wait_timeout"), false)
+	v := s.getSysVar(sysvar.Must("innodb_lock_wait_timeout"), false)
 	return time.Duration(toIntLenient(v)) * time.Second
 }
 
 func (s *Session) maxExecutionTime() time.Duration {
-	v := s.getSysVar(mustSysVar("max_execution_time"), false)
+	v := s.getSysVar(sysvar.Must("max_execution_time"), false)
 	return time.Duration(toIntLenient(v)) * time.Millisecond
 }
 
 func (s *Session) strict() bool {
-	m := strings.ToUpper(types.ToString(s.getSysVar(mustSysVar("sql_mode"), false)))
+	m := strings.ToUpper(types.ToString(s.getSysVar(sysvar.Must("sql_mode"), false)))
 	return strings.Contains(m, "STRICT_TRANS_TABLES") || strings.Contains(m, "STRICT_ALL_TABLES")
 }
 
 func (s *Session) sqlModeHas(flag string) bool {
-	m := strings.ToUpper(types.ToString(s.getSysVar(mustSysVar("sql_mode"), false)))
+	m := strings.ToUpper(types.ToString(s.getSysVar(sysvar.Must("sql_mode"), false)))
 	for _, f := range strings.Split(m, ",") {
 		if f == flag {
 			return true
@@ -146,7 +148,7 @@ func (s *Session) sqlModeHas(flag string) bool {
 }
 
 func (s *Session) connCollation() *types.Collation {
-	name := types.ToString(s.getSysVar(mustSysVar("collation_connection"), false))
+	name := types.ToString(s.getSysVar(sysvar.Must("collation_connection"), false))
 	if c, ok := types.LookupCollation(name); ok {
 		return c
 	}
@@ -155,18 +157,18 @@ func (s *Session) connCollation() *types.Collation {
 }
 
 func (s *Session) location() *time.Location {
-	tz := types.ToString(s.getSysVar(mustSysVar("time_zone"), false))
+	tz := types.ToString(s.getSysVar(sysvar.Must("time_zone"), false))
 	if tz == "SYSTEM" || tz == "" {
 		return time.Local
 	}
-	if loc, err := parseTimeZone(tz); err == nil {
+	if loc, err := sysvar.ParseTimeZone(tz); err == nil {
 		return loc
 	}
 	return time.Local
 }
 
 func (s *Session) isolation() txn.Isolation {
-	v := strings.ToUpper(types.ToString(s.getSysVar(mustSysVar("transaction_isolation"), false)))
+	v := strings.ToUpper(types.ToString(s.getSysVar(sysvar.Must("transaction_isolation"), false)))
 	if v == "READ-COMMITTED" || v == "READ-UNCOMMITTED" {
 		return txn.ReadCommitted
 	}
@@ -195,7 +197,7 @@ func (s *Session) Close() {
 
 // Parse parses statement text with the session's SQL mode.
 func (s *Session) parse(text string) ([]ast.StmtNode, error) {
-	mode, _ := mysql.GetSQLMode(strings.ToUpper(types.ToString(s.getSysVar(mustSysVar("sql_mode"), false))))
+	mode, _ := mysql.GetSQLMode(strings.ToUpper(types.ToString(s.getSysVar(sysvar.Must("sql_mode"), false))))
 	s.parser.SetSQLMode(mode)
 	if err := checkTextNesting(text); err != nil {
 		return nil, err
@@ -505,9 +507,9 @@ func (s *Session) commit(ctx context.Context) error {
 	}
 	t := s.txn
 	s.endTxnKeepLock()
-	t.SetAsync(s.getSysVar(durabilityVar, false).S == "async")
-	if s.db.globals.get(beforeImagesVar).I != 0 {
-		t.SetBeforeImages(isRowKey)
+	t.SetAsync(s.getSysVar(sysvar.Durability, false).S == "async")
+	if s.db.globals.get(sysvar.BeforeImages).I != 0 {
+		t.SetBeforeImages(rowenc.IsRowKey)
 	}
 	pos, err := t.Commit(ctx)
 	s.releaseMDL()

@@ -9,6 +9,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -399,17 +400,12 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			})
 	case ast.ShowVariables:
 		pl = staticPlan([]vcol{vs("Variable_name"), vs("Value")}, func(*Env) ([][]types.Value, error) {
-			names := make([]string, 0, len(sysVars))
-			for n := range sysVars {
-				names = append(names, n)
-			}
-			sort.Strings(names)
 			var rows [][]types.Value
-			for _, n := range names {
+			for _, n := range sysvar.Names() {
 				if !like(n) {
 					continue
 				}
-				v := s.getSysVar(sysVars[n], x.GlobalScope)
+				v := s.getSysVar(sysvar.Must(n), x.GlobalScope)
 				rows = append(rows, []types.Value{sv(n), sv(types.ToString(v))})
 			}
 			return rows, nil

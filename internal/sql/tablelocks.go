@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
@@ -399,7 +400,7 @@ func (s *Session) stmtCtx() context.Context {
 }
 
 func (s *Session) metadataLockTimeout() time.Duration {
-	v := s.getSysVar(mustSysVar("lock_wait_timeout"), false)
+	v := s.getSysVar(sysvar.Must("lock_wait_timeout"), false)
 	return time.Duration(toIntLenient(v)) * time.Second
 }
 

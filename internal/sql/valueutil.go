@@ -1,12 +1,12 @@
 package sql
 
 import (
-	"math"
 	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/kiln-db/kiln/internal/sql/builtins"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -28,31 +28,9 @@ func parseDecimalValue(s string) (types.Value, error) {
 	return types.NewDecimal(d, frac), nil
 }
 
-// toIntLenient converts to int64 the way a LIMIT or a CAST does: rounding, clamping, never failing.
-func toIntLenient(v types.Value) int64 {
-	switch v.K {
-	case types.KindInt:
-		return v.I
-	case types.KindUint:
-		if v.U() > math.MaxInt64 {
-			return math.MaxInt64
-		}
-		return v.I
-	case types.KindNull:
-		return 0
-	}
-	if i, err := types.ToInt(v); err == nil {
-		return i
-	}
-	f := types.ToFloat(v)
-	switch {
-	case f >= math.MaxInt64:
-		return math.MaxInt64
-	case f <= math.MinInt64:
-		return math.MinInt64
-	}
-	return int64(math.Round(f))
-}
+// toIntLenient converts to int64 the way a LIMIT or a CAST does: rounding, clamping, never failing
+// (types.ToIntLenient; the short name is the facade's).
+func toIntLenient(v types.Value) int64 { return types.ToIntLenient(v) }
 
 // intervalFields is how many values a compound unit's string holds.
 var intervalFields = map[string]int{
@@ -184,7 +162,7 @@ func addInterval(d, n types.Value, unit string, sub bool) (types.Value, error) {
 		if perr != nil {
 			return types.Null, nil
 		}
-		dt = types.NewDatetime(p, types.TimeFsp(types.NewString(s)))
+		dt = types.NewDatetime(p, builtins.TimeFsp(types.NewString(s)))
 		isDate = len(strings.TrimSpace(s)) <= 10
 	}
 	months, micros, ok := intervalAmount(n, unit)

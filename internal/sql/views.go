@@ -9,6 +9,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
@@ -32,14 +33,6 @@ type View struct {
 	Charset     string   `json:"charset"`      // character_set_client at creation
 	Collation   string   `json:"collation"`    // collation_connection at creation
 }
-
-func viewDefKey(db, name string) []byte {
-	k := append([]byte{sysPrefix, 'w'}, strings.ToLower(db)...)
-	k = append(k, 0)
-	return append(k, strings.ToLower(name)...)
-}
-
-func viewDefPrefix() ([]byte, []byte) { return []byte{sysPrefix, 'w'}, []byte{sysPrefix, 'x'} }
 
 // View returns a view.
 func (c *Catalog) View(db, name string) (*View, bool) {
@@ -84,7 +77,7 @@ func saveView(w writer, v *View) error {
 	if err != nil {
 		return fmt.Errorf("catalog: encode view %s: %w", v.Name, err)
 	}
-	w.Set(viewDefKey(v.DB, v.Name), b)
+	w.Set(rowenc.ViewDefKey(v.DB, v.Name), b)
 	return nil
 }
 
@@ -196,7 +189,7 @@ func (d *ddlCtx) dropViews(x *ast.DropTableStmt) error {
 
 func (d *ddlCtx) dropView(v *View) {
 	d.cat.removeView(v)
-	d.t.Delete(viewDefKey(v.DB, v.Name))
+	d.t.Delete(rowenc.ViewDefKey(v.DB, v.Name))
 }
 
 // maxViewDepth bounds views defined on views (and catches a cycle made with CREATE OR REPLACE).

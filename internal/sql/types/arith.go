@@ -49,19 +49,19 @@ func Mod(a, b Value) (Value, error) { return arith(opMod, a, b) }
 
 // Neg returns -a.
 func Neg(a Value) (Value, error) {
-	a = numericValue(a)
+	a = NumericValue(a)
 	switch a.K {
 	case KindNull:
 		return Null, nil
 	case KindInt:
 		if a.I == math.MinInt64 {
-			return Null, rangeErr("BIGINT", "-(", a, ")")
+			return Null, RangeErr("BIGINT", "-(", a, ")")
 		}
 		return NewInt(-a.I), nil
 	case KindUint:
 		u := uint64(a.I)
 		if u > 1<<63 {
-			return Null, rangeErr("BIGINT", "-(", a, ")")
+			return Null, RangeErr("BIGINT", "-(", a, ")")
 		}
 		return NewInt(int64(-u)), nil
 	case KindFloat:
@@ -72,7 +72,7 @@ func Neg(a Value) (Value, error) {
 	return Null, nil
 }
 
-func rangeErr(typ, pre string, a Value, post string) *sqlerr.Error {
+func RangeErr(typ, pre string, a Value, post string) *sqlerr.Error {
 	return sqlerr.New(sqlerr.ErrDataOutOfRange, "%s value is out of range in '%s%s%s'", typ, pre, a.String(), post)
 }
 
@@ -100,7 +100,7 @@ func arith(op arithOp, a, b Value) (Value, error) {
 		}
 		return NewInt(r), nil
 	}
-	na, nb := numericValue(a), numericValue(b)
+	na, nb := NumericValue(a), NumericValue(b)
 	switch {
 	case na.K == KindFloat || nb.K == KindFloat:
 		return floatArith(op, a, b, na.F, nb.F, na, nb)
@@ -151,7 +151,7 @@ func floatArith(op arithOp, a, b Value, fa, fb float64, na, nb Value) (Value, er
 	return NewFloat(r), nil
 }
 
-func decScale(v Value) int {
+func DecScale(v Value) int {
 	if v.K == KindDecimal {
 		if v.Frac >= 0 {
 			return int(v.Frac)
@@ -171,7 +171,7 @@ func decimalFits(d decimal.Decimal) bool {
 
 func decimalArith(op arithOp, a, b Value, na, nb Value) (Value, error) {
 	da, db := ToDecimal(na), ToDecimal(nb)
-	sa, sb := decScale(na), decScale(nb)
+	sa, sb := DecScale(na), DecScale(nb)
 	var r decimal.Decimal
 	var scale int
 	switch op {
@@ -284,4 +284,59 @@ func intArith(op arithOp, a, b Value, na, nb Value) (Value, error) {
 		return Null, opErr(typ, op, a, b)
 	}
 	return r.value(unsigned), nil
+}
+
+// RoundInt rounds (trunc: truncates) the integer a (KindInt or KindUint) to d < 0 decimal places,
+// as ROUND and TRUNCATE do: half away from zero. ok is false when the result does not fit a's
+// type.
+func RoundInt(a Value, d int64, trunc bool) (Value, bool) {
+	w := toWide(a)
+	if -d >= 20 {
+		return a0(a), true
+	}
+	p := pow10u[-d]
+	q, r := w.mag/p, w.mag%p
+	if !trunc && r >= p-r {
+		q++
+	}
+	hi, lo := mulU(q, p)
+	res := wideInt{w.neg && lo != 0, lo}
+	ok := hi == 0
+	if ok {
+		if a.K == KindUint {
+			_, ok = res.fit(0, math.MaxUint64)
+		} else {
+			_, ok = res.fit(math.MinInt64, math.MaxInt64)
+		}
+	}
+	if !ok {
+		return Null, false
+	}
+	return res.value(a.K == KindUint), true
+}
+
+var pow10u = func() (t [20]uint64) {
+	t[0] = 1
+	for i := 1; i < 20; i++ {
+		t[i] = t[i-1] * 10
+	}
+	return
+}()
+
+func a0(a Value) Value {
+	if a.K == KindUint {
+		return NewUint(0)
+	}
+	return NewInt(0)
+}
+
+func mulU(a, b uint64) (hi, lo uint64) {
+	if a == 0 || b == 0 {
+		return 0, 0
+	}
+	lo = a * b
+	if lo/b != a {
+		return 1, lo
+	}
+	return 0, lo
 }

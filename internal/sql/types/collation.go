@@ -345,6 +345,21 @@ func decodeEscaped(b []byte) (s []byte, rest []byte, ok bool) {
 	return nil, nil, false
 }
 
+// SplitKey reads the key Key wrote at the start of b and returns the rest of b after it. For a
+// Reversible collation it also returns the string the key was built from (without its trailing
+// spaces under PAD SPACE); for a weighted one s is nil. ok is false when b does not start with a
+// valid key of c.
+func (c *Collation) SplitKey(b []byte) (s, rest []byte, ok bool) {
+	if c == nil || c.kind == ckBinary {
+		return decodeEscaped(b)
+	}
+	if c.kind == ckBinPad {
+		return decodePadBytesKey(b)
+	}
+	rest, ok = c.w.skipKey(b, c.PadSpace)
+	return nil, rest, ok
+}
+
 // ---- weighted collations ----
 
 const expFlag = 1 << 31
@@ -639,4 +654,56 @@ func ducetWeights(r rune) []uint32 {
 	}
 	ducet.buf.Reset()
 	return out
+}
+
+// skipKey steps over a weight-string key.
+func (w *weighter) skipKey(b []byte, pad bool) ([]byte, bool) {
+	w.init()
+	var sp [3]byte
+	spn := len(appendWeight(sp[:0], w.space))
+	for i := 0; i < len(b); {
+		n := 2
+		if b[i] >= 0xE0 {
+			n = 3
+		}
+		if i+n > len(b) {
+			return nil, false
+		}
+		tok := b[i : i+n]
+		i += n
+		if !pad {
+			if n == 2 && tok[0] == 0 && tok[1] == 0 {
+				return b[i:], true
+			}
+			continue
+		}
+		if n != spn || tok[0] != sp[0] || tok[1] != sp[1] || (n == 3 && tok[2] != sp[2]) {
+			continue
+		}
+		if i >= len(b) {
+			return nil, false
+		}
+		ctl := b[i]
+		i++
+		switch ctl {
+		case runEnd:
+			return b[i:], true
+		case runBelow, runAbove:
+			if i >= len(b) {
+				return nil, false
+			}
+			first := b[i]
+			if ctl == runAbove {
+				first = ^first
+			}
+			if first == 0xFF {
+				i += 5
+			} else {
+				i++
+			}
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
 }

@@ -72,7 +72,7 @@ func (t *ColType) DefaultFrac() int {
 		}
 		return min(t.Frac, 30)
 	case mysql.TypeDatetime, mysql.TypeTimestamp, mysql.TypeDuration:
-		return clampFsp(t.Frac)
+		return ClampFsp(t.Frac)
 	case mysql.TypeFloat:
 		if t.Frac > 0 && t.Len > 0 {
 			return t.Frac
@@ -130,7 +130,7 @@ func (t *ColType) SQL() string {
 		b = append(b, name...)
 		if t.Frac > 0 {
 			b = append(b, '(')
-			b = strconv.AppendInt(b, int64(clampFsp(t.Frac)), 10)
+			b = strconv.AppendInt(b, int64(ClampFsp(t.Frac)), 10)
 			b = append(b, ')')
 		}
 	}
@@ -190,13 +190,13 @@ func (t *ColType) SQL() string {
 			withLen("varchar", 0)
 		}
 	case mysql.TypeTinyBlob:
-		b = append(b, pick(bin, "tinyblob", "tinytext")...)
+		b = append(b, Pick(bin, "tinyblob", "tinytext")...)
 	case mysql.TypeBlob:
-		b = append(b, pick(bin, "blob", "text")...)
+		b = append(b, Pick(bin, "blob", "text")...)
 	case mysql.TypeMediumBlob:
-		b = append(b, pick(bin, "mediumblob", "mediumtext")...)
+		b = append(b, Pick(bin, "mediumblob", "mediumtext")...)
 	case mysql.TypeLongBlob:
-		b = append(b, pick(bin, "longblob", "longtext")...)
+		b = append(b, Pick(bin, "longblob", "longtext")...)
 	case mysql.TypeDate, mysql.TypeNewDate:
 		b = append(b, "date"...)
 	case mysql.TypeDatetime:
@@ -212,7 +212,7 @@ func (t *ColType) SQL() string {
 	case mysql.TypeJSON:
 		b = append(b, "json"...)
 	case mysql.TypeEnum, mysql.TypeSet:
-		b = append(b, pick(t.Tp == mysql.TypeEnum, "enum(", "set(")...)
+		b = append(b, Pick(t.Tp == mysql.TypeEnum, "enum(", "set(")...)
 		for i, e := range t.Elems {
 			if i > 0 {
 				b = append(b, ',')
@@ -237,7 +237,7 @@ func (t *ColType) SQL() string {
 	return string(b)
 }
 
-func pick(c bool, a, b string) string {
+func Pick(c bool, a, b string) string {
 	if c {
 		return a
 	}
@@ -261,4 +261,13 @@ func (t *ColType) Coll() *Collation {
 		return collUTF8MB4Default
 	}
 	return collBinary
+}
+
+// KeyColl returns the collation that orders t's values in index keys: Coll, except that binary
+// strings are keyed by their bytes.
+func (t *ColType) KeyColl() *Collation {
+	if t.IsBinaryString() {
+		return collBinary
+	}
+	return t.Coll()
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func cmpInt(a, b int64) int {
+func CmpInt(a, b int64) int {
 	if a < b {
 		return -1
 	}
@@ -16,7 +16,7 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
-func cmpUint(a, b uint64) int {
+func CmpUint(a, b uint64) int {
 	if a < b {
 		return -1
 	}
@@ -26,7 +26,7 @@ func cmpUint(a, b uint64) int {
 	return 0
 }
 
-func cmpFloat(a, b float64) int {
+func CmpFloat(a, b float64) int {
 	if a < b {
 		return -1
 	}
@@ -36,23 +36,23 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-type kindClass uint8
+type KindClass uint8
 
 const (
-	classNull kindClass = iota
-	classNum
-	classStr
-	classTime
+	classNull KindClass = iota
+	ClassNum
+	ClassStr
+	ClassTime
 )
 
-func classOf(k Kind) kindClass {
+func ClassOf(k Kind) KindClass {
 	switch k {
 	case KindInt, KindUint, KindFloat, KindDecimal:
-		return classNum
+		return ClassNum
 	case KindString, KindBytes:
-		return classStr
+		return ClassStr
 	case KindDate, KindDatetime, KindDuration:
-		return classTime
+		return ClassTime
 	}
 	return classNull
 }
@@ -68,11 +68,11 @@ func Compare(a, b Value, coll *Collation) int {
 	if a.K == b.K {
 		switch a.K {
 		case KindInt, KindDate, KindDatetime, KindDuration:
-			return cmpInt(a.I, b.I)
+			return CmpInt(a.I, b.I)
 		case KindUint:
-			return cmpUint(uint64(a.I), uint64(b.I))
+			return CmpUint(uint64(a.I), uint64(b.I))
 		case KindFloat:
-			return cmpFloat(a.F, b.F)
+			return CmpFloat(a.F, b.F)
 		case KindString:
 			if coll == nil {
 				return strings.Compare(a.S, b.S)
@@ -90,28 +90,28 @@ func Compare(a, b Value, coll *Collation) int {
 }
 
 func compareMixed(a, b Value, coll *Collation) int {
-	ca, cb := classOf(a.K), classOf(b.K)
+	ca, cb := ClassOf(a.K), ClassOf(b.K)
 	switch {
 	case ca == classNull || cb == classNull:
-		return cmpInt(int64(ca), int64(cb)) // NULL first
-	case ca == classNum && cb == classNum:
+		return CmpInt(int64(ca), int64(cb)) // NULL first
+	case ca == ClassNum && cb == ClassNum:
 		return compareNum(a, b)
-	case ca == classStr && cb == classStr:
+	case ca == ClassStr && cb == ClassStr:
 		return strings.Compare(a.S, b.S) // one side is binary
-	case ca == classTime && cb == classTime:
+	case ca == ClassTime && cb == ClassTime:
 		return compareTimes(a, b)
-	case ca == classTime:
+	case ca == ClassTime:
 		return compareTimeOther(a, b, coll)
-	case cb == classTime:
+	case cb == ClassTime:
 		return -compareTimeOther(b, a, coll)
 	}
 	// string against number: as doubles
-	return cmpFloat(ToFloat(a), ToFloat(b))
+	return CmpFloat(ToFloat(a), ToFloat(b))
 }
 
 func compareNum(a, b Value) int {
 	if a.K == KindFloat || b.K == KindFloat {
-		return cmpFloat(ToFloat(a), ToFloat(b))
+		return CmpFloat(ToFloat(a), ToFloat(b))
 	}
 	if a.K == KindDecimal || b.K == KindDecimal {
 		return ToDecimal(a).Cmp(ToDecimal(b))
@@ -121,16 +121,16 @@ func compareNum(a, b Value) int {
 		if a.I < 0 {
 			return -1
 		}
-		return cmpUint(uint64(a.I), uint64(b.I))
+		return CmpUint(uint64(a.I), uint64(b.I))
 	}
 	if b.I < 0 {
 		return 1
 	}
-	return cmpUint(uint64(a.I), uint64(b.I))
+	return CmpUint(uint64(a.I), uint64(b.I))
 }
 
-// durationToDatetime adds a TIME to the current date.
-func durationToDatetime(us int64) int64 {
+// DurationToDatetime adds a TIME to the current date.
+func DurationToDatetime(us int64) int64 {
 	now := time.Now()
 	t := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).Add(time.Duration(us) * time.Microsecond)
 	return PackTime(t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond()/1000)
@@ -140,11 +140,11 @@ func compareTimes(a, b Value) int {
 	ad, bd := a.K == KindDuration, b.K == KindDuration
 	switch {
 	case ad && bd, !ad && !bd:
-		return cmpInt(a.I, b.I)
+		return CmpInt(a.I, b.I)
 	case ad:
-		return cmpInt(durationToDatetime(a.I), b.I)
+		return CmpInt(DurationToDatetime(a.I), b.I)
 	default:
-		return cmpInt(a.I, durationToDatetime(b.I))
+		return CmpInt(a.I, DurationToDatetime(b.I))
 	}
 }
 
@@ -152,27 +152,27 @@ func compareTimes(a, b Value) int {
 func compareTimeOther(a, b Value, coll *Collation) int {
 	if b.K == KindString || b.K == KindBytes {
 		if a.K == KindDuration {
-			if us, err := parseDuration(b.S, 6); err == nil || err == errDurationRange {
-				return cmpInt(a.I, us)
+			if us, err := parseDuration(b.S, 6); err == nil || err == ErrDurationRange {
+				return CmpInt(a.I, us)
 			}
 		} else if p, _, err := parseDatetime(b.S, 6); err == nil {
-			return cmpInt(a.I, p)
+			return CmpInt(a.I, p)
 		}
 		return strings.Compare(ToString(a), b.S)
 	}
 	// a number
 	if a.K == KindDuration {
-		if us, ok := numberAsDuration(b); ok {
-			return cmpInt(a.I, us)
+		if us, ok := NumberAsDuration(b); ok {
+			return CmpInt(a.I, us)
 		}
-	} else if p, ok := numberAsDatetime(b); ok {
-		return cmpInt(a.I, p)
+	} else if p, ok := NumberAsDatetime(b); ok {
+		return CmpInt(a.I, p)
 	}
-	return compareNum(numericValue(a), b)
+	return compareNum(NumericValue(a), b)
 }
 
-// splitNumber returns the integer part and microseconds of a non-negative number.
-func splitNumber(v Value) (n int64, us int, neg bool, ok bool) {
+// SplitNumber returns the integer part and microseconds of a non-negative number.
+func SplitNumber(v Value) (n int64, us int, neg bool, ok bool) {
 	switch v.K {
 	case KindInt:
 		if v.I < 0 {
@@ -185,21 +185,21 @@ func splitNumber(v Value) (n int64, us int, neg bool, ok bool) {
 		d := ToDecimal(v)
 		neg = d.Sign() < 0
 		d = d.Abs()
-		if d.GreaterThan(decMaxInt64) {
+		if d.GreaterThan(DecMaxInt64) {
 			return 0, 0, neg, false
 		}
 		ip := d.Truncate(0)
 		frac := d.Sub(ip).Shift(6).Round(0).IntPart()
-		if frac >= microsPerSec {
-			frac = microsPerSec - 1
+		if frac >= MicrosPerSec {
+			frac = MicrosPerSec - 1
 		}
 		return ip.IntPart(), int(frac), neg, true
 	}
 	return 0, 0, false, false
 }
 
-func numberAsDatetime(v Value) (int64, bool) {
-	n, us, neg, ok := splitNumber(v)
+func NumberAsDatetime(v Value) (int64, bool) {
+	n, us, neg, ok := SplitNumber(v)
 	if !ok || neg {
 		return 0, false
 	}
@@ -207,8 +207,8 @@ func numberAsDatetime(v Value) (int64, bool) {
 	return p, err == nil
 }
 
-func numberAsDuration(v Value) (int64, bool) {
-	n, us, neg, ok := splitNumber(v)
+func NumberAsDuration(v Value) (int64, bool) {
+	n, us, neg, ok := SplitNumber(v)
 	if !ok {
 		return 0, false
 	}

@@ -260,7 +260,7 @@ func (st *convState) toIntCol(v Value, t *ColType) (Value, error) {
 			return w.value(t.Unsigned), nil
 		}
 	default:
-		return st.toIntCol(numericValue(v), t)
+		return st.toIntCol(NumericValue(v), t)
 	}
 	w2, inRange := w.fit(lo, hi)
 	if !ok || !inRange {
@@ -303,7 +303,7 @@ func (st *convState) toYear(v Value) (Value, error) {
 	var n int64
 	switch v.K {
 	case KindString, KindBytes:
-		s := trimSpaces(v.S)
+		s := TrimSpaces(v.S)
 		w, status := stringToWide(s)
 		switch status {
 		case numBad:
@@ -337,7 +337,7 @@ func (st *convState) toYear(v Value) (Value, error) {
 	default:
 		var w wideInt
 		ok := true
-		switch nv := numericValue(v); nv.K {
+		switch nv := NumericValue(v); nv.K {
 		case KindInt:
 			w = wideFromInt(nv.I)
 		case KindUint:
@@ -400,7 +400,7 @@ func (st *convState) toFloatCol(v Value, t *ColType) (Value, error) {
 			}
 		}
 	default:
-		return st.toFloatCol(numericValue(v), t)
+		return st.toFloatCol(NumericValue(v), t)
 	}
 	limit := math.MaxFloat64
 	if t.Tp == mysql.TypeFloat {
@@ -408,7 +408,7 @@ func (st *convState) toFloatCol(v Value, t *ColType) (Value, error) {
 	}
 	frac := t.DefaultFrac()
 	if frac > 0 {
-		f = roundFloat(f, frac)
+		f = RoundFloat(f, frac)
 		if m := t.Len; m > 0 && m-frac < 309 {
 			limit = math.Min(limit, math.Pow(10, float64(m-frac))-math.Pow(10, -float64(frac)))
 		}
@@ -439,8 +439,8 @@ func (st *convState) toFloatCol(v Value, t *ColType) (Value, error) {
 	return Value{K: KindFloat, F: f, Frac: int8(frac)}, nil
 }
 
-// roundFloat is MySQL's my_double_round: rint(f * 10^d) / 10^d (negative d rounds to tens...).
-func roundFloat(f float64, d int) float64 {
+// RoundFloat is MySQL's my_double_round: rint(f * 10^d) / 10^d (negative d rounds to tens...).
+func RoundFloat(f float64, d int) float64 {
 	if d >= 0 {
 		p := math.Pow(10, float64(d))
 		m := f * p
@@ -456,8 +456,8 @@ func roundFloat(f float64, d int) float64 {
 	return math.RoundToEven(f/p) * p
 }
 
-// truncFloat is my_double_round with truncation.
-func truncFloat(f float64, d int) float64 {
+// TruncFloat is my_double_round with truncation.
+func TruncFloat(f float64, d int) float64 {
 	if d >= 0 {
 		p := math.Pow(10, float64(d))
 		m := f * p
@@ -518,7 +518,7 @@ func (st *convState) toDecimalCol(v Value, t *ColType) (Value, error) {
 			}
 		}
 	default:
-		return st.toDecimalCol(numericValue(v), t)
+		return st.toDecimalCol(NumericValue(v), t)
 	}
 	r := d.Round(int32(frac))
 	rounded := !r.Equal(d)
@@ -689,7 +689,7 @@ func (st *convState) toStringCol(v Value, t *ColType) (Value, error) {
 				n = math.MaxInt32
 			}
 		}
-		cut = charOffset(s, n)
+		cut = CharOffset(s, n)
 	}
 	if cut >= 0 {
 		if strings.TrimRight(s[cut:], " ") == "" {
@@ -707,8 +707,8 @@ func (st *convState) toStringCol(v Value, t *ColType) (Value, error) {
 	return NewString(s), nil
 }
 
-// charOffset returns the byte offset of the n-th character of s, or -1 if s has at most n.
-func charOffset(s string, n int) int {
+// CharOffset returns the byte offset of the n-th character of s, or -1 if s has at most n.
+func CharOffset(s string, n int) int {
 	if len(s) <= n {
 		return -1
 	}
@@ -740,7 +740,7 @@ func (st *convState) toDatetimeCol(v Value, t *ColType, dateOnly bool) (Value, e
 	fsp := 0
 	typ := "date"
 	if !dateOnly {
-		fsp = clampFsp(t.Frac)
+		fsp = ClampFsp(t.Frac)
 		typ = "datetime"
 	}
 	var p int64
@@ -748,7 +748,7 @@ func (st *convState) toDatetimeCol(v Value, t *ColType, dateOnly bool) (Value, e
 	hasTime := false
 	switch v.K {
 	case KindString, KindBytes:
-		p, hasTime, err = parseDatetimeMode(v.S, pick6(dateOnly, fsp), true)
+		p, hasTime, err = ParseDatetimeMode(v.S, pick6(dateOnly, fsp), true)
 	case KindInt:
 		p, hasTime, err = numberToDatetime(v.I, 0, pick6(dateOnly, fsp))
 	case KindUint:
@@ -759,13 +759,13 @@ func (st *convState) toDatetimeCol(v Value, t *ColType, dateOnly bool) (Value, e
 		}
 	case KindFloat, KindDecimal:
 		d := ToDecimal(v)
-		if d.Sign() < 0 || d.GreaterThan(decMaxInt64) {
+		if d.Sign() < 0 || d.GreaterThan(DecMaxInt64) {
 			err = errBadTime
 		} else {
 			ip := d.Truncate(0)
 			us := d.Sub(ip).Shift(6).Round(0).IntPart()
-			if us >= microsPerSec {
-				us = microsPerSec - 1
+			if us >= MicrosPerSec {
+				us = MicrosPerSec - 1
 			}
 			p, hasTime, err = numberToDatetime(ip.IntPart(), int(us), pick6(dateOnly, fsp))
 		}
@@ -832,7 +832,7 @@ func pick6(dateOnly bool, fsp int) int {
 }
 
 func (st *convState) toDurationCol(v Value, t *ColType) (Value, error) {
-	fsp := clampFsp(t.Frac)
+	fsp := ClampFsp(t.Frac)
 	var us int64
 	var err error
 	switch v.K {
@@ -841,13 +841,13 @@ func (st *convState) toDurationCol(v Value, t *ColType) (Value, error) {
 	case KindInt:
 		w := wideFromInt(v.I)
 		if w.mag > math.MaxInt64/2 {
-			us, err = clipDuration(int64(math.Copysign(float64(maxDurationMicros+1), float64(v.I))))
+			us, err = ClipDuration(int64(math.Copysign(float64(MaxDurationMicros+1), float64(v.I))))
 		} else {
 			us, err = numberToDuration(int64(w.mag), 0, w.neg, fsp)
 		}
 	case KindUint:
 		if uint64(v.I) > math.MaxInt64/2 {
-			us, err = clipDuration(maxDurationMicros + 1)
+			us, err = ClipDuration(MaxDurationMicros + 1)
 		} else {
 			us, err = numberToDuration(v.I, 0, false, fsp)
 		}
@@ -855,33 +855,33 @@ func (st *convState) toDurationCol(v Value, t *ColType) (Value, error) {
 		d := ToDecimal(v)
 		neg := d.Sign() < 0
 		d = d.Abs()
-		if d.GreaterThan(decMaxInt64) {
-			us, err = clipDuration(maxDurationMicros + 1)
+		if d.GreaterThan(DecMaxInt64) {
+			us, err = ClipDuration(MaxDurationMicros + 1)
 			if neg {
-				us, err = clipDuration(-maxDurationMicros - 1)
+				us, err = ClipDuration(-MaxDurationMicros - 1)
 			}
 		} else {
 			ip := d.Truncate(0)
 			frac := d.Sub(ip).Shift(6).Round(0).IntPart()
-			if frac >= microsPerSec {
-				frac = microsPerSec - 1
+			if frac >= MicrosPerSec {
+				frac = MicrosPerSec - 1
 			}
 			us, err = numberToDuration(ip.IntPart(), int(frac), neg, fsp)
 		}
 	case KindDuration:
-		us = roundDuration(v.I, fsp)
-		us, err = clipDuration(us)
+		us = RoundDuration(v.I, fsp)
+		us, err = ClipDuration(us)
 	case KindDatetime, KindDate:
 		_, _, _, h, mi, s, micro := UnpackTime(v.I)
-		us = (int64(h)*3600+int64(mi)*60+int64(s))*microsPerSec + int64(micro)
-		us = roundDuration(us, fsp)
-		if us >= 24*3600*microsPerSec {
-			us -= 24 * 3600 * microsPerSec
+		us = (int64(h)*3600+int64(mi)*60+int64(s))*MicrosPerSec + int64(micro)
+		us = RoundDuration(us, fsp)
+		if us >= 24*3600*MicrosPerSec {
+			us -= 24 * 3600 * MicrosPerSec
 		}
 	default:
 		err = errBadTime
 	}
-	if err == errDurationRange {
+	if err == ErrDurationRange {
 		if e := st.failAs(st.badTime("time", ToString(v)), st.outOfRange()); e != nil {
 			return Null, e
 		}
@@ -942,6 +942,32 @@ func (st *convState) toBitCol(v Value, t *ColType) (Value, error) {
 
 // ---- casts for expressions ----
 
+// ToIntLenient converts to int64 the way a LIMIT or a CAST does: rounding, clamping, never failing.
+func ToIntLenient(v Value) int64 {
+	switch v.K {
+	case KindInt:
+		return v.I
+	case KindUint:
+		if v.U() > math.MaxInt64 {
+			return math.MaxInt64
+		}
+		return v.I
+	case KindNull:
+		return 0
+	}
+	if i, err := ToInt(v); err == nil {
+		return i
+	}
+	f := ToFloat(v)
+	switch {
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(math.Round(f))
+}
+
 // ToInt converts v to a signed integer as MySQL's val_int() does: doubles round half to even,
 // decimals half away from zero, strings take their leading integer (truncating at '.', as
 // CAST(str AS SIGNED) does), unsigned values wrap, and out-of-range values clip. warn, when not
@@ -967,7 +993,7 @@ func ToInt(v Value) (int64, *sqlerr.Error) {
 		}
 		return i, nil
 	}
-	return ToInt(numericValue(v))
+	return ToInt(NumericValue(v))
 }
 
 // ToUint is ToInt for CAST(... AS UNSIGNED): negative values wrap around.
@@ -1057,7 +1083,7 @@ func ToDecimal(v Value) decimal.Decimal {
 	case KindNull:
 		return decimal.Decimal{}
 	}
-	return ToDecimal(numericValue(v))
+	return ToDecimal(NumericValue(v))
 }
 
 // ToString returns v's text form (AppendText); NULL gives "".

@@ -1,10 +1,8 @@
 package types
 
 import (
-	"math"
 	"math/rand"
 	"strings"
-	"testing"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shopspring/decimal"
@@ -103,24 +101,6 @@ func sign(x int) int {
 	return 0
 }
 
-// sameValue reports whether two values are identical in kind, Frac and content.
-func sameValue(a, b Value) bool {
-	if a.K != b.K || a.Frac != b.Frac {
-		return false
-	}
-	switch a.K {
-	case KindFloat:
-		return math.Float64bits(a.F) == math.Float64bits(b.F)
-	case KindDecimal:
-		return a.D.Equal(b.D)
-	case KindString, KindBytes:
-		return a.S == b.S
-	case KindNull:
-		return true
-	}
-	return a.I == b.I
-}
-
 // randString draws from characters that stress collations: spaces, controls, case, accents,
 // expansions, multi-byte.
 var randRunes = []string{"", " ", " ", "  ", "\t", "\x00", "\x01", "a", "A", "b", "B", "z", "é", "E", "e", "ß", "s", "ss",
@@ -133,87 +113,4 @@ func randString(r *rand.Rand, maxParts int) string {
 		b.WriteString(randRunes[r.Intn(len(randRunes))])
 	}
 	return b.String()
-}
-
-func mustConvert(t testing.TB, v Value, ct *ColType) Value {
-	t.Helper()
-	out, _, err := Convert(v, ct, ConvertCtx{})
-	if err != nil {
-		t.Fatalf("Convert(%v, %s): %v", v, ct.SQL(), err)
-	}
-	return out
-}
-
-// randValue returns a random value of column type ct (already converted).
-func randValue(t testing.TB, r *rand.Rand, ct *ColType) Value {
-	if r.Intn(20) == 0 {
-		return Null
-	}
-	var raw Value
-	switch keyKind(ct) {
-	case KindInt, KindUint:
-		switch r.Intn(6) {
-		case 0:
-			raw = NewInt(math.MinInt64 + int64(r.Intn(3)))
-		case 1:
-			raw = NewUint(math.MaxUint64 - uint64(r.Intn(3)))
-		case 2:
-			raw = NewInt(int64(r.Intn(7)) - 3)
-		case 3:
-			raw = NewInt(r.Int63() >> uint(r.Intn(63)))
-		default:
-			raw = NewInt(-(r.Int63() >> uint(r.Intn(63))))
-		}
-		if ct.Tp == mysql.TypeYear {
-			raw = NewInt(int64(1901 + r.Intn(255)))
-		}
-	case KindFloat:
-		switch r.Intn(5) {
-		case 0:
-			raw = NewFloat([]float64{0, math.Copysign(0, -1), 1, -1, math.SmallestNonzeroFloat64, -math.MaxFloat64, math.MaxFloat64, 0.1}[r.Intn(8)])
-		case 1:
-			raw = NewFloat(r.NormFloat64())
-		default:
-			raw = NewFloat(r.NormFloat64() * math.Pow(10, float64(r.Intn(60)-30)))
-		}
-	case KindDecimal:
-		m, d := ct.decimalPrec()
-		digits := make([]byte, 1+r.Intn(m))
-		for i := range digits {
-			digits[i] = byte('0' + r.Intn(10))
-			if r.Intn(4) == 0 {
-				digits[i] = '0'
-			}
-		}
-		s := string(digits)
-		if d > 0 && len(s) > d {
-			s = s[:len(s)-d] + "." + s[len(s)-d:]
-		}
-		if r.Intn(2) == 0 {
-			s = "-" + s
-		}
-		raw = NewString(s)
-	case KindString, KindBytes:
-		raw = NewString(randString(r, 6))
-	case KindDate, KindDatetime:
-		if r.Intn(15) == 0 {
-			raw = NewDatetime(0, 0)
-			break
-		}
-		y := 1000 + r.Intn(9000)
-		if r.Intn(3) == 0 {
-			y = 2000 + r.Intn(3)
-		}
-		mo := 1 + r.Intn(12)
-		raw = NewDatetime(PackTime(y, mo, 1+r.Intn(daysInMonth(y, mo)), r.Intn(24), r.Intn(60), r.Intn(60), r.Intn(1000000)), 6)
-		if ct.Tp == mysql.TypeTimestamp {
-			raw = NewDatetime(PackTime(1971+r.Intn(60), mo, 1+r.Intn(28), r.Intn(24), r.Intn(60), r.Intn(60), r.Intn(1000000)), 6)
-		}
-	case KindDuration:
-		raw = NewDuration(r.Int63n(2*maxDurationMicros+1)-maxDurationMicros, 6)
-		if r.Intn(3) == 0 {
-			raw = NewDuration(r.Int63n(2000001)-1000000, 6)
-		}
-	}
-	return mustConvert(t, raw, ct)
 }

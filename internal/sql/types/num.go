@@ -31,7 +31,7 @@ type numText struct {
 // scanNumber finds the numeric prefix of s. ok is false if there are no digits.
 func scanNumber(s string) (nt numText, ok bool) {
 	i := 0
-	for i < len(s) && isSpace(s[i]) {
+	for i < len(s) && IsSpace(s[i]) {
 		i++
 	}
 	nt.start = i
@@ -40,13 +40,13 @@ func scanNumber(s string) (nt numText, ok bool) {
 		i++
 	}
 	st := i
-	for i < len(s) && isDigit(s[i]) {
+	for i < len(s) && IsDigit(s[i]) {
 		i++
 	}
 	nt.intDigits = s[st:i]
 	if i < len(s) && s[i] == '.' {
 		j := i + 1
-		for j < len(s) && isDigit(s[j]) {
+		for j < len(s) && IsDigit(s[j]) {
 			j++
 		}
 		if j > i+1 || len(nt.intDigits) > 0 {
@@ -56,7 +56,7 @@ func scanNumber(s string) (nt numText, ok bool) {
 	}
 	if len(nt.intDigits) == 0 && len(nt.fracDigits) == 0 {
 		nt.end = nt.start
-		nt.trailing = trimSpaces(s) != ""
+		nt.trailing = TrimSpaces(s) != ""
 		return nt, false
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
@@ -68,7 +68,7 @@ func scanNumber(s string) (nt numText, ok bool) {
 		}
 		ds := j
 		e := 0
-		for j < len(s) && isDigit(s[j]) {
+		for j < len(s) && IsDigit(s[j]) {
 			if e < 1000000 {
 				e = e*10 + int(s[j]-'0')
 			}
@@ -84,7 +84,7 @@ func scanNumber(s string) (nt numText, ok bool) {
 	}
 	nt.end = i
 	for k := i; k < len(s); k++ {
-		if !isSpace(s[k]) {
+		if !IsSpace(s[k]) {
 			nt.trailing = true
 			break
 		}
@@ -197,7 +197,7 @@ func (nt *numText) decimal() (decimal.Decimal, bool) {
 // MySQL's strtoll10 does for CAST(str AS SIGNED).
 func parseIntPrefix(s string) (int64, numStatus) {
 	i := 0
-	for i < len(s) && isSpace(s[i]) {
+	for i < len(s) && IsSpace(s[i]) {
 		i++
 	}
 	neg := false
@@ -208,7 +208,7 @@ func parseIntPrefix(s string) (int64, numStatus) {
 	st := i
 	var u uint64
 	over := false
-	for i < len(s) && isDigit(s[i]) {
+	for i < len(s) && IsDigit(s[i]) {
 		d := uint64(s[i] - '0')
 		if u > (math.MaxUint64-d)/10 {
 			over = true
@@ -221,7 +221,7 @@ func parseIntPrefix(s string) (int64, numStatus) {
 		return 0, numBad
 	}
 	status := numOK
-	if trimSpaces(s[i:]) != "" {
+	if TrimSpaces(s[i:]) != "" {
 		status = numTrunc
 	}
 	if neg {
@@ -238,13 +238,13 @@ func parseIntPrefix(s string) (int64, numStatus) {
 
 // parseUintPrefix is parseIntPrefix for CAST(str AS UNSIGNED): negative numbers wrap.
 func parseUintPrefix(s string) (uint64, numStatus) {
-	t := trimSpaces(s)
+	t := TrimSpaces(s)
 	if t != "" && t[0] == '-' {
 		i, st := parseIntPrefix(s)
 		return uint64(i), st
 	}
 	i := 0
-	for i < len(s) && isSpace(s[i]) {
+	for i < len(s) && IsSpace(s[i]) {
 		i++
 	}
 	if i < len(s) && s[i] == '+' {
@@ -252,7 +252,7 @@ func parseUintPrefix(s string) (uint64, numStatus) {
 	}
 	st := i
 	var u uint64
-	for i < len(s) && isDigit(s[i]) {
+	for i < len(s) && IsDigit(s[i]) {
 		d := uint64(s[i] - '0')
 		if u > (math.MaxUint64-d)/10 {
 			return math.MaxUint64, numOverflow
@@ -263,15 +263,15 @@ func parseUintPrefix(s string) (uint64, numStatus) {
 	if i == st {
 		return 0, numBad
 	}
-	if trimSpaces(s[i:]) != "" {
+	if TrimSpaces(s[i:]) != "" {
 		return u, numTrunc
 	}
 	return u, numOK
 }
 
 var (
-	decMaxInt64 = decimal.NewFromInt(math.MaxInt64)
-	decMinInt64 = decimal.NewFromInt(math.MinInt64)
+	DecMaxInt64 = decimal.NewFromInt(math.MaxInt64)
+	DecMinInt64 = decimal.NewFromInt(math.MinInt64)
 )
 
 // decimalWithMicros builds n + us/1e6 with fsp decimals.
@@ -286,10 +286,10 @@ func decimalWithMicros(n int64, us int, neg bool, fsp int) decimal.Decimal {
 	return d.Round(int32(fsp))
 }
 
-// numericValue converts v to the number MySQL uses in numeric context: ints, decimals and floats
+// NumericValue converts v to the number MySQL uses in numeric context: ints, decimals and floats
 // stay, strings become doubles (by their numeric prefix), dates become YYYYMMDD, datetimes
 // YYYYMMDDhhmmss and times [-]HHMMSS (DECIMAL when they have fractional seconds).
-func numericValue(v Value) Value {
+func NumericValue(v Value) Value {
 	switch v.K {
 	case KindString, KindBytes:
 		f, _ := parseFloatPrefix(v.S)

@@ -31,9 +31,9 @@ func AppendText(buf []byte, v Value) []byte {
 	case KindDate:
 		return appendDate(buf, v.I)
 	case KindDatetime:
-		return appendDatetime(buf, v.I, int(v.Frac))
+		return AppendDatetime(buf, v.I, int(v.Frac))
 	case KindDuration:
-		return appendDuration(buf, v.I, int(v.Frac))
+		return AppendDuration(buf, v.I, int(v.Frac))
 	}
 	return buf
 }
@@ -103,8 +103,8 @@ func appendFloat(buf []byte, f float64, frac int) []byte {
 	return strconv.AppendInt(buf, int64(exp), 10)
 }
 
-// decimalDigits returns the decimal digits of |coefficient(d)| appended to buf.
-func decimalDigits(buf []byte, d decimal.Decimal) []byte {
+// DecimalDigits returns the decimal digits of |coefficient(d)| appended to buf.
+func DecimalDigits(buf []byte, d decimal.Decimal) []byte {
 	if d.NumDigits() <= 18 { // no big.Int copy
 		n := d.CoefficientInt64()
 		if n < 0 {
@@ -141,7 +141,7 @@ func appendDecimal(buf []byte, d decimal.Decimal, frac int) []byte {
 		buf = append(buf, '-')
 	}
 	var tmp [80]byte
-	digits := decimalDigits(tmp[:0], d)
+	digits := DecimalDigits(tmp[:0], d)
 	if exp >= 0 {
 		if !(len(digits) == 1 && digits[0] == '0') {
 			buf = append(buf, digits...)

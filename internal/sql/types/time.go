@@ -32,20 +32,20 @@ func UnpackTime(p int64) (year, month, day, hour, min, sec, micro int) {
 }
 
 const (
-	maxDurationMicros = (838*3600 + 59*60 + 59) * 1000000
-	microsPerSec      = 1000000
+	MaxDurationMicros = (838*3600 + 59*60 + 59) * 1000000
+	MicrosPerSec      = 1000000
 )
 
 var (
 	errBadTime       = errors.New("invalid date/time value")
-	errDurationRange = errors.New("time value out of range")
+	ErrDurationRange = errors.New("time value out of range")
 )
 
 var pow10i = [...]int64{1, 10, 100, 1000, 10000, 100000, 1000000}
 
 func isLeap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
 
-func daysInMonth(y, m int) int {
+func DaysInMonth(y, m int) int {
 	switch m {
 	case 2:
 		if isLeap(y) {
@@ -64,11 +64,11 @@ func validDate(y, m, d int) bool {
 	if y == 0 && m == 0 && d == 0 {
 		return true
 	}
-	return y >= 0 && y <= 9999 && m >= 1 && m <= 12 && d >= 1 && d <= daysInMonth(y, m)
+	return y >= 0 && y <= 9999 && m >= 1 && m <= 12 && d >= 1 && d <= DaysInMonth(y, m)
 }
 
 func validTime(h, mi, s, us int) bool {
-	return h >= 0 && h <= 23 && mi >= 0 && mi <= 59 && s >= 0 && s <= 59 && us >= 0 && us < microsPerSec
+	return h >= 0 && h <= 23 && mi >= 0 && mi <= 59 && s >= 0 && s <= 59 && us >= 0 && us < MicrosPerSec
 }
 
 // roundMicros rounds a microsecond count (0..999999) to fsp digits, half up; the result may be
@@ -83,12 +83,12 @@ func roundMicros(us, fsp int) int {
 
 // packCarry packs a datetime whose microseconds may have rounded up to a whole second.
 func packCarry(y, mo, d, h, mi, s, us int) (int64, error) {
-	if us < microsPerSec {
+	if us < MicrosPerSec {
 		return PackTime(y, mo, d, h, mi, s, us), nil
 	}
 	if y == 0 && mo == 0 && d == 0 {
 		// The zero date has no calendar to carry into: keep it as MySQL does (time part only).
-		us -= microsPerSec
+		us -= MicrosPerSec
 		s++
 		if s == 60 {
 			s, mi = 0, mi+1
@@ -105,7 +105,7 @@ func packCarry(y, mo, d, h, mi, s, us int) (int64, error) {
 	if t.Year() > 9999 {
 		return 0, errBadTime
 	}
-	return PackTime(t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute(), t.Second(), us-microsPerSec), nil
+	return PackTime(t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute(), t.Second(), us-MicrosPerSec), nil
 }
 
 func normFsp(fsp int) int {
@@ -134,22 +134,22 @@ func ParseDate(s string) (int64, error) {
 	return p &^ (1<<41 - 1), nil
 }
 
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func IsDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-func isSpace(c byte) bool {
+func IsSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
 
-func isPunct(c byte) bool {
-	return c > ' ' && c < 0x7f && !isDigit(c) && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z')
+func IsPunct(c byte) bool {
+	return c > ' ' && c < 0x7f && !IsDigit(c) && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z')
 }
 
-func trimSpaces(s string) string {
+func TrimSpaces(s string) string {
 	i, j := 0, len(s)
-	for i < j && isSpace(s[i]) {
+	for i < j && IsSpace(s[i]) {
 		i++
 	}
-	for j > i && isSpace(s[j-1]) {
+	for j > i && IsSpace(s[j-1]) {
 		j--
 	}
 	return s[i:j]
@@ -181,7 +181,7 @@ func fracMicros(f string) int {
 	return us
 }
 
-func twoDigitYear(y int) int {
+func TwoDigitYear(y int) int {
 	if y < 70 {
 		return y + 2000
 	}
@@ -190,18 +190,18 @@ func twoDigitYear(y int) int {
 
 // parseDatetime returns the packed value and whether s had a time part.
 func parseDatetime(s string, fsp int) (int64, bool, error) {
-	return parseDatetimeMode(s, fsp, false)
+	return ParseDatetimeMode(s, fsp, false)
 }
 
-// parseDatetimeMode parses a datetime; fuzzy accepts zero months and days ('2006-06-00'), as
+// ParseDatetimeMode parses a datetime; fuzzy accepts zero months and days ('2006-06-00'), as
 // MySQL's date functions do.
-func parseDatetimeMode(s string, fsp int, fuzzy bool) (int64, bool, error) {
-	s = trimSpaces(s)
+func ParseDatetimeMode(s string, fsp int, fuzzy bool) (int64, bool, error) {
+	s = TrimSpaces(s)
 	if s == "" {
 		return 0, false, errBadTime
 	}
 	n := 0
-	for n < len(s) && isDigit(s[n]) {
+	for n < len(s) && IsDigit(s[n]) {
 		n++
 	}
 	if n == 0 {
@@ -216,7 +216,7 @@ func parseDatetimeMode(s string, fsp int, fuzzy bool) (int64, bool, error) {
 		if n < len(s) {
 			frac = s[n+1:]
 			for i := 0; i < len(frac); i++ {
-				if !isDigit(frac[i]) {
+				if !IsDigit(frac[i]) {
 					return 0, false, errBadTime
 				}
 			}
@@ -230,7 +230,7 @@ func parseDatetimeMode(s string, fsp int, fuzzy bool) (int64, bool, error) {
 		}
 		y = atoiDigits(digits[:yl])
 		if yl == 2 {
-			y = twoDigitYear(y)
+			y = TwoDigitYear(y)
 		}
 		rest := digits[yl:]
 		parts := [5]int{}
@@ -253,7 +253,7 @@ func parseDatetimeMode(s string, fsp int, fuzzy bool) (int64, bool, error) {
 		k := 0
 		for k < 6 {
 			st := i
-			for i < len(s) && isDigit(s[i]) {
+			for i < len(s) && IsDigit(s[i]) {
 				i++
 			}
 			if i == st || i-st > 9 {
@@ -268,11 +268,11 @@ func parseDatetimeMode(s string, fsp int, fuzzy bool) (int64, bool, error) {
 				// Date/time separator: spaces or a single 'T'.
 				if s[i] == 'T' {
 					i++
-				} else if isSpace(s[i]) {
-					for i < len(s) && isSpace(s[i]) {
+				} else if IsSpace(s[i]) {
+					for i < len(s) && IsSpace(s[i]) {
 						i++
 					}
-				} else if s[i] == '.' || !isPunct(s[i]) {
+				} else if s[i] == '.' || !IsPunct(s[i]) {
 					return 0, false, errBadTime
 				} else {
 					i++
@@ -288,7 +288,7 @@ func parseDatetimeMode(s string, fsp int, fuzzy bool) (int64, bool, error) {
 			if s[i] == '.' && k >= 4 {
 				break // fraction follows the seconds (or minutes)
 			}
-			if !isPunct(s[i]) {
+			if !IsPunct(s[i]) {
 				return 0, false, errBadTime
 			}
 			i++
@@ -305,7 +305,7 @@ func parseDatetimeMode(s string, fsp int, fuzzy bool) (int64, bool, error) {
 			}
 			i++
 			st := i
-			for i < len(s) && isDigit(s[i]) {
+			for i < len(s) && IsDigit(s[i]) {
 				i++
 			}
 			if i != len(s) {
@@ -315,7 +315,7 @@ func parseDatetimeMode(s string, fsp int, fuzzy bool) (int64, bool, error) {
 		}
 		y, mo, d, h, mi, sec = fields[0], fields[1], fields[2], fields[3], fields[4], fields[5]
 		if flen[0] <= 2 {
-			y = twoDigitYear(y)
+			y = TwoDigitYear(y)
 		}
 		hasTime = k > 3
 	}
@@ -324,12 +324,12 @@ func parseDatetimeMode(s string, fsp int, fuzzy bool) (int64, bool, error) {
 	if fuzzy && !okDate && y <= 9999 && mo <= 12 && d <= 31 && (mo == 0 || d == 0) {
 		okDate = true
 	}
-	if !okDate || !validTime(h, mi, sec, min(us, microsPerSec-1)) {
+	if !okDate || !validTime(h, mi, sec, min(us, MicrosPerSec-1)) {
 		return 0, false, errBadTime
 	}
 	if mo == 0 || d == 0 {
 		// No calendar to carry a rounded-up second into.
-		return PackTime(y, mo, d, h, mi, sec, min(roundMicros(us, fsp), microsPerSec-1)), hasTime, nil
+		return PackTime(y, mo, d, h, mi, sec, min(roundMicros(us, fsp), MicrosPerSec-1)), hasTime, nil
 	}
 	p, err := packCarry(y, mo, d, h, mi, sec, roundMicros(us, fsp))
 	return p, hasTime, err
@@ -343,24 +343,24 @@ func ParseDuration(s string, fsp int) (int64, error) {
 }
 
 func parseDuration(s string, fsp int) (int64, error) {
-	s = trimSpaces(s)
+	s = TrimSpaces(s)
 	neg := false
 	if s != "" && s[0] == '-' {
 		neg = true
-		s = trimSpaces(s[1:])
+		s = TrimSpaces(s[1:])
 	}
 	if s == "" {
 		return 0, errBadTime
 	}
 	n := 0
-	for n < len(s) && isDigit(s[n]) {
+	for n < len(s) && IsDigit(s[n]) {
 		n++
 	}
 	// A full datetime: keep its time part.
 	if !neg && (n >= 12 && (n == len(s) || s[n] == '.') || n > 0 && n < len(s) && (s[n] == '-' || s[n] == '/')) {
 		if p, _, err := parseDatetime(s, fsp); err == nil {
 			_, _, _, h, mi, sec, us := UnpackTime(p)
-			return (int64(h)*3600+int64(mi)*60+int64(sec))*microsPerSec + int64(us), nil
+			return (int64(h)*3600+int64(mi)*60+int64(sec))*MicrosPerSec + int64(us), nil
 		}
 		if n < len(s) && (s[n] == '-' || s[n] == '/') {
 			return 0, errBadTime
@@ -370,7 +370,7 @@ func parseDuration(s string, fsp int) (int64, error) {
 	i := 0
 	readNum := func() (int64, int, bool) {
 		st := i
-		for i < len(s) && isDigit(s[i]) {
+		for i < len(s) && IsDigit(s[i]) {
 			i++
 		}
 		if i == st || i-st > 12 {
@@ -385,10 +385,10 @@ func parseDuration(s string, fsp int) (int64, error) {
 		}
 	}
 	switch {
-	case i < len(s) && isSpace(s[i]):
+	case i < len(s) && IsSpace(s[i]):
 		// 'D HH[:MM[:SS]]'
 		days = first
-		for i < len(s) && isSpace(s[i]) {
+		for i < len(s) && IsSpace(s[i]) {
 			i++
 		}
 		var ok bool
@@ -432,7 +432,7 @@ func parseDuration(s string, fsp int) (int64, error) {
 		}
 		i++
 		st := i
-		for i < len(s) && isDigit(s[i]) {
+		for i < len(s) && IsDigit(s[i]) {
 			i++
 		}
 		if i != len(s) {
@@ -444,28 +444,28 @@ func parseDuration(s string, fsp int) (int64, error) {
 		return 0, errBadTime
 	}
 	us = int64(roundMicros(int(us), fsp))
-	total := (((days*24+h)*60+mi)*60+sec)*microsPerSec + us
+	total := (((days*24+h)*60+mi)*60+sec)*MicrosPerSec + us
 	if days > 34 || h > 10000 {
-		total = maxDurationMicros + 1
+		total = MaxDurationMicros + 1
 	}
 	if neg {
 		total = -total
 	}
-	return clipDuration(total)
+	return ClipDuration(total)
 }
 
-func clipDuration(us int64) (int64, error) {
-	if us > maxDurationMicros {
-		return maxDurationMicros, errDurationRange
+func ClipDuration(us int64) (int64, error) {
+	if us > MaxDurationMicros {
+		return MaxDurationMicros, ErrDurationRange
 	}
-	if us < -maxDurationMicros {
-		return -maxDurationMicros, errDurationRange
+	if us < -MaxDurationMicros {
+		return -MaxDurationMicros, ErrDurationRange
 	}
 	return us, nil
 }
 
-// roundDuration rounds a TIME to fsp digits, half away from zero.
-func roundDuration(us int64, fsp int) int64 {
+// RoundDuration rounds a TIME to fsp digits, half away from zero.
+func RoundDuration(us int64, fsp int) int64 {
 	if fsp >= 6 {
 		return us
 	}
@@ -537,17 +537,17 @@ func numberToDuration(nr int64, us int, neg bool, fsp int) (int64, error) {
 			return 0, err
 		}
 		_, _, _, h, mi, s, us2 := UnpackTime(p)
-		return (int64(h)*3600+int64(mi)*60+int64(s))*microsPerSec + int64(us2), nil
+		return (int64(h)*3600+int64(mi)*60+int64(s))*MicrosPerSec + int64(us2), nil
 	}
 	s, mi, h := nr%100, nr/100%100, nr/10000
 	if s > 59 || mi > 59 {
 		return 0, errBadTime
 	}
-	total := ((h*60+mi)*60+s)*microsPerSec + int64(roundMicros(us, fsp))
+	total := ((h*60+mi)*60+s)*MicrosPerSec + int64(roundMicros(us, fsp))
 	if neg {
 		total = -total
 	}
-	return clipDuration(total)
+	return ClipDuration(total)
 }
 
 // datetimeNumber returns YYYYMMDDhhmmss (or YYYYMMDD for dates) and the microseconds.
@@ -566,23 +566,23 @@ func durationNumber(us int64) (n int64, frac int, neg bool) {
 		neg = true
 		us = -us
 	}
-	secs := us / microsPerSec
+	secs := us / MicrosPerSec
 	n = secs/3600*10000 + secs/60%60*100 + secs%60
-	return n, int(us % microsPerSec), neg
+	return n, int(us % MicrosPerSec), neg
 }
 
-// durationParts splits a TIME into its fields.
-func durationParts(us int64) (neg bool, h, mi, s, frac int64) {
+// DurationParts splits a TIME into its fields.
+func DurationParts(us int64) (neg bool, h, mi, s, frac int64) {
 	if us < 0 {
 		neg = true
 		us = -us
 	}
-	frac = us % microsPerSec
-	secs := us / microsPerSec
+	frac = us % MicrosPerSec
+	secs := us / MicrosPerSec
 	return neg, secs / 3600, secs / 60 % 60, secs % 60, frac
 }
 
-func appendPad(buf []byte, n int64, width int) []byte {
+func AppendPad(buf []byte, n int64, width int) []byte {
 	var tmp [20]byte
 	d := strconv.AppendInt(tmp[:0], n, 10)
 	for i := len(d); i < width; i++ {
@@ -609,40 +609,40 @@ func appendFrac(buf []byte, us int, fsp int) []byte {
 
 func appendDate(buf []byte, p int64) []byte {
 	y, mo, d, _, _, _, _ := UnpackTime(p)
-	buf = appendPad(buf, int64(y), 4)
+	buf = AppendPad(buf, int64(y), 4)
 	buf = append(buf, '-')
-	buf = appendPad(buf, int64(mo), 2)
+	buf = AppendPad(buf, int64(mo), 2)
 	buf = append(buf, '-')
-	return appendPad(buf, int64(d), 2)
+	return AppendPad(buf, int64(d), 2)
 }
 
-func appendDatetime(buf []byte, p int64, fsp int) []byte {
+func AppendDatetime(buf []byte, p int64, fsp int) []byte {
 	buf = appendDate(buf, p)
 	_, _, _, h, mi, s, us := UnpackTime(p)
 	buf = append(buf, ' ')
-	buf = appendPad(buf, int64(h), 2)
+	buf = AppendPad(buf, int64(h), 2)
 	buf = append(buf, ':')
-	buf = appendPad(buf, int64(mi), 2)
+	buf = AppendPad(buf, int64(mi), 2)
 	buf = append(buf, ':')
-	buf = appendPad(buf, int64(s), 2)
+	buf = AppendPad(buf, int64(s), 2)
 	return appendFrac(buf, us, fsp)
 }
 
-func appendDuration(buf []byte, us int64, fsp int) []byte {
-	neg, h, mi, s, frac := durationParts(us)
+func AppendDuration(buf []byte, us int64, fsp int) []byte {
+	neg, h, mi, s, frac := DurationParts(us)
 	if neg {
 		buf = append(buf, '-')
 	}
-	buf = appendPad(buf, h, 2)
+	buf = AppendPad(buf, h, 2)
 	buf = append(buf, ':')
-	buf = appendPad(buf, mi, 2)
+	buf = AppendPad(buf, mi, 2)
 	buf = append(buf, ':')
-	buf = appendPad(buf, s, 2)
+	buf = AppendPad(buf, s, 2)
 	return appendFrac(buf, int(frac), fsp)
 }
 
-// calcDaynr is MySQL's day number (days since year 0, TO_DAYS).
-func calcDaynr(year, month, day int) int64 {
+// CalcDaynr is MySQL's day number (days since year 0, TO_DAYS).
+func CalcDaynr(year, month, day int) int64 {
 	if year == 0 && month == 0 {
 		return 0
 	}
@@ -657,8 +657,8 @@ func calcDaynr(year, month, day int) int64 {
 	return delsum + int64(y/4) - int64(temp)
 }
 
-// calcWeekday returns 0 = Monday .. 6 = Sunday (or 0 = Sunday when sundayFirst).
-func calcWeekday(daynr int64, sundayFirst bool) int {
+// CalcWeekday returns 0 = Monday .. 6 = Sunday (or 0 = Sunday when sundayFirst).
+func CalcWeekday(daynr int64, sundayFirst bool) int {
 	add := int64(5)
 	if sundayFirst {
 		add = 6
@@ -674,19 +674,19 @@ func daysInYear(y int) int {
 }
 
 const (
-	weekMondayFirst  = 1
-	weekYear         = 2
-	weekFirstWeekday = 4
+	WeekMondayFirst  = 1
+	WeekYear         = 2
+	WeekFirstWeekday = 4
 )
 
-// calcWeek is MySQL's calc_week.
-func calcWeek(y, m, d int, behaviour int) (week, year int) {
-	daynr := calcDaynr(y, m, d)
-	firstDaynr := calcDaynr(y, 1, 1)
-	mondayFirst := behaviour&weekMondayFirst != 0
-	wy := behaviour&weekYear != 0
-	firstWeekday := behaviour&weekFirstWeekday != 0
-	weekday := calcWeekday(firstDaynr, !mondayFirst)
+// CalcWeek is MySQL's calc_week.
+func CalcWeek(y, m, d int, behaviour int) (week, year int) {
+	daynr := CalcDaynr(y, m, d)
+	firstDaynr := CalcDaynr(y, 1, 1)
+	mondayFirst := behaviour&WeekMondayFirst != 0
+	wy := behaviour&WeekYear != 0
+	firstWeekday := behaviour&WeekFirstWeekday != 0
+	weekday := CalcWeekday(firstDaynr, !mondayFirst)
 	year = y
 	if m == 1 && d <= 7-weekday {
 		if !wy && ((firstWeekday && weekday != 0) || (!firstWeekday && weekday >= 4)) {

@@ -11,7 +11,7 @@ func TestPackTime(t *testing.T) {
 	_ = prev
 	for i := 0; i < 10000; i++ {
 		y, mo := r.Intn(10000), 1+r.Intn(12)
-		d := 1 + r.Intn(daysInMonth(y, mo))
+		d := 1 + r.Intn(DaysInMonth(y, mo))
 		h, mi, s, us := r.Intn(24), r.Intn(60), r.Intn(60), r.Intn(1000000)
 		p := PackTime(y, mo, d, h, mi, s, us)
 		y2, mo2, d2, h2, mi2, s2, us2 := UnpackTime(p)
@@ -20,10 +20,10 @@ func TestPackTime(t *testing.T) {
 		}
 		// Order: compare with a second random datetime.
 		y3, mo3 := r.Intn(10000), 1+r.Intn(12)
-		d3 := 1 + r.Intn(daysInMonth(y3, mo3))
+		d3 := 1 + r.Intn(DaysInMonth(y3, mo3))
 		p3 := PackTime(y3, mo3, d3, h, mi, s, us)
-		want := cmpInt(int64(y*10000+mo*100+d), int64(y3*10000+mo3*100+d3))
-		if got := cmpInt(p, p3); got != want {
+		want := CmpInt(int64(y*10000+mo*100+d), int64(y3*10000+mo3*100+d3))
+		if got := CmpInt(p, p3); got != want {
 			t.Fatalf("order %d vs %d", p, p3)
 		}
 	}
@@ -164,30 +164,30 @@ func TestNumberToDatetime(t *testing.T) {
 }
 
 func TestCalendar(t *testing.T) {
-	if got := calcDaynr(2007, 10, 7); got != 733321 {
+	if got := CalcDaynr(2007, 10, 7); got != 733321 {
 		t.Errorf("TO_DAYS(2007-10-07) = %d", got)
 	}
-	if got := calcDaynr(2008, 10, 7); got != 733687 {
+	if got := CalcDaynr(2008, 10, 7); got != 733687 {
 		t.Errorf("TO_DAYS(2008-10-07) = %d", got)
 	}
 	// 2024-01-01 is a Monday.
-	if got := calcWeekday(calcDaynr(2024, 1, 1), false); got != 0 {
+	if got := CalcWeekday(CalcDaynr(2024, 1, 1), false); got != 0 {
 		t.Errorf("weekday = %d", got)
 	}
 	weeks := []struct {
 		y, m, d, beh, week, year int
 	}{
-		{2008, 2, 20, weekFirstWeekday, 7, 2008},             // WEEK('2008-02-20') mode 0
-		{2008, 2, 20, weekMondayFirst, 8, 2008},              // mode 1
-		{2008, 12, 31, weekMondayFirst | weekYear, 1, 2009},  // %v / %x
-		{2000, 1, 1, weekFirstWeekday, 0, 2000},              // mode 0
-		{2000, 1, 1, weekYear | weekFirstWeekday, 52, 1999},  // %V / %X
-		{2021, 1, 3, weekMondayFirst | weekYear, 53, 2020},   // ISO week 53 of 2020
-		{2024, 12, 30, weekMondayFirst | weekYear, 1, 2025},  // ISO
-		{2024, 6, 15, weekFirstWeekday | weekYear, 23, 2024}, // %V
+		{2008, 2, 20, WeekFirstWeekday, 7, 2008},             // WEEK('2008-02-20') mode 0
+		{2008, 2, 20, WeekMondayFirst, 8, 2008},              // mode 1
+		{2008, 12, 31, WeekMondayFirst | WeekYear, 1, 2009},  // %v / %x
+		{2000, 1, 1, WeekFirstWeekday, 0, 2000},              // mode 0
+		{2000, 1, 1, WeekYear | WeekFirstWeekday, 52, 1999},  // %V / %X
+		{2021, 1, 3, WeekMondayFirst | WeekYear, 53, 2020},   // ISO week 53 of 2020
+		{2024, 12, 30, WeekMondayFirst | WeekYear, 1, 2025},  // ISO
+		{2024, 6, 15, WeekFirstWeekday | WeekYear, 23, 2024}, // %V
 	}
 	for _, w := range weeks {
-		week, year := calcWeek(w.y, w.m, w.d, w.beh)
+		week, year := CalcWeek(w.y, w.m, w.d, w.beh)
 		if week != w.week || year != w.year {
 			t.Errorf("calcWeek(%d-%d-%d, %d) = %d/%d, want %d/%d", w.y, w.m, w.d, w.beh, week, year, w.week, w.year)
 		}

@@ -1,15 +1,9 @@
 // Package types owns Kiln's SQL values and column types: the Value every layer passes around, MySQL's
-// conversion, comparison and arithmetic rules, collations, the builtin pure functions, and the two
-// storage encodings (the order-preserving key encoding and the row encoding).
+// conversion, comparison and arithmetic rules, time, JSON and collations. The builtin function
+// library built on them is internal/sql/builtins; the storage encodings are internal/sql/rowenc.
+// This package imports no other part of internal/sql.
 //
 // Invariants (the tests check each of them):
-//   - AppendKey is order-preserving: for two values a, b already Convert()ed to a column type t,
-//     bytes.Compare(AppendKey(nil, a, t), AppendKey(nil, b, t)) == Compare(a, b, t.Coll()), with NULL
-//     first. Keys are self-delimiting, so composite keys are plain concatenations.
-//   - DecodeKey inverts AppendKey whenever KeyReversible(t) is true; otherwise it returns
-//     ErrKeyNotReversible and the caller reads the row.
-//   - DecodeRow(AppendRow(v)) == v for every value Convert can produce, and DecodeRow never panics
-//     on corrupt input.
 //   - Collation.Key(a) == Collation.Key(b) iff Collation.Compare(a, b) == 0, and Key order is
 //     Compare order.
 //
@@ -110,12 +104,12 @@ func NewDate(p int64) Value { return Value{K: KindDate, I: p &^ (1<<41 - 1)} }
 
 // NewDatetime returns a DATETIME/TIMESTAMP from a packed value with fsp fractional digits.
 func NewDatetime(p int64, fsp int) Value {
-	return Value{K: KindDatetime, I: p, Frac: int8(clampFsp(fsp))}
+	return Value{K: KindDatetime, I: p, Frac: int8(ClampFsp(fsp))}
 }
 
 // NewDuration returns a TIME of micros microseconds with fsp fractional digits.
 func NewDuration(micros int64, fsp int) Value {
-	return Value{K: KindDuration, I: micros, Frac: int8(clampFsp(fsp))}
+	return Value{K: KindDuration, I: micros, Frac: int8(ClampFsp(fsp))}
 }
 
 // IsNull reports whether v is SQL NULL.
@@ -136,7 +130,8 @@ func (v Value) String() string {
 	return string(AppendText(buf[:0], v))
 }
 
-func clampFsp(fsp int) int {
+// ClampFsp limits a fractional-seconds precision to 0..6.
+func ClampFsp(fsp int) int {
 	if fsp < 0 {
 		return 0
 	}

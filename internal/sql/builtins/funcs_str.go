@@ -1,4 +1,4 @@
-package types
+package builtins
 
 import (
 	"encoding/base64"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
@@ -69,9 +70,9 @@ func registerStringFuncs(t map[string]funcDef) {
 func unitRange(x float64) bool { return x >= -1 && x <= 1 }
 
 // anyBin reports whether any argument is a binary string (the result is then binary too).
-func anyBin(args []Value) bool {
+func anyBin(args []types.Value) bool {
 	for i := range args {
-		if args[i].K == KindBytes {
+		if args[i].K == types.KindBytes {
 			return true
 		}
 	}
@@ -80,24 +81,24 @@ func anyBin(args []Value) bool {
 
 // fnOrd is ORD: the leftmost character's code, multibyte characters as their bytes in big-endian
 // order (ORD('é') = 0xC3A9), as MySQL computes it.
-func fnOrd(args []Value) (Value, error) {
+func fnOrd(args []types.Value) (types.Value, error) {
 	a := args[0]
-	if a.K == KindNull {
-		return Null, nil
+	if a.K == types.KindNull {
+		return types.Null, nil
 	}
-	s := ToString(a)
+	s := types.ToString(a)
 	if s == "" {
-		return NewInt(0), nil
+		return types.NewInt(0), nil
 	}
-	if a.K == KindBytes {
-		return NewInt(int64(s[0])), nil
+	if a.K == types.KindBytes {
+		return types.NewInt(int64(s[0])), nil
 	}
 	_, size := utf8.DecodeRuneInString(s)
 	n := int64(0)
 	for i := 0; i < size; i++ {
 		n = n<<8 | int64(s[i])
 	}
-	return NewInt(n), nil
+	return types.NewInt(n), nil
 }
 
 // ---- CONV, BIN, OCT ----
@@ -169,9 +170,9 @@ func digitVal(c byte) int {
 }
 
 // conv is CONV(s, from, to): a negative from parses signed, a negative to prints signed.
-func conv(s string, from, to int64) (Value, bool) {
+func conv(s string, from, to int64) (types.Value, bool) {
 	if from < -36 || from > 36 || (from > -2 && from < 2) || to < -36 || to > 36 || (to > -2 && to < 2) || s == "" {
-		return Null, false
+		return types.Null, false
 	}
 	var n uint64
 	if from < 0 {
@@ -185,24 +186,24 @@ func conv(s string, from, to int64) (Value, bool) {
 	} else {
 		out = strconv.FormatUint(n, int(max(to, -to)))
 	}
-	return NewString(strings.ToUpper(out)), true
+	return types.NewString(strings.ToUpper(out)), true
 }
 
-func fnConv(args []Value) (Value, error) {
+func fnConv(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
-	v, _ := conv(ToString(args[0]), intArg(args[1]), intArg(args[2]))
+	v, _ := conv(types.ToString(args[0]), intArg(args[1]), intArg(args[2]))
 	return v, nil
 }
 
 // fnBaseN is BIN and OCT: CONV(n, 10, base).
 func fnBaseN(base int64) Func {
-	return func(args []Value) (Value, error) {
-		if args[0].K == KindNull {
-			return Null, nil
+	return func(args []types.Value) (types.Value, error) {
+		if args[0].K == types.KindNull {
+			return types.Null, nil
 		}
-		v, _ := conv(ToString(args[0]), 10, base)
+		v, _ := conv(types.ToString(args[0]), 10, base)
 		return v, nil
 	}
 }
@@ -211,21 +212,21 @@ func fnBaseN(base int64) Func {
 
 // fnField is FIELD(s, s1, s2, ...): all strings compare as strings under the collation, all
 // integers as integers, exact numbers as decimals, anything else as doubles. NULL never matches.
-func fnField(coll *Collation) Func {
-	return func(args []Value) (Value, error) {
-		if args[0].K == KindNull {
-			return NewInt(0), nil
+func fnField(coll *types.Collation) Func {
+	return func(args []types.Value) (types.Value, error) {
+		if args[0].K == types.KindNull {
+			return types.NewInt(0), nil
 		}
 		allStr, allInt, allExact, bin := true, true, true, false
 		for _, a := range args {
 			switch {
-			case a.K == KindNull:
-			case a.K == KindString || a.K == KindBytes || a.K == KindDate || a.K == KindDatetime || a.K == KindDuration:
+			case a.K == types.KindNull:
+			case a.K == types.KindString || a.K == types.KindBytes || a.K == types.KindDate || a.K == types.KindDatetime || a.K == types.KindDuration:
 				allInt, allExact = false, false
-				bin = bin || a.K == KindBytes
-			case a.K == KindInt || a.K == KindUint:
+				bin = bin || a.K == types.KindBytes
+			case a.K == types.KindInt || a.K == types.KindUint:
 				allStr = false
-			case a.K == KindDecimal:
+			case a.K == types.KindDecimal:
 				allStr, allInt = false, false
 			default:
 				allStr, allInt, allExact = false, false, false
@@ -237,54 +238,54 @@ func fnField(coll *Collation) Func {
 		}
 		x := args[0]
 		for i, a := range args[1:] {
-			if a.K == KindNull {
+			if a.K == types.KindNull {
 				continue
 			}
 			var eq bool
 			switch {
 			case allStr:
-				eq = c.Compare(ToString(x), ToString(a)) == 0
+				eq = c.Compare(types.ToString(x), types.ToString(a)) == 0
 			case allInt:
-				eq = Compare(x, a, nil) == 0
+				eq = types.Compare(x, a, nil) == 0
 			case allExact:
-				eq = ToDecimal(x).Equal(ToDecimal(a))
+				eq = types.ToDecimal(x).Equal(types.ToDecimal(a))
 			default:
-				eq = ToFloat(x) == ToFloat(a)
+				eq = types.ToFloat(x) == types.ToFloat(a)
 			}
 			if eq {
-				return NewInt(int64(i + 1)), nil
+				return types.NewInt(int64(i + 1)), nil
 			}
 		}
-		return NewInt(0), nil
+		return types.NewInt(0), nil
 	}
 }
 
 // fnElt is ELT(n, s1, s2, ...): the n-th string, NULL when n is out of range.
-func fnElt(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnElt(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
 	n := intArg(args[0])
 	if n < 1 || n >= int64(len(args)) {
-		return Null, nil
+		return types.Null, nil
 	}
 	v := args[n]
-	if v.K == KindNull || v.K == KindString || v.K == KindBytes {
+	if v.K == types.KindNull || v.K == types.KindString || v.K == types.KindBytes {
 		return v, nil
 	}
-	return NewString(ToString(v)), nil
+	return types.NewString(types.ToString(v)), nil
 }
 
 // fnFindInSet is FIND_IN_SET(s, list): the 1-based position of s among list's comma-separated
 // elements under the collation, 0 when absent or when s contains a comma.
-func fnFindInSet(coll *Collation) Func {
-	return func(args []Value) (Value, error) {
+func fnFindInSet(coll *types.Collation) Func {
+	return func(args []types.Value) (types.Value, error) {
 		if anyNull(args) {
-			return Null, nil
+			return types.Null, nil
 		}
-		s, list := ToString(args[0]), ToString(args[1])
+		s, list := types.ToString(args[0]), types.ToString(args[1])
 		if list == "" || strings.IndexByte(s, ',') >= 0 {
-			return NewInt(0), nil
+			return types.NewInt(0), nil
 		}
 		c := coll
 		if anyBin(args) {
@@ -294,10 +295,10 @@ func fnFindInSet(coll *Collation) Func {
 		for {
 			el, rest, more := strings.Cut(list, ",")
 			if c.Compare(el, s) == 0 {
-				return NewInt(pos), nil
+				return types.NewInt(pos), nil
 			}
 			if !more {
-				return NewInt(0), nil
+				return types.NewInt(0), nil
 			}
 			list = rest
 			pos++
@@ -307,9 +308,9 @@ func fnFindInSet(coll *Collation) Func {
 
 // fnMakeSet is MAKE_SET(bits, s1, s2, ...): the strings whose bit is set, comma-separated (NULL
 // strings are skipped).
-func fnMakeSet(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnMakeSet(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
 	b := toBits(args[0])
 	var parts []string
@@ -317,29 +318,29 @@ func fnMakeSet(args []Value) (Value, error) {
 		if i >= 64 {
 			break
 		}
-		if b&(1<<uint(i)) != 0 && a.K != KindNull {
-			parts = append(parts, ToString(a))
+		if b&(1<<uint(i)) != 0 && a.K != types.KindNull {
+			parts = append(parts, types.ToString(a))
 		}
 	}
 	return strVal(strings.Join(parts, ","), anyBin(args[1:])), nil
 }
 
 // toBits converts a number to its 64-bit pattern (negative values in two's complement).
-func toBits(v Value) uint64 {
-	u, _ := ToUint(v)
+func toBits(v types.Value) uint64 {
+	u, _ := types.ToUint(v)
 	return u
 }
 
 // fnExportSet is EXPORT_SET(bits, on, off[, separator[, number_of_bits]]).
-func fnExportSet(args []Value) (Value, error) {
+func fnExportSet(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	b := toBits(args[0])
-	on, off := ToString(args[1]), ToString(args[2])
+	on, off := types.ToString(args[1]), types.ToString(args[2])
 	sep := ","
 	if len(args) > 3 {
-		sep = ToString(args[3])
+		sep = types.ToString(args[3])
 	}
 	n := int64(64)
 	if len(args) > 4 {
@@ -365,12 +366,12 @@ func fnExportSet(args []Value) (Value, error) {
 // ---- INSERT, SUBSTRING_INDEX, SOUNDEX, QUOTE, TRIM ----
 
 // fnInsert is INSERT(s, pos, len, new).
-func fnInsert(args []Value) (Value, error) {
+func fnInsert(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	bin := anyBin(args)
-	c := chars{ToString(args[0]), bin}
+	c := chars{types.ToString(args[0]), bin}
 	pos, l := intArg(args[1]), intArg(args[2])
 	n := int64(c.len())
 	if pos < 1 || pos > n {
@@ -381,18 +382,18 @@ func fnInsert(args []Value) (Value, error) {
 		l = n - pos
 	}
 	a, b := c.offset(int(pos)), c.offset(int(pos+l))
-	return strVal(c.s[:a]+ToString(args[3])+c.s[b:], bin), nil
+	return strVal(c.s[:a]+types.ToString(args[3])+c.s[b:], bin), nil
 }
 
 // fnSubstringIndex is SUBSTRING_INDEX(s, delim, count); delim matches case-sensitively, its
 // occurrences counted from the left without overlaps (a negative count picks the matching one
 // from the end of that list), and count is taken as a 32-bit integer, as in MySQL.
-func fnSubstringIndex(args []Value) (Value, error) {
+func fnSubstringIndex(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	bin := anyBin(args)
-	s, d := ToString(args[0]), ToString(args[1])
+	s, d := types.ToString(args[0]), types.ToString(args[1])
 	n := int64(int32(intArg(args[2])))
 	if n == 0 || d == "" || s == "" {
 		return strVal("", bin), nil
@@ -434,12 +435,12 @@ func soundexCode(r rune) byte {
 
 // fnSoundex is MySQL's SOUNDEX: the first letter, then the codes of the following letters with
 // vowels dropped and repeats collapsed, not cut to four characters but padded to at least four.
-func fnSoundex(args []Value) (Value, error) {
+func fnSoundex(args []types.Value) (types.Value, error) {
 	a := args[0]
-	if a.K == KindNull {
-		return Null, nil
+	if a.K == types.KindNull {
+		return types.Null, nil
 	}
-	s := ToString(a)
+	s := types.ToString(a)
 	var out []byte
 	var last byte
 	n := 0
@@ -464,21 +465,21 @@ func fnSoundex(args []Value) (Value, error) {
 		}
 	}
 	if n == 0 {
-		return strVal("", a.K == KindBytes), nil
+		return strVal("", a.K == types.KindBytes), nil
 	}
 	for ; n < 4; n++ {
 		out = append(out, '0')
 	}
-	return strVal(string(out), a.K == KindBytes), nil
+	return strVal(string(out), a.K == types.KindBytes), nil
 }
 
 // fnQuote is QUOTE: a single-quoted SQL literal; NULL gives the word NULL.
-func fnQuote(args []Value) (Value, error) {
+func fnQuote(args []types.Value) (types.Value, error) {
 	a := args[0]
-	if a.K == KindNull {
-		return NewString("NULL"), nil
+	if a.K == types.KindNull {
+		return types.NewString("NULL"), nil
 	}
-	s := ToString(a)
+	s := types.ToString(a)
 	b := make([]byte, 0, len(s)+2)
 	b = append(b, '\'')
 	for i := 0; i < len(s); i++ {
@@ -494,17 +495,17 @@ func fnQuote(args []Value) (Value, error) {
 		}
 	}
 	b = append(b, '\'')
-	return strVal(string(b), a.K == KindBytes), nil
+	return strVal(string(b), a.K == types.KindBytes), nil
 }
 
 // TrimFunc is TRIM([BOTH|LEADING|TRAILING] remstr FROM s) with arguments (s, remstr): every
 // repetition of remstr is removed from the chosen ends, comparing bytes.
 func TrimFunc(leading, trailing bool) Func {
-	return func(args []Value) (Value, error) {
+	return func(args []types.Value) (types.Value, error) {
 		if anyNull(args) {
-			return Null, nil
+			return types.Null, nil
 		}
-		s, r := ToString(args[0]), ToString(args[1])
+		s, r := types.ToString(args[0]), types.ToString(args[1])
 		bin := anyBin(args)
 		if r == "" {
 			return strVal(s, bin), nil
@@ -526,13 +527,13 @@ func TrimFunc(leading, trailing bool) Func {
 // ---- base64 ----
 
 // fnToBase64 encodes with a newline after every 76 output characters, as MySQL does.
-func fnToBase64(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnToBase64(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
-	enc := base64.StdEncoding.EncodeToString([]byte(ToString(args[0])))
+	enc := base64.StdEncoding.EncodeToString([]byte(types.ToString(args[0])))
 	if len(enc) <= 76 {
-		return NewString(enc), nil
+		return types.NewString(enc), nil
 	}
 	var sb strings.Builder
 	for len(enc) > 76 {
@@ -541,40 +542,40 @@ func fnToBase64(args []Value) (Value, error) {
 		enc = enc[76:]
 	}
 	sb.WriteString(enc)
-	return NewString(sb.String()), nil
+	return types.NewString(sb.String()), nil
 }
 
 // fnFromBase64 decodes, ignoring blanks and line breaks; malformed input gives NULL.
-func fnFromBase64(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnFromBase64(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
 	s := strings.Map(func(r rune) rune {
 		if r == ' ' || r == '\t' || r == '\n' || r == '\r' {
 			return -1
 		}
 		return r
-	}, ToString(args[0]))
+	}, types.ToString(args[0]))
 	b, err := base64.StdEncoding.Strict().DecodeString(s)
 	if err != nil {
-		return Null, nil
+		return types.Null, nil
 	}
-	return NewBytes(string(b)), nil
+	return types.NewBytes(string(b)), nil
 }
 
-func fnBitLength(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnBitLength(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
-	return NewInt(8 * int64(len(ToString(args[0])))), nil
+	return types.NewInt(8 * int64(len(types.ToString(args[0])))), nil
 }
 
 // fnChar is CHAR(n, ...) without USING: each integer as its big-endian bytes without leading
 // zero bytes (at most four), NULLs skipped; a binary string.
-func fnChar(args []Value) (Value, error) {
+func fnChar(args []types.Value) (types.Value, error) {
 	b := make([]byte, 0, len(args))
 	for _, a := range args {
-		if a.K == KindNull {
+		if a.K == types.KindNull {
 			continue
 		}
 		n := uint32(intArg(a))
@@ -589,7 +590,7 @@ func fnChar(args []Value) (Value, error) {
 			b = append(b, byte(n))
 		}
 	}
-	return NewBytes(string(b)), nil
+	return types.NewBytes(string(b)), nil
 }
 
 // ---- FORMAT ----
@@ -621,17 +622,17 @@ var formatLocales = func() map[string]numLocale {
 }()
 
 // fnFormat is FORMAT(x, d[, locale]): x rounded to d decimals (0..30) with thousands grouping.
-func fnFormat(args []Value) (Value, error) {
-	if args[0].K == KindNull || args[1].K == KindNull {
-		return Null, nil
+func fnFormat(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull || args[1].K == types.KindNull {
+		return types.Null, nil
 	}
 	d := min(max(intArg(args[1]), 0), 30)
 	loc := formatLocales["en_us"]
 	var warn *sqlerr.Error
 	if len(args) > 2 {
 		name := "NULL"
-		if args[2].K != KindNull {
-			name = ToString(args[2])
+		if args[2].K != types.KindNull {
+			name = types.ToString(args[2])
 		}
 		l, ok := formatLocales[strings.ToLower(name)]
 		if ok {
@@ -642,17 +643,17 @@ func fnFormat(args []Value) (Value, error) {
 	}
 	var digits string
 	switch x := args[0]; x.K {
-	case KindInt, KindUint, KindDecimal:
-		digits = ToDecimal(x).Round(int32(d)).StringFixed(int32(d))
+	case types.KindInt, types.KindUint, types.KindDecimal:
+		digits = types.ToDecimal(x).Round(int32(d)).StringFixed(int32(d))
 	default:
-		f := ToFloat(x)
-		digits = strconv.FormatFloat(roundFloat(f, int(d)), 'f', int(d), 64)
+		f := types.ToFloat(x)
+		digits = strconv.FormatFloat(types.RoundFloat(f, int(d)), 'f', int(d), 64)
 	}
 	out := groupDigits(digits, loc)
 	if warn != nil {
-		return warnResult(NewString(out), warn.Code, "%s", warn.Message)
+		return warnResult(types.NewString(out), warn.Code, "%s", warn.Message)
 	}
-	return NewString(out), nil
+	return types.NewString(out), nil
 }
 
 // groupDigits inserts the locale's separators into a plain decimal number.
@@ -683,11 +684,11 @@ func groupDigits(s string, loc numLocale) string {
 
 // fnInetAton is INET_ATON: dotted IPv4 to a number; short forms as MySQL ('127.1' is
 // 127.0.0.1); anything else NULL.
-func fnInetAton(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnInetAton(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
-	s := ToString(args[0])
+	s := types.ToString(args[0])
 	var result, part uint64
 	dots := 0
 	c := byte('.')
@@ -697,18 +698,18 @@ func fnInetAton(args []Value) (Value, error) {
 		case c >= '0' && c <= '9':
 			part = part*10 + uint64(c-'0')
 			if part > 255 {
-				return Null, nil
+				return types.Null, nil
 			}
 		case c == '.':
 			dots++
 			result = result<<8 + part
 			part = 0
 		default:
-			return Null, nil
+			return types.Null, nil
 		}
 	}
 	if c == '.' || dots > 3 {
-		return Null, nil
+		return types.Null, nil
 	}
 	switch dots {
 	case 1:
@@ -716,27 +717,27 @@ func fnInetAton(args []Value) (Value, error) {
 	case 2:
 		result <<= 8
 	}
-	return NewUint(result<<8 + part), nil
+	return types.NewUint(result<<8 + part), nil
 }
 
-func fnInetNtoa(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnInetNtoa(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
 	var n int64
 	switch a := args[0]; a.K {
-	case KindUint:
+	case types.KindUint:
 		if a.U() > math.MaxUint32 {
-			return Null, nil
+			return types.Null, nil
 		}
 		n = a.I
 	default:
 		n = intArg(a)
 	}
 	if n < 0 || n > math.MaxUint32 {
-		return Null, nil
+		return types.Null, nil
 	}
-	return NewString(strconv.Itoa(int(n>>24)) + "." + strconv.Itoa(int(n>>16&255)) + "." +
+	return types.NewString(strconv.Itoa(int(n>>24)) + "." + strconv.Itoa(int(n>>16&255)) + "." +
 		strconv.Itoa(int(n>>8&255)) + "." + strconv.Itoa(int(n&255))), nil
 }
 
@@ -785,34 +786,34 @@ func parseIPv6(s string) ([16]byte, bool) {
 	return a.As16(), true
 }
 
-func fnInet6Aton(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnInet6Aton(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
-	s := ToString(args[0])
+	s := types.ToString(args[0])
 	if v4, ok := parseIPv4(s); ok {
-		return NewBytes(string(v4[:])), nil
+		return types.NewBytes(string(v4[:])), nil
 	}
 	if v6, ok := parseIPv6(s); ok {
-		return NewBytes(string(v6[:])), nil
+		return types.NewBytes(string(v6[:])), nil
 	}
-	return warnResult(Null, sqlerr.ErrWrongValueForType, "Incorrect string value: '%s' for function inet6_aton", s)
+	return warnResult(types.Null, sqlerr.ErrWrongValueForType, "Incorrect string value: '%s' for function inet6_aton", s)
 }
 
 // fnInet6Ntoa formats a 4- or 16-byte binary address as MySQL does: the longest run of zero
 // groups (even a single one) becomes ::, IPv4-compatible and IPv4-mapped addresses end dotted.
-func fnInet6Ntoa(args []Value) (Value, error) {
+func fnInet6Ntoa(args []types.Value) (types.Value, error) {
 	a := args[0]
-	if a.K != KindBytes {
-		return Null, nil
+	if a.K != types.KindBytes {
+		return types.Null, nil
 	}
 	b := []byte(a.S)
 	switch len(b) {
 	case 4:
-		return NewString(strconv.Itoa(int(b[0])) + "." + strconv.Itoa(int(b[1])) + "." + strconv.Itoa(int(b[2])) + "." + strconv.Itoa(int(b[3]))), nil
+		return types.NewString(strconv.Itoa(int(b[0])) + "." + strconv.Itoa(int(b[1])) + "." + strconv.Itoa(int(b[2])) + "." + strconv.Itoa(int(b[3]))), nil
 	case 16:
 	default:
-		return Null, nil
+		return types.Null, nil
 	}
 	var w [8]int
 	for i := range w {
@@ -837,10 +838,10 @@ func fnInet6Ntoa(args []Value) (Value, error) {
 		return strconv.Itoa(int(b[12])) + "." + strconv.Itoa(int(b[13])) + "." + strconv.Itoa(int(b[14])) + "." + strconv.Itoa(int(b[15]))
 	}
 	if gapPos == 0 && gapLen == 6 {
-		return NewString("::" + v4()), nil
+		return types.NewString("::" + v4()), nil
 	}
 	if gapPos == 0 && gapLen == 5 && w[5] == 0xffff {
-		return NewString("::ffff:" + v4()), nil
+		return types.NewString("::ffff:" + v4()), nil
 	}
 	var sb strings.Builder
 	for i := 0; i < 8; i++ {
@@ -857,43 +858,43 @@ func fnInet6Ntoa(args []Value) (Value, error) {
 			sb.WriteByte(':')
 		}
 	}
-	return NewString(sb.String()), nil
+	return types.NewString(sb.String()), nil
 }
 
-func boolInt(b bool) Value {
+func boolInt(b bool) types.Value {
 	if b {
-		return NewInt(1)
+		return types.NewInt(1)
 	}
-	return NewInt(0)
+	return types.NewInt(0)
 }
 
-func fnIsIPv4(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return NewInt(0), nil
+func fnIsIPv4(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.NewInt(0), nil
 	}
-	_, ok := parseIPv4(ToString(args[0]))
+	_, ok := parseIPv4(types.ToString(args[0]))
 	return boolInt(ok), nil
 }
 
-func fnIsIPv6(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return NewInt(0), nil
+func fnIsIPv6(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.NewInt(0), nil
 	}
-	_, ok := parseIPv6(ToString(args[0]))
+	_, ok := parseIPv6(types.ToString(args[0]))
 	return boolInt(ok), nil
 }
 
 // fnIsIPv4Compat is IS_IPV4_COMPAT (::a.b.c.d) or, mapped, IS_IPV4_MAPPED (::ffff:a.b.c.d) of a
 // 16-byte binary address.
 func fnIsIPv4Compat(mapped bool) Func {
-	return func(args []Value) (Value, error) {
+	return func(args []types.Value) (types.Value, error) {
 		a := args[0]
-		if a.K != KindBytes || len(a.S) != 16 {
-			return NewInt(0), nil
+		if a.K != types.KindBytes || len(a.S) != 16 {
+			return types.NewInt(0), nil
 		}
 		for i := 0; i < 10; i++ {
 			if a.S[i] != 0 {
-				return NewInt(0), nil
+				return types.NewInt(0), nil
 			}
 		}
 		if mapped {
@@ -928,114 +929,116 @@ func parseUUID(s string) ([]byte, bool) {
 	return b, err == nil
 }
 
-func fnIsUUID(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnIsUUID(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
-	_, ok := parseUUID(ToString(args[0]))
+	_, ok := parseUUID(types.ToString(args[0]))
 	return boolInt(ok), nil
 }
 
 // fnUUIDToBin is UUID_TO_BIN(uuid[, swap]): swap moves the time-high group first.
-func fnUUIDToBin(args []Value) (Value, error) {
+func fnUUIDToBin(args []types.Value) (types.Value, error) {
 	if anyNull(args[:1]) {
-		return Null, nil
+		return types.Null, nil
 	}
-	s := ToString(args[0])
+	s := types.ToString(args[0])
 	b, ok := parseUUID(s)
 	if !ok {
-		return Null, sqlerr.New(sqlerr.ErrWrongValueForType, "Incorrect string value: '%s' for function uuid_to_bin", s)
+		return types.Null, sqlerr.New(sqlerr.ErrWrongValueForType, "Incorrect string value: '%s' for function uuid_to_bin", s)
 	}
-	if len(args) > 1 && args[1].K != KindNull && intArg(args[1]) != 0 {
+	if len(args) > 1 && args[1].K != types.KindNull && intArg(args[1]) != 0 {
 		b = append(append(append([]byte{}, b[6:8]...), b[4:6]...), append(append([]byte{}, b[0:4]...), b[8:]...)...)
 	}
-	return NewBytes(string(b)), nil
+	return types.NewBytes(string(b)), nil
 }
 
-func fnBinToUUID(args []Value) (Value, error) {
+func fnBinToUUID(args []types.Value) (types.Value, error) {
 	if anyNull(args[:1]) {
-		return Null, nil
+		return types.Null, nil
 	}
-	b := []byte(ToString(args[0]))
+	b := []byte(types.ToString(args[0]))
 	if len(b) != 16 {
-		return Null, sqlerr.New(sqlerr.ErrWrongValueForType, "Incorrect string value: '%s' for function bin_to_uuid", hexText(b))
+		return types.Null, sqlerr.New(sqlerr.ErrWrongValueForType, "Incorrect string value: '%s' for function bin_to_uuid", hexText(b))
 	}
-	if len(args) > 1 && args[1].K != KindNull && intArg(args[1]) != 0 {
+	if len(args) > 1 && args[1].K != types.KindNull && intArg(args[1]) != 0 {
 		b = append(append(append([]byte{}, b[4:8]...), b[2:4]...), append(append([]byte{}, b[0:2]...), b[8:]...)...)
 	}
 	h := hex.EncodeToString(b)
-	return NewString(h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]), nil
+	return types.NewString(h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]), nil
 }
 
 func hexText(b []byte) string { return strings.ToUpper(hex.EncodeToString(b)) }
 
 // ---- numbers ----
 
-func fnBitCount(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnBitCount(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
-	return NewInt(int64(bits.OnesCount64(toBits(args[0])))), nil
+	return types.NewInt(int64(bits.OnesCount64(toBits(args[0])))), nil
 }
 
 // fnAtan is ATAN(x), ATAN(y, x) and ATAN2(y, x).
-func fnAtan(args []Value) (Value, error) {
+func fnAtan(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	if len(args) == 1 {
-		return NewFloat(math.Atan(ToFloat(args[0]))), nil
+		return types.NewFloat(math.Atan(types.ToFloat(args[0]))), nil
 	}
-	return NewFloat(math.Atan2(ToFloat(args[0]), ToFloat(args[1]))), nil
+	return types.NewFloat(math.Atan2(types.ToFloat(args[0]), types.ToFloat(args[1]))), nil
 }
 
-func fnCot(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnCot(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
-	t := math.Tan(ToFloat(args[0]))
+	t := math.Tan(types.ToFloat(args[0]))
 	if t == 0 {
-		return Null, rangeErr("DOUBLE", "cot(", args[0], ")")
+		return types.Null, types.RangeErr("DOUBLE", "cot(", args[0], ")")
 	}
-	return NewFloat(1 / t), nil
+	return types.NewFloat(1 / t), nil
 }
 
 // fnInterval is INTERVAL(n, n1, n2, ...): the index of the last element ≤ n, assuming a sorted
 // list: short lists are scanned for the first element > n, longer ones binary-searched as in
 // MySQL; -1 when n is NULL. Exact numbers compare as
 // decimals, anything else as doubles; a NULL element counts as 0.
-func fnInterval(args []Value) (Value, error) {
+func fnInterval(args []types.Value) (types.Value, error) {
 	x := args[0]
-	if x.K == KindNull {
-		return NewInt(-1), nil
+	if x.K == types.KindNull {
+		return types.NewInt(-1), nil
 	}
 	list := args[1:]
-	exact := func(v Value) bool { return v.K == KindInt || v.K == KindUint || v.K == KindDecimal }
+	exact := func(v types.Value) bool {
+		return v.K == types.KindInt || v.K == types.KindUint || v.K == types.KindDecimal
+	}
 	xExact := exact(x)
 	var xd decimal.Decimal
 	if xExact {
-		xd = ToDecimal(x)
+		xd = types.ToDecimal(x)
 	}
-	xf := ToFloat(x)
+	xf := types.ToFloat(x)
 	// le reports list[i] <= x.
 	le := func(i int) bool {
 		e := list[i]
-		if e.K == KindNull {
-			e = NewInt(0)
+		if e.K == types.KindNull {
+			e = types.NewInt(0)
 		}
 		if xExact && exact(e) {
-			return ToDecimal(e).Cmp(xd) <= 0
+			return types.ToDecimal(e).Cmp(xd) <= 0
 		}
-		return ToFloat(e) <= xf
+		return types.ToFloat(e) <= xf
 	}
 	if len(list) <= 8 || anyNull(list) {
 		// MySQL scans short lists (and lists with NULLs) in order.
 		for i := range list {
 			if !le(i) {
-				return NewInt(int64(i)), nil
+				return types.NewInt(int64(i)), nil
 			}
 		}
-		return NewInt(int64(len(list))), nil
+		return types.NewInt(int64(len(list))), nil
 	}
 	start, end := 0, len(list)-1
 	for start != end {
@@ -1047,7 +1050,7 @@ func fnInterval(args []Value) (Value, error) {
 		}
 	}
 	if !le(start) {
-		return NewInt(0), nil
+		return types.NewInt(0), nil
 	}
-	return NewInt(int64(start + 1)), nil
+	return types.NewInt(int64(start + 1)), nil
 }

@@ -1,14 +1,16 @@
-package types
+package rowenc
 
 import (
 	"math/rand"
 	"testing"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
-func randRow(t testing.TB, r *rand.Rand) ([]uint32, []Value) {
+func randRow(t testing.TB, r *rand.Rand) ([]uint32, []types.Value) {
 	n := r.Intn(len(keyTypes))
 	ids := make([]uint32, n)
-	vals := make([]Value, n)
+	vals := make([]types.Value, n)
 	for i := range vals {
 		ids[i] = uint32(i*3 + r.Intn(3))
 		ct := keyTypes[r.Intn(len(keyTypes))]
@@ -34,7 +36,7 @@ func TestRowRoundTrip(t *testing.T) {
 		for i, id := range ids {
 			colPos[id] = i
 		}
-		out := make([]Value, len(vals))
+		out := make([]types.Value, len(vals))
 		if err := DecodeRow(b, colPos, out); err != nil {
 			t.Fatalf("DecodeRow: %v", err)
 		}
@@ -57,15 +59,15 @@ func TestRowRoundTrip(t *testing.T) {
 
 func TestRowProjectionAndDefaults(t *testing.T) {
 	ids := []uint32{1, 2, 5, 9}
-	vals := []Value{NewInt(-7), NewString("héllo"), Null, NewBytes("\x00bin")}
+	vals := []types.Value{types.NewInt(-7), types.NewString("héllo"), types.Null, types.NewBytes("\x00bin")}
 	b := AppendRow(nil, ids, vals)
 	// Only columns 2 and 9 wanted; column 7 (added later) keeps its default; 5 is NULL.
 	colPos := []int{-1, -1, 0, -1, -1, 2, -1, 1, -1, 3}
-	out := []Value{Null, NewInt(42), NewInt(1), Null}
+	out := []types.Value{types.Null, types.NewInt(42), types.NewInt(1), types.Null}
 	if err := DecodeRow(b, colPos, out); err != nil {
 		t.Fatal(err)
 	}
-	want := []Value{NewString("héllo"), NewInt(42), Null, NewBytes("\x00bin")}
+	want := []types.Value{types.NewString("héllo"), types.NewInt(42), types.Null, types.NewBytes("\x00bin")}
 	for i := range want {
 		if !sameValue(out[i], want[i]) {
 			t.Errorf("out[%d] = %#v, want %#v", i, out[i], want[i])
@@ -87,8 +89,8 @@ func TestRowCorrupt(t *testing.T) {
 	for i := range colPos {
 		colPos[i] = i % 8
 	}
-	out := make([]Value, 8)
-	ids, vals := []uint32{0, 1, 2, 3, 4, 5}, []Value{NewInt(1), NewString("abc"), decV("1.25", 2), NewFloat(2.5), dt("2024-01-02 03:04:05.123456"), durV("-1:00:00")}
+	out := make([]types.Value, 8)
+	ids, vals := []uint32{0, 1, 2, 3, 4, 5}, []types.Value{types.NewInt(1), types.NewString("abc"), decV("1.25", 2), types.NewFloat(2.5), dt("2024-01-02 03:04:05.123456"), durV("-1:00:00")}
 	good := AppendRow(nil, ids, vals)
 	for i := 0; i < len(good); i++ {
 		if err := DecodeRow(good[:i], colPos, out); err == nil {
@@ -132,20 +134,20 @@ func FuzzDecodeRow(f *testing.F) {
 		for i := range colPos {
 			colPos[i] = i%17 - 1
 		}
-		out := make([]Value, 16)
+		out := make([]types.Value, 16)
 		if err := DecodeRow(b, colPos, out); err != nil {
 			return
 		}
 		for i := range out {
-			_ = AppendText(nil, out[i]) // decoded values are usable
+			_ = types.AppendText(nil, out[i]) // decoded values are usable
 		}
 	})
 }
 
-func benchRow() ([]uint32, []Value) {
-	return []uint32{1, 2, 3, 4, 5, 6}, []Value{
-		NewInt(123456), NewString("alice@example.com"), NewInt(-5), NewString("some longer description text"),
-		NewDatetime(PackTime(2024, 5, 6, 7, 8, 9, 0), 0), NewFloat(3.25),
+func benchRow() ([]uint32, []types.Value) {
+	return []uint32{1, 2, 3, 4, 5, 6}, []types.Value{
+		types.NewInt(123456), types.NewString("alice@example.com"), types.NewInt(-5), types.NewString("some longer description text"),
+		types.NewDatetime(types.PackTime(2024, 5, 6, 7, 8, 9, 0), 0), types.NewFloat(3.25),
 	}
 }
 
@@ -162,7 +164,7 @@ func BenchmarkDecodeRow(b *testing.B) {
 	ids, vals := benchRow()
 	row := AppendRow(nil, ids, vals)
 	colPos := []int{-1, 0, 1, 2, 3, 4, 5}
-	out := make([]Value, 6)
+	out := make([]types.Value, 6)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		if err := DecodeRow(row, colPos, out); err != nil {
@@ -175,7 +177,7 @@ func BenchmarkDecodeRowInts(b *testing.B) {
 	ids, vals := benchRow()
 	row := AppendRow(nil, ids, vals)
 	colPos := []int{-1, 0, -1, 1, -1, 2, 3}
-	out := make([]Value, 4)
+	out := make([]types.Value, 4)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		if err := DecodeRow(row, colPos, out); err != nil {

@@ -1,4 +1,4 @@
-package types
+package rowenc
 
 import (
 	"encoding/binary"
@@ -8,14 +8,19 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/shopspring/decimal"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
 // ErrKeyNotReversible is returned by DecodeKey for strings whose key is a collation weight string
 // (the _ci collations, and PAD SPACE collations on VARCHAR/TEXT where trailing spaces are lost):
 // the value must be read from the row. DecodeKey still returns the rest of the key after it.
-var ErrKeyNotReversible = errors.New("types: key of this column cannot be decoded")
+var ErrKeyNotReversible = errors.New("rowenc: key of this column cannot be decoded")
 
-var errCorruptKey = errors.New("types: corrupt key")
+// binaryColl keys byte strings: a nil Collation is the binary one.
+var binaryColl *types.Collation
+
+var errCorruptKey = errors.New("rowenc: corrupt key")
 
 const (
 	keyNull    = 0x00
@@ -27,62 +32,55 @@ const (
 )
 
 // KeyReversible reports whether DecodeKey can rebuild values of t from their key.
-func KeyReversible(t *ColType) bool {
+func KeyReversible(t *types.ColType) bool {
 	if t.Tp == mysql.TypeJSON || t.Tp == mysql.TypeEnum || t.Tp == mysql.TypeSet {
 		return false // ENUM/SET keys are member numbers: read the value from the row
 	}
 	if !t.IsString() && t.Tp != mysql.TypeEnum && t.Tp != mysql.TypeSet {
-		return keyKind(t) != KindNull
+		return keyKind(t) != types.KindNull
 	}
-	c := t.keyColl()
-	switch c.kind {
-	case ckBinary:
+	c := t.KeyColl()
+	switch {
+	case c.IsBinary():
 		return true
-	case ckBinPad:
+	case c.Reversible(): // bytewise PAD SPACE
 		return t.Tp == mysql.TypeString // CHAR values are stored without trailing spaces
 	}
 	return false
 }
 
-func (t *ColType) keyColl() *Collation {
-	if t.IsBinaryString() {
-		return collBinary
-	}
-	return t.Coll()
-}
-
 // keyKind is the Kind that values of t have after Convert.
-func keyKind(t *ColType) Kind {
+func keyKind(t *types.ColType) types.Kind {
 	switch t.Tp {
 	case mysql.TypeTiny, mysql.TypeShort, mysql.TypeInt24, mysql.TypeLong, mysql.TypeLonglong:
 		if t.Unsigned {
-			return KindUint
+			return types.KindUint
 		}
-		return KindInt
+		return types.KindInt
 	case mysql.TypeYear:
-		return KindInt
+		return types.KindInt
 	case mysql.TypeBit:
-		return KindUint
+		return types.KindUint
 	case mysql.TypeFloat, mysql.TypeDouble:
-		return KindFloat
+		return types.KindFloat
 	case mysql.TypeNewDecimal:
-		return KindDecimal
+		return types.KindDecimal
 	case mysql.TypeDate, mysql.TypeNewDate:
-		return KindDate
+		return types.KindDate
 	case mysql.TypeDatetime, mysql.TypeTimestamp:
-		return KindDatetime
+		return types.KindDatetime
 	case mysql.TypeDuration:
-		return KindDuration
+		return types.KindDuration
 	case mysql.TypeEnum, mysql.TypeSet, mysql.TypeJSON:
-		return KindString
+		return types.KindString
 	}
 	if t.IsString() {
 		if t.IsBinaryString() {
-			return KindBytes
+			return types.KindBytes
 		}
-		return KindString
+		return types.KindString
 	}
-	return KindNull
+	return types.KindNull
 }
 
 func appendUint64(buf []byte, u uint64) []byte {
@@ -94,13 +92,13 @@ func appendUint64(buf []byte, u uint64) []byte {
 // negatives inverted, -0 = 0) and temporal values (packed, sign flipped); decimals a sign marker,
 // a 2-byte exponent and base-100 digit pairs (trailing zeros dropped, so 1.50 = 1.5); strings 0x01
 // and their Collation.Key. v should already be Convert()ed to t; other kinds are converted here.
-func AppendKey(buf []byte, v Value, t *ColType) []byte {
-	if v.K == KindNull {
+func AppendKey(buf []byte, v types.Value, t *types.ColType) []byte {
+	if v.K == types.KindNull {
 		return append(buf, keyNull)
 	}
 	want := keyKind(t)
-	if want != KindNull && v.K != want && !(want == KindString && v.K == KindBytes) && !(want == KindBytes && v.K == KindString) {
-		if cv, _, err := Convert(v, t, ConvertCtx{}); err == nil && cv.K != KindNull {
+	if want != types.KindNull && v.K != want && !(want == types.KindString && v.K == types.KindBytes) && !(want == types.KindBytes && v.K == types.KindString) {
+		if cv, _, err := types.Convert(v, t, types.ConvertCtx{}); err == nil && cv.K != types.KindNull {
 			v = cv
 		}
 	}
@@ -109,36 +107,36 @@ func AppendKey(buf []byte, v Value, t *ColType) []byte {
 		// Ordered as MySQL orders them: by member index / bitmask. A string that is no member
 		// gets a number no row has.
 		var n uint64
-		if v.K == KindString || v.K == KindBytes {
+		if v.K == types.KindString || v.K == types.KindBytes {
 			if t.Tp == mysql.TypeEnum {
-				n = uint64(enumIndex(t, v.S))
+				n = uint64(types.EnumIndex(t, v.S))
 				if n == 0 && v.S != "" {
 					n = 1 << 32
 				}
 			} else {
-				n = SetMask(t, v.S)
+				n = types.SetMask(t, v.S)
 			}
 		} else {
-			n, _ = ToUint(v)
+			n, _ = types.ToUint(v)
 		}
 		return appendUint64(append(buf, keyNotNull), n)
 	}
 	switch v.K {
-	case KindInt:
+	case types.KindInt:
 		return appendUint64(append(buf, keyNotNull), uint64(v.I)^(1<<63))
-	case KindUint:
+	case types.KindUint:
 		return appendUint64(append(buf, keyNotNull), uint64(v.I))
-	case KindFloat:
+	case types.KindFloat:
 		return appendFloatKey(append(buf, keyNotNull), v.F)
-	case KindDecimal:
+	case types.KindDecimal:
 		return appendDecimalKey(buf, v.D)
-	case KindString, KindBytes:
+	case types.KindString, types.KindBytes:
 		buf = append(buf, keyNotNull)
-		if v.K == KindBytes && want != KindString {
-			return appendEscaped(buf, v.S)
+		if v.K == types.KindBytes && want != types.KindString {
+			return binaryColl.Key(buf, v.S)
 		}
-		return t.keyColl().Key(buf, v.S)
-	case KindDate, KindDatetime, KindDuration:
+		return t.KeyColl().Key(buf, v.S)
+	case types.KindDate, types.KindDatetime, types.KindDuration:
 		return appendUint64(append(buf, keyNotNull), uint64(v.I)^(1<<63))
 	}
 	return append(buf, keyNull)
@@ -175,7 +173,7 @@ func appendDecimalKey(buf []byte, d decimal.Decimal) []byte {
 		return append(buf, keyDecZero)
 	}
 	var tmp [96]byte
-	digits := decimalDigits(tmp[:0], d)
+	digits := types.DecimalDigits(tmp[:0], d)
 	exp := int(d.Exponent())
 	for len(digits) > 1 && digits[len(digits)-1] == '0' {
 		digits = digits[:len(digits)-1]
@@ -275,125 +273,59 @@ func decodeDecimalKey(b []byte) (decimal.Decimal, []byte, error) {
 
 // DecodeKey decodes one key column of type t from b and returns the rest. For strings that
 // KeyReversible rejects it returns ErrKeyNotReversible (with rest positioned after the column).
-func DecodeKey(b []byte, t *ColType) (v Value, rest []byte, err error) {
+func DecodeKey(b []byte, t *types.ColType) (v types.Value, rest []byte, err error) {
 	if len(b) == 0 {
-		return Null, nil, errCorruptKey
+		return types.Null, nil, errCorruptKey
 	}
 	if b[0] == keyNull {
-		return Null, b[1:], nil
+		return types.Null, b[1:], nil
 	}
 	kind := keyKind(t)
-	if kind == KindDecimal {
+	if kind == types.KindDecimal {
 		d, rest, err := decodeDecimalKey(b)
 		if err != nil {
-			return Null, nil, err
+			return types.Null, nil, err
 		}
 		frac := t.DefaultFrac()
-		return NewDecimal(d.Round(int32(frac)), frac), rest, nil
+		return types.NewDecimal(d.Round(int32(frac)), frac), rest, nil
 	}
 	if b[0] != keyNotNull {
-		return Null, nil, errCorruptKey
+		return types.Null, nil, errCorruptKey
 	}
 	b = b[1:]
 	switch kind {
-	case KindInt, KindUint, KindFloat, KindDate, KindDatetime, KindDuration:
+	case types.KindInt, types.KindUint, types.KindFloat, types.KindDate, types.KindDatetime, types.KindDuration:
 		if len(b) < 8 {
-			return Null, nil, errCorruptKey
+			return types.Null, nil, errCorruptKey
 		}
 		u := binary.BigEndian.Uint64(b)
 		rest = b[8:]
 		switch kind {
-		case KindInt:
-			return NewInt(int64(u ^ 1<<63)), rest, nil
-		case KindUint:
-			return NewUint(u), rest, nil
-		case KindFloat:
-			return Value{K: KindFloat, F: decodeFloatKey(u), Frac: int8(t.DefaultFrac())}, rest, nil
-		case KindDate:
-			return NewDate(int64(u ^ 1<<63)), rest, nil
-		case KindDatetime:
-			return NewDatetime(int64(u^1<<63), t.DefaultFrac()), rest, nil
+		case types.KindInt:
+			return types.NewInt(int64(u ^ 1<<63)), rest, nil
+		case types.KindUint:
+			return types.NewUint(u), rest, nil
+		case types.KindFloat:
+			return types.Value{K: types.KindFloat, F: decodeFloatKey(u), Frac: int8(t.DefaultFrac())}, rest, nil
+		case types.KindDate:
+			return types.NewDate(int64(u ^ 1<<63)), rest, nil
+		case types.KindDatetime:
+			return types.NewDatetime(int64(u^1<<63), t.DefaultFrac()), rest, nil
 		default:
-			return NewDuration(int64(u^1<<63), t.DefaultFrac()), rest, nil
+			return types.NewDuration(int64(u^1<<63), t.DefaultFrac()), rest, nil
 		}
-	case KindString, KindBytes:
-		c := t.keyColl()
-		var s []byte
-		var ok bool
-		switch c.kind {
-		case ckBinary:
-			s, rest, ok = decodeEscaped(b)
-		case ckBinPad:
-			s, rest, ok = decodePadBytesKey(b)
-		default:
-			rest, ok = c.w.skipKey(b, c.PadSpace)
-			if !ok {
-				return Null, nil, errCorruptKey
-			}
-			return Null, rest, ErrKeyNotReversible
-		}
+	case types.KindString, types.KindBytes:
+		s, rest, ok := t.KeyColl().SplitKey(b)
 		if !ok {
-			return Null, nil, errCorruptKey
+			return types.Null, nil, errCorruptKey
 		}
 		if !KeyReversible(t) {
-			return Null, rest, ErrKeyNotReversible
+			return types.Null, rest, ErrKeyNotReversible
 		}
-		if kind == KindBytes {
-			return NewBytes(string(s)), rest, nil
+		if kind == types.KindBytes {
+			return types.NewBytes(string(s)), rest, nil
 		}
-		return NewString(string(s)), rest, nil
+		return types.NewString(string(s)), rest, nil
 	}
-	return Null, nil, errCorruptKey
-}
-
-// skipKey steps over a weight-string key.
-func (w *weighter) skipKey(b []byte, pad bool) ([]byte, bool) {
-	w.init()
-	var sp [3]byte
-	spn := len(appendWeight(sp[:0], w.space))
-	for i := 0; i < len(b); {
-		n := 2
-		if b[i] >= 0xE0 {
-			n = 3
-		}
-		if i+n > len(b) {
-			return nil, false
-		}
-		tok := b[i : i+n]
-		i += n
-		if !pad {
-			if n == 2 && tok[0] == 0 && tok[1] == 0 {
-				return b[i:], true
-			}
-			continue
-		}
-		if n != spn || tok[0] != sp[0] || tok[1] != sp[1] || (n == 3 && tok[2] != sp[2]) {
-			continue
-		}
-		if i >= len(b) {
-			return nil, false
-		}
-		ctl := b[i]
-		i++
-		switch ctl {
-		case runEnd:
-			return b[i:], true
-		case runBelow, runAbove:
-			if i >= len(b) {
-				return nil, false
-			}
-			first := b[i]
-			if ctl == runAbove {
-				first = ^first
-			}
-			if first == 0xFF {
-				i += 5
-			} else {
-				i++
-			}
-		default:
-			return nil, false
-		}
-	}
-	return nil, false
+	return types.Null, nil, errCorruptKey
 }

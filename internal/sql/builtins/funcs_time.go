@@ -1,4 +1,4 @@
-package types
+package builtins
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
@@ -20,7 +21,7 @@ func registerTimeFuncs(t map[string]funcDef) {
 		"maketime":    {3, 3, fnMakeTime, nil},
 		"time":        {1, 1, fnTime, nil},
 		"weekofyear": {1, 1, fnDatePart(func(y, m, d int) int64 {
-			w, _ := calcWeek(y, m, d, weekModes[3])
+			w, _ := types.CalcWeek(y, m, d, weekModes[3])
 			return int64(w)
 		}, true), nil},
 		"yearweek":    {1, 2, fnYearWeek, nil},
@@ -47,32 +48,32 @@ func dateFromDaynr(n int64) (y, m, d int) {
 		return 0, 0, 0
 	}
 	y = int(n * 100 / 36525)
-	for y > 0 && calcDaynr(y, 1, 1) > n {
+	for y > 0 && types.CalcDaynr(y, 1, 1) > n {
 		y--
 	}
-	for calcDaynr(y+1, 1, 1) <= n {
+	for types.CalcDaynr(y+1, 1, 1) <= n {
 		y++
 	}
 	m = 1
-	for m < 12 && calcDaynr(y, m+1, 1) <= n {
+	for m < 12 && types.CalcDaynr(y, m+1, 1) <= n {
 		m++
 	}
-	return y, m, int(n-calcDaynr(y, m, 1)) + 1
+	return y, m, int(n-types.CalcDaynr(y, m, 1)) + 1
 }
 
 // timeFsp is the fractional precision MySQL gives a function's result from an argument: an
 // integer 0, a decimal its scale, anything else 6.
-func timeFsp(v Value) int {
+func timeFsp(v types.Value) int {
 	switch v.K {
-	case KindInt, KindUint, KindNull:
+	case types.KindInt, types.KindUint, types.KindNull:
 		return 0
-	case KindDecimal:
-		return min(decScale(v), 6)
-	case KindDate:
+	case types.KindDecimal:
+		return min(types.DecScale(v), 6)
+	case types.KindDate:
 		return 0
-	case KindDatetime, KindDuration:
+	case types.KindDatetime, types.KindDuration:
 		return int(v.Frac)
-	case KindString, KindBytes:
+	case types.KindString, types.KindBytes:
 		return fracDigits(v.S)
 	}
 	return 6
@@ -80,108 +81,108 @@ func timeFsp(v Value) int {
 
 // fracDigits counts the fraction digits of a temporal string ('10:00:00.25' has 2), at most 6.
 func fracDigits(s string) int {
-	s = trimSpaces(s)
+	s = types.TrimSpaces(s)
 	i := strings.LastIndexByte(s, '.')
 	if i < 0 {
 		return 0
 	}
 	n := 0
-	for j := i + 1; j < len(s) && isDigit(s[j]); j++ {
+	for j := i + 1; j < len(s) && types.IsDigit(s[j]); j++ {
 		n++
 	}
 	return min(n, 6)
 }
 
-func timeWarn(v Value, text string) (Value, error) {
+func timeWarn(v types.Value, text string) (types.Value, error) {
 	return warnResult(v, sqlerr.ErrTruncatedWrongValue, "Truncated incorrect time value: '%s'", text)
 }
 
 // durationResult clips a TIME to ±838:59:59 with MySQL's truncation warning.
-func durationResult(us int64, fsp int, text func() string) (Value, error) {
-	us = roundDuration(us, fsp)
-	c, err := clipDuration(us)
+func durationResult(us int64, fsp int, text func() string) (types.Value, error) {
+	us = types.RoundDuration(us, fsp)
+	c, err := types.ClipDuration(us)
 	if err != nil {
-		return timeWarn(NewDuration(c, fsp), text())
+		return timeWarn(types.NewDuration(c, fsp), text())
 	}
-	return NewDuration(c, fsp), nil
+	return types.NewDuration(c, fsp), nil
 }
 
 // fnSecToTime is SEC_TO_TIME(seconds).
-func fnSecToTime(args []Value) (Value, error) {
+func fnSecToTime(args []types.Value) (types.Value, error) {
 	a := args[0]
-	if a.K == KindNull {
-		return Null, nil
+	if a.K == types.KindNull {
+		return types.Null, nil
 	}
 	fsp := timeFsp(a)
-	if a.K == KindFloat || a.K == KindString || a.K == KindBytes {
+	if a.K == types.KindFloat || a.K == types.KindString || a.K == types.KindBytes {
 		fsp = 6
 	}
-	d := ToDecimal(a)
-	limit := decimal.New(maxDurationMicros/microsPerSec+1, 0)
+	d := types.ToDecimal(a)
+	limit := decimal.New(types.MaxDurationMicros/types.MicrosPerSec+1, 0)
 	if d.Abs().GreaterThanOrEqual(limit) {
-		return timeWarn(NewDuration(int64(d.Sign())*maxDurationMicros, fsp), ToString(a))
+		return timeWarn(types.NewDuration(int64(d.Sign())*types.MaxDurationMicros, fsp), types.ToString(a))
 	}
 	us := d.Shift(6).Truncate(0).IntPart()
-	return durationResult(us, fsp, func() string { return ToString(a) })
+	return durationResult(us, fsp, func() string { return types.ToString(a) })
 }
 
 // fnTimeToSec is TIME_TO_SEC(t): whole seconds, negative for negative times.
-func fnTimeToSec(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnTimeToSec(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
 	us, ok := durationArg(args[0])
 	if !ok {
-		return Null, nil
+		return types.Null, nil
 	}
-	return NewInt(us / microsPerSec), nil
+	return types.NewInt(us / types.MicrosPerSec), nil
 }
 
 // fnMakeDate is MAKEDATE(year, dayofyear).
-func fnMakeDate(args []Value) (Value, error) {
+func fnMakeDate(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	y, n := intArg(args[0]), intArg(args[1])
 	if y < 0 || y > 9999 || n <= 0 {
-		return Null, nil
+		return types.Null, nil
 	}
 	if y < 100 {
-		y = int64(twoDigitYear(int(y)))
+		y = int64(types.TwoDigitYear(int(y)))
 	}
-	days := calcDaynr(int(y), 1, 1) + n - 1
+	days := types.CalcDaynr(int(y), 1, 1) + n - 1
 	if days <= 0 || days > maxDayNumber {
-		return Null, nil
+		return types.Null, nil
 	}
 	yy, m, d := dateFromDaynr(days)
-	return NewDate(PackTime(yy, m, d, 0, 0, 0, 0)), nil
+	return types.NewDate(types.PackTime(yy, m, d, 0, 0, 0, 0)), nil
 }
 
 // fnMakeTime is MAKETIME(hour, minute, second).
-func fnMakeTime(args []Value) (Value, error) {
+func fnMakeTime(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	h, mi := intArg(args[0]), intArg(args[1])
-	if args[0].K == KindUint && h < 0 {
+	if args[0].K == types.KindUint && h < 0 {
 		h = math.MaxInt64
 	}
-	sec := ToDecimal(args[2])
+	sec := types.ToDecimal(args[2])
 	fsp := timeFsp(args[2])
-	if args[2].K == KindFloat || args[2].K == KindString || args[2].K == KindBytes {
+	if args[2].K == types.KindFloat || args[2].K == types.KindString || args[2].K == types.KindBytes {
 		fsp = 6
 	}
 	if mi < 0 || mi > 59 || sec.Sign() < 0 || sec.GreaterThanOrEqual(decimal.New(60, 0)) {
-		return Null, nil
+		return types.Null, nil
 	}
 	whole := sec.Truncate(0).IntPart()
 	text := func() string {
-		return ToString(NewInt(h)) + ":" + string(appendPad(nil, mi, 2)) + ":" + string(appendPad(nil, whole, 2))
+		return types.ToString(types.NewInt(h)) + ":" + string(types.AppendPad(nil, mi, 2)) + ":" + string(types.AppendPad(nil, whole, 2))
 	}
 	if h > 838 || h < -838 {
-		return timeWarn(NewDuration(pickSign(h < 0)*maxDurationMicros, fsp), text())
+		return timeWarn(types.NewDuration(pickSign(h < 0)*types.MaxDurationMicros, fsp), text())
 	}
-	us := (max(h, -h)*3600+mi*60)*microsPerSec + sec.Shift(6).Truncate(0).IntPart()
+	us := (max(h, -h)*3600+mi*60)*types.MicrosPerSec + sec.Shift(6).Truncate(0).IntPart()
 	if h < 0 {
 		us = -us
 	}
@@ -196,37 +197,37 @@ func pickSign(neg bool) int64 {
 }
 
 // fnTime is TIME(expr): the time part of a datetime or time.
-func fnTime(args []Value) (Value, error) {
+func fnTime(args []types.Value) (types.Value, error) {
 	a := args[0]
-	if a.K == KindNull {
-		return Null, nil
+	if a.K == types.KindNull {
+		return types.Null, nil
 	}
 	us, ok := durationArg(a)
 	if !ok {
-		return warnResult(Null, sqlerr.ErrTruncatedWrongValue, "Truncated incorrect time value: '%s'", ToString(a))
+		return warnResult(types.Null, sqlerr.ErrTruncatedWrongValue, "Truncated incorrect time value: '%s'", types.ToString(a))
 	}
-	return NewDuration(us, timeFsp(a)), nil
+	return types.NewDuration(us, timeFsp(a)), nil
 }
 
 // fnYearWeek is YEARWEEK(date[, mode]): year*100 + week, the week counted in its own year.
-func fnYearWeek(args []Value) (Value, error) {
+func fnYearWeek(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	p, ok := datetimeArg(args[0])
 	if !ok {
-		return Null, nil
+		return types.Null, nil
 	}
-	y, m, d, _, _, _, _ := UnpackTime(p)
+	y, m, d, _, _, _, _ := types.UnpackTime(p)
 	if m == 0 || d == 0 {
-		return Null, nil
+		return types.Null, nil
 	}
 	mode := int64(0)
 	if len(args) > 1 {
 		mode = intArg(args[1])
 	}
-	w, wy := calcWeek(y, m, d, weekModes[mode&7]|weekYear)
-	return NewInt(int64(wy*100 + w)), nil
+	w, wy := types.CalcWeek(y, m, d, weekModes[mode&7]|types.WeekYear)
+	return types.NewInt(int64(wy*100 + w)), nil
 }
 
 // Periods are YYMM or YYYYMM; two-digit years are 1970-2069.
@@ -261,77 +262,77 @@ func monthToPeriod(m int64) int64 {
 
 func validPeriod(p int64) bool { return p > 0 && p%100 != 0 && p%100 <= 12 }
 
-func fnPeriodAdd(args []Value) (Value, error) {
+func fnPeriodAdd(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	p, n := intArg(args[0]), intArg(args[1])
 	if p == 0 {
-		return NewInt(0), nil
+		return types.NewInt(0), nil
 	}
 	if !validPeriod(p) {
-		return Null, sqlerr.New(sqlerr.ErrWrongArguments, "Incorrect arguments to period_add")
+		return types.Null, sqlerr.New(sqlerr.ErrWrongArguments, "Incorrect arguments to period_add")
 	}
-	return NewInt(monthToPeriod(periodToMonth(p) + n)), nil
+	return types.NewInt(monthToPeriod(periodToMonth(p) + n)), nil
 }
 
-func fnPeriodDiff(args []Value) (Value, error) {
+func fnPeriodDiff(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	a, b := intArg(args[0]), intArg(args[1])
 	if !validPeriod(a) || !validPeriod(b) {
-		return Null, sqlerr.New(sqlerr.ErrWrongArguments, "Incorrect arguments to period_diff")
+		return types.Null, sqlerr.New(sqlerr.ErrWrongArguments, "Incorrect arguments to period_diff")
 	}
-	return NewInt(periodToMonth(a) - periodToMonth(b)), nil
+	return types.NewInt(periodToMonth(a) - periodToMonth(b)), nil
 }
 
 // fnFromDays is FROM_DAYS(n); small day numbers give '0000-00-00' as in MySQL.
-func fnFromDays(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnFromDays(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
 	y, m, d := dateFromDaynr(intArg(args[0]))
-	return NewDate(PackTime(y, m, d, 0, 0, 0, 0)), nil
+	return types.NewDate(types.PackTime(y, m, d, 0, 0, 0, 0)), nil
 }
 
 // fnToSeconds is TO_SECONDS(expr): seconds since year 0.
-func fnToSeconds(args []Value) (Value, error) {
+func fnToSeconds(args []types.Value) (types.Value, error) {
 	p, ok := datetimeArg(args[0])
 	if !ok {
-		return Null, nil
+		return types.Null, nil
 	}
-	y, m, d, h, mi, s, _ := UnpackTime(p)
+	y, m, d, h, mi, s, _ := types.UnpackTime(p)
 	if m == 0 || d == 0 {
-		return Null, nil
+		return types.Null, nil
 	}
-	return NewInt(calcDaynr(y, m, d)*86400 + int64(h*3600+mi*60+s)), nil
+	return types.NewInt(types.CalcDaynr(y, m, d)*86400 + int64(h*3600+mi*60+s)), nil
 }
 
 // temporalArg reads a TIME or DATETIME argument as MySQL's get_time does: strings of 12 or more
 // characters that hold a full datetime are datetimes, other strings times; isDT tells which.
-func temporalArg(v Value) (val int64, isDT bool, ok bool) {
+func temporalArg(v types.Value) (val int64, isDT bool, ok bool) {
 	switch v.K {
-	case KindDuration:
+	case types.KindDuration:
 		return v.I, false, true
-	case KindDate, KindDatetime:
+	case types.KindDate, types.KindDatetime:
 		return v.I, true, true
-	case KindString, KindBytes:
-		s := trimSpaces(v.S)
+	case types.KindString, types.KindBytes:
+		s := types.TrimSpaces(v.S)
 		if len(s) >= 12 {
-			if p, _, err := parseDatetimeMode(s, 6, true); err == nil {
+			if p, _, err := types.ParseDatetimeMode(s, 6, true); err == nil {
 				return p, true, true
 			}
 		}
-		us, err := parseDuration(s, 6)
-		return us, false, err == nil || err == errDurationRange
-	case KindInt, KindUint, KindFloat, KindDecimal:
-		if n, _, _, ok := splitNumber(v); ok && n > 8385959 {
-			if p, ok := numberAsDatetime(v); ok {
+		us, err := types.ParseDuration(s, 6)
+		return us, false, err == nil || err == types.ErrDurationRange
+	case types.KindInt, types.KindUint, types.KindFloat, types.KindDecimal:
+		if n, _, _, ok := types.SplitNumber(v); ok && n > 8385959 {
+			if p, ok := types.NumberAsDatetime(v); ok {
 				return p, true, true
 			}
 		}
-		us, ok := numberAsDuration(v)
+		us, ok := types.NumberAsDuration(v)
 		return us, false, ok
 	}
 	return 0, false, false
@@ -339,8 +340,8 @@ func temporalArg(v Value) (val int64, isDT bool, ok bool) {
 
 // datetimeMicros converts a packed datetime to microseconds since year 0 (via the day number).
 func datetimeMicros(p int64) int64 {
-	y, m, d, h, mi, s, us := UnpackTime(p)
-	return (calcDaynr(y, m, d)*86400+int64(h*3600+mi*60+s))*microsPerSec + int64(us)
+	y, m, d, h, mi, s, us := types.UnpackTime(p)
+	return (types.CalcDaynr(y, m, d)*86400+int64(h*3600+mi*60+s))*types.MicrosPerSec + int64(us)
 }
 
 // microsDatetime is the inverse of datetimeMicros; ok is false outside years 0..9999.
@@ -348,8 +349,8 @@ func microsDatetime(t int64) (int64, bool) {
 	if t < 0 {
 		return 0, false
 	}
-	days := t / (86400 * microsPerSec)
-	rest := t % (86400 * microsPerSec)
+	days := t / (86400 * types.MicrosPerSec)
+	rest := t % (86400 * types.MicrosPerSec)
 	if days > maxDayNumber {
 		return 0, false
 	}
@@ -357,40 +358,40 @@ func microsDatetime(t int64) (int64, bool) {
 	if m == 0 {
 		return 0, false
 	}
-	secs := rest / microsPerSec
-	return PackTime(y, m, d, int(secs/3600), int(secs/60%60), int(secs%60), int(rest%microsPerSec)), true
+	secs := rest / types.MicrosPerSec
+	return types.PackTime(y, m, d, int(secs/3600), int(secs/60%60), int(secs%60), int(rest%types.MicrosPerSec)), true
 }
 
 // fnAddTime is ADDTIME / SUBTIME(expr1, expr2): expr1 a time or datetime, expr2 a time.
 func fnAddTime(sub bool) Func {
-	return func(args []Value) (Value, error) {
+	return func(args []types.Value) (types.Value, error) {
 		if anyNull(args) {
-			return Null, nil
+			return types.Null, nil
 		}
 		a, aDT, ok1 := temporalArg(args[0])
 		b, bDT, ok2 := temporalArg(args[1])
 		if !ok1 || !ok2 || bDT {
-			return Null, nil
+			return types.Null, nil
 		}
 		fsp := max(timeFsp(args[0]), timeFsp(args[1]))
 		if sub {
 			b = -b
 		}
 		// A string (or number) first argument gives a string result, as in MySQL.
-		str := args[0].K != KindDuration && args[0].K != KindDate && args[0].K != KindDatetime
+		str := args[0].K != types.KindDuration && args[0].K != types.KindDate && args[0].K != types.KindDatetime
 		if aDT {
 			r, ok := microsDatetime(datetimeMicros(a) + b)
 			if !ok {
-				return Null, nil
+				return types.Null, nil
 			}
 			if str {
-				return NewString(string(appendDatetime(nil, r, fsp))), nil
+				return types.NewString(string(types.AppendDatetime(nil, r, fsp))), nil
 			}
-			return NewDatetime(r, fsp), nil
+			return types.NewDatetime(r, fsp), nil
 		}
-		res, err := durationResult(a+b, fsp, func() string { return string(appendDuration(nil, a+b, fsp)) })
+		res, err := durationResult(a+b, fsp, func() string { return string(types.AppendDuration(nil, a+b, fsp)) })
 		if str && !res.IsNull() {
-			s := NewString(string(appendDuration(nil, res.I, fsp)))
+			s := types.NewString(string(types.AppendDuration(nil, res.I, fsp)))
 			if w, ok := err.(*FuncWarning); ok {
 				w.Value = s
 				return s, w
@@ -402,14 +403,14 @@ func fnAddTime(sub bool) Func {
 }
 
 // fnTimeDiff is TIMEDIFF(a, b): both times or both datetimes, else NULL.
-func fnTimeDiff(args []Value) (Value, error) {
+func fnTimeDiff(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	a, aDT, ok1 := temporalArg(args[0])
 	b, bDT, ok2 := temporalArg(args[1])
 	if !ok1 || !ok2 || aDT != bDT {
-		return Null, nil
+		return types.Null, nil
 	}
 	fsp := max(timeFsp(args[0]), timeFsp(args[1]))
 	var d int64
@@ -418,91 +419,91 @@ func fnTimeDiff(args []Value) (Value, error) {
 	} else {
 		d = a - b
 	}
-	return durationResult(d, fsp, func() string { return string(appendDuration(nil, d, fsp)) })
+	return durationResult(d, fsp, func() string { return string(types.AppendDuration(nil, d, fsp)) })
 }
 
 // fnTimestamp is TIMESTAMP(expr[, time]).
-func fnTimestamp(args []Value) (Value, error) {
+func fnTimestamp(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	p, ok := datetimeArg(args[0])
 	if !ok {
-		return warnResult(Null, sqlerr.ErrTruncatedWrongValue, "Incorrect datetime value: '%s'", ToString(args[0]))
+		return warnResult(types.Null, sqlerr.ErrTruncatedWrongValue, "Incorrect datetime value: '%s'", types.ToString(args[0]))
 	}
 	fsp := timeFsp(args[0])
 	if len(args) == 1 {
-		return NewDatetime(p, fsp), nil
+		return types.NewDatetime(p, fsp), nil
 	}
 	b, bDT, ok := temporalArg(args[1])
 	if !ok || bDT {
-		return Null, nil
+		return types.Null, nil
 	}
 	fsp = max(fsp, timeFsp(args[1]))
 	r, ok := microsDatetime(datetimeMicros(p) + b)
 	if !ok {
-		return Null, nil
+		return types.Null, nil
 	}
-	return NewDatetime(r, fsp), nil
+	return types.NewDatetime(r, fsp), nil
 }
 
 // fnTimeFormat is TIME_FORMAT(time, format): hours may exceed 23; date specifiers that need a
 // calendar give NULL, the others zeros.
-func fnTimeFormat(args []Value) (Value, error) {
+func fnTimeFormat(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	var us int64
 	switch a := args[0]; a.K {
-	case KindDate, KindDatetime:
-		_, _, _, h, mi, s, u := UnpackTime(a.I)
-		us = (int64(h)*3600+int64(mi)*60+int64(s))*microsPerSec + int64(u)
+	case types.KindDate, types.KindDatetime:
+		_, _, _, h, mi, s, u := types.UnpackTime(a.I)
+		us = (int64(h)*3600+int64(mi)*60+int64(s))*types.MicrosPerSec + int64(u)
 	default:
 		var ok bool
 		if us, ok = durationArg(a); !ok {
-			return Null, nil
+			return types.Null, nil
 		}
 	}
-	neg, h, mi, s, frac := durationParts(us)
-	out, ok := formatParts(nil, timeParts{h: h, mi: int(mi), s: int(s), us: int(frac), neg: neg, isTime: true}, ToString(args[1]))
+	neg, h, mi, s, frac := types.DurationParts(us)
+	out, ok := formatParts(nil, timeParts{h: h, mi: int(mi), s: int(s), us: int(frac), neg: neg, isTime: true}, types.ToString(args[1]))
 	if !ok {
-		return Null, nil
+		return types.Null, nil
 	}
-	return NewString(string(out)), nil
+	return types.NewString(string(out)), nil
 }
 
 // ---- helpers for the session-aware time functions of package sql ----
 
 // TimeFsp is the fractional precision MySQL gives a time function's result from its argument.
-func TimeFsp(v Value) int { return timeFsp(v) }
+func TimeFsp(v types.Value) int { return timeFsp(v) }
 
 // DatetimeArg converts v to a packed datetime as the date functions read their arguments.
-func DatetimeArg(v Value) (int64, bool) { return datetimeArg(v) }
+func DatetimeArg(v types.Value) (int64, bool) { return datetimeArg(v) }
 
 // TimestampDiff is TIMESTAMPDIFF(unit, a, b) for the unit's name (MICROSECOND ... YEAR).
-func TimestampDiff(unit string, a, b Value) Value {
+func TimestampDiff(unit string, a, b types.Value) types.Value {
 	if a.IsNull() || b.IsNull() {
-		return Null
+		return types.Null
 	}
 	p1, ok1 := datetimeArg(a)
 	p2, ok2 := datetimeArg(b)
 	if !ok1 || !ok2 {
-		return Null
+		return types.Null
 	}
 	diff := datetimeMicros(p2) - datetimeMicros(p1)
 	switch unit {
 	case "MICROSECOND":
-		return NewInt(diff)
+		return types.NewInt(diff)
 	case "SECOND":
-		return NewInt(diff / microsPerSec)
+		return types.NewInt(diff / types.MicrosPerSec)
 	case "MINUTE":
-		return NewInt(diff / (60 * microsPerSec))
+		return types.NewInt(diff / (60 * types.MicrosPerSec))
 	case "HOUR":
-		return NewInt(diff / (3600 * microsPerSec))
+		return types.NewInt(diff / (3600 * types.MicrosPerSec))
 	case "DAY":
-		return NewInt(diff / (86400 * microsPerSec))
+		return types.NewInt(diff / (86400 * types.MicrosPerSec))
 	case "WEEK":
-		return NewInt(diff / (7 * 86400 * microsPerSec))
+		return types.NewInt(diff / (7 * 86400 * types.MicrosPerSec))
 	}
 	// Months: whole months between the two, counting a month only once the later value's day and
 	// time have reached the earlier one's.
@@ -510,53 +511,53 @@ func TimestampDiff(unit string, a, b Value) Value {
 	if diff < 0 {
 		beg, end, sign = p2, p1, -1
 	}
-	y1, m1, d1, h1, mi1, s1, us1 := UnpackTime(beg)
-	y2, m2, d2, h2, mi2, s2, us2 := UnpackTime(end)
+	y1, m1, d1, h1, mi1, s1, us1 := types.UnpackTime(beg)
+	y2, m2, d2, h2, mi2, s2, us2 := types.UnpackTime(end)
 	months := int64((y2-y1)*12 + m2 - m1)
-	t1 := int64(h1*3600+mi1*60+s1)*microsPerSec + int64(us1)
-	t2 := int64(h2*3600+mi2*60+s2)*microsPerSec + int64(us2)
+	t1 := int64(h1*3600+mi1*60+s1)*types.MicrosPerSec + int64(us1)
+	t2 := int64(h2*3600+mi2*60+s2)*types.MicrosPerSec + int64(us2)
 	if d2 < d1 || (d2 == d1 && t2 < t1) {
 		months--
 	}
 	switch unit {
 	case "QUARTER":
-		return NewInt(sign * (months / 3))
+		return types.NewInt(sign * (months / 3))
 	case "YEAR":
-		return NewInt(sign * (months / 12))
+		return types.NewInt(sign * (months / 12))
 	}
-	return NewInt(sign * months)
+	return types.NewInt(sign * months)
 }
 
 // Extract is EXTRACT(unit FROM v) for the unit's name (YEAR, DAY_HOUR, MINUTE_MICROSECOND...);
 // weekMode is default_week_format's behaviour for WEEK.
-func Extract(unit string, v Value, weekMode int) Value {
+func Extract(unit string, v types.Value, weekMode int) types.Value {
 	if v.IsNull() {
-		return Null
+		return types.Null
 	}
 	switch unit {
 	case "YEAR", "YEAR_MONTH", "QUARTER", "MONTH", "WEEK", "DAY":
 		p, ok := datetimeArg(v)
 		if !ok {
-			return Null
+			return types.Null
 		}
-		y, m, d, _, _, _, _ := UnpackTime(p)
+		y, m, d, _, _, _, _ := types.UnpackTime(p)
 		switch unit {
 		case "YEAR":
-			return NewInt(int64(y))
+			return types.NewInt(int64(y))
 		case "YEAR_MONTH":
-			return NewInt(int64(y*100 + m))
+			return types.NewInt(int64(y*100 + m))
 		case "QUARTER":
-			return NewInt(int64((m + 2) / 3))
+			return types.NewInt(int64((m + 2) / 3))
 		case "MONTH":
-			return NewInt(int64(m))
+			return types.NewInt(int64(m))
 		case "WEEK":
 			if m == 0 || d == 0 {
-				return Null
+				return types.Null
 			}
-			w, _ := calcWeek(y, m, d, weekModes[weekMode&7])
-			return NewInt(int64(w))
+			w, _ := types.CalcWeek(y, m, d, weekModes[weekMode&7])
+			return types.NewInt(int64(w))
 		}
-		return NewInt(int64(d))
+		return types.NewInt(int64(d))
 	}
 	// Time units read the value as a TIME: a datetime keeps its day, a TIME has day 0 and any
 	// number of hours, and its sign applies to the result.
@@ -564,14 +565,14 @@ func Extract(unit string, v Value, weekMode int) Value {
 	sign := int64(1)
 	t, isDT, ok := temporalArg(v)
 	if !ok {
-		return Null
+		return types.Null
 	}
 	if isDT {
-		_, _, d, hh, mm, ss, u := UnpackTime(t)
+		_, _, d, hh, mm, ss, u := types.UnpackTime(t)
 		day, h, mi, s, us = int64(d), int64(hh), int64(mm), int64(ss), int64(u)
 	} else {
 		var neg bool
-		neg, h, mi, s, us = durationParts(t)
+		neg, h, mi, s, us = types.DurationParts(t)
 		if neg {
 			sign = -1
 		}
@@ -607,9 +608,9 @@ func Extract(unit string, v Value, weekMode int) Value {
 	case "SECOND_MICROSECOND":
 		r = s*1000000 + us
 	default:
-		return Null
+		return types.Null
 	}
-	return NewInt(r * sign)
+	return types.NewInt(r * sign)
 }
 
 // StrToDate parses s with a STR_TO_DATE format. ok is false when s does not match; trailing is
@@ -621,7 +622,7 @@ func StrToDate(s, format string) (t DateTimeFields, trailing bool, ok bool) {
 	}
 	f := &p.f
 	if f.yearday > 0 {
-		days := calcDaynr(f.Year, 1, 1) + int64(f.yearday) - 1
+		days := types.CalcDaynr(f.Year, 1, 1) + int64(f.yearday) - 1
 		if days <= 0 || days > maxDayNumber {
 			return t, false, false
 		}
@@ -638,8 +639,8 @@ func StrToDate(s, format string) (t DateTimeFields, trailing bool, ok bool) {
 			year = f.weekYear
 		}
 		// The day number of the first day of week 1, then the week and the day within it.
-		days := calcDaynr(year, 1, 1)
-		wd := int64(calcWeekday(days, f.sundayFirst))
+		days := types.CalcDaynr(year, 1, 1)
+		wd := int64(types.CalcWeekday(days, f.sundayFirst))
 		if f.sundayFirst {
 			if wd != 0 {
 				days += 7
@@ -692,7 +693,7 @@ type strToDateParser struct {
 }
 
 func (p *strToDateParser) skipSpaces() {
-	for p.i < len(p.s) && isSpace(p.s[p.i]) {
+	for p.i < len(p.s) && types.IsSpace(p.s[p.i]) {
 		p.i++
 	}
 }
@@ -708,7 +709,7 @@ func (p *strToDateParser) num(n int) int {
 		j++
 	}
 	st := j
-	for j < end && isDigit(p.s[j]) {
+	for j < end && types.IsDigit(p.s[j]) {
 		v = v*10 + int(p.s[j]-'0')
 		j++
 	}
@@ -746,7 +747,7 @@ func (p *strToDateParser) parse(format string) bool {
 		}
 		c := format[fi]
 		if c != '%' || fi+1 == len(format) {
-			if isSpace(c) {
+			if types.IsSpace(c) {
 				continue
 			}
 			if p.s[p.i] != c {
@@ -761,10 +762,10 @@ func (p *strToDateParser) parse(format string) bool {
 			st := p.i
 			f.Year = p.num(4)
 			if p.i-st <= 2 {
-				f.Year = twoDigitYear(f.Year)
+				f.Year = types.TwoDigitYear(f.Year)
 			}
 		case 'y':
-			f.Year = twoDigitYear(p.num(2))
+			f.Year = types.TwoDigitYear(p.num(2))
 		case 'm', 'c':
 			f.Month = p.num(2)
 		case 'M':
@@ -860,7 +861,7 @@ func (p *strToDateParser) parse(format string) bool {
 			}
 			p.i, p.f = sub.i, sub.f
 		case '.':
-			for p.i < len(p.s) && isPunct(p.s[p.i]) {
+			for p.i < len(p.s) && types.IsPunct(p.s[p.i]) {
 				p.i++
 			}
 		case '@':
@@ -868,7 +869,7 @@ func (p *strToDateParser) parse(format string) bool {
 				p.i++
 			}
 		case '#':
-			for p.i < len(p.s) && isDigit(p.s[p.i]) {
+			for p.i < len(p.s) && types.IsDigit(p.s[p.i]) {
 				p.i++
 			}
 		case '%':
@@ -888,7 +889,7 @@ func (p *strToDateParser) parse(format string) bool {
 
 // StrToDateKind is the result type STR_TO_DATE gives a format: KindDate when it has only date
 // parts (or none), KindDuration for only time parts, else KindDatetime; fsp 6 with %f.
-func StrToDateKind(format string) (Kind, int) {
+func StrToDateKind(format string) (types.Kind, int) {
 	date, tm, frac := false, false, false
 	for i := 0; i+1 < len(format); i++ {
 		if format[i] != '%' {
@@ -910,9 +911,9 @@ func StrToDateKind(format string) (Kind, int) {
 	}
 	switch {
 	case date && tm:
-		return KindDatetime, fsp
+		return types.KindDatetime, fsp
 	case tm:
-		return KindDuration, fsp
+		return types.KindDuration, fsp
 	}
-	return KindDate, 0
+	return types.KindDate, 0
 }

@@ -1,4 +1,15 @@
-package types
+// Package builtins is the library of pure SQL functions: string, numeric, date and time, hashing,
+// network and UUID functions, each a Func over evaluated arguments, found by name with its arity
+// (LookupFunc; LookupFuncCollation for those that compare strings under a collation), and the
+// size rules that bound a result by max_allowed_packet before it is built (funcsize.go).
+//
+// A builtin is pure: it sees only its arguments (and a collation fixed when it is looked up), never
+// a session, so it must not import internal/sql; a function that needs the session (NOW, DATABASE,
+// LAST_INSERT_ID, the session's time zone, user variables...) stays in the facade, which compiles
+// calls and checks their arity. Values, conversion, comparison, arithmetic, time and JSON are
+// internal/sql/types', which this package builds on. A builtin never panics on bad input: it
+// returns NULL, a MySQL error, or a value with a warning (FuncWarning).
+package builtins
 
 import (
 	"crypto/md5"
@@ -13,25 +24,26 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
 // Func is a pure builtin function. Arguments arrive evaluated; the arity was checked against
 // LookupFunc's bounds.
-type Func func(args []Value) (Value, error)
+type Func func(args []types.Value) (types.Value, error)
 
 // FuncWarning is returned as the error of a Func when MySQL returns a value together with a
 // warning (STR_TO_DATE of a bad value, FORMAT with an unknown locale...): the caller records Warn
 // and uses Value.
 type FuncWarning struct {
-	Value Value
+	Value types.Value
 	Warn  *sqlerr.Error
 }
 
 func (w *FuncWarning) Error() string { return w.Warn.Message }
 
 // warnResult returns v with a warning.
-func warnResult(v Value, code uint16, format string, args ...any) (Value, error) {
+func warnResult(v types.Value, code uint16, format string, args ...any) (types.Value, error) {
 	return v, &FuncWarning{Value: v, Warn: sqlerr.New(code, format, args...)}
 }
 
@@ -40,7 +52,7 @@ type funcDef struct {
 	f        Func
 	// withColl, when set, builds the function for a comparison collation (string search and
 	// comparison functions); f is then withColl(utf8mb4_0900_ai_ci).
-	withColl func(c *Collation) Func
+	withColl func(c *types.Collation) Func
 }
 
 // maxResultLen bounds REPEAT/LPAD/SPACE results for callers that call a Func directly; the
@@ -88,7 +100,7 @@ func init() {
 		"floor":            {1, 1, fnFloorCeil(true), nil},
 		"ceil":             {1, 1, fnFloorCeil(false), nil},
 		"ceiling":          {1, 1, fnFloorCeil(false), nil},
-		"mod":              {2, 2, func(a []Value) (Value, error) { return Mod(a[0], a[1]) }, nil},
+		"mod":              {2, 2, func(a []types.Value) (types.Value, error) { return types.Mod(a[0], a[1]) }, nil},
 		"sign":             {1, 1, fnSign, nil},
 		"sqrt":             {1, 1, fnFloat1("sqrt", math.Sqrt, func(x float64) bool { return x >= 0 }), nil},
 		"exp":              {1, 1, fnFloat1("exp", math.Exp, nil), nil},
@@ -112,10 +124,10 @@ func init() {
 		"day":              {1, 1, fnDatePart(func(y, m, d int) int64 { return int64(d) }, false), nil},
 		"dayofmonth":       {1, 1, fnDatePart(func(y, m, d int) int64 { return int64(d) }, false), nil},
 		"quarter":          {1, 1, fnDatePart(func(y, m, d int) int64 { return int64((m + 2) / 3) }, false), nil},
-		"dayofweek":        {1, 1, fnDatePart(func(y, m, d int) int64 { return int64(calcWeekday(calcDaynr(y, m, d), true) + 1) }, true), nil},
-		"weekday":          {1, 1, fnDatePart(func(y, m, d int) int64 { return int64(calcWeekday(calcDaynr(y, m, d), false)) }, true), nil},
-		"dayofyear":        {1, 1, fnDatePart(func(y, m, d int) int64 { return calcDaynr(y, m, d) - calcDaynr(y, 1, 1) + 1 }, true), nil},
-		"to_days":          {1, 1, fnDatePart(func(y, m, d int) int64 { return calcDaynr(y, m, d) }, true), nil},
+		"dayofweek":        {1, 1, fnDatePart(func(y, m, d int) int64 { return int64(types.CalcWeekday(types.CalcDaynr(y, m, d), true) + 1) }, true), nil},
+		"weekday":          {1, 1, fnDatePart(func(y, m, d int) int64 { return int64(types.CalcWeekday(types.CalcDaynr(y, m, d), false)) }, true), nil},
+		"dayofyear":        {1, 1, fnDatePart(func(y, m, d int) int64 { return types.CalcDaynr(y, m, d) - types.CalcDaynr(y, 1, 1) + 1 }, true), nil},
+		"to_days":          {1, 1, fnDatePart(func(y, m, d int) int64 { return types.CalcDaynr(y, m, d) }, true), nil},
 		"hour":             {1, 1, fnTimePart(func(h, m, s, us int64) int64 { return h }), nil},
 		"minute":           {1, 1, fnTimePart(func(h, m, s, us int64) int64 { return m }), nil},
 		"second":           {1, 1, fnTimePart(func(h, m, s, us int64) int64 { return s }), nil},
@@ -129,9 +141,10 @@ func init() {
 	}
 	registerStringFuncs(funcTable)
 	registerTimeFuncs(funcTable)
+	utf8mb4Default, _ := types.DefaultCollation("utf8mb4")
 	for name, d := range funcTable {
 		if d.withColl != nil {
-			d.f = d.withColl(collUTF8MB4Default)
+			d.f = d.withColl(utf8mb4Default)
 			funcTable[name] = d
 		}
 	}
@@ -149,7 +162,7 @@ func LookupFunc(name string) (f Func, minArgs, maxArgs int, ok bool) {
 }
 
 // LookupFuncCollation is LookupFunc with the collation the arguments' coercibility resolved to.
-func LookupFuncCollation(name string, coll *Collation) (f Func, minArgs, maxArgs int, ok bool) {
+func LookupFuncCollation(name string, coll *types.Collation) (f Func, minArgs, maxArgs int, ok bool) {
 	d, ok := funcTable[name]
 	if !ok {
 		return nil, 0, 0, false
@@ -166,37 +179,37 @@ func FuncUsesCollation(name string) bool {
 	return ok && d.withColl != nil
 }
 
-func anyNull(args []Value) bool {
+func anyNull(args []types.Value) bool {
 	for i := range args {
-		if args[i].K == KindNull {
+		if args[i].K == types.KindNull {
 			return true
 		}
 	}
 	return false
 }
 
-func strVal(s string, bin bool) Value {
+func strVal(s string, bin bool) types.Value {
 	if bin {
-		return NewBytes(s)
+		return types.NewBytes(s)
 	}
-	return NewString(s)
+	return types.NewString(s)
 }
 
-func intArg(v Value) int64 {
-	i, _ := ToInt(v)
+func intArg(v types.Value) int64 {
+	i, _ := types.ToInt(v)
 	return i
 }
 
 // ---- string functions ----
 
-func fnConcat(args []Value) (Value, error) {
+func fnConcat(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	bin := false
 	n := 0
 	for i := range args {
-		bin = bin || args[i].K == KindBytes
+		bin = bin || args[i].K == types.KindBytes
 		n += len(args[i].S)
 	}
 	buf := make([]byte, 0, n+16)
@@ -206,25 +219,25 @@ func fnConcat(args []Value) (Value, error) {
 	return strVal(string(buf), bin), nil
 }
 
-func appendStr(buf []byte, v Value) []byte {
-	if v.K == KindString || v.K == KindBytes {
+func appendStr(buf []byte, v types.Value) []byte {
+	if v.K == types.KindString || v.K == types.KindBytes {
 		return append(buf, v.S...)
 	}
-	return AppendText(buf, v)
+	return types.AppendText(buf, v)
 }
 
-func fnConcatWS(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnConcatWS(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
-	bin := args[0].K == KindBytes
+	bin := args[0].K == types.KindBytes
 	var buf []byte
 	first := true
 	for _, a := range args[1:] {
-		if a.K == KindNull {
+		if a.K == types.KindNull {
 			continue
 		}
-		bin = bin || a.K == KindBytes
+		bin = bin || a.K == types.KindBytes
 		if !first {
 			buf = appendStr(buf, args[0])
 		}
@@ -240,7 +253,7 @@ type chars struct {
 	bin bool
 }
 
-func charsOf(v Value) chars { return chars{ToString(v), v.K == KindBytes} }
+func charsOf(v types.Value) chars { return chars{types.ToString(v), v.K == types.KindBytes} }
 
 func (c chars) len() int {
 	if c.bin {
@@ -257,18 +270,18 @@ func (c chars) offset(i int) int {
 	if i <= 0 {
 		return 0
 	}
-	off := charOffset(c.s, i)
+	off := types.CharOffset(c.s, i)
 	if off < 0 {
 		return len(c.s)
 	}
 	return off
 }
 
-func (c chars) sub(from, to int) Value { return strVal(c.s[c.offset(from):c.offset(to)], c.bin) }
+func (c chars) sub(from, to int) types.Value { return strVal(c.s[c.offset(from):c.offset(to)], c.bin) }
 
-func fnSubstring(args []Value) (Value, error) {
+func fnSubstring(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	c := charsOf(args[0])
 	pos := intArg(args[1])
@@ -295,9 +308,9 @@ func fnSubstring(args []Value) (Value, error) {
 	return c.sub(start, end), nil
 }
 
-func fnLeft(args []Value) (Value, error) {
+func fnLeft(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	c := charsOf(args[0])
 	n := intArg(args[1])
@@ -310,9 +323,9 @@ func fnLeft(args []Value) (Value, error) {
 	return c.sub(0, int(n)), nil
 }
 
-func fnRight(args []Value) (Value, error) {
+func fnRight(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	c := charsOf(args[0])
 	n := intArg(args[1])
@@ -326,80 +339,80 @@ func fnRight(args []Value) (Value, error) {
 	return c.sub(l-int(n), l), nil
 }
 
-func fnLength(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnLength(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
-	if args[0].K == KindString || args[0].K == KindBytes {
-		return NewInt(int64(len(args[0].S))), nil
+	if args[0].K == types.KindString || args[0].K == types.KindBytes {
+		return types.NewInt(int64(len(args[0].S))), nil
 	}
-	return NewInt(int64(len(ToString(args[0])))), nil
+	return types.NewInt(int64(len(types.ToString(args[0])))), nil
 }
 
-func fnCharLength(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnCharLength(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
-	return NewInt(int64(charsOf(args[0]).len())), nil
+	return types.NewInt(int64(charsOf(args[0]).len())), nil
 }
 
-func fnLower(args []Value) (Value, error) {
+func fnLower(args []types.Value) (types.Value, error) {
 	a := args[0]
-	if a.K == KindNull || a.K == KindBytes {
+	if a.K == types.KindNull || a.K == types.KindBytes {
 		return a, nil
 	}
-	return NewString(strings.ToLower(ToString(a))), nil
+	return types.NewString(strings.ToLower(types.ToString(a))), nil
 }
 
-func fnUpper(args []Value) (Value, error) {
+func fnUpper(args []types.Value) (types.Value, error) {
 	a := args[0]
-	if a.K == KindNull || a.K == KindBytes {
+	if a.K == types.KindNull || a.K == types.KindBytes {
 		return a, nil
 	}
-	return NewString(strings.ToUpper(ToString(a))), nil
+	return types.NewString(strings.ToUpper(types.ToString(a))), nil
 }
 
 func fnTrim(left, right bool) Func {
-	return func(args []Value) (Value, error) {
+	return func(args []types.Value) (types.Value, error) {
 		a := args[0]
-		if a.K == KindNull {
-			return Null, nil
+		if a.K == types.KindNull {
+			return types.Null, nil
 		}
-		s := ToString(a)
+		s := types.ToString(a)
 		if left {
 			s = strings.TrimLeft(s, " ")
 		}
 		if right {
 			s = strings.TrimRight(s, " ")
 		}
-		return strVal(s, a.K == KindBytes), nil
+		return strVal(s, a.K == types.KindBytes), nil
 	}
 }
 
-func fnReplace(args []Value) (Value, error) {
+func fnReplace(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
-	s, from, to := ToString(args[0]), ToString(args[1]), ToString(args[2])
-	bin := args[0].K == KindBytes || args[1].K == KindBytes || args[2].K == KindBytes
+	s, from, to := types.ToString(args[0]), types.ToString(args[1]), types.ToString(args[2])
+	bin := args[0].K == types.KindBytes || args[1].K == types.KindBytes || args[2].K == types.KindBytes
 	if from == "" {
 		return strVal(s, bin), nil
 	}
 	return strVal(strings.ReplaceAll(s, from, to), bin), nil
 }
 
-func fnReverse(args []Value) (Value, error) {
+func fnReverse(args []types.Value) (types.Value, error) {
 	a := args[0]
-	if a.K == KindNull {
-		return Null, nil
+	if a.K == types.KindNull {
+		return types.Null, nil
 	}
-	s := ToString(a)
+	s := types.ToString(a)
 	out := make([]byte, len(s))
-	if a.K == KindBytes {
+	if a.K == types.KindBytes {
 		for i := 0; i < len(s); i++ {
 			out[len(s)-1-i] = s[i]
 		}
-		return NewBytes(string(out)), nil
+		return types.NewBytes(string(out)), nil
 	}
 	j := len(s)
 	for i := 0; i < len(s); {
@@ -408,36 +421,36 @@ func fnReverse(args []Value) (Value, error) {
 		j -= size
 		i += size
 	}
-	return NewString(string(out)), nil
+	return types.NewString(string(out)), nil
 }
 
-func fnRepeat(args []Value) (Value, error) {
+func fnRepeat(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
-	s := ToString(args[0])
+	s := types.ToString(args[0])
 	n := intArg(args[1])
-	bin := args[0].K == KindBytes
+	bin := args[0].K == types.KindBytes
 	if n <= 0 || s == "" {
 		return strVal("", bin), nil
 	}
 	if n > maxResultLen/int64(len(s)) {
-		return Null, nil
+		return types.Null, nil
 	}
 	return strVal(strings.Repeat(s, int(n)), bin), nil
 }
 
 func fnPad(left bool) Func {
-	return func(args []Value) (Value, error) {
+	return func(args []types.Value) (types.Value, error) {
 		if anyNull(args) {
-			return Null, nil
+			return types.Null, nil
 		}
-		bin := args[0].K == KindBytes || args[2].K == KindBytes
-		c := chars{ToString(args[0]), bin}
-		pad := chars{ToString(args[2]), bin}
+		bin := args[0].K == types.KindBytes || args[2].K == types.KindBytes
+		c := chars{types.ToString(args[0]), bin}
+		pad := chars{types.ToString(args[2]), bin}
 		n := intArg(args[1])
 		if n < 0 || n > maxResultLen {
-			return Null, nil
+			return types.Null, nil
 		}
 		l := c.len()
 		if int64(l) >= n {
@@ -445,7 +458,7 @@ func fnPad(left bool) Func {
 		}
 		pl := pad.len()
 		if pl == 0 {
-			return Null, nil
+			return types.Null, nil
 		}
 		need := int(n) - l
 		var b strings.Builder
@@ -471,14 +484,14 @@ func fnPad(left bool) Func {
 
 // locate returns the 1-based character position of sub in s at or after character from (0-based),
 // or 0, comparing with coll (binary when either side is binary).
-func locate(s, sub Value, from int, coll *Collation) int64 {
-	bin := s.K == KindBytes || sub.K == KindBytes
-	hs := chars{ToString(s), bin}
-	nd := chars{ToString(sub), bin}
+func locate(s, sub types.Value, from int, coll *types.Collation) int64 {
+	bin := s.K == types.KindBytes || sub.K == types.KindBytes
+	hs := chars{types.ToString(s), bin}
+	nd := chars{types.ToString(sub), bin}
 	if from < 0 || from > hs.len() {
 		return 0
 	}
-	if bin || coll.IsBinary() || coll.kind == ckBinPad {
+	if bin || coll.Reversible() { // bytewise: binary or _bin
 		off := hs.offset(from)
 		i := strings.Index(hs.s[off:], nd.s)
 		if i < 0 {
@@ -497,7 +510,7 @@ func locate(s, sub Value, from int, coll *Collation) int64 {
 	off := hs.offset(from)
 	pos := from
 	for off < len(hs.s) {
-		end := charOffset(hs.s[off:], n)
+		end := types.CharOffset(hs.s[off:], n)
 		if end < 0 {
 			end = len(hs.s) - off
 		}
@@ -511,71 +524,71 @@ func locate(s, sub Value, from int, coll *Collation) int64 {
 	return 0
 }
 
-func fnInstr(coll *Collation) Func {
-	return func(args []Value) (Value, error) {
+func fnInstr(coll *types.Collation) Func {
+	return func(args []types.Value) (types.Value, error) {
 		if anyNull(args) {
-			return Null, nil
+			return types.Null, nil
 		}
-		return NewInt(locate(args[0], args[1], 0, coll)), nil
+		return types.NewInt(locate(args[0], args[1], 0, coll)), nil
 	}
 }
 
-func fnLocate(coll *Collation) Func {
-	return func(args []Value) (Value, error) {
+func fnLocate(coll *types.Collation) Func {
+	return func(args []types.Value) (types.Value, error) {
 		if anyNull(args) {
-			return Null, nil
+			return types.Null, nil
 		}
 		from := 0
 		if len(args) == 3 {
 			p := intArg(args[2])
 			if p < 1 || p > math.MaxInt32 {
-				return NewInt(0), nil
+				return types.NewInt(0), nil
 			}
 			from = int(p - 1)
 		}
-		return NewInt(locate(args[1], args[0], from, coll)), nil
+		return types.NewInt(locate(args[1], args[0], from, coll)), nil
 	}
 }
 
-func fnStrcmp(coll *Collation) Func {
-	return func(args []Value) (Value, error) {
+func fnStrcmp(coll *types.Collation) Func {
+	return func(args []types.Value) (types.Value, error) {
 		if anyNull(args) {
-			return Null, nil
+			return types.Null, nil
 		}
-		a, b := ToString(args[0]), ToString(args[1])
+		a, b := types.ToString(args[0]), types.ToString(args[1])
 		c := coll
-		if args[0].K == KindBytes || args[1].K == KindBytes {
+		if args[0].K == types.KindBytes || args[1].K == types.KindBytes {
 			c = nil
 		}
-		return NewInt(int64(c.Compare(a, b))), nil
+		return types.NewInt(int64(c.Compare(a, b))), nil
 	}
 }
 
-func fnASCII(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnASCII(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
-	s := ToString(args[0])
+	s := types.ToString(args[0])
 	if s == "" {
-		return NewInt(0), nil
+		return types.NewInt(0), nil
 	}
-	return NewInt(int64(s[0])), nil
+	return types.NewInt(int64(s[0])), nil
 }
 
-func fnHex(args []Value) (Value, error) {
+func fnHex(args []types.Value) (types.Value, error) {
 	a := args[0]
 	switch a.K {
-	case KindNull:
-		return Null, nil
-	case KindString, KindBytes:
-		return NewString(strings.ToUpper(hex.EncodeToString([]byte(a.S)))), nil
-	case KindInt, KindUint:
-		return NewString(strings.ToUpper(hexUint(uint64(a.I)))), nil
-	case KindFloat, KindDecimal:
-		u, _ := ToUint(a)
-		return NewString(strings.ToUpper(hexUint(u))), nil
+	case types.KindNull:
+		return types.Null, nil
+	case types.KindString, types.KindBytes:
+		return types.NewString(strings.ToUpper(hex.EncodeToString([]byte(a.S)))), nil
+	case types.KindInt, types.KindUint:
+		return types.NewString(strings.ToUpper(hexUint(uint64(a.I)))), nil
+	case types.KindFloat, types.KindDecimal:
+		u, _ := types.ToUint(a)
+		return types.NewString(strings.ToUpper(hexUint(u))), nil
 	}
-	return NewString(strings.ToUpper(hex.EncodeToString([]byte(ToString(a))))), nil
+	return types.NewString(strings.ToUpper(hex.EncodeToString([]byte(types.ToString(a))))), nil
 }
 
 func hexUint(u uint64) string {
@@ -593,79 +606,71 @@ func hexUint(u uint64) string {
 	return string(b[i:])
 }
 
-func fnUnhex(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnUnhex(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
-	s := ToString(args[0])
+	s := types.ToString(args[0])
 	if len(s)%2 == 1 {
 		s = "0" + s
 	}
 	b, err := hex.DecodeString(s)
 	if err != nil {
-		return Null, nil
+		return types.Null, nil
 	}
-	return NewBytes(string(b)), nil
+	return types.NewBytes(string(b)), nil
 }
 
-func fnSpace(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnSpace(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
 	n := intArg(args[0])
 	if n <= 0 {
-		return NewString(""), nil
+		return types.NewString(""), nil
 	}
 	if n > maxResultLen {
-		return Null, nil
+		return types.Null, nil
 	}
-	return NewString(strings.Repeat(" ", int(n))), nil
+	return types.NewString(strings.Repeat(" ", int(n))), nil
 }
 
 // ---- math ----
 
-func fnAbs(args []Value) (Value, error) {
-	a := numericValue(args[0])
+func fnAbs(args []types.Value) (types.Value, error) {
+	a := types.NumericValue(args[0])
 	switch a.K {
-	case KindInt:
+	case types.KindInt:
 		if a.I == math.MinInt64 {
-			return Null, rangeErr("BIGINT", "abs(", a, ")")
+			return types.Null, types.RangeErr("BIGINT", "abs(", a, ")")
 		}
 		if a.I < 0 {
-			return NewInt(-a.I), nil
+			return types.NewInt(-a.I), nil
 		}
-	case KindFloat:
-		return Value{K: KindFloat, F: math.Abs(a.F), Frac: a.Frac}, nil
-	case KindDecimal:
-		return NewDecimal(a.D.Abs(), int(a.Frac)), nil
+	case types.KindFloat:
+		return types.Value{K: types.KindFloat, F: math.Abs(a.F), Frac: a.Frac}, nil
+	case types.KindDecimal:
+		return types.NewDecimal(a.D.Abs(), int(a.Frac)), nil
 	}
 	return a, nil
 }
 
-func fnSign(args []Value) (Value, error) {
-	a := numericValue(args[0])
+func fnSign(args []types.Value) (types.Value, error) {
+	a := types.NumericValue(args[0])
 	switch a.K {
-	case KindNull:
-		return Null, nil
-	case KindInt:
-		return NewInt(int64(cmpInt(a.I, 0))), nil
-	case KindUint:
-		return NewInt(int64(cmpUint(uint64(a.I), 0))), nil
-	case KindFloat:
-		return NewInt(int64(cmpFloat(a.F, 0))), nil
-	case KindDecimal:
-		return NewInt(int64(a.D.Sign())), nil
+	case types.KindNull:
+		return types.Null, nil
+	case types.KindInt:
+		return types.NewInt(int64(types.CmpInt(a.I, 0))), nil
+	case types.KindUint:
+		return types.NewInt(int64(types.CmpUint(uint64(a.I), 0))), nil
+	case types.KindFloat:
+		return types.NewInt(int64(types.CmpFloat(a.F, 0))), nil
+	case types.KindDecimal:
+		return types.NewInt(int64(a.D.Sign())), nil
 	}
-	return Null, nil
+	return types.Null, nil
 }
-
-var pow10u = func() (t [20]uint64) {
-	t[0] = 1
-	for i := 1; i < 20; i++ {
-		t[i] = t[i-1] * 10
-	}
-	return
-}()
 
 // fnRound implements ROUND (half away from zero for exact values, half to even for doubles, as
 // MySQL's rint) and TRUNCATE.
@@ -674,102 +679,66 @@ func fnRound(trunc bool) Func {
 	if trunc {
 		name = "truncate"
 	}
-	return func(args []Value) (Value, error) {
+	return func(args []types.Value) (types.Value, error) {
 		if anyNull(args) {
-			return Null, nil
+			return types.Null, nil
 		}
-		a := numericValue(args[0])
+		a := types.NumericValue(args[0])
 		d := int64(0)
 		if len(args) == 2 {
 			d = intArg(args[1])
 		}
 		d = max(min(d, 30), -100)
 		switch a.K {
-		case KindInt, KindUint:
+		case types.KindInt, types.KindUint:
 			if d >= 0 {
 				return a, nil
 			}
-			w := toWide(a)
-			if -d >= 20 {
-				return a0(a), nil
-			}
-			p := pow10u[-d]
-			q, r := w.mag/p, w.mag%p
-			if !trunc && r >= p-r {
-				q++
-			}
-			hi, lo := mulU(q, p)
-			res := wideInt{w.neg && lo != 0, lo}
-			ok := hi == 0
-			if ok {
-				if a.K == KindUint {
-					_, ok = res.fit(0, math.MaxUint64)
-				} else {
-					_, ok = res.fit(math.MinInt64, math.MaxInt64)
-				}
-			}
+			r, ok := types.RoundInt(a, d, trunc)
 			if !ok {
-				return Null, rangeErr(pick(a.K == KindUint, "BIGINT UNSIGNED", "BIGINT"), name+"(", args[0], ")")
+				return types.Null, types.RangeErr(types.Pick(a.K == types.KindUint, "BIGINT UNSIGNED", "BIGINT"), name+"(", args[0], ")")
 			}
-			return res.value(a.K == KindUint), nil
-		case KindDecimal:
+			return r, nil
+		case types.KindDecimal:
 			var r decimal.Decimal
 			if trunc {
 				r = a.D.Truncate(int32(d))
 			} else {
 				r = a.D.Round(int32(d))
 			}
-			return NewDecimal(r, int(max(d, 0))), nil
-		case KindFloat:
+			return types.NewDecimal(r, int(max(d, 0))), nil
+		case types.KindFloat:
 			// MySQL prints the result with d decimals (my_fcvt).
-			r := roundFloat(a.F, int(d))
+			r := types.RoundFloat(a.F, int(d))
 			if trunc {
-				r = truncFloat(a.F, int(d))
+				r = types.TruncFloat(a.F, int(d))
 			}
-			return Value{K: KindFloat, F: r, Frac: int8(max(d, 0))}, nil
+			return types.Value{K: types.KindFloat, F: r, Frac: int8(max(d, 0))}, nil
 		}
-		return Null, nil
+		return types.Null, nil
 	}
-}
-
-func a0(a Value) Value {
-	if a.K == KindUint {
-		return NewUint(0)
-	}
-	return NewInt(0)
-}
-
-func mulU(a, b uint64) (hi, lo uint64) {
-	if a == 0 || b == 0 {
-		return 0, 0
-	}
-	lo = a * b
-	if lo/b != a {
-		return 1, lo
-	}
-	return 0, lo
 }
 
 func fnFloorCeil(floor bool) Func {
-	return func(args []Value) (Value, error) {
-		a := numericValue(args[0])
+	return func(args []types.Value) (types.Value, error) {
+		a := types.NumericValue(args[0])
 		switch a.K {
-		case KindFloat:
+		case types.KindFloat:
 			if floor {
-				return NewFloat(math.Floor(a.F)), nil
+				return types.NewFloat(math.Floor(a.F)), nil
 			}
-			return NewFloat(math.Ceil(a.F)), nil
-		case KindDecimal:
+			return types.NewFloat(math.Ceil(a.F)), nil
+		case types.KindDecimal:
 			var r decimal.Decimal
 			if floor {
 				r = a.D.Floor()
 			} else {
 				r = a.D.Ceil()
 			}
-			if r.GreaterThanOrEqual(decMinInt64) && r.LessThanOrEqual(decMaxInt64) {
-				return NewInt(r.IntPart()), nil
+			if r.GreaterThanOrEqual(types.DecMinInt64) && r.LessThanOrEqual(types.DecMaxInt64) {
+				return types.NewInt(r.IntPart()), nil
 			}
-			return NewDecimal(r, 0), nil
+			return types.NewDecimal(r, 0), nil
 		}
 		return a, nil
 	}
@@ -780,83 +749,85 @@ func positive(x float64) bool { return x > 0 }
 // fnFloat1 wraps a one-argument double function; outside its domain the result is NULL (MySQL
 // adds a warning), overflow is error 1690.
 func fnFloat1(name string, f func(float64) float64, domain func(float64) bool) Func {
-	return func(args []Value) (Value, error) {
-		if args[0].K == KindNull {
-			return Null, nil
+	return func(args []types.Value) (types.Value, error) {
+		if args[0].K == types.KindNull {
+			return types.Null, nil
 		}
-		x := ToFloat(args[0])
+		x := types.ToFloat(args[0])
 		if domain != nil && !domain(x) {
-			return Null, nil
+			return types.Null, nil
 		}
 		r := f(x)
 		if math.IsInf(r, 0) {
-			return Null, rangeErr("DOUBLE", name+"(", args[0], ")")
+			return types.Null, types.RangeErr("DOUBLE", name+"(", args[0], ")")
 		}
 		if math.IsNaN(r) {
-			return Null, nil
+			return types.Null, nil
 		}
-		return NewFloat(r), nil
+		return types.NewFloat(r), nil
 	}
 }
 
-func fnLog(args []Value) (Value, error) {
+func fnLog(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	if len(args) == 1 {
-		x := ToFloat(args[0])
+		x := types.ToFloat(args[0])
 		if x <= 0 {
-			return Null, nil
+			return types.Null, nil
 		}
-		return NewFloat(math.Log(x)), nil
+		return types.NewFloat(math.Log(x)), nil
 	}
-	b, x := ToFloat(args[0]), ToFloat(args[1])
+	b, x := types.ToFloat(args[0]), types.ToFloat(args[1])
 	if x <= 0 || b <= 0 || b == 1 {
-		return Null, nil
+		return types.Null, nil
 	}
-	return NewFloat(math.Log(x) / math.Log(b)), nil
+	return types.NewFloat(math.Log(x) / math.Log(b)), nil
 }
 
-func fnPow(args []Value) (Value, error) {
+func fnPow(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
-	r := math.Pow(ToFloat(args[0]), ToFloat(args[1]))
+	r := math.Pow(types.ToFloat(args[0]), types.ToFloat(args[1]))
 	if math.IsInf(r, 0) {
-		return Null, sqlerr.New(sqlerr.ErrDataOutOfRange, "DOUBLE value is out of range in 'pow(%s,%s)'", args[0].String(), args[1].String())
+		return types.Null, sqlerr.New(sqlerr.ErrDataOutOfRange, "DOUBLE value is out of range in 'pow(%s,%s)'", args[0].String(), args[1].String())
 	}
 	if math.IsNaN(r) {
-		return Null, nil
+		return types.Null, nil
 	}
-	return NewFloat(r), nil
+	return types.NewFloat(r), nil
 }
 
 // fnPi returns π, which MySQL prints with 6 decimals.
-func fnPi([]Value) (Value, error) { return Value{K: KindFloat, F: math.Pi, Frac: 6}, nil }
+func fnPi([]types.Value) (types.Value, error) {
+	return types.Value{K: types.KindFloat, F: math.Pi, Frac: 6}, nil
+}
 
 // fnGreatestLeast returns the largest (dir 1) or smallest (dir -1) argument, comparing as MySQL
 // does: all integers as integers, exact numbers as decimals, any double or string/number mix as
 // doubles, all strings by the collation, all temporal as temporal.
-func fnGreatestLeast(dir int) func(c *Collation) Func {
-	return func(coll *Collation) Func {
-		return func(args []Value) (Value, error) {
+func fnGreatestLeast(dir int) func(c *types.Collation) Func {
+	return func(coll *types.Collation) Func {
+		return func(args []types.Value) (types.Value, error) {
 			if anyNull(args) {
-				return Null, nil
+				return types.Null, nil
 			}
 			allStr, allTime, anyNum, anyFloat, anyDec, anyBin, allUint := true, true, false, false, false, false, true
 			for _, a := range args {
-				switch classOf(a.K) {
-				case classStr:
+				switch types.ClassOf(a.K) {
+				case types.ClassStr:
 					allTime = false
-					anyBin = anyBin || a.K == KindBytes
-				case classNum:
+					anyBin = anyBin || a.K == types.KindBytes
+				case types.ClassNum:
 					allStr, allTime, anyNum = false, false, true
-					anyFloat = anyFloat || a.K == KindFloat
-					anyDec = anyDec || a.K == KindDecimal
-				case classTime:
+					anyFloat = anyFloat || a.K == types.KindFloat
+					anyDec = anyDec || a.K == types.KindDecimal
+				case types.ClassTime:
 					allStr = false
 				}
-				allUint = allUint && a.K == KindUint
+				allUint = allUint && a.K == types.KindUint
 			}
 			best := 0
 			better := func(i int, c int) {
@@ -876,165 +847,165 @@ func fnGreatestLeast(dir int) func(c *Collation) Func {
 				return args[best], nil
 			case allTime:
 				for i := 1; i < len(args); i++ {
-					better(i, Compare(args[i], args[best], nil))
+					better(i, types.Compare(args[i], args[best], nil))
 				}
 				return args[best], nil
 			case anyFloat || (anyNum && !allStr && !allTime && hasStrOrTime(args)):
-				f := ToFloat(args[0])
+				f := types.ToFloat(args[0])
 				for i := 1; i < len(args); i++ {
-					g := ToFloat(args[i])
-					if cmpFloat(g, f)*dir > 0 {
+					g := types.ToFloat(args[i])
+					if types.CmpFloat(g, f)*dir > 0 {
 						best, f = i, g
 					}
 				}
-				return NewFloat(f), nil
+				return types.NewFloat(f), nil
 			case anyDec:
-				d := ToDecimal(args[0])
+				d := types.ToDecimal(args[0])
 				scale := 0
 				for _, a := range args {
-					scale = max(scale, decScale(a))
+					scale = max(scale, types.DecScale(a))
 				}
 				for i := 1; i < len(args); i++ {
-					e := ToDecimal(args[i])
+					e := types.ToDecimal(args[i])
 					if e.Cmp(d)*dir > 0 {
 						best, d = i, e
 					}
 				}
-				return NewDecimal(d, scale), nil
+				return types.NewDecimal(d, scale), nil
 			}
 			for i := 1; i < len(args); i++ {
-				better(i, Compare(args[i], args[best], nil))
+				better(i, types.Compare(args[i], args[best], nil))
 			}
 			r := args[best]
-			if !allUint && r.K == KindUint && uint64(r.I) <= math.MaxInt64 {
-				r = NewInt(r.I)
+			if !allUint && r.K == types.KindUint && uint64(r.I) <= math.MaxInt64 {
+				r = types.NewInt(r.I)
 			}
 			return r, nil
 		}
 	}
 }
 
-func hasStrOrTime(args []Value) bool {
+func hasStrOrTime(args []types.Value) bool {
 	for _, a := range args {
-		if c := classOf(a.K); c == classStr || c == classTime {
+		if c := types.ClassOf(a.K); c == types.ClassStr || c == types.ClassTime {
 			return true
 		}
 	}
 	return false
 }
 
-func fnCRC32(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnCRC32(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
-	return NewUint(uint64(crc32.ChecksumIEEE([]byte(ToString(args[0]))))), nil
+	return types.NewUint(uint64(crc32.ChecksumIEEE([]byte(types.ToString(args[0]))))), nil
 }
 
-func fnMD5(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnMD5(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
-	h := md5.Sum([]byte(ToString(args[0])))
-	return NewString(hex.EncodeToString(h[:])), nil
+	h := md5.Sum([]byte(types.ToString(args[0])))
+	return types.NewString(hex.EncodeToString(h[:])), nil
 }
 
-func fnSHA1(args []Value) (Value, error) {
-	if args[0].K == KindNull {
-		return Null, nil
+func fnSHA1(args []types.Value) (types.Value, error) {
+	if args[0].K == types.KindNull {
+		return types.Null, nil
 	}
-	h := sha1.Sum([]byte(ToString(args[0])))
-	return NewString(hex.EncodeToString(h[:])), nil
+	h := sha1.Sum([]byte(types.ToString(args[0])))
+	return types.NewString(hex.EncodeToString(h[:])), nil
 }
 
-func fnSHA2(args []Value) (Value, error) {
+func fnSHA2(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
-	b := []byte(ToString(args[0]))
+	b := []byte(types.ToString(args[0]))
 	switch intArg(args[1]) {
 	case 224:
 		h := sha256.Sum224(b)
-		return NewString(hex.EncodeToString(h[:])), nil
+		return types.NewString(hex.EncodeToString(h[:])), nil
 	case 256, 0:
 		h := sha256.Sum256(b)
-		return NewString(hex.EncodeToString(h[:])), nil
+		return types.NewString(hex.EncodeToString(h[:])), nil
 	case 384:
 		h := sha512.Sum384(b)
-		return NewString(hex.EncodeToString(h[:])), nil
+		return types.NewString(hex.EncodeToString(h[:])), nil
 	case 512:
 		h := sha512.Sum512(b)
-		return NewString(hex.EncodeToString(h[:])), nil
+		return types.NewString(hex.EncodeToString(h[:])), nil
 	}
-	return Null, nil
+	return types.Null, nil
 }
 
 // ---- date and time ----
 
 // datetimeArg converts v to a packed datetime as MySQL's get_date does; ok is false for values
 // that are not dates (the functions then return NULL with a warning in MySQL).
-func datetimeArg(v Value) (int64, bool) {
+func datetimeArg(v types.Value) (int64, bool) {
 	switch v.K {
-	case KindDate, KindDatetime:
+	case types.KindDate, types.KindDatetime:
 		return v.I, true
-	case KindString, KindBytes:
-		p, _, err := parseDatetimeMode(v.S, 6, true)
+	case types.KindString, types.KindBytes:
+		p, _, err := types.ParseDatetimeMode(v.S, 6, true)
 		return p, err == nil
-	case KindDuration:
-		return durationToDatetime(v.I), true
-	case KindInt, KindUint, KindFloat, KindDecimal:
-		return numberAsDatetime(v)
+	case types.KindDuration:
+		return types.DurationToDatetime(v.I), true
+	case types.KindInt, types.KindUint, types.KindFloat, types.KindDecimal:
+		return types.NumberAsDatetime(v)
 	}
 	return 0, false
 }
 
 // durationArg converts v to a TIME as MySQL's get_time does.
-func durationArg(v Value) (int64, bool) {
+func durationArg(v types.Value) (int64, bool) {
 	switch v.K {
-	case KindDuration:
+	case types.KindDuration:
 		return v.I, true
-	case KindDate, KindDatetime:
-		_, _, _, h, mi, s, us := UnpackTime(v.I)
-		return (int64(h)*3600+int64(mi)*60+int64(s))*microsPerSec + int64(us), true
-	case KindString, KindBytes:
-		us, err := parseDuration(v.S, 6)
-		return us, err == nil || err == errDurationRange
-	case KindInt, KindUint, KindFloat, KindDecimal:
-		return numberAsDuration(v)
+	case types.KindDate, types.KindDatetime:
+		_, _, _, h, mi, s, us := types.UnpackTime(v.I)
+		return (int64(h)*3600+int64(mi)*60+int64(s))*types.MicrosPerSec + int64(us), true
+	case types.KindString, types.KindBytes:
+		us, err := types.ParseDuration(v.S, 6)
+		return us, err == nil || err == types.ErrDurationRange
+	case types.KindInt, types.KindUint, types.KindFloat, types.KindDecimal:
+		return types.NumberAsDuration(v)
 	}
 	return 0, false
 }
 
-func fnDate(args []Value) (Value, error) {
+func fnDate(args []types.Value) (types.Value, error) {
 	p, ok := datetimeArg(args[0])
-	if !ok || args[0].K == KindNull {
-		return Null, nil
+	if !ok || args[0].K == types.KindNull {
+		return types.Null, nil
 	}
-	return NewDate(p), nil
+	return types.NewDate(p), nil
 }
 
 // fnDatePart extracts from a date; needValid makes zero dates (and dates with zero parts) NULL.
 func fnDatePart(f func(y, m, d int) int64, needValid bool) Func {
-	return func(args []Value) (Value, error) {
+	return func(args []types.Value) (types.Value, error) {
 		p, ok := datetimeArg(args[0])
 		if !ok {
-			return Null, nil
+			return types.Null, nil
 		}
-		y, m, d, _, _, _, _ := UnpackTime(p)
+		y, m, d, _, _, _, _ := types.UnpackTime(p)
 		if needValid && (m == 0 || d == 0) {
-			return Null, nil
+			return types.Null, nil
 		}
-		return NewInt(f(y, m, d)), nil
+		return types.NewInt(f(y, m, d)), nil
 	}
 }
 
 func fnTimePart(f func(h, m, s, us int64) int64) Func {
-	return func(args []Value) (Value, error) {
+	return func(args []types.Value) (types.Value, error) {
 		us, ok := durationArg(args[0])
 		if !ok {
-			return Null, nil
+			return types.Null, nil
 		}
-		_, h, mi, s, frac := durationParts(us)
-		return NewInt(f(h, mi, s, frac)), nil
+		_, h, mi, s, frac := types.DurationParts(us)
+		return types.NewInt(f(h, mi, s, frac)), nil
 	}
 }
 
@@ -1043,80 +1014,80 @@ var monthNames = [...]string{"January", "February", "March", "April", "May", "Ju
 
 var dayNames = [...]string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
 
-func fnMonthName(args []Value) (Value, error) {
+func fnMonthName(args []types.Value) (types.Value, error) {
 	p, ok := datetimeArg(args[0])
 	if !ok {
-		return Null, nil
+		return types.Null, nil
 	}
-	_, m, _, _, _, _, _ := UnpackTime(p)
+	_, m, _, _, _, _, _ := types.UnpackTime(p)
 	if m == 0 {
-		return Null, nil
+		return types.Null, nil
 	}
-	return NewString(monthNames[m-1]), nil
+	return types.NewString(monthNames[m-1]), nil
 }
 
-func fnDayName(args []Value) (Value, error) {
+func fnDayName(args []types.Value) (types.Value, error) {
 	p, ok := datetimeArg(args[0])
 	if !ok {
-		return Null, nil
+		return types.Null, nil
 	}
-	y, m, d, _, _, _, _ := UnpackTime(p)
+	y, m, d, _, _, _, _ := types.UnpackTime(p)
 	if m == 0 || d == 0 {
-		return Null, nil
+		return types.Null, nil
 	}
-	return NewString(dayNames[calcWeekday(calcDaynr(y, m, d), false)]), nil
+	return types.NewString(dayNames[types.CalcWeekday(types.CalcDaynr(y, m, d), false)]), nil
 }
 
 // weekModes maps WEEK()'s mode to calc_week's behaviour flags.
 var weekModes = [8]int{
-	weekFirstWeekday, weekMondayFirst, weekFirstWeekday | weekYear, weekMondayFirst | weekYear,
-	0, weekMondayFirst | weekFirstWeekday, weekYear, weekMondayFirst | weekFirstWeekday | weekYear,
+	types.WeekFirstWeekday, types.WeekMondayFirst, types.WeekFirstWeekday | types.WeekYear, types.WeekMondayFirst | types.WeekYear,
+	0, types.WeekMondayFirst | types.WeekFirstWeekday, types.WeekYear, types.WeekMondayFirst | types.WeekFirstWeekday | types.WeekYear,
 }
 
-func fnWeek(args []Value) (Value, error) {
+func fnWeek(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	p, ok := datetimeArg(args[0])
 	if !ok {
-		return Null, nil
+		return types.Null, nil
 	}
 	mode := int64(0) // default_week_format
 	if len(args) == 2 {
 		mode = intArg(args[1])
 	}
-	y, m, d, _, _, _, _ := UnpackTime(p)
+	y, m, d, _, _, _, _ := types.UnpackTime(p)
 	if m == 0 || d == 0 {
-		return Null, nil
+		return types.Null, nil
 	}
-	w, _ := calcWeek(y, m, d, weekModes[mode&7])
-	return NewInt(int64(w)), nil
+	w, _ := types.CalcWeek(y, m, d, weekModes[mode&7])
+	return types.NewInt(int64(w)), nil
 }
 
-func fnLastDay(args []Value) (Value, error) {
+func fnLastDay(args []types.Value) (types.Value, error) {
 	p, ok := datetimeArg(args[0])
 	if !ok {
-		return Null, nil
+		return types.Null, nil
 	}
-	y, m, d, _, _, _, _ := UnpackTime(p)
+	y, m, d, _, _, _, _ := types.UnpackTime(p)
 	if m == 0 || d == 0 {
-		return Null, nil
+		return types.Null, nil
 	}
-	return NewDate(PackTime(y, m, daysInMonth(y, m), 0, 0, 0, 0)), nil
+	return types.NewDate(types.PackTime(y, m, types.DaysInMonth(y, m), 0, 0, 0, 0)), nil
 }
 
-func fnDatediff(args []Value) (Value, error) {
+func fnDatediff(args []types.Value) (types.Value, error) {
 	p1, ok1 := datetimeArg(args[0])
 	p2, ok2 := datetimeArg(args[1])
 	if !ok1 || !ok2 {
-		return Null, nil
+		return types.Null, nil
 	}
-	y1, m1, d1, _, _, _, _ := UnpackTime(p1)
-	y2, m2, d2, _, _, _, _ := UnpackTime(p2)
+	y1, m1, d1, _, _, _, _ := types.UnpackTime(p1)
+	y2, m2, d2, _, _, _, _ := types.UnpackTime(p2)
 	if m1 == 0 || d1 == 0 || m2 == 0 || d2 == 0 {
-		return Null, nil
+		return types.Null, nil
 	}
-	return NewInt(calcDaynr(y1, m1, d1) - calcDaynr(y2, m2, d2)), nil
+	return types.NewInt(types.CalcDaynr(y1, m1, d1) - types.CalcDaynr(y2, m2, d2)), nil
 }
 
 func daySuffix(d int) string {
@@ -1134,31 +1105,31 @@ func daySuffix(d int) string {
 	return "th"
 }
 
-func fnDateFormat(args []Value) (Value, error) {
+func fnDateFormat(args []types.Value) (types.Value, error) {
 	if anyNull(args) {
-		return Null, nil
+		return types.Null, nil
 	}
 	p, ok := datetimeArg(args[0])
 	if !ok {
-		return Null, nil
+		return types.Null, nil
 	}
-	if args[0].K == KindDuration {
+	if args[0].K == types.KindDuration {
 		// A TIME formats with a zero date, its hours kept modulo nothing (MySQL's TIME→DATETIME
 		// conversion for DATE_FORMAT uses the time only).
-		_, h, mi, s, us := durationParts(args[0].I)
-		p = PackTime(0, 0, 0, int(h%24), int(mi), int(s), int(us))
+		_, h, mi, s, us := types.DurationParts(args[0].I)
+		p = types.PackTime(0, 0, 0, int(h%24), int(mi), int(s), int(us))
 	}
-	out, ok := formatDate(nil, p, ToString(args[1]))
+	out, ok := formatDate(nil, p, types.ToString(args[1]))
 	if !ok {
-		return Null, nil
+		return types.Null, nil
 	}
-	return NewString(string(out)), nil
+	return types.NewString(string(out)), nil
 }
 
 // formatDate implements DATE_FORMAT's specifiers; ok is false when the format needs a real date
 // (names, weekdays, weeks) and p has zero month or day.
 func formatDate(buf []byte, p int64, f string) ([]byte, bool) {
-	y, mo, d, h, mi, s, us := UnpackTime(p)
+	y, mo, d, h, mi, s, us := types.UnpackTime(p)
 	return formatParts(buf, timeParts{y: y, mo: mo, d: d, h: int64(h), mi: mi, s: s, us: us}, f)
 }
 
@@ -1193,65 +1164,65 @@ func formatParts(buf []byte, t timeParts, f string) ([]byte, bool) {
 			if zero {
 				return nil, false
 			}
-			buf = append(buf, dayNames[calcWeekday(calcDaynr(y, mo, d), false)][:3]...)
+			buf = append(buf, dayNames[types.CalcWeekday(types.CalcDaynr(y, mo, d), false)][:3]...)
 		case 'b':
 			if mo == 0 || t.isTime {
 				return nil, false
 			}
 			buf = append(buf, monthNames[mo-1][:3]...)
 		case 'c':
-			buf = appendPad(buf, int64(mo), 1)
+			buf = types.AppendPad(buf, int64(mo), 1)
 		case 'D':
 			if t.isTime {
 				return nil, false
 			}
-			buf = appendPad(buf, int64(d), 1)
+			buf = types.AppendPad(buf, int64(d), 1)
 			buf = append(buf, daySuffix(d)...)
 		case 'd':
-			buf = appendPad(buf, int64(d), 2)
+			buf = types.AppendPad(buf, int64(d), 2)
 		case 'e':
-			buf = appendPad(buf, int64(d), 1)
+			buf = types.AppendPad(buf, int64(d), 1)
 		case 'f':
-			buf = appendPad(buf, int64(us), 6)
+			buf = types.AppendPad(buf, int64(us), 6)
 		case 'H':
-			buf = appendPad(buf, h, 2)
+			buf = types.AppendPad(buf, h, 2)
 		case 'h', 'I':
-			buf = appendPad(buf, h12, 2)
+			buf = types.AppendPad(buf, h12, 2)
 		case 'i':
-			buf = appendPad(buf, int64(mi), 2)
+			buf = types.AppendPad(buf, int64(mi), 2)
 		case 'j':
 			if zero {
 				return nil, false
 			}
-			buf = appendPad(buf, calcDaynr(y, mo, d)-calcDaynr(y, 1, 1)+1, 3)
+			buf = types.AppendPad(buf, types.CalcDaynr(y, mo, d)-types.CalcDaynr(y, 1, 1)+1, 3)
 		case 'k':
-			buf = appendPad(buf, h, 1)
+			buf = types.AppendPad(buf, h, 1)
 		case 'l':
-			buf = appendPad(buf, h12, 1)
+			buf = types.AppendPad(buf, h12, 1)
 		case 'M':
 			if mo == 0 || t.isTime {
 				return nil, false
 			}
 			buf = append(buf, monthNames[mo-1]...)
 		case 'm':
-			buf = appendPad(buf, int64(mo), 2)
+			buf = types.AppendPad(buf, int64(mo), 2)
 		case 'p':
-			buf = append(buf, pick(h%24 < 12, "AM", "PM")...)
+			buf = append(buf, types.Pick(h%24 < 12, "AM", "PM")...)
 		case 'r':
-			buf = appendPad(buf, h12, 2)
+			buf = types.AppendPad(buf, h12, 2)
 			buf = append(buf, ':')
-			buf = appendPad(buf, int64(mi), 2)
+			buf = types.AppendPad(buf, int64(mi), 2)
 			buf = append(buf, ':')
-			buf = appendPad(buf, int64(s), 2)
-			buf = append(buf, pick(h%24 < 12, " AM", " PM")...)
+			buf = types.AppendPad(buf, int64(s), 2)
+			buf = append(buf, types.Pick(h%24 < 12, " AM", " PM")...)
 		case 'S', 's':
-			buf = appendPad(buf, int64(s), 2)
+			buf = types.AppendPad(buf, int64(s), 2)
 		case 'T':
-			buf = appendPad(buf, h, 2)
+			buf = types.AppendPad(buf, h, 2)
 			buf = append(buf, ':')
-			buf = appendPad(buf, int64(mi), 2)
+			buf = types.AppendPad(buf, int64(mi), 2)
 			buf = append(buf, ':')
-			buf = appendPad(buf, int64(s), 2)
+			buf = types.AppendPad(buf, int64(s), 2)
 		case 'U', 'u', 'V', 'v', 'X', 'x':
 			if zero {
 				return nil, false
@@ -1259,34 +1230,34 @@ func formatParts(buf []byte, t timeParts, f string) ([]byte, bool) {
 			var beh int
 			switch f[i] {
 			case 'U':
-				beh = weekFirstWeekday
+				beh = types.WeekFirstWeekday
 			case 'u':
-				beh = weekMondayFirst
+				beh = types.WeekMondayFirst
 			case 'V', 'X':
-				beh = weekYear | weekFirstWeekday
+				beh = types.WeekYear | types.WeekFirstWeekday
 			case 'v', 'x':
-				beh = weekMondayFirst | weekYear
+				beh = types.WeekMondayFirst | types.WeekYear
 			}
-			w, wy := calcWeek(y, mo, d, beh)
+			w, wy := types.CalcWeek(y, mo, d, beh)
 			if f[i] == 'X' || f[i] == 'x' {
-				buf = appendPad(buf, int64(wy), 4)
+				buf = types.AppendPad(buf, int64(wy), 4)
 			} else {
-				buf = appendPad(buf, int64(w), 2)
+				buf = types.AppendPad(buf, int64(w), 2)
 			}
 		case 'W':
 			if zero {
 				return nil, false
 			}
-			buf = append(buf, dayNames[calcWeekday(calcDaynr(y, mo, d), false)]...)
+			buf = append(buf, dayNames[types.CalcWeekday(types.CalcDaynr(y, mo, d), false)]...)
 		case 'w':
 			if zero {
 				return nil, false
 			}
-			buf = appendPad(buf, int64(calcWeekday(calcDaynr(y, mo, d), true)), 1)
+			buf = types.AppendPad(buf, int64(types.CalcWeekday(types.CalcDaynr(y, mo, d), true)), 1)
 		case 'Y':
-			buf = appendPad(buf, int64(y), 4)
+			buf = types.AppendPad(buf, int64(y), 4)
 		case 'y':
-			buf = appendPad(buf, int64(y%100), 2)
+			buf = types.AppendPad(buf, int64(y%100), 2)
 		default:
 			buf = append(buf, f[i])
 		}

@@ -1,4 +1,4 @@
-package types
+package rowenc
 
 import (
 	"encoding/binary"
@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
 // Row format, version 1:
@@ -25,16 +27,16 @@ const rowVersion = 1
 
 const maxDecimalBytes = 64 // coefficient magnitude bytes a row may hold (≈154 digits)
 
-var errCorruptRow = errors.New("types: corrupt row")
+var errCorruptRow = errors.New("rowenc: corrupt row")
 
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errCorruptRow}, args...)...)
 }
 
 // AppendRow appends the encoding of vals (column ids colIDs, same length) to buf.
-func AppendRow(buf []byte, colIDs []uint32, vals []Value) []byte {
+func AppendRow(buf []byte, colIDs []uint32, vals []types.Value) []byte {
 	if len(colIDs) != len(vals) {
-		panic("types.AppendRow: colIDs and vals differ in length")
+		panic("rowenc.AppendRow: colIDs and vals differ in length")
 	}
 	buf = append(buf, rowVersion)
 	buf = binary.AppendUvarint(buf, uint64(len(vals)))
@@ -42,26 +44,26 @@ func AppendRow(buf []byte, colIDs []uint32, vals []Value) []byte {
 		v := &vals[i]
 		buf = binary.AppendUvarint(buf, uint64(colIDs[i]))
 		switch v.K {
-		case KindInt:
-			buf = binary.AppendVarint(append(buf, byte(KindInt)), v.I)
-		case KindUint:
-			buf = binary.AppendUvarint(append(buf, byte(KindUint)), uint64(v.I))
-		case KindFloat:
-			buf = append(buf, byte(KindFloat), byte(v.Frac))
+		case types.KindInt:
+			buf = binary.AppendVarint(append(buf, byte(types.KindInt)), v.I)
+		case types.KindUint:
+			buf = binary.AppendUvarint(append(buf, byte(types.KindUint)), uint64(v.I))
+		case types.KindFloat:
+			buf = append(buf, byte(types.KindFloat), byte(v.Frac))
 			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v.F))
-		case KindDecimal:
-			buf = appendRowDecimal(append(buf, byte(KindDecimal), byte(v.Frac)), v.D)
-		case KindString, KindBytes:
+		case types.KindDecimal:
+			buf = appendRowDecimal(append(buf, byte(types.KindDecimal), byte(v.Frac)), v.D)
+		case types.KindString, types.KindBytes:
 			buf = binary.AppendUvarint(append(buf, byte(v.K)), uint64(len(v.S)))
 			buf = append(buf, v.S...)
-		case KindDate:
-			buf = binary.AppendUvarint(append(buf, byte(KindDate)), uint64(v.I))
-		case KindDatetime:
-			buf = binary.AppendUvarint(append(buf, byte(KindDatetime)|byte(clampFsp(int(v.Frac)))<<4), uint64(v.I))
-		case KindDuration:
-			buf = binary.AppendVarint(append(buf, byte(KindDuration)|byte(clampFsp(int(v.Frac)))<<4), v.I)
+		case types.KindDate:
+			buf = binary.AppendUvarint(append(buf, byte(types.KindDate)), uint64(v.I))
+		case types.KindDatetime:
+			buf = binary.AppendUvarint(append(buf, byte(types.KindDatetime)|byte(types.ClampFsp(int(v.Frac)))<<4), uint64(v.I))
+		case types.KindDuration:
+			buf = binary.AppendVarint(append(buf, byte(types.KindDuration)|byte(types.ClampFsp(int(v.Frac)))<<4), v.I)
 		default:
-			buf = append(buf, byte(KindNull))
+			buf = append(buf, byte(types.KindNull))
 		}
 	}
 	return buf
@@ -118,94 +120,94 @@ func (r *rowReader) byte1() (byte, error) {
 
 // field reads one column's payload. Strings are returned as the offset and length of their bytes;
 // decimals are only materialized when want is set (they allocate).
-func (r *rowReader) field(tag byte, want bool) (v Value, strOff, strLen int, err error) {
-	kind := Kind(tag & 0x0F)
+func (r *rowReader) field(tag byte, want bool) (v types.Value, strOff, strLen int, err error) {
+	kind := types.Kind(tag & 0x0F)
 	hi := tag >> 4
-	if hi != 0 && kind != KindDatetime && kind != KindDuration || hi > 6 {
-		return Null, 0, 0, corrupt("bad tag %#x", tag)
+	if hi != 0 && kind != types.KindDatetime && kind != types.KindDuration || hi > 6 {
+		return types.Null, 0, 0, corrupt("bad tag %#x", tag)
 	}
 	switch kind {
-	case KindNull:
-		return Null, 0, 0, nil
-	case KindInt:
+	case types.KindNull:
+		return types.Null, 0, 0, nil
+	case types.KindInt:
 		i, err := r.varint()
-		return NewInt(i), 0, 0, err
-	case KindUint:
+		return types.NewInt(i), 0, 0, err
+	case types.KindUint:
 		u, err := r.uvarint()
-		return NewUint(u), 0, 0, err
-	case KindFloat:
+		return types.NewUint(u), 0, 0, err
+	case types.KindFloat:
 		if r.pos+9 > len(r.b) {
-			return Null, 0, 0, corrupt("truncated float")
+			return types.Null, 0, 0, corrupt("truncated float")
 		}
 		frac := int8(r.b[r.pos])
 		f := math.Float64frombits(binary.LittleEndian.Uint64(r.b[r.pos+1:]))
 		r.pos += 9
-		return Value{K: KindFloat, F: f, Frac: frac}, 0, 0, nil
-	case KindDecimal:
+		return types.Value{K: types.KindFloat, F: f, Frac: frac}, 0, 0, nil
+	case types.KindDecimal:
 		fb, err := r.byte1()
 		if err != nil {
-			return Null, 0, 0, err
+			return types.Null, 0, 0, err
 		}
 		exp, err := r.varint()
 		if err != nil {
-			return Null, 0, 0, err
+			return types.Null, 0, 0, err
 		}
 		if exp < math.MinInt32 || exp > math.MaxInt32 {
-			return Null, 0, 0, corrupt("decimal exponent %d", exp)
+			return types.Null, 0, 0, corrupt("decimal exponent %d", exp)
 		}
 		sub, err := r.byte1()
 		if err != nil {
-			return Null, 0, 0, err
+			return types.Null, 0, 0, err
 		}
 		switch sub {
 		case 0:
 			c, err := r.varint()
 			if err != nil || !want {
-				return Null, 0, 0, err
+				return types.Null, 0, 0, err
 			}
-			return NewDecimal(decimal.New(c, int32(exp)), int(int8(fb))), 0, 0, nil
+			return types.NewDecimal(decimal.New(c, int32(exp)), int(int8(fb))), 0, 0, nil
 		case 1, 2:
 			n, err := r.uvarint()
 			if err != nil {
-				return Null, 0, 0, err
+				return types.Null, 0, 0, err
 			}
 			if n > maxDecimalBytes || uint64(len(r.b)-r.pos) < n {
-				return Null, 0, 0, corrupt("decimal length %d", n)
+				return types.Null, 0, 0, corrupt("decimal length %d", n)
 			}
 			mag := r.b[r.pos : r.pos+int(n)]
 			r.pos += int(n)
 			if !want {
-				return Null, 0, 0, nil
+				return types.Null, 0, 0, nil
 			}
 			c := new(big.Int).SetBytes(mag)
 			if sub == 2 {
 				c.Neg(c)
 			}
-			return NewDecimal(decimal.NewFromBigInt(c, int32(exp)), int(int8(fb))), 0, 0, nil
+			return types.NewDecimal(decimal.NewFromBigInt(c, int32(exp)), int(int8(fb))), 0, 0, nil
 		}
-		return Null, 0, 0, corrupt("decimal form %d", sub)
-	case KindString, KindBytes:
+		return types.Null, 0, 0, corrupt("decimal form %d", sub)
+	case types.KindString, types.KindBytes:
 		n, err := r.uvarint()
 		if err != nil {
-			return Null, 0, 0, err
+			return types.Null, 0, 0, err
 		}
 		if uint64(len(r.b)-r.pos) < n {
-			return Null, 0, 0, corrupt("string length %d", n)
+			return types.Null, 0, 0, corrupt("string length %d", n)
 		}
 		off := r.pos
 		r.pos += int(n)
-		return Value{K: kind}, off, int(n), nil
-	case KindDate:
+		return types.Value{K: kind}, off, int(n), nil
+	case types.KindDate:
 		u, err := r.uvarint()
-		return Value{K: KindDate, I: int64(u)}, 0, 0, err
-	case KindDatetime:
+		return types.Value{K: types.KindDate, I: int64(u)}, 0, 0, err
+	case types.KindDatetime:
 		u, err := r.uvarint()
-		return Value{K: KindDatetime, I: int64(u), Frac: int8(hi)}, 0, 0, err
-	case KindDuration:
+		return types.Value{K: types.KindDatetime, I: int64(u), Frac: int8(hi)}, 0, 0, err
+	case types.KindDuration:
 		i, err := r.varint()
-		return Value{K: KindDuration, I: i, Frac: int8(hi)}, 0, 0, err
+		return types.Value{K: types.KindDuration, I: i, Frac: int8(hi)}, 0, 0, err
 	}
-	return Null, 0, 0, corrupt("unknown kind %d", kind)
+	return types.Null, 0, 0, corrupt("unknown kind %d", kind)
 }
 
 // DecodeRow decodes a row written by AppendRow into out: the column with id c goes to
@@ -213,7 +215,7 @@ func (r *rowReader) field(tag byte, want bool) (v Value, strOff, strLen int, err
 // columns missing from the row leave out untouched (their defaults, for columns added later).
 // Strings are copied — the engine reuses its buffers — into one allocation per row. Decimals
 // allocate (shopspring/decimal holds a *big.Int). Corrupt input returns an error, never a panic.
-func DecodeRow(b []byte, colPos []int, out []Value) error {
+func DecodeRow(b []byte, colPos []int, out []types.Value) error {
 	if len(b) == 0 {
 		return corrupt("empty row")
 	}
@@ -247,27 +249,27 @@ func DecodeRow(b []byte, colPos []int, out []Value) error {
 		if id < uint64(len(colPos)) {
 			idx = colPos[id]
 			if idx >= len(out) {
-				return fmt.Errorf("types.DecodeRow: column %d maps to position %d of %d", id, idx, len(out))
+				return fmt.Errorf("rowenc.DecodeRow: column %d maps to position %d of %d", id, idx, len(out))
 			}
 		}
 		// Fast paths for the common kinds write straight into out.
-		switch Kind(tag) {
-		case KindInt:
+		switch types.Kind(tag) {
+		case types.KindInt:
 			x, k := binary.Varint(b[r.pos:])
 			if k <= 0 {
 				return corrupt("bad varint at %d", r.pos)
 			}
 			r.pos += k
 			if idx >= 0 {
-				out[idx] = Value{K: KindInt, I: x}
+				out[idx] = types.Value{K: types.KindInt, I: x}
 			}
 			continue
-		case KindNull:
+		case types.KindNull:
 			if idx >= 0 {
-				out[idx] = Value{}
+				out[idx] = types.Value{}
 			}
 			continue
-		case KindString, KindBytes:
+		case types.KindString, types.KindBytes:
 			l, k := binary.Uvarint(b[r.pos:])
 			if k <= 0 || uint64(len(b)-r.pos-k) < l {
 				return corrupt("bad string at %d", r.pos)
@@ -296,7 +298,7 @@ func DecodeRow(b []byte, colPos []int, out []Value) error {
 				arena = append(arena, b[off:off+sl]...)
 				str = unsafe.String(&arena[p], sl)
 			}
-			out[idx] = Value{K: Kind(tag), S: str}
+			out[idx] = types.Value{K: types.Kind(tag), S: str}
 			continue
 		}
 		v, _, _, err := r.field(tag, idx >= 0)
@@ -316,21 +318,21 @@ func DecodeRow(b []byte, colPos []int, out []Value) error {
 // skip steps over one column's payload without building a Value; strLen is the length of a
 // string payload.
 func (r *rowReader) skip(tag byte) (strLen int, err error) {
-	kind := Kind(tag & 0x0F)
+	kind := types.Kind(tag & 0x0F)
 	switch kind {
-	case KindNull:
-		if tag != byte(KindNull) {
+	case types.KindNull:
+		if tag != byte(types.KindNull) {
 			return 0, corrupt("bad tag %#x", tag)
 		}
 		return 0, nil
-	case KindInt, KindUint, KindDate, KindDatetime, KindDuration:
-		if tag>>4 != 0 && (kind != KindDatetime && kind != KindDuration || tag>>4 > 6) {
+	case types.KindInt, types.KindUint, types.KindDate, types.KindDatetime, types.KindDuration:
+		if tag>>4 != 0 && (kind != types.KindDatetime && kind != types.KindDuration || tag>>4 > 6) {
 			return 0, corrupt("bad tag %#x", tag)
 		}
 		// Varints and uvarints have the same length.
 		_, err := r.uvarint()
 		return 0, err
-	case KindString, KindBytes:
+	case types.KindString, types.KindBytes:
 		if tag>>4 != 0 {
 			return 0, corrupt("bad tag %#x", tag)
 		}

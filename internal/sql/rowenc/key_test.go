@@ -1,4 +1,4 @@
-package types
+package rowenc
 
 import (
 	"bytes"
@@ -7,9 +7,11 @@ import (
 	"testing"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
-var keyTypes = []*ColType{
+var keyTypes = []*types.ColType{
 	tTiny, tUTiny, tShort, tMedium, tInt, tUInt, tBig, tUBig, tYear, tBit8,
 	tFloat, tDouble, tDouble72,
 	tDec102, tDec52, tDec300, tDec6530,
@@ -25,16 +27,16 @@ var keyTypes = []*ColType{
 	tDate, tDatetime, tDatetime3, tDatetime6, tTimestamp, tTime, tTime2,
 }
 
-func compareNullFirst(a, b Value, coll *Collation) int {
+func compareNullFirst(a, b types.Value, coll *types.Collation) int {
 	switch {
-	case a.K == KindNull && b.K == KindNull:
+	case a.K == types.KindNull && b.K == types.KindNull:
 		return 0
-	case a.K == KindNull:
+	case a.K == types.KindNull:
 		return -1
-	case b.K == KindNull:
+	case b.K == types.KindNull:
 		return 1
 	}
-	return Compare(a, b, coll)
+	return types.Compare(a, b, coll)
 }
 
 // TestKeyOrder is the core invariant: key byte order is value order under the column collation.
@@ -42,7 +44,7 @@ func TestKeyOrder(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
 	for _, ct := range keyTypes {
 		t.Run(ct.SQL()+"/"+ct.Collation, func(t *testing.T) {
-			vals := make([]Value, 150)
+			vals := make([]types.Value, 150)
 			keys := make([][]byte, len(vals))
 			for i := range vals {
 				vals[i] = randValue(t, r, ct)
@@ -72,7 +74,7 @@ func TestKeyDecode(t *testing.T) {
 			key := AppendKey(nil, v, ct)
 			key = AppendKey(key, tail, tBig)
 			got, rest, err := DecodeKey(key, ct)
-			if !KeyReversible(ct) && v.K != KindNull {
+			if !KeyReversible(ct) && v.K != types.KindNull {
 				if !errors.Is(err, ErrKeyNotReversible) {
 					t.Fatalf("%s: want ErrKeyNotReversible, got %v", ct.SQL(), err)
 				}
@@ -98,19 +100,19 @@ func TestKeySpecifics(t *testing.T) {
 	if !bytes.Equal(AppendKey(nil, decV("1.50", 2), tDec102), AppendKey(nil, decV("1.5", 1), tDec102)) {
 		t.Error("1.50 and 1.5 differ")
 	}
-	if !bytes.Equal(AppendKey(nil, NewFloat(0), tDouble), AppendKey(nil, NewFloat(-1*0.0*-1), tDouble)) {
+	if !bytes.Equal(AppendKey(nil, types.NewFloat(0), tDouble), AppendKey(nil, types.NewFloat(-1*0.0*-1), tDouble)) {
 		t.Error("0 and -0 differ")
 	}
-	if got := AppendKey(nil, Null, tInt); !bytes.Equal(got, []byte{0}) {
+	if got := AppendKey(nil, types.Null, tInt); !bytes.Equal(got, []byte{0}) {
 		t.Errorf("NULL key %x", got)
 	}
 	// Values of other kinds are converted.
-	if !bytes.Equal(AppendKey(nil, NewString("42"), tInt), AppendKey(nil, NewInt(42), tInt)) {
+	if !bytes.Equal(AppendKey(nil, types.NewString("42"), tInt), AppendKey(nil, types.NewInt(42), tInt)) {
 		t.Error("string '42' key differs from 42")
 	}
 	// PAD SPACE: trailing spaces ignored; a tab sorts before the padding.
 	c := strCol(mysql.TypeVarchar, 10, "utf8mb4_bin")
-	k := func(s string) []byte { return AppendKey(nil, NewString(s), c) }
+	k := func(s string) []byte { return AppendKey(nil, types.NewString(s), c) }
 	if !bytes.Equal(k("a"), k("a   ")) {
 		t.Error("PAD SPACE trailing spaces")
 	}
@@ -118,12 +120,12 @@ func TestKeySpecifics(t *testing.T) {
 		t.Error("PAD SPACE ordering")
 	}
 	// Binary strings with 0x00 and prefixes.
-	kb := func(s string) []byte { return AppendKey(nil, NewBytes(s), tBlob) }
+	kb := func(s string) []byte { return AppendKey(nil, types.NewBytes(s), tBlob) }
 	if !(bytes.Compare(kb("a"), kb("a\x00")) < 0 && bytes.Compare(kb("a\x00"), kb("a\x00\x00")) < 0 && bytes.Compare(kb("a\x00\xff"), kb("a\x01")) < 0) {
 		t.Error("binary escaping order")
 	}
 	// Case-insensitive keys are equal for 'abc' and 'ABC'.
-	if !bytes.Equal(AppendKey(nil, NewString("abc"), tVarchar64), AppendKey(nil, NewString("ÀBC"), tVarchar64)) {
+	if !bytes.Equal(AppendKey(nil, types.NewString("abc"), tVarchar64), AppendKey(nil, types.NewString("ÀBC"), tVarchar64)) {
 		t.Error("0900_ai_ci key case/accent")
 	}
 	// Corrupt keys error out.
@@ -139,7 +141,7 @@ func TestKeySpecifics(t *testing.T) {
 
 func BenchmarkAppendKeyInt(b *testing.B) {
 	buf := make([]byte, 0, 64)
-	v := NewInt(123456789)
+	v := types.NewInt(123456789)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		buf = AppendKey(buf[:0], v, tBig)
@@ -148,7 +150,7 @@ func BenchmarkAppendKeyInt(b *testing.B) {
 
 func BenchmarkAppendKeyString0900(b *testing.B) {
 	buf := make([]byte, 0, 128)
-	v := NewString("The Quick Brown Fox jumps")
+	v := types.NewString("The Quick Brown Fox jumps")
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		buf = AppendKey(buf[:0], v, tVarchar64)
@@ -157,7 +159,7 @@ func BenchmarkAppendKeyString0900(b *testing.B) {
 
 func BenchmarkAppendKeyStringBin(b *testing.B) {
 	buf := make([]byte, 0, 128)
-	v := NewBytes("The Quick Brown Fox jumps")
+	v := types.NewBytes("The Quick Brown Fox jumps")
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		buf = AppendKey(buf[:0], v, tBlob)

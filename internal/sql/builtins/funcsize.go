@@ -1,9 +1,11 @@
-package types
+package builtins
 
 import (
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
 // Result size bounds. MySQL refuses to build a string result longer than the session's
@@ -16,7 +18,7 @@ import (
 // SizeFunc returns the byte length a function's result would have for args (an upper bound where
 // the exact figure would cost as much as the result), without building it. It saturates at
 // math.MaxInt64 instead of overflowing.
-type SizeFunc func(args []Value) int64
+type SizeFunc func(args []types.Value) int64
 
 // MaxResultBytes is the largest result any function builds, whatever the caller's limit: the
 // largest max_allowed_packet (1 GiB). It protects callers that do not check sizes themselves.
@@ -40,7 +42,7 @@ var sizeTable = map[string]SizeFunc{
 	"hex":         sizeHex,
 	"to_base64":   sizeToBase64,
 	"quote":       sizeQuote,
-	"char_func":   func(args []Value) int64 { return 4 * int64(len(args)) },
+	"char_func":   func(args []types.Value) int64 { return 4 * int64(len(args)) },
 }
 
 // LookupFuncSize returns the SizeFunc of builtin name, or nil when its result is never much larger
@@ -60,13 +62,13 @@ func FuncSQLName(name string) string {
 
 // ValueSize is an upper bound of the bytes v takes as text: exact for strings, the widest
 // rendering for other kinds (a DECIMAL prints at most 65 digits, a sign, a point and a zero).
-func ValueSize(v Value) int64 {
+func ValueSize(v types.Value) int64 {
 	switch v.K {
-	case KindNull:
+	case types.KindNull:
 		return 0
-	case KindString, KindBytes:
+	case types.KindString, types.KindBytes:
 		return int64(len(v.S))
-	case KindDecimal:
+	case types.KindDecimal:
 		return 70
 	}
 	return 32 // integers (20 digits + sign), doubles (%.17g), temporal values (26 characters)
@@ -89,7 +91,7 @@ func satMul(a, b int64) int64 {
 	return a * b
 }
 
-func sizeConcat(args []Value) int64 {
+func sizeConcat(args []types.Value) int64 {
 	var n int64
 	for i := range args {
 		n = satAdd(n, ValueSize(args[i]))
@@ -97,13 +99,13 @@ func sizeConcat(args []Value) int64 {
 	return n
 }
 
-func sizeConcatWS(args []Value) int64 {
-	if args[0].K == KindNull {
+func sizeConcatWS(args []types.Value) int64 {
+	if args[0].K == types.KindNull {
 		return 0
 	}
 	var n, k int64
 	for i := range args[1:] {
-		if args[1+i].K != KindNull {
+		if args[1+i].K != types.KindNull {
 			n = satAdd(n, ValueSize(args[1+i]))
 			k++
 		}
@@ -114,7 +116,7 @@ func sizeConcatWS(args []Value) int64 {
 	return n
 }
 
-func sizeRepeat(args []Value) int64 {
+func sizeRepeat(args []types.Value) int64 {
 	if anyNull(args) {
 		return 0
 	}
@@ -123,7 +125,7 @@ func sizeRepeat(args []Value) int64 {
 
 // sizePad is what MySQL checks for LPAD/RPAD: the length in characters times the character set's
 // widest character (4 bytes for utf8mb4, 1 for binary strings), when the string must grow.
-func sizePad(args []Value) int64 {
+func sizePad(args []types.Value) int64 {
 	if anyNull(args) {
 		return 0
 	}
@@ -134,25 +136,25 @@ func sizePad(args []Value) int64 {
 	if n <= ValueSize(args[0]) {
 		return n // a truncation (or small): never larger than the argument
 	}
-	if args[0].K == KindBytes || args[2].K == KindBytes {
+	if args[0].K == types.KindBytes || args[2].K == types.KindBytes {
 		return n
 	}
 	return satMul(n, utf8.UTFMax)
 }
 
-func sizeSpace(args []Value) int64 {
-	if args[0].K == KindNull {
+func sizeSpace(args []types.Value) int64 {
+	if args[0].K == types.KindNull {
 		return 0
 	}
 	return max(intArg(args[0]), 0)
 }
 
 // sizeReplace counts the matches first: the result is exact.
-func sizeReplace(args []Value) int64 {
+func sizeReplace(args []types.Value) int64 {
 	if anyNull(args) {
 		return 0
 	}
-	s, from := ToString(args[0]), ToString(args[1])
+	s, from := types.ToString(args[0]), types.ToString(args[1])
 	if from == "" {
 		return int64(len(s))
 	}
@@ -163,14 +165,14 @@ func sizeReplace(args []Value) int64 {
 	return satAdd(int64(len(s)), satMul(int64(strings.Count(s, from)), grow))
 }
 
-func sizeInsert(args []Value) int64 {
+func sizeInsert(args []types.Value) int64 {
 	if anyNull(args) {
 		return 0
 	}
 	return satAdd(ValueSize(args[0]), ValueSize(args[3]))
 }
 
-func sizeExportSet(args []Value) int64 {
+func sizeExportSet(args []types.Value) int64 {
 	if anyNull(args) {
 		return 0
 	}
@@ -187,8 +189,8 @@ func sizeExportSet(args []Value) int64 {
 	return satAdd(satMul(n, max(ValueSize(args[1]), ValueSize(args[2]))), satMul(n, sep))
 }
 
-func sizeMakeSet(args []Value) int64 {
-	if args[0].K == KindNull {
+func sizeMakeSet(args []types.Value) int64 {
+	if args[0].K == types.KindNull {
 		return 0
 	}
 	b := toBits(args[0])
@@ -201,16 +203,16 @@ func sizeMakeSet(args []Value) int64 {
 	return n
 }
 
-func sizeHex(args []Value) int64 {
-	if args[0].K == KindString || args[0].K == KindBytes {
+func sizeHex(args []types.Value) int64 {
+	if args[0].K == types.KindString || args[0].K == types.KindBytes {
 		return satMul(2, int64(len(args[0].S)))
 	}
 	return 2 * ValueSize(args[0])
 }
 
 // sizeToBase64: 4 bytes per 3, plus a line break every 76 characters.
-func sizeToBase64(args []Value) int64 {
-	if args[0].K == KindNull {
+func sizeToBase64(args []types.Value) int64 {
+	if args[0].K == types.KindNull {
 		return 0
 	}
 	enc := (ValueSize(args[0]) + 2) / 3 * 4
@@ -218,8 +220,8 @@ func sizeToBase64(args []Value) int64 {
 }
 
 // sizeQuote counts the characters QUOTE escapes.
-func sizeQuote(args []Value) int64 {
-	if args[0].K != KindString && args[0].K != KindBytes {
+func sizeQuote(args []types.Value) int64 {
+	if args[0].K != types.KindString && args[0].K != types.KindBytes {
 		return ValueSize(args[0]) + 2
 	}
 	s := args[0].S
