@@ -264,7 +264,7 @@ func Validate(name string, global bool, val types.Value) (v *Var, out types.Valu
 		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrUnknownSystemVar, "Unknown system variable '%s'", name)
 	}
 	if v.ReadOnly {
-		return nil, types.Null, nil, sqlerr.New(1238, "Variable '%s' is a read only variable", name)
+		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrIncorrectGlobalLocalVar, "Variable '%s' is a read only variable", name)
 	}
 	if global && v.Scope == Session {
 		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrIncorrectGlobalLocal, "Variable '%s' is a SESSION variable and can't be used with SET GLOBAL", name)
