@@ -114,7 +114,7 @@ func (s *Session) setSysVar(name string, global bool, val types.Value) error {
 	}
 	if v.Name == "require_secure_transport" {
 		if on, _ := types.ToBool(val); on && s.db.cfg.SSLCert == "" {
-			return sqlerr.New(3757, "No secure transports (SSL or Shared Memory) are configured, unable to set --require_secure_transport=ON.")
+			return sqlerr.New(sqlerr.ErrNoSecureTransportsConfigured, "No secure transports (SSL or Shared Memory) are configured, unable to set --require_secure_transport=ON.")
 		}
 	}
 	if warn != nil {

@@ -49,7 +49,6 @@ const (
 	ErrCantDropFieldOrKey           = 1091
 	ErrNoSuchThread                 = 1094
 	ErrUnknownSystemVar             = 1193
-	ErrIncorrectGlobalLocal         = 1229 // ER_GLOBAL_VARIABLE (sysvar.go: ErrGlobalVariable); not ER_INCORRECT_GLOBAL_LOCAL_VAR, 1238
 	ErrWrongValueForVar             = 1231
 	ErrWrongTypeForVar              = 1232
 	ErrUnknownError                 = 1105
@@ -184,7 +183,7 @@ var states = map[uint16]string{
 	ErrDBDropExists: "HY000", ErrNoDefaultForField: "HY000", ErrPsManyParam: "42000",
 	ErrInvalidUseOfNull: "42000", ErrDataOutOfRange: "22003", ErrKeyDoesNotExist: "42000",
 	ErrIllegalReference: "42S22", ErrWrongArguments: "HY000", ErrWrongParamCount: "HY000",
-	ErrUnknownCharset: "42000", ErrUnknownCollation: "HY000", ErrIncorrectGlobalLocal: "HY000",
+	ErrUnknownCharset: "42000", ErrUnknownCollation: "HY000",
 	ErrCantDoThisDuringATransaction: "25000", ErrCantChangeTxIsolation: "25001", ErrViewWrongList: "HY000",
 	ErrInvalidCharacterString: "HY000", ErrInvalidJSONText: "22032", ErrInvalidJSONTextInParam: "22032",
 	ErrInvalidJSONPath: "42000", ErrInvalidJSONPathWildcard: "42000", ErrJSONUsedAsKey: "HY000",

@@ -267,10 +267,10 @@ func Validate(name string, global bool, val types.Value) (v *Var, out types.Valu
 		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrIncorrectGlobalLocalVar, "Variable '%s' is a read only variable", name)
 	}
 	if global && v.Scope == Session {
-		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrIncorrectGlobalLocal, "Variable '%s' is a SESSION variable and can't be used with SET GLOBAL", name)
+		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrLocalVariable, "Variable '%s' is a SESSION variable and can't be used with SET GLOBAL", name)
 	}
 	if !global && v.Scope == Global {
-		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrIncorrectGlobalLocal, "Variable '%s' is a GLOBAL variable and should be set with SET GLOBAL", name)
+		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrGlobalVariable, "Variable '%s' is a GLOBAL variable and should be set with SET GLOBAL", name)
 	}
 	if val.IsNull() {
 		if v.IsBool || v.IsInt {
