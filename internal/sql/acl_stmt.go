@@ -686,10 +686,10 @@ func (s *Session) showGrants(x *ast.ShowStmt) (*selectPlan, error) {
 		return nil, sqlerr.New(sqlerr.ErrNonexistingGrant, "There is no such grant defined for user '%s' on host '%s'", user, host)
 	}
 	lines := grantLines(a)
-	return staticPlan([]vcol{vs("Grants for " + a.User + "@" + a.Host)}, func(*Env) ([][]types.Value, error) {
+	return staticPlan([]vcol{stringCol("Grants for " + a.User + "@" + a.Host)}, func(*Env) ([][]types.Value, error) {
 		rows := make([][]types.Value, len(lines))
 		for i, l := range lines {
-			rows[i] = []types.Value{sv(l)}
+			rows[i] = []types.Value{stringVal(l)}
 		}
 		return rows, nil
 	}), nil
@@ -770,7 +770,7 @@ func (s *Session) showCreateUser(x *ast.ShowStmt) (*selectPlan, error) {
 	}
 	fmt.Fprintf(&b, " REQUIRE %s PASSWORD EXPIRE DEFAULT ACCOUNT %s PASSWORD HISTORY DEFAULT PASSWORD REUSE INTERVAL DEFAULT PASSWORD REQUIRE CURRENT DEFAULT", req, lock)
 	line := b.String()
-	return staticPlan([]vcol{vs("CREATE USER for " + a.User + "@" + a.Host)}, func(*Env) ([][]types.Value, error) {
-		return [][]types.Value{{sv(line)}}, nil
+	return staticPlan([]vcol{stringCol("CREATE USER for " + a.User + "@" + a.Host)}, func(*Env) ([][]types.Value, error) {
+		return [][]types.Value{{stringVal(line)}}, nil
 	}), nil
 }
