@@ -73,8 +73,20 @@ func allowed(from *layer, fromRel string, to *layer, toRel string, test bool) bo
 	return toRel == fromRel || strings.HasPrefix(toRel, fromRel+"/")
 }
 
-// check applies table to pkgs of module; withTests also checks the imports of test files.
-func check(table []layer, module string, pkgs []pkg, withTests bool) []violation {
+// externalRule returns the rule of externals that covers path, if any.
+func externalRule(exts []external, path string) *external {
+	for i := range exts {
+		x := &exts[i]
+		if matches([]string{x.Prefix + "/..."}, path) && !matches(x.Except, path) {
+			return x
+		}
+	}
+	return nil
+}
+
+// check applies table and externals to pkgs of module; withTests also checks the imports of test
+// files.
+func check(table []layer, exts []external, module string, pkgs []pkg, withTests bool) []violation {
 	rel := func(path string) (string, bool) {
 		if path == module {
 			return ".", true
@@ -97,6 +109,10 @@ func check(table []layer, module string, pkgs []pkg, withTests bool) []violation
 			for _, imp := range imports {
 				toRel, ok := rel(imp)
 				if !ok {
+					if x := externalRule(exts, imp); x != nil && !slices.Contains(x.Layers, from.Name) && !slices.Contains(from.MayImport, "*") {
+						out = append(out, violation{From: fromRel, To: imp, Test: test,
+							Reason: fmt.Sprintf("%s (imported only by layers %s)", x.Why, strings.Join(x.Layers, ", "))})
+					}
 					continue
 				}
 				to := layerOf(table, toRel)
@@ -129,8 +145,8 @@ func mayImportText(l *layer) string {
 	return strings.Join(names, ", ")
 }
 
-// markdown renders table for docs/architecture.md.
-func markdown(table []layer) string {
+// markdown renders table and externals for docs/architecture.md.
+func markdown(table []layer, exts []external) string {
 	var b strings.Builder
 	b.WriteString("| layer | packages | may import | owns |\n|---|---|---|---|\n")
 	for _, l := range table {
@@ -142,6 +158,14 @@ func markdown(table []layer) string {
 			may += " (imported by test code only)"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", l.Name, strings.Join(l.Packages, ", "), may, l.Owns)
+	}
+	b.WriteString("\nLibraries confined to layers:\n")
+	for _, x := range exts {
+		fmt.Fprintf(&b, "- %s", x.Prefix)
+		if len(x.Except) > 0 {
+			fmt.Fprintf(&b, " (not %s)", strings.Join(x.Except, ", "))
+		}
+		fmt.Fprintf(&b, ": layers %s; %s\n", strings.Join(x.Layers, ", "), x.Why)
 	}
 	return b.String()
 }

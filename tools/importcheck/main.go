@@ -30,7 +30,7 @@ func main() {
 	table := flag.Bool("table", false, "print the rule table as markdown and exit")
 	flag.Parse()
 	if *table {
-		fmt.Print(markdown(rules))
+		fmt.Print(markdown(rules, externals))
 		return
 	}
 	module, pkgs, err := listPackages(".")
@@ -38,7 +38,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "importcheck:", err)
 		os.Exit(2)
 	}
-	vs := check(rules, module, pkgs, *tests)
+	vs := check(rules, externals, module, pkgs, *tests)
 	for _, v := range vs {
 		fmt.Println(v)
 	}

@@ -32,6 +32,23 @@ type layer struct {
 	Owns string
 }
 
+// external confines a library outside the module to the layers that own it.
+type external struct {
+	Prefix string   // import path; packages below it count too
+	Except []string // packages below Prefix anyone may import
+	Layers []string // the layers that may import it
+	Why    string
+}
+
+// externals: the storage engine's library stays inside internal/engine, so the layers above hold
+// no engine-specific type and a second engine (DESIGN.md's B-tree) fits behind the same API.
+// pebble's vfs is a filesystem abstraction (crash tests, the log's files), not the engine.
+var externals = []external{
+	{Prefix: "github.com/cockroachdb/pebble/v2", Except: []string{"github.com/cockroachdb/pebble/v2/vfs"},
+		Layers: []string{"engine", "programs"}, Why: "the storage engine's library: only internal/engine wraps it"},
+	{Prefix: "go.etcd.io/bbolt", Layers: []string{"engine", "programs"}, Why: "the B-tree engine's library, likewise"},
+}
+
 // leaves are the small packages every layer may use.
 var leaves = []string{"leaves"}
 
