@@ -100,10 +100,10 @@ const (
 
 // scoreOrderLimit is the LIMIT rule of orderedScan: with ORDER BY ... LIMIT, an index that delivers
 // the order (its scan stops after LIMIT rows) replaces the best bounded candidate when that
-// candidate scores at most scoreOrderLimit: a range, IN list or OR of ranges on its first column,
-// or one equality on a secondary index. A better-bound candidate (two equality columns, or an
-// equality on the primary key) is expected to read fewer rows than the ordered scan, even though
-// it must read all of them and sort.
+// candidate scores at most scoreOrderLimit: an IN list or OR of ranges on its first column, or one
+// equality on a secondary index (a range is kept: orderedScan lets only its own index serve the
+// order). A better-bound candidate (two equality columns, or an equality on the primary key) is
+// expected to read fewer rows than the ordered scan, even though it must read all of them and sort.
 const scoreOrderLimit = 10
 
 // orderedScanBeats is the LIMIT rule (scoreOrderLimit): whether an index that delivers the order
