@@ -66,30 +66,18 @@ type accessIter struct {
 	done   bool
 }
 
+// open starts reading the access path for one outer row (outer holds the earlier levels' values
+// its bounds may read): the equality prefix becomes the start of a key (eqKey), then each kind
+// reads from there.
 func (a *access) open(env *Env, outer []types.Value) (*accessIter, error) {
 	ai := &accessIter{a: a, env: env, t: env.txn()}
-	tbl, ix := a.tbl, a.idx
-	prefix := rowenc.IndexPrefix(nil, tbl.ID, ix.ID)
-	// Evaluate the equality prefix; a value that does not convert exactly to the column type makes
-	// the key useless, so fall back to scanning what the exact part allows (the filter still runs).
-	key := append([]byte(nil), prefix...)
-	nEq := 0
-	for i, e := range a.eq {
-		v, err := e.Eval(env, outer)
-		if err != nil {
-			return nil, err
-		}
-		if v.IsNull() {
-			ai.done = true // col = NULL matches nothing
-			return ai, nil
-		}
-		col := tbl.Columns[ix.cols[i]]
-		kv, ok := keyValue(v, col)
-		if !ok {
-			break
-		}
-		key, _ = keyPart(key, kv, tbl, ix, i)
-		nEq++
+	key, nEq, none, err := a.eqKey(env, outer)
+	if err != nil {
+		return nil, err
+	}
+	if none {
+		ai.done = true // col = NULL matches nothing
+		return ai, nil
 	}
 	kind := a.kind
 	if nEq < len(a.eq) {
@@ -100,84 +88,127 @@ func (a *access) open(env *Env, outer []types.Value) (*accessIter, error) {
 		ai.keys = [][]byte{key}
 		return ai, nil
 	case accBatch:
-		col := tbl.Columns[ix.cols[nEq]]
-		// The keys of a long IN list are built in one buffer, then sorted and deduplicated in
-		// place: no allocation and no map entry per value. Their bytes count against the
-		// statement's memory quota.
-		arena := make([]byte, 0, len(a.in)*(len(key)+10)) // an integer key part takes 9 bytes
-		ends := make([]int, 0, len(a.in))
-		for _, e := range a.in {
-			v, err := e.Eval(env, outer)
-			if err != nil {
-				return nil, err
-			}
-			if v.IsNull() {
-				continue
-			}
-			kv, ok := keyValue(v, col)
-			if !ok {
-				// Cannot build this key exactly: scan the prefix instead.
-				return ai.openRange(key, types.Null, types.Null, false, false, nEq)
-			}
-			before := len(arena)
-			arena, _ = keyPart(append(arena, key...), kv, tbl, ix, nEq)
-			ends = append(ends, len(arena))
-			if err := env.grow(int64(len(arena)-before) + 32); err != nil {
-				return nil, err
-			}
-		}
-		ai.keys = make([][]byte, len(ends))
-		start := 0
-		for i, end := range ends {
-			ai.keys[i] = arena[start:end:end]
-			start = end
-		}
-		slices.SortFunc(ai.keys, bytes.Compare)
-		ai.keys = slices.CompactFunc(ai.keys, bytes.Equal)
-		if a.reverse {
-			for i, j := 0, len(ai.keys)-1; i < j; i, j = i+1, j-1 {
-				ai.keys[i], ai.keys[j] = ai.keys[j], ai.keys[i]
-			}
-		}
-		if !(ix.Primary || ix.Unique) || nEq+1 < len(ix.cols) {
-			// Not a full unique key: each value is a prefix to scan.
-			for _, k := range ai.keys {
-				ai.spans = append(ai.spans, [2][]byte{k, prefixEnd(k)})
-			}
-			ai.keys = nil
-			return ai, ai.nextSpan()
-		}
-		return ai, nil
+		return ai.openBatch(key, nEq, outer)
 	case accRanges:
 		return ai.openRanges(key, nEq, outer)
 	case accRange:
-		var lo, hi types.Value
-		if nEq == len(a.eq) && a.lo != nil {
-			v, err := a.lo.Eval(env, outer)
-			if err != nil {
-				return nil, err
-			}
-			if v.IsNull() {
-				ai.done = true
-				return ai, nil
-			}
-			lo = v
-		}
-		if nEq == len(a.eq) && a.hi != nil {
-			v, err := a.hi.Eval(env, outer)
-			if err != nil {
-				return nil, err
-			}
-			if v.IsNull() {
-				ai.done = true
-				return ai, nil
-			}
-			hi = v
-		}
-		return ai.openRange(key, lo, hi, a.loIncl, a.hiIncl, nEq)
+		return ai.openBounds(key, nEq, outer)
 	default:
 		return ai.openRange(key, types.Null, types.Null, false, false, nEq)
 	}
+}
+
+// eqKey evaluates the equality prefix into the index prefix: key, and nEq the values it holds. A
+// value that does not convert exactly to the column type makes the rest of the key useless, so
+// nEq stops short and the caller scans what the exact part allows (the filter still runs). none
+// reports a NULL value: col = NULL matches nothing.
+func (a *access) eqKey(env *Env, outer []types.Value) (key []byte, nEq int, none bool, err error) {
+	tbl, ix := a.tbl, a.idx
+	prefix := rowenc.IndexPrefix(nil, tbl.ID, ix.ID)
+	key = append([]byte(nil), prefix...)
+	for i, e := range a.eq {
+		v, err := e.Eval(env, outer)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		if v.IsNull() {
+			return nil, 0, true, nil
+		}
+		col := tbl.Columns[ix.cols[i]]
+		kv, ok := keyValue(v, col)
+		if !ok {
+			break
+		}
+		key, _ = keyPart(key, kv, tbl, ix, i)
+		nEq++
+	}
+	return key, nEq, false, nil
+}
+
+// openBatch reads the IN list on index column nEq after the prefix key: one point read per value
+// on a full unique key, otherwise one prefix scan per value.
+func (ai *accessIter) openBatch(key []byte, nEq int, outer []types.Value) (*accessIter, error) {
+	a, env := ai.a, ai.env
+	tbl, ix := a.tbl, a.idx
+	col := tbl.Columns[ix.cols[nEq]]
+	// The keys of a long IN list are built in one buffer, then sorted and deduplicated in
+	// place: no allocation and no map entry per value. Their bytes count against the
+	// statement's memory quota.
+	arena := make([]byte, 0, len(a.in)*(len(key)+10)) // an integer key part takes 9 bytes
+	ends := make([]int, 0, len(a.in))
+	for _, e := range a.in {
+		v, err := e.Eval(env, outer)
+		if err != nil {
+			return nil, err
+		}
+		if v.IsNull() {
+			continue
+		}
+		kv, ok := keyValue(v, col)
+		if !ok {
+			// Cannot build this key exactly: scan the prefix instead.
+			return ai.openRange(key, types.Null, types.Null, false, false, nEq)
+		}
+		before := len(arena)
+		arena, _ = keyPart(append(arena, key...), kv, tbl, ix, nEq)
+		ends = append(ends, len(arena))
+		if err := env.grow(int64(len(arena)-before) + 32); err != nil {
+			return nil, err
+		}
+	}
+	ai.keys = make([][]byte, len(ends))
+	start := 0
+	for i, end := range ends {
+		ai.keys[i] = arena[start:end:end]
+		start = end
+	}
+	slices.SortFunc(ai.keys, bytes.Compare)
+	ai.keys = slices.CompactFunc(ai.keys, bytes.Equal)
+	if a.reverse {
+		for i, j := 0, len(ai.keys)-1; i < j; i, j = i+1, j-1 {
+			ai.keys[i], ai.keys[j] = ai.keys[j], ai.keys[i]
+		}
+	}
+	if !(ix.Primary || ix.Unique) || nEq+1 < len(ix.cols) {
+		// Not a full unique key: each value is a prefix to scan.
+		for _, k := range ai.keys {
+			ai.spans = append(ai.spans, [2][]byte{k, prefixEnd(k)})
+		}
+		ai.keys = nil
+		return ai, ai.nextSpan()
+	}
+	return ai, nil
+}
+
+// openBounds reads the range on index column nEq after the prefix key; a NULL bound matches
+// nothing. When the prefix stopped short of the equality columns (eqKey), the range is not
+// applied: the prefix alone is scanned.
+func (ai *accessIter) openBounds(key []byte, nEq int, outer []types.Value) (*accessIter, error) {
+	a, env := ai.a, ai.env
+	var lo, hi types.Value
+	if nEq == len(a.eq) && a.lo != nil {
+		v, err := a.lo.Eval(env, outer)
+		if err != nil {
+			return nil, err
+		}
+		if v.IsNull() {
+			ai.done = true
+			return ai, nil
+		}
+		lo = v
+	}
+	if nEq == len(a.eq) && a.hi != nil {
+		v, err := a.hi.Eval(env, outer)
+		if err != nil {
+			return nil, err
+		}
+		if v.IsNull() {
+			ai.done = true
+			return ai, nil
+		}
+		hi = v
+	}
+	return ai.openRange(key, lo, hi, a.loIncl, a.hiIncl, nEq)
 }
 
 // openRange scans prefix + [lo, hi] on index column nEq. Bounds that do not convert exactly are

@@ -806,27 +806,42 @@ func (a *aggIter) accumulate(spec *aggSpec, st *aggState, r []types.Value) error
 		}
 	}
 	if spec.distinct {
-		if st.seen == nil {
-			st.seen = map[string]struct{}{}
-		}
-		var k []byte
-		for i, v := range vals[:nArgs] {
-			var coll *types.Collation
-			if v.K == types.KindString {
-				coll, _ = types.LookupCollation(spec.args[i].Type().Collation)
-			}
-			k = groupKey(k, v, coll)
-		}
-		if _, ok := st.seen[string(k)]; ok {
-			return nil
-		}
-		if err := a.env.grow(int64(len(k)) + mapEntryOverhead); err != nil {
+		if dup, err := a.seenBefore(spec, st, vals[:nArgs]); err != nil || dup {
 			return err
 		}
-		st.seen[string(k)] = struct{}{}
 	}
-	v := vals[0]
 	st.count++
+	return a.fold(spec, st, vals)
+}
+
+// seenBefore is DISTINCT inside an aggregate: it reports whether the group already had these
+// argument values, and remembers them if not (counted against the statement's memory quota).
+func (a *aggIter) seenBefore(spec *aggSpec, st *aggState, vals []types.Value) (bool, error) {
+	if st.seen == nil {
+		st.seen = map[string]struct{}{}
+	}
+	var k []byte
+	for i, v := range vals {
+		var coll *types.Collation
+		if v.K == types.KindString {
+			coll, _ = types.LookupCollation(spec.args[i].Type().Collation)
+		}
+		k = groupKey(k, v, coll)
+	}
+	if _, ok := st.seen[string(k)]; ok {
+		return true, nil
+	}
+	if err := a.env.grow(int64(len(k)) + mapEntryOverhead); err != nil {
+		return false, err
+	}
+	st.seen[string(k)] = struct{}{}
+	return false, nil
+}
+
+// fold adds one row's non-NULL argument values (already counted in st.count) to the aggregate's
+// state.
+func (a *aggIter) fold(spec *aggSpec, st *aggState, vals []types.Value) error {
+	v := vals[0]
 	switch spec.fn {
 	case "count":
 	case "sum", "avg":

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -212,8 +213,49 @@ func (p *planner) enterSelect() error {
 	return nil
 }
 
-// planSelectOrdered plans with the FROM items in the given nested-loop order (nil: as written; the
-// first pass may then choose a better order for inner joins and plan again).
+// selectBuilder carries one query block's plan from step to step of planSelectOrdered. It lives on
+// the planner's stack for one pass: nothing keeps it after the plan is returned. Small slices that
+// one step hands to a later one (fieldProj) stay locals of planSelectOrdered instead of fields: a
+// slice stored in the builder escapes to the heap with the pointers beside it, one more allocation
+// per statement on the point-select path.
+type selectBuilder struct {
+	p      *planner
+	sel    *ast.SelectStmt
+	parent *scope // enclosing query block, for correlated references
+	pl     *selectPlan
+	sc     *scope
+	cat    *Catalog // the catalog as of the last metadata lock taken
+
+	items []fromItem // FROM items in nested-loop order
+	order []int      // order[level] is the FROM item's written position; nil: as written
+	c     *compiler  // compiles expressions over the joined row
+
+	aggNodes []*ast.AggregateFuncExpr
+	post2    *compiler   // compiles expressions over the aggregated row (c when not grouped)
+	gc       *groupCheck // ONLY_FULL_GROUP_BY, nil when off or not grouped
+}
+
+// planSelectOrdered plans one query block with the FROM items in the given nested-loop order (nil:
+// as written; step 4 may then choose a better order for inner joins and plan again). The steps, in
+// the order they run (each reads what the earlier ones left in the selectBuilder):
+//  1. Build levels (buildLevels): flatten the join tree, resolve each FROM item to a base table,
+//     view, virtual table or derived table, and add its columns to the scope. Resolving a table
+//     takes its metadata lock here (useTable, lockDB), so a plan is built over locked definitions.
+//  2. USING and NATURAL joins become equality ON conditions (usingConditions).
+//  3. Place conjuncts (placeConjuncts): each ON condition goes to its own level, or to the deepest
+//     level it reads for inner joins; each WHERE conjunct to the first level that has all its
+//     columns, or after the join when it reads a LEFT-joined level.
+//  4. Order joins (joinOrder): for three or more inner-joined tables, pick an order where each new
+//     level is connected to the placed ones by a condition, and plan again in that order.
+//  5. Aggregation (planGroupBy, planAggregates): GROUP BY items (and, with ONLY_FULL_GROUP_BY, the
+//     check they define), aggregate calls, and the compiler for expressions over the aggregated row.
+//  6. Projection (planSelectList, checkSelectListGrouping): the select list with wildcards
+//     expanded, and the ONLY_FULL_GROUP_BY check of it.
+//  7. HAVING (planHaving), which may name select-list aliases; without grouping it filters rows.
+//  8. Ordering, LIMIT and the locking clause (planOrderBy, planLimit, lockMode).
+//  9. Choose the access path of each level and its filter (chooseLevelAccess). This runs last
+//     because it depends on all of the above: the conditions placed at the level, the columns the
+//     query reads (a covering index), and ORDER BY/LIMIT (an index that delivers the order).
 func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []int) (*selectPlan, error) {
 	if sel.Kind == ast.SelectStmtKindValues || sel.Kind == ast.SelectStmtKindTable {
 		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "VALUES/TABLE statements are not supported yet")
@@ -221,109 +263,160 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 	if sel.With != nil {
 		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "WITH (common table expressions) is not supported yet")
 	}
-	pl := &selectPlan{distinct: sel.Distinct}
-	sc := &scope{parent: parent}
-	var items []fromItem
-	if sel.From != nil {
+	b := selectBuilder{p: p, sel: sel, parent: parent, pl: &selectPlan{distinct: sel.Distinct}, sc: &scope{parent: parent}, order: order}
+	if err := b.buildLevels(); err != nil { // 1
+		return nil, err
+	}
+	b.c = p.newCompiler(b.sc)
+	if err := b.usingConditions(); err != nil { // 2
+		return nil, err
+	}
+	if err := b.placeConjuncts(); err != nil { // 3
+		return nil, err
+	}
+	if order == nil && len(b.items) > 2 { // 4
+		if o := joinOrder(b.items, b.pl.levels); o != nil {
+			return p.planSelectOrdered(sel, parent, o)
+		}
+	}
+	if err := b.planGroupBy(); err != nil { // 5
+		return nil, err
+	}
+	if err := b.planAggregates(); err != nil {
+		return nil, err
+	}
+	fieldProj := make([]int, len(sel.Fields.Fields))    // projection index of each select field
+	if err := b.planSelectList(fieldProj); err != nil { // 6
+		return nil, err
+	}
+	if err := b.checkSelectListGrouping(); err != nil {
+		return nil, err
+	}
+	if err := b.planHaving(); err != nil { // 7
+		return nil, err
+	}
+	if err := b.planOrderBy(fieldProj); err != nil { // 8
+		return nil, err
+	}
+	if err := b.planLimit(); err != nil {
+		return nil, err
+	}
+	b.pl.lock = lockMode(sel.LockInfo)
+	b.chooseLevelAccess() // 9
+	b.pl.correlated = b.sc.correlated
+	return b.pl, nil
+}
+
+// buildLevels is step 1: the FROM items, in nested-loop order (b.order), become levels of the plan.
+func (b *selectBuilder) buildLevels() error {
+	if b.sel.From != nil {
 		var err error
-		if items, err = flattenFrom(sel.From.TableRefs, nil); err != nil {
-			return nil, err
+		if b.items, err = flattenFrom(b.sel.From.TableRefs, nil); err != nil {
+			return err
 		}
 	}
-	if len(items) > 61 {
-		return nil, sqlerr.New(sqlerr.ErrTooManyTables, "Too many tables; MySQL can only use 61 tables in a join")
+	if len(b.items) > 61 {
+		return sqlerr.New(sqlerr.ErrTooManyTables, "Too many tables; MySQL can only use 61 tables in a join")
 	}
-	written := make([]int, len(items)) // level of each item in written order
-	for i := range written {
-		written[i] = i
-	}
-	if order != nil {
-		reordered := make([]fromItem, len(items))
-		for li, oi := range order {
-			reordered[li] = items[oi]
-			written[oi] = li
+	if b.order != nil {
+		reordered := make([]fromItem, len(b.items))
+		for li, oi := range b.order {
+			reordered[li] = b.items[oi]
 		}
-		items = reordered
+		b.items = reordered
 	}
-	cat := p.s.catalog()
-	for li, it := range items {
-		lv := &level{alias: it.alias, off: len(sc.cols), left: it.left}
+	b.cat = b.p.s.catalog()
+	for li, it := range b.items {
+		lv := &level{alias: it.alias, off: len(b.sc.cols), left: it.left}
 		if it.tn != nil {
-			db := it.tn.Schema.O
-			if db == "" {
-				db = p.s.CurDB
-				if db == "" {
-					return nil, sqlerr.New(sqlerr.ErrNoDB, "No database selected")
-				}
-			}
-			if !isVirtualDB(db) {
-				if err := p.s.lockDB(db); err != nil {
-					return nil, err
-				}
-				cat = p.s.catalog()
-			}
-			tbl, ok := cat.Table(db, it.tn.Name.O)
-			if !ok {
-				if v, ok := cat.View(db, it.tn.Name.O); ok {
-					if err := p.s.useTable(v.DB, v.Name, false); err != nil {
-						return nil, err
-					}
-					sub, err := p.planView(v, p.viewDepth)
-					if err != nil {
-						return nil, err
-					}
-					lv.setSub(sc, sub, db, it.alias, v.Name, li)
-					pl.levels = append(pl.levels, lv)
-					continue
-				}
-				if vt, ok := p.s.virtualTable(db, it.tn.Name.O); ok {
-					lv.sub = vt
-					lv.width = len(vt.cols)
-					for _, c := range vt.cols {
-						sc.cols = append(sc.cols, scopeCol{db: db, table: it.alias, orgTable: it.tn.Name.O, name: c.Name, t: colTypeOf(c), level: li})
-					}
-					pl.levels = append(pl.levels, lv)
-					continue
-				}
-				if _, ok := cat.DB(db); !ok && !isVirtualDB(db) {
-					return nil, sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, it.tn.Name.O)
-				}
-				return nil, sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, it.tn.Name.O)
-			}
-			if err := p.s.useTable(tbl.DB, tbl.Name, false); err != nil {
-				return nil, err
-			}
-			for _, other := range pl.levels {
-				if strings.EqualFold(other.alias, it.alias) {
-					return nil, sqlerr.New(sqlerr.ErrNonUniqTable, "Not unique table/alias: '%s'", it.alias)
-				}
-			}
-			lv.acc = &access{tbl: tbl, idx: tbl.Indexes[0], kind: accFull}
-			lv.hints = it.tn.IndexHints
-			lv.width = len(tbl.Columns)
-			for _, c := range tbl.Columns {
-				sc.cols = append(sc.cols, scopeCol{db: tbl.DB, table: it.alias, orgTable: tbl.Name, name: c.Name, t: c.Type, col: c, level: li, notNull: c.NotNull})
-				if c.Hidden {
-					sc.cols[len(sc.cols)-1].name = "" // not addressable by name
-				}
+			if err := b.namedLevel(lv, li, it); err != nil {
+				return err
 			}
 		} else {
-			sub, err := p.planResultSet(it.sub, parent)
+			sub, err := b.p.planResultSet(it.sub, b.parent)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			lv.setSub(sc, sub, "", it.alias, "", li)
+			lv.setSub(b.sc, sub, "", it.alias, "", li)
 		}
-		pl.levels = append(pl.levels, lv)
+		b.pl.levels = append(b.pl.levels, lv)
 	}
-	pl.width = len(sc.cols)
-	c := p.newCompiler(sc)
+	b.pl.width = len(b.sc.cols)
+	return nil
+}
 
-	// USING / NATURAL joins become equality conditions.
+// namedLevel resolves a FROM item that names a table: a base table, else a view, else a virtual
+// table (information_schema and the like). It takes the metadata locks of what it resolves.
+func (b *selectBuilder) namedLevel(lv *level, li int, it fromItem) error {
+	p, sc := b.p, b.sc
+	db := it.tn.Schema.O
+	if db == "" {
+		db = p.s.CurDB
+		if db == "" {
+			return sqlerr.New(sqlerr.ErrNoDB, "No database selected")
+		}
+	}
+	if !isVirtualDB(db) {
+		if err := p.s.lockDB(db); err != nil {
+			return err
+		}
+		b.cat = p.s.catalog()
+	}
+	cat := b.cat
+	tbl, ok := cat.Table(db, it.tn.Name.O)
+	if !ok {
+		if v, ok := cat.View(db, it.tn.Name.O); ok {
+			if err := p.s.useTable(v.DB, v.Name, false); err != nil {
+				return err
+			}
+			sub, err := p.planView(v, p.viewDepth)
+			if err != nil {
+				return err
+			}
+			lv.setSub(sc, sub, db, it.alias, v.Name, li)
+			return nil
+		}
+		if vt, ok := p.s.virtualTable(db, it.tn.Name.O); ok {
+			lv.sub = vt
+			lv.width = len(vt.cols)
+			for _, c := range vt.cols {
+				sc.cols = append(sc.cols, scopeCol{db: db, table: it.alias, orgTable: it.tn.Name.O, name: c.Name, t: colTypeOf(c), level: li})
+			}
+			return nil
+		}
+		if _, ok := cat.DB(db); !ok && !isVirtualDB(db) {
+			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, it.tn.Name.O)
+		}
+		return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, it.tn.Name.O)
+	}
+	if err := p.s.useTable(tbl.DB, tbl.Name, false); err != nil {
+		return err
+	}
+	for _, other := range b.pl.levels {
+		if strings.EqualFold(other.alias, it.alias) {
+			return sqlerr.New(sqlerr.ErrNonUniqTable, "Not unique table/alias: '%s'", it.alias)
+		}
+	}
+	lv.acc = &access{tbl: tbl, idx: tbl.Indexes[0], kind: accFull}
+	lv.hints = it.tn.IndexHints
+	lv.width = len(tbl.Columns)
+	for _, c := range tbl.Columns {
+		sc.cols = append(sc.cols, scopeCol{db: tbl.DB, table: it.alias, orgTable: tbl.Name, name: c.Name, t: c.Type, col: c, level: li, notNull: c.NotNull})
+		if c.Hidden {
+			sc.cols[len(sc.cols)-1].name = "" // not addressable by name
+		}
+	}
+	return nil
+}
+
+// usingConditions is step 2: USING / NATURAL joins become equality conditions ANDed to the ON
+// condition of the joined item.
+func (b *selectBuilder) usingConditions() error {
+	sc, items := b.sc, b.items
 	for li, it := range items {
 		for _, u := range it.using {
 			names := []string{u.Name.O}
-			if u.Name.O == "" { // NATURAL
+			if u.Name.O == "" { // NATURAL: the named columns an earlier level also has
 				names = nil
 				for _, col := range sc.cols {
 					if col.level == li && col.name != "" {
@@ -348,7 +441,7 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 					}
 				}
 				if lIdx < 0 || rIdx < 0 {
-					return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'from clause'", name)
+					return sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'from clause'", name)
 				}
 				eq := &ast.BinaryOperationExpr{Op: opcode.EQ,
 					L: &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(sc.cols[lIdx].table), Name: ast.NewCIStr(sc.cols[lIdx].name)}},
@@ -361,15 +454,21 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 			}
 		}
 	}
+	return nil
+}
 
-	// Conditions: ON conditions belong to their level; WHERE conjuncts go to the first level that
-	// has all their columns, unless they read a LEFT-joined level (then they filter after the join).
-	for li, it := range items {
+// placeConjuncts is step 3. ON conditions belong to their level (for an inner join, to the deepest
+// level they read); WHERE conjuncts go to the first level that has all their columns, unless they
+// read a LEFT-joined level (then they filter after the join: pl.where).
+func (b *selectBuilder) placeConjuncts() error {
+	pl, c := b.pl, b.c
+	var post []Expr
+	for li, it := range b.items {
 		for _, n := range splitAnd(it.on, nil) {
 			c.refs = 0
 			e, err := c.compile(n)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			target := li
 			if !it.left {
@@ -378,13 +477,12 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 			pl.levels[target].conds = append(pl.levels[target].conds, &conjunct{e: e, refs: c.refs, node: n})
 		}
 	}
-	var post []Expr
-	if sel.Where != nil {
-		for _, n := range splitAnd(sel.Where, nil) {
+	if b.sel.Where != nil {
+		for _, n := range splitAnd(b.sel.Where, nil) {
 			c.refs = 0
 			e, err := c.compile(n)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if len(pl.levels) == 0 {
 				post = append(post, e)
@@ -405,130 +503,159 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 		}
 	}
 	pl.where = andAll(post)
-	if order == nil && len(items) > 2 {
-		if o := joinOrder(items, pl.levels); o != nil {
-			return p.planSelectOrdered(sel, parent, o)
+	return nil
+}
+
+// findField finds the select field a name in GROUP BY / HAVING / ORDER BY refers to: an explicit
+// alias first, then an unaliased plain column of that name. It returns -1 for none.
+func findField(fields []*ast.SelectField, name string) int {
+	for i, f := range fields {
+		if f.WildCard != nil {
+			continue
+		}
+		if f.AsName.O != "" && strings.EqualFold(f.AsName.O, name) {
+			return i
 		}
 	}
-
-	// Aggregates.
-	aggNodes := collectAggs(sel)
-	pl.grouped = len(aggNodes) > 0 || sel.GroupBy != nil
-	fields := sel.Fields.Fields
-	// Field aliases visible to GROUP BY / HAVING / ORDER BY.
-	findField := func(name string) int {
-		for i, f := range fields {
-			if f.WildCard != nil {
-				continue
-			}
-			if f.AsName.O != "" && strings.EqualFold(f.AsName.O, name) {
+	for i, f := range fields {
+		if f.WildCard == nil && f.AsName.O == "" {
+			if cn, ok := f.Expr.(*ast.ColumnNameExpr); ok && strings.EqualFold(cn.Name.Name.O, name) {
 				return i
 			}
 		}
-		for i, f := range fields {
-			if f.WildCard == nil && f.AsName.O == "" {
-				if cn, ok := f.Expr.(*ast.ColumnNameExpr); ok && strings.EqualFold(cn.Name.Name.O, name) {
-					return i
-				}
-			}
-		}
-		return -1
 	}
+	return -1
+}
+
+// planGroupBy is step 5's first half: the GROUP BY items, where a position names a select field
+// and a name that is no column of the scope names a select-list alias. With ONLY_FULL_GROUP_BY it
+// also prepares the check (b.gc) that steps 6 and 8 apply to the select list and ORDER BY.
+func (b *selectBuilder) planGroupBy() error {
+	sel, pl, sc := b.sel, b.pl, b.sc
+	b.aggNodes = collectAggs(sel)
+	pl.grouped = len(b.aggNodes) > 0 || sel.GroupBy != nil
 	var groupNodes []ast.ExprNode // GROUP BY items after alias and position resolution
 	if sel.GroupBy != nil {
+		fields := sel.Fields.Fields
 		for _, item := range sel.GroupBy.Items {
 			n := item.Expr
 			if pos, ok := n.(*ast.PositionExpr); ok {
 				if pos.N < 1 || pos.N > len(fields) || fields[pos.N-1].WildCard != nil {
-					return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%d' in 'group statement'", pos.N)
+					return sqlerr.New(sqlerr.ErrBadField, "Unknown column '%d' in 'group statement'", pos.N)
 				}
 				n = fields[pos.N-1].Expr
 			} else if cn, ok := n.(*ast.ColumnNameExpr); ok && cn.Name.Table.O == "" {
 				if i, _ := sc.find("", "", cn.Name.Name.O); i < 0 {
-					if fi := findField(cn.Name.Name.O); fi >= 0 {
+					if fi := findField(fields, cn.Name.Name.O); fi >= 0 {
 						n = fields[fi].Expr
 					}
 				}
 			}
 			if containsAgg(n) {
-				return nil, sqlerr.New(sqlerr.ErrWrongGroupField, "Can't group on '%s'", exprText(n))
+				return sqlerr.New(sqlerr.ErrWrongGroupField, "Can't group on '%s'", exprText(n))
 			}
-			e, err := c.compile(n)
+			e, err := b.c.compile(n)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			pl.groupBy = append(pl.groupBy, e)
 			groupNodes = append(groupNodes, n)
 		}
 	}
-	for _, a := range aggNodes {
-		spec := aggSpec{fn: strings.ToLower(a.F), distinct: a.Distinct}
-		args := a.Args
-		if spec.fn == "group_concat" {
-			spec.sep = ","
-			if len(args) > 1 {
-				if v, ok := args[len(args)-1].(*driver.ValueExpr); ok {
-					spec.sep = v.GetString()
-				}
-				args = args[:len(args)-1]
-			}
+	if pl.grouped && b.p.s.fullGroupBy() {
+		b.gc = newGroupCheck(sc, pl, sel, groupNodes)
+	}
+	return nil
+}
+
+// planAggregates is step 5's second half: one aggSpec per aggregate call, then the compiler for
+// expressions over the aggregated row (the joined row followed by the aggregate results).
+func (b *selectBuilder) planAggregates() error {
+	pl := b.pl
+	for _, a := range b.aggNodes {
+		spec, err := b.aggregate(a)
+		if err != nil {
+			return err
 		}
-		if spec.fn == "count" && len(args) == 1 {
-			if v, ok := args[0].(*driver.ValueExpr); ok && v.Datum.Kind() != driver.KindNull && !a.Distinct {
-				spec.star = true
-			}
-		}
-		for _, an := range args {
-			if containsAgg(an) {
-				return nil, sqlerr.New(sqlerr.ErrInvalidGroupFuncUse, "Invalid use of group function")
-			}
-			e, err := c.compile(an)
-			if err != nil {
-				return nil, err
-			}
-			spec.args = append(spec.args, e)
-		}
-		if spec.fn == "group_concat" && a.Order != nil {
-			nArgs := len(spec.args)
-			for _, item := range a.Order.Items {
-				// ORDER BY n names the n-th GROUP_CONCAT argument.
-				if pos, ok := item.Expr.(*ast.PositionExpr); ok && pos.P == nil {
-					if pos.N < 1 || pos.N > nArgs {
-						return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%d' in 'order clause'", pos.N)
-					}
-					spec.order = append(spec.order, sortKey{idx: pos.N - 1, desc: item.Desc})
-					continue
-				}
-				e, err := c.compile(item.Expr)
-				if err != nil {
-					return nil, err
-				}
-				spec.order = append(spec.order, sortKey{idx: len(spec.args), desc: item.Desc})
-				spec.args = append(spec.args, e)
-			}
-			spec.nOrder = len(spec.args) - nArgs
-		}
-		spec.t = aggResultType(spec)
 		pl.aggs = append(pl.aggs, spec)
 	}
-	post2 := c // compiler for expressions after aggregation
+	b.post2 = b.c
 	if pl.grouped {
-		post2 = p.newCompiler(sc)
-		post2.aggs = aggNodes
-		post2.aggBase = pl.width
+		b.post2 = b.p.newCompiler(b.sc)
+		b.post2.aggs = b.aggNodes
+		b.post2.aggBase = pl.width
 		for _, a := range pl.aggs {
-			post2.aggTypes = append(post2.aggTypes, a.t)
+			b.post2.aggTypes = append(b.post2.aggTypes, a.t)
 		}
 	}
+	return nil
+}
 
-	// Select list.
+// aggregate compiles one aggregate call: its arguments, GROUP_CONCAT's separator and ORDER BY, and
+// COUNT(constant) as COUNT(*).
+func (b *selectBuilder) aggregate(a *ast.AggregateFuncExpr) (aggSpec, error) {
+	c := b.c
+	spec := aggSpec{fn: strings.ToLower(a.F), distinct: a.Distinct}
+	args := a.Args
+	if spec.fn == "group_concat" {
+		spec.sep = ","
+		if len(args) > 1 {
+			if v, ok := args[len(args)-1].(*driver.ValueExpr); ok {
+				spec.sep = v.GetString()
+			}
+			args = args[:len(args)-1]
+		}
+	}
+	if spec.fn == "count" && len(args) == 1 {
+		if v, ok := args[0].(*driver.ValueExpr); ok && v.Datum.Kind() != driver.KindNull && !a.Distinct {
+			spec.star = true
+		}
+	}
+	for _, an := range args {
+		if containsAgg(an) {
+			return spec, sqlerr.New(sqlerr.ErrInvalidGroupFuncUse, "Invalid use of group function")
+		}
+		e, err := c.compile(an)
+		if err != nil {
+			return spec, err
+		}
+		spec.args = append(spec.args, e)
+	}
+	if spec.fn == "group_concat" && a.Order != nil {
+		nArgs := len(spec.args)
+		for _, item := range a.Order.Items {
+			// ORDER BY n names the n-th GROUP_CONCAT argument.
+			if pos, ok := item.Expr.(*ast.PositionExpr); ok && pos.P == nil {
+				if pos.N < 1 || pos.N > nArgs {
+					return spec, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%d' in 'order clause'", pos.N)
+				}
+				spec.order = append(spec.order, sortKey{idx: pos.N - 1, desc: item.Desc})
+				continue
+			}
+			e, err := c.compile(item.Expr)
+			if err != nil {
+				return spec, err
+			}
+			spec.order = append(spec.order, sortKey{idx: len(spec.args), desc: item.Desc})
+			spec.args = append(spec.args, e)
+		}
+		spec.nOrder = len(spec.args) - nArgs
+	}
+	spec.t = aggResultType(spec)
+	return spec, nil
+}
+
+// planSelectList is step 6: the projection, with wildcards expanded in the FROM clause's written
+// order, and the column definitions sent to the client.
+func (b *selectBuilder) planSelectList(fieldProj []int) error {
+	pl, sc, post2 := b.pl, b.sc, b.post2
+	fields := b.sel.Fields.Fields
 	var projNames []proto.Column
-	fieldProj := make([]int, len(fields))
 	for fi, f := range fields {
 		fieldProj[fi] = len(pl.proj)
 		if f.WildCard != nil {
 			n := 0
-			for _, i := range writtenColumns(sc, written) {
+			for _, i := range writtenColumns(sc, len(b.items), b.order) {
 				col := sc.cols[i]
 				if col.name == "" {
 					continue
@@ -546,10 +673,10 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 			}
 			if n == 0 {
 				if f.WildCard.Table.O != "" {
-					return nil, sqlerr.New(sqlerr.ErrBadTable, "Unknown table '%s'", f.WildCard.Table.O)
+					return sqlerr.New(sqlerr.ErrBadTable, "Unknown table '%s'", f.WildCard.Table.O)
 				}
 				if len(pl.levels) == 0 {
-					return nil, sqlerr.New(sqlerr.ErrNoTablesUsed, "No tables used")
+					return sqlerr.New(sqlerr.ErrNoTablesUsed, "No tables used")
 				}
 			}
 			continue
@@ -557,11 +684,11 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 		post2.refs = 0
 		e, err := post2.compile(f.Expr)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if pl.grouped {
-			if err := p.checkGroupedField(sc, f.Expr, e); err != nil {
-				return nil, err
+			if err := b.p.checkGroupedField(sc, f.Expr, e); err != nil {
+				return err
 			}
 		}
 		name := f.AsName.O
@@ -579,154 +706,203 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 	}
 	pl.nVisible = len(pl.proj)
 	pl.cols = projNames
-	var gc *groupCheck
-	if pl.grouped && p.s.fullGroupBy() {
-		gc = newGroupCheck(sc, pl, sel, groupNodes)
-		for fi, f := range fields {
-			if f.WildCard != nil {
-				for _, i := range writtenColumns(sc, written) {
-					col := sc.cols[i]
-					if col.name == "" || f.WildCard.Table.O != "" && !strings.EqualFold(col.table, f.WildCard.Table.O) {
-						continue
-					}
-					cn := &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(col.table), Name: ast.NewCIStr(col.name)}}
-					if err := gc.check(cn, "SELECT list", fi+1); err != nil {
-						return nil, err
-					}
-				}
-				continue
-			}
-			if err := gc.check(f.Expr, "SELECT list", fi+1); err != nil {
-				return nil, err
-			}
-		}
-	}
+	return nil
+}
 
-	// HAVING and ORDER BY may name select-list aliases. HAVING without grouping filters rows.
-	if sel.Having != nil {
-		hc := post2
-		inAlias := false
-		hc.aliases = func(name string) (Expr, bool) {
-			fi := findField(name)
-			if fi < 0 || inAlias {
-				return nil, false
-			}
-			inAlias = true
-			e, err := hc.compile(fields[fi].Expr)
-			inAlias = false
-			return e, err == nil
-		}
-		hc.aliasFirst = func(name string) bool {
-			explicit := false
-			for _, f := range fields {
-				if f.WildCard == nil && strings.EqualFold(f.AsName.O, name) {
-					explicit = true
-				}
-			}
-			if !explicit || sel.GroupBy == nil {
-				return explicit
-			}
-			for _, item := range sel.GroupBy.Items {
-				if cn, ok := item.Expr.(*ast.ColumnNameExpr); ok && strings.EqualFold(cn.Name.Name.O, name) {
-					return false
-				}
-			}
-			return true
-		}
-		h, err := hc.compile(sel.Having.Expr)
-		if err != nil {
-			return nil, err
-		}
-		hc.aliases, hc.aliasFirst = nil, nil
-		if pl.grouped {
-			pl.having = h
-		} else {
-			pl.where = andAll(append(post, h))
-		}
+// checkSelectListGrouping is step 6's ONLY_FULL_GROUP_BY check of the select list (a wildcard
+// checks each column it expands to).
+func (b *selectBuilder) checkSelectListGrouping() error {
+	if b.gc == nil {
+		return nil
 	}
-	if sel.OrderBy != nil {
-		for oi, item := range sel.OrderBy.Items {
-			if pos, ok := item.Expr.(*ast.PositionExpr); ok {
-				if pos.N < 1 || pos.N > pl.nVisible {
-					return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%d' in 'order clause'", pos.N)
-				}
-				pl.order = append(pl.order, sortKey{idx: pos.N - 1, desc: item.Desc})
-				continue
-			}
-			if cn, ok := item.Expr.(*ast.ColumnNameExpr); ok && cn.Name.Table.O == "" {
-				matched := -1
-				for i, f := range fields {
-					if f.WildCard == nil && f.AsName.O != "" && strings.EqualFold(f.AsName.O, cn.Name.Name.O) {
-						matched = i
-						break
-					}
-				}
-				if matched >= 0 {
-					pl.order = append(pl.order, sortKey{idx: fieldProj[matched], desc: item.Desc})
+	sc := b.sc
+	for fi, f := range b.sel.Fields.Fields {
+		if f.WildCard != nil {
+			for _, i := range writtenColumns(sc, len(b.items), b.order) {
+				col := sc.cols[i]
+				if col.name == "" || f.WildCard.Table.O != "" && !strings.EqualFold(col.table, f.WildCard.Table.O) {
 					continue
 				}
-			}
-			post2.refs = 0
-			e, err := post2.compile(item.Expr)
-			if err != nil {
-				return nil, err
-			}
-			if gc != nil {
-				if err := gc.check(item.Expr, "ORDER BY clause", oi+1); err != nil {
-					return nil, err
+				cn := &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(col.table), Name: ast.NewCIStr(col.name)}}
+				if err := b.gc.check(cn, "SELECT list", fi+1); err != nil {
+					return err
 				}
 			}
-			// Reuse a visible column when the ORDER BY expression is the same column.
-			idx := -1
-			if ce, ok := e.(*colExpr); ok {
-				for i := 0; i < pl.nVisible; i++ {
-					if pe, ok := pl.proj[i].(*colExpr); ok && pe.idx == ce.idx {
-						idx = i
-						break
-					}
-				}
-			}
-			if idx < 0 {
-				idx = len(pl.proj)
-				pl.proj = append(pl.proj, e)
-			}
-			pl.order = append(pl.order, sortKey{idx: idx, desc: item.Desc})
+			continue
 		}
-		// ENUM and SET sort by member index / bitmask, as in MySQL: sort on a hidden column.
-		for i, k := range pl.order {
-			if tp := pl.proj[k.idx].Type().Tp; tp == mysql.TypeEnum || tp == mysql.TypeSet {
-				pl.order[i].idx = len(pl.proj)
-				pl.proj = append(pl.proj, numericContext(pl.proj[k.idx]))
-			}
-		}
-		pl.sortNeeded = len(pl.order) > 0
-	}
-	if sel.Limit != nil {
-		var err error
-		if sel.Limit.Count != nil {
-			if pl.limit, err = c.compile(sel.Limit.Count); err != nil {
-				return nil, err
-			}
-		}
-		if sel.Limit.Offset != nil {
-			if pl.offset, err = c.compile(sel.Limit.Offset); err != nil {
-				return nil, err
-			}
+		if err := b.gc.check(f.Expr, "SELECT list", fi+1); err != nil {
+			return err
 		}
 	}
-	if sel.LockInfo != nil {
-		switch sel.LockInfo.LockType {
-		case ast.SelectLockForUpdate, ast.SelectLockForUpdateNoWait, ast.SelectLockForUpdateWaitN:
-			pl.lock = txn.LockExclusive
-		case ast.SelectLockForShare, ast.SelectLockForShareNoWait:
-			pl.lock = txn.LockShared
-		}
-	}
+	return nil
+}
 
-	// Access paths, then the level filters.
+// planHaving is step 7. HAVING may name select-list aliases; an explicit alias wins over a column
+// of the same name unless GROUP BY names that column (as in MySQL). Without grouping HAVING
+// filters rows after the join.
+func (b *selectBuilder) planHaving() error {
+	sel, pl := b.sel, b.pl
+	if sel.Having == nil {
+		return nil
+	}
+	fields := sel.Fields.Fields
+	hc := b.post2
+	inAlias := false
+	hc.aliases = func(name string) (Expr, bool) {
+		fi := findField(fields, name)
+		if fi < 0 || inAlias {
+			return nil, false
+		}
+		inAlias = true
+		e, err := hc.compile(fields[fi].Expr)
+		inAlias = false
+		return e, err == nil
+	}
+	hc.aliasFirst = func(name string) bool {
+		explicit := false
+		for _, f := range fields {
+			if f.WildCard == nil && strings.EqualFold(f.AsName.O, name) {
+				explicit = true
+			}
+		}
+		if !explicit || sel.GroupBy == nil {
+			return explicit
+		}
+		for _, item := range sel.GroupBy.Items {
+			if cn, ok := item.Expr.(*ast.ColumnNameExpr); ok && strings.EqualFold(cn.Name.Name.O, name) {
+				return false
+			}
+		}
+		return true
+	}
+	h, err := hc.compile(sel.Having.Expr)
+	if err != nil {
+		return err
+	}
+	hc.aliases, hc.aliasFirst = nil, nil
+	if pl.grouped {
+		pl.having = h
+	} else {
+		pl.where = andAlso(pl.where, h) // the post-join WHERE conjuncts, then HAVING
+	}
+	return nil
+}
+
+// planOrderBy is step 8's ORDER BY: each key is a sort key over the projection, reusing a visible
+// column where it can and adding hidden ones otherwise. Whether a sort is needed at all is decided
+// again in step 9 (an index may deliver the order).
+func (b *selectBuilder) planOrderBy(fieldProj []int) error {
+	sel, pl := b.sel, b.pl
+	if sel.OrderBy == nil {
+		return nil
+	}
+	for oi, item := range sel.OrderBy.Items {
+		if pos, ok := item.Expr.(*ast.PositionExpr); ok {
+			if pos.N < 1 || pos.N > pl.nVisible {
+				return sqlerr.New(sqlerr.ErrBadField, "Unknown column '%d' in 'order clause'", pos.N)
+			}
+			pl.order = append(pl.order, sortKey{idx: pos.N - 1, desc: item.Desc})
+			continue
+		}
+		if fi := b.orderByAlias(item.Expr); fi >= 0 {
+			pl.order = append(pl.order, sortKey{idx: fieldProj[fi], desc: item.Desc})
+			continue
+		}
+		b.post2.refs = 0
+		e, err := b.post2.compile(item.Expr)
+		if err != nil {
+			return err
+		}
+		if b.gc != nil {
+			if err := b.gc.check(item.Expr, "ORDER BY clause", oi+1); err != nil {
+				return err
+			}
+		}
+		// Reuse a visible column when the ORDER BY expression is the same column.
+		idx := -1
+		if ce, ok := e.(*colExpr); ok {
+			for i := 0; i < pl.nVisible; i++ {
+				if pe, ok := pl.proj[i].(*colExpr); ok && pe.idx == ce.idx {
+					idx = i
+					break
+				}
+			}
+		}
+		if idx < 0 {
+			idx = len(pl.proj)
+			pl.proj = append(pl.proj, e)
+		}
+		pl.order = append(pl.order, sortKey{idx: idx, desc: item.Desc})
+	}
+	// ENUM and SET sort by member index / bitmask, as in MySQL: sort on a hidden column.
+	for i, k := range pl.order {
+		if tp := pl.proj[k.idx].Type().Tp; tp == mysql.TypeEnum || tp == mysql.TypeSet {
+			pl.order[i].idx = len(pl.proj)
+			pl.proj = append(pl.proj, numericContext(pl.proj[k.idx]))
+		}
+	}
+	pl.sortNeeded = len(pl.order) > 0
+	return nil
+}
+
+// orderByAlias returns the select field an unqualified ORDER BY name is the explicit alias of, or
+// -1: an alias wins over a column of the same name in ORDER BY.
+func (b *selectBuilder) orderByAlias(n ast.ExprNode) int {
+	cn, ok := n.(*ast.ColumnNameExpr)
+	if !ok || cn.Name.Table.O != "" {
+		return -1
+	}
+	for i, f := range b.sel.Fields.Fields {
+		if f.WildCard == nil && f.AsName.O != "" && strings.EqualFold(f.AsName.O, cn.Name.Name.O) {
+			return i
+		}
+	}
+	return -1
+}
+
+// planLimit is step 8's LIMIT and OFFSET, compiled over the joined row (they are constants or
+// placeholders; the compiler rejects anything else).
+func (b *selectBuilder) planLimit() error {
+	lim := b.sel.Limit
+	if lim == nil {
+		return nil
+	}
+	var err error
+	if lim.Count != nil {
+		if b.pl.limit, err = b.c.compile(lim.Count); err != nil {
+			return err
+		}
+	}
+	if lim.Offset != nil {
+		if b.pl.offset, err = b.c.compile(lim.Offset); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lockMode is step 8's locking clause: FOR UPDATE locks exclusively, FOR SHARE (LOCK IN SHARE
+// MODE) shared; no clause, no lock.
+func lockMode(li *ast.SelectLockInfo) txn.LockMode {
+	if li == nil {
+		return 0
+	}
+	switch li.LockType {
+	case ast.SelectLockForUpdate, ast.SelectLockForUpdateNoWait, ast.SelectLockForUpdateWaitN:
+		return txn.LockExclusive
+	case ast.SelectLockForShare, ast.SelectLockForShareNoWait:
+		return txn.LockShared
+	}
+	return 0
+}
+
+// chooseLevelAccess is step 9: the access path of each base-table level (chooseAccess), then the
+// level's filter, and whether the level is independent of the earlier ones.
+func (b *selectBuilder) chooseLevelAccess() {
+	pl, sc := b.pl, b.sc
 	for li, lv := range pl.levels {
 		if lv.acc != nil {
-			p.chooseAccess(pl, li, sc)
+			b.p.chooseAccess(pl, li, sc)
 			if pl.lock != 0 {
 				lv.acc.lock = pl.lock
 				lv.acc.latest = true
@@ -741,24 +917,29 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 			}
 		}
 		if lv.indep {
-			a := lv.acc
-			bounds := append(append(append([]Expr(nil), a.eq...), a.in...), a.lo, a.hi)
-			for _, r := range a.ors {
-				bounds = append(bounds, r.lo, r.hi)
-			}
-			for _, b := range bounds {
-				if b == nil {
-					continue
-				}
-				if r, ok := refsOf(b, sc); !ok || r != 0 {
-					lv.indep = false
-				}
-			}
+			lv.indep = boundsIndependent(lv.acc, sc)
 		}
 		lv.filter = andAll(es)
 	}
-	pl.correlated = sc.correlated
-	return pl, nil
+}
+
+// boundsIndependent reports whether an access path's bounds read nothing of the earlier levels, so
+// that its rows are the same for every outer row (the level can then be read once per execution).
+func boundsIndependent(a *access, sc *scope) bool {
+	bounds := append(append(append([]Expr(nil), a.eq...), a.in...), a.lo, a.hi)
+	for _, r := range a.ors {
+		bounds = append(bounds, r.lo, r.hi)
+	}
+	indep := true
+	for _, b := range bounds {
+		if b == nil {
+			continue
+		}
+		if r, ok := refsOf(b, sc); !ok || r != 0 {
+			indep = false
+		}
+	}
+	return indep
 }
 
 func maxLevel(refs uint64, min int) int {
@@ -780,6 +961,14 @@ func andAll(es []Expr) Expr {
 		e = &logicExpr{typed{tBool}, opcode.LogicAnd, e, x}
 	}
 	return e
+}
+
+// andAlso is andAll(append(conjuncts, x)) for e = andAll(conjuncts): the same tree, built on e.
+func andAlso(e, x Expr) Expr {
+	if e == nil {
+		return x
+	}
+	return &logicExpr{typed{tBool}, opcode.LogicAnd, e, x}
 }
 
 // checkGroupedField enforces nothing yet: without ONLY_FULL_GROUP_BY a non-aggregated column takes
@@ -1001,10 +1190,15 @@ func aggResultType(a aggSpec) types.ColType {
 	return at
 }
 
-// writtenColumns lists scope columns in the FROM clause's written order (levels may be reordered).
-func writtenColumns(sc *scope, written []int) []int {
+// writtenColumns lists scope columns in the FROM clause's written order: order[level] is the
+// written position of the level's FROM item (nil: levels are in written order).
+func writtenColumns(sc *scope, nLevels int, order []int) []int {
 	var out []int
-	for _, lvl := range written {
+	for pos := 0; pos < nLevels; pos++ {
+		lvl := pos
+		if order != nil {
+			lvl = slices.Index(order, pos)
+		}
 		for i, c := range sc.cols {
 			if c.level == lvl {
 				out = append(out, i)

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -56,369 +57,501 @@ type bound struct {
 	isIn bool
 }
 
-// chooseAccess picks the access path of level li from its conditions, index hints and ORDER BY.
+// orBound is an OR of ranges on one column: (c BETWEEN 1 AND 5 OR c = 9 OR c > 100).
+type orBound struct {
+	col    int // scope index
+	ranges []orRange
+}
+
+// accessCandidate is one way to read a level's table: an index, the access kind, and the values the
+// level's conditions bind it with. Each access kind below fills one in; scoreCandidate scores them
+// all by one rule and chooseAccess keeps the best.
+type accessCandidate struct {
+	ix       *Index
+	kind     accessKind
+	eq       []Expr // values for the leading index columns (accPoint: all of them)
+	in       []Expr // accBatch: the IN list on the next column
+	lo, hi   Expr   // accRange: bounds on the next column; nil = open
+	loIncl   bool
+	hiIncl   bool
+	ors      []orRange // accRanges: an OR of ranges on the next column
+	covering bool      // a secondary index holding every column the query reads
+	score    int
+}
+
+// The scores of scoreCandidate. Kiln keeps no statistics, so a candidate is scored by the shape of
+// its bounds alone: more equality columns first, then how the next column is narrowed.
+const (
+	// scorePointGet: every column of a unique key is bound by equality: at most one row.
+	scorePointGet = 1000
+	// scoreUniqueBatch: an IN list on the last column of a unique key, the others bound by
+	// equality: one point get per value.
+	scoreUniqueBatch = 900
+	// scorePerEqColumn: each leading index column bound by equality.
+	scorePerEqColumn = 10
+	// The next index column narrowed by an IN list (a batch of seeks), an OR of ranges, or one
+	// range: each reads fewer rows than the one after it, as far as the shape tells.
+	scoreNextIn    = 8
+	scoreNextOrs   = 6
+	scoreNextRange = 5
+	scoreCovering  = 2 // a secondary index that needs no row lookup by primary key
+	scoreClustered = 1 // the primary index: rows are read where the index is
+)
+
+// scoreOrderLimit is the LIMIT rule of orderedScan: with ORDER BY ... LIMIT, an index that delivers
+// the order (its scan stops after LIMIT rows) replaces the best bounded candidate when that
+// candidate scores at most scoreOrderLimit: an IN list or OR of ranges on its first column, or one
+// equality on a secondary index (a range is kept: orderedScan lets only its own index serve the
+// order). A better-bound candidate (two equality columns, or an equality on the primary key) is
+// expected to read fewer rows than the ordered scan, even though it must read all of them and sort.
+const scoreOrderLimit = 10
+
+// orderedScanBeats is the LIMIT rule (scoreOrderLimit): whether an index that delivers the order
+// may replace best.
+func orderedScanBeats(best *accessCandidate) bool {
+	return best == nil || best.score <= scoreOrderLimit
+}
+
+// pickBetter is the one place candidates are compared: the higher score wins, and on a tie the
+// one seen first (chooseAccess visits the indexes in definition order, the primary key first).
+func pickBetter(best, c *accessCandidate) *accessCandidate {
+	if best == nil || c.score > best.score {
+		return c
+	}
+	return best
+}
+
+// scoreCandidate is the one place candidates are scored (pickBetter compares the scores).
+func scoreCandidate(c *accessCandidate) int {
+	n := len(c.eq)
+	s := 0
+	switch c.kind {
+	case accPoint:
+		s = scorePointGet
+	case accBatch:
+		s = scorePerEqColumn*n + scoreNextIn
+		if (c.ix.Primary || c.ix.Unique) && n == len(c.ix.cols)-1 {
+			s = scoreUniqueBatch
+		}
+	case accRanges:
+		s = scorePerEqColumn*n + scoreNextOrs
+	default:
+		s = scorePerEqColumn * n
+		if c.lo != nil || c.hi != nil {
+			s += scoreNextRange
+		}
+	}
+	if s > 0 {
+		if c.ix.Primary {
+			s += scoreClustered
+		} else if c.covering {
+			s += scoreCovering
+		}
+	}
+	return s
+}
+
+// accessChooser is what chooseAccess knows about one level while it builds candidates.
+type accessChooser struct {
+	pl      *selectPlan
+	li      int
+	lv      *level
+	sc      *scope
+	tbl     *Table
+	before  uint64          // levels whose values are known when this one opens
+	bounds  []bound         // single-column conditions usable as index bounds
+	ors     []orBound       // ORs of ranges on one column
+	allowed map[*Index]bool // what the index hints leave
+	forced  bool            // FORCE INDEX: an unbounded secondary index is read rather than the table
+}
+
+// chooseAccess picks the access path of level li from its conditions, index hints and ORDER BY:
+//  1. Collect the level's conditions that can bound an index (collectBounds, collectOrBounds).
+//  2. Apply the index hints (indexHints).
+//  3. Build one candidate per allowed index, of the best kind its bounds allow (indexCandidate:
+//     point get, batch point get, range scan, multi-range scan; covering or not), score each
+//     (scoreCandidate) and keep the best (pickBetter).
+//  4. Let ORDER BY (and LIMIT) pick an index that delivers the order (orderedScan).
+//  5. No candidate: a full scan of the primary index (fullScan).
 func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
 	lv := pl.levels[li]
-	a := lv.acc
-	tbl := a.tbl
-	before := uint64(1)<<uint(li) - 1 // levels whose values are known when this one opens
-	var bounds []bound
-	onThis := func(e Expr) (int, bool) {
-		ce, ok := e.(*colExpr)
-		if !ok || ce.idx < lv.off || ce.idx >= lv.off+lv.width {
-			return 0, false
+	ch := accessChooser{pl: pl, li: li, lv: lv, sc: sc, tbl: lv.acc.tbl, before: uint64(1)<<uint(li) - 1,
+		allowed: map[*Index]bool{}}
+	ch.bounds = ch.collectBounds()
+	var orsBuf [1]orBound // the usual case, on the stack
+	ch.ors = ch.collectOrBounds(orsBuf[:0])
+	ch.forced = indexHints(ch.allowed, ch.tbl, lv.hints)
+	var best *accessCandidate
+	for _, ix := range ch.tbl.Indexes {
+		if !ch.allowed[ix] {
+			continue
 		}
-		return ce.idx, true
+		if c := ch.indexCandidate(ix); c != nil {
+			best = pickBetter(best, c)
+		}
 	}
-	usable := func(es ...Expr) bool {
-		r, ok := refs2(sc, es...)
-		return ok && r&^before == 0
+	best = ch.orderedScan(best)
+	if best == nil {
+		fullScan(lv.acc)
+		return
 	}
-	// ENUM and SET keys are ordered by member index / bitmask while comparisons with strings
-	// compare names: only equality may use their index.
-	rangeOK := func(ci int) bool {
-		tp := sc.cols[ci].t.Tp
-		return tp != mysql.TypeEnum && tp != mysql.TypeSet
+	lv.acc.use(best)
+}
+
+// use makes c the access path.
+func (a *access) use(c *accessCandidate) {
+	a.idx, a.kind, a.eq, a.in, a.lo, a.hi, a.loIncl, a.hiIncl, a.covering = c.ix, c.kind, c.eq, c.in, c.lo, c.hi, c.loIncl, c.hiIncl, c.covering
+	a.ors = c.ors
+	if c.ix.Primary {
+		a.covering = false
 	}
-	for _, cj := range lv.conds {
+}
+
+// fullScan reads the whole table in primary key order: what is left when no index helps.
+func fullScan(a *access) {
+	a.kind, a.idx = accFull, a.tbl.Indexes[0]
+	a.hint = "full scan"
+}
+
+// onThis returns the scope index of e if it is a column of the level being planned.
+func (ch *accessChooser) onThis(e Expr) (int, bool) {
+	ce, ok := e.(*colExpr)
+	if !ok || ce.idx < ch.lv.off || ce.idx >= ch.lv.off+ch.lv.width {
+		return 0, false
+	}
+	return ce.idx, true
+}
+
+// usable reports whether values are known when the level opens: they read only earlier levels.
+func (ch *accessChooser) usable(es ...Expr) bool {
+	r, ok := refs2(ch.sc, es...)
+	return ok && r&^ch.before == 0
+}
+
+// rangeOK reports whether a column's index may serve a range. ENUM and SET keys are ordered by
+// member index / bitmask while comparisons with strings compare names: only equality may use their
+// index.
+func (ch *accessChooser) rangeOK(ci int) bool {
+	tp := ch.sc.cols[ci].t.Tp
+	return tp != mysql.TypeEnum && tp != mysql.TypeSet
+}
+
+// collectBounds finds the level's conditions that bound one of its columns: =, <, <=, >, >=,
+// IN and BETWEEN against values known when the level opens. Like every accessChooser method but
+// chooseAccess it only reads ch: a method storing into it would move ch's maps to the heap.
+func (ch *accessChooser) collectBounds() []bound {
+	var bounds []bound
+	for _, cj := range ch.lv.conds {
 		switch x := cj.e.(type) {
 		case *cmpExpr:
 			if x.op == opcode.NE || x.op == opcode.NullEQ {
 				continue
 			}
-			if ci, ok := onThis(x.l); ok && usable(x.r) && (x.op == opcode.EQ || rangeOK(ci)) {
+			if ci, ok := ch.onThis(x.l); ok && ch.usable(x.r) && (x.op == opcode.EQ || ch.rangeOK(ci)) {
 				bounds = append(bounds, bound{col: ci, op: x.op, vals: []Expr{x.r}})
-			} else if ci, ok := onThis(x.r); ok && usable(x.l) && (x.op == opcode.EQ || rangeOK(ci)) {
+			} else if ci, ok := ch.onThis(x.r); ok && ch.usable(x.l) && (x.op == opcode.EQ || ch.rangeOK(ci)) {
 				bounds = append(bounds, bound{col: ci, op: flipOp(x.op), vals: []Expr{x.l}})
 			}
 		case *inExpr:
 			if x.not {
 				continue
 			}
-			if ci, ok := onThis(x.e); ok && usable(x.list...) {
+			if ci, ok := ch.onThis(x.e); ok && ch.usable(x.list...) {
 				bounds = append(bounds, bound{col: ci, op: opcode.In, vals: x.list, isIn: true})
 			}
 		case *betweenExpr:
 			if x.not {
 				continue
 			}
-			if ci, ok := onThis(x.e); ok && usable(x.lo, x.hi) && rangeOK(ci) {
+			if ci, ok := ch.onThis(x.e); ok && ch.usable(x.lo, x.hi) && ch.rangeOK(ci) {
 				bounds = append(bounds, bound{col: ci, op: opcode.GE, vals: []Expr{x.lo}})
 				bounds = append(bounds, bound{col: ci, op: opcode.LE, vals: []Expr{x.hi}})
 			}
 		}
 	}
+	return bounds
+}
 
-	// OR of ranges on one column: (c BETWEEN 1 AND 5 OR c = 9 OR c > 100).
-	type orBound struct {
-		col    int
-		ranges []orRange
-	}
-	var ors []orBound
-	var leafRanges func(e Expr) (int, []orRange, bool)
-	leafRanges = func(e Expr) (int, []orRange, bool) {
-		switch x := e.(type) {
-		case *logicExpr:
-			if x.op != opcode.LogicOr {
-				return 0, nil, false
-			}
-			c1, r1, ok1 := leafRanges(x.l)
-			c2, r2, ok2 := leafRanges(x.r)
-			if !ok1 || !ok2 || c1 != c2 {
-				return 0, nil, false
-			}
-			return c1, append(r1, r2...), true
-		case *cmpExpr:
-			ci, ok := onThis(x.l)
-			other, op := x.r, x.op
-			if !ok {
-				if ci, ok = onThis(x.r); !ok {
-					return 0, nil, false
-				}
-				other, op = x.l, flipOp(x.op)
-			}
-			if !usable(other) || (op != opcode.EQ && !rangeOK(ci)) {
-				return 0, nil, false
-			}
-			switch op {
-			case opcode.EQ:
-				return ci, []orRange{{lo: other, hi: other, loIncl: true, hiIncl: true}}, true
-			case opcode.LT, opcode.LE:
-				return ci, []orRange{{hi: other, hiIncl: op == opcode.LE}}, true
-			case opcode.GT, opcode.GE:
-				return ci, []orRange{{lo: other, loIncl: op == opcode.GE}}, true
-			}
-		case *betweenExpr:
-			if ci, ok := onThis(x.e); ok && !x.not && usable(x.lo, x.hi) {
-				return ci, []orRange{{lo: x.lo, hi: x.hi, loIncl: true, hiIncl: true}}, true
-			}
-		case *inExpr:
-			if ci, ok := onThis(x.e); ok && !x.not && usable(x.list...) {
-				var rs []orRange
-				for _, v := range x.list {
-					rs = append(rs, orRange{lo: v, hi: v, loIncl: true, hiIncl: true})
-				}
-				return ci, rs, true
-			}
-		}
-		return 0, nil, false
-	}
-	for _, cj := range lv.conds {
+// collectOrBounds appends to ors the level's conditions that are an OR of ranges on one column.
+func (ch *accessChooser) collectOrBounds(ors []orBound) []orBound {
+	for _, cj := range ch.lv.conds {
 		if l, ok := cj.e.(*logicExpr); ok && l.op == opcode.LogicOr {
-			if ci, rs, ok := leafRanges(l); ok {
+			if ci, rs, ok := ch.leafRanges(l); ok {
 				ors = append(ors, orBound{col: ci, ranges: rs})
 			}
 		}
 	}
+	return ors
+}
 
-	// Index hints.
-	allowed := map[*Index]bool{}
-	forced := false
+// leafRanges turns an OR tree whose leaves all bound the same column into its ranges.
+func (ch *accessChooser) leafRanges(e Expr) (int, []orRange, bool) {
+	switch x := e.(type) {
+	case *logicExpr:
+		if x.op != opcode.LogicOr {
+			return 0, nil, false
+		}
+		c1, r1, ok1 := ch.leafRanges(x.l)
+		c2, r2, ok2 := ch.leafRanges(x.r)
+		if !ok1 || !ok2 || c1 != c2 {
+			return 0, nil, false
+		}
+		return c1, append(r1, r2...), true
+	case *cmpExpr:
+		ci, ok := ch.onThis(x.l)
+		other, op := x.r, x.op
+		if !ok {
+			if ci, ok = ch.onThis(x.r); !ok {
+				return 0, nil, false
+			}
+			other, op = x.l, flipOp(x.op)
+		}
+		if !ch.usable(other) || (op != opcode.EQ && !ch.rangeOK(ci)) {
+			return 0, nil, false
+		}
+		switch op {
+		case opcode.EQ:
+			return ci, []orRange{{lo: other, hi: other, loIncl: true, hiIncl: true}}, true
+		case opcode.LT, opcode.LE:
+			return ci, []orRange{{hi: other, hiIncl: op == opcode.LE}}, true
+		case opcode.GT, opcode.GE:
+			return ci, []orRange{{lo: other, loIncl: op == opcode.GE}}, true
+		}
+	case *betweenExpr:
+		if ci, ok := ch.onThis(x.e); ok && !x.not && ch.usable(x.lo, x.hi) {
+			return ci, []orRange{{lo: x.lo, hi: x.hi, loIncl: true, hiIncl: true}}, true
+		}
+	case *inExpr:
+		if ci, ok := ch.onThis(x.e); ok && !x.not && ch.usable(x.list...) {
+			var rs []orRange
+			for _, v := range x.list {
+				rs = append(rs, orRange{lo: v, hi: v, loIncl: true, hiIncl: true})
+			}
+			return ci, rs, true
+		}
+	}
+	return 0, nil, false
+}
+
+// indexHints applies USE / FORCE / IGNORE INDEX to allowed (which starts as every index of tbl):
+// USE and FORCE with names keep only the named indexes, IGNORE removes its names. It reports
+// whether FORCE INDEX was given.
+func indexHints(allowed map[*Index]bool, tbl *Table, hints []*ast.IndexHint) (forced bool) {
 	for _, ix := range tbl.Indexes {
 		allowed[ix] = true
 	}
-	if hints := lv.hints; len(hints) > 0 {
-		for _, h := range hints {
-			names := map[string]bool{}
-			for _, n := range h.IndexNames {
-				names[strings.ToLower(n.O)] = true
+	for _, h := range hints {
+		names := map[string]bool{}
+		for _, n := range h.IndexNames {
+			names[strings.ToLower(n.O)] = true
+		}
+		switch h.HintType {
+		case ast.HintUse, ast.HintForce:
+			if len(names) == 0 {
+				continue
 			}
-			switch h.HintType {
-			case ast.HintUse, ast.HintForce:
-				if len(names) == 0 {
-					continue
+			for ix := range allowed {
+				if !names[strings.ToLower(ix.Name)] {
+					delete(allowed, ix)
 				}
-				for ix := range allowed {
-					if !names[strings.ToLower(ix.Name)] {
-						delete(allowed, ix)
-					}
-				}
-				if h.HintType == ast.HintForce {
-					forced = true
-				}
-			case ast.HintIgnore:
-				for ix := range allowed {
-					if names[strings.ToLower(ix.Name)] {
-						delete(allowed, ix)
-					}
+			}
+			if h.HintType == ast.HintForce {
+				forced = true
+			}
+		case ast.HintIgnore:
+			for ix := range allowed {
+				if names[strings.ToLower(ix.Name)] {
+					delete(allowed, ix)
 				}
 			}
 		}
 	}
+	return forced
+}
 
-	type cand struct {
-		ix       *Index
-		kind     accessKind
-		eq       []Expr
-		in       []Expr
-		lo, hi   Expr
-		loIncl   bool
-		hiIncl   bool
-		score    int
-		covering bool
-		ors      []orRange
+// indexCandidate builds the candidate of one index: equality on its leading columns, then the
+// best kind of access the bounds allow, scored. It returns nil when the index does not help.
+func (ch *accessChooser) indexCandidate(ix *Index) *accessCandidate {
+	c := &accessCandidate{ix: ix, kind: accRange}
+	ch.eqPrefix(c)
+	if n := len(c.eq); n == len(ix.cols) {
+		ch.pointGet(c)
+	} else if next := ix.cols[n]; !ch.batchPointGet(c, next) && !ch.rangeScan(c, next) {
+		ch.multiRangeScan(c, next)
 	}
-	used := map[int]bool{}
-	for i := lv.off; i < lv.off+lv.width; i++ {
-		if sc.cols[i].used {
-			used[i-lv.off] = true
-		}
+	if !ix.Primary {
+		c.covering = ch.covers(ix)
 	}
-	var best *cand
-	for _, ix := range tbl.Indexes {
-		if !allowed[ix] {
-			continue
-		}
-		c := &cand{ix: ix, kind: accRange}
-		n := 0
-		for _, colOff := range ix.cols {
-			var eq *bound
-			for bi := range bounds {
-				b := &bounds[bi]
-				if b.col-lv.off == colOff && (b.op == opcode.EQ || b.isIn && len(b.vals) == 1) {
-					eq = b
-					break
-				}
-			}
-			if eq == nil {
+	c.score = scoreCandidate(c)
+	// An unbound candidate scans the whole index: for the primary index that is the full scan,
+	// and for a secondary one a full scan plus a lookup per row, unless FORCE INDEX asks for it.
+	if c.score == 0 && !(ch.forced && !ix.Primary) {
+		return nil
+	}
+	return c
+}
+
+// eqPrefix binds the leading index columns that have an equality (or a one-value IN list).
+func (ch *accessChooser) eqPrefix(c *accessCandidate) {
+	for _, colOff := range c.ix.cols {
+		var eq *bound
+		for bi := range ch.bounds {
+			b := &ch.bounds[bi]
+			if b.col-ch.lv.off == colOff && (b.op == opcode.EQ || b.isIn && len(b.vals) == 1) {
+				eq = b
 				break
 			}
-			c.eq = append(c.eq, eq.vals[0])
-			n++
 		}
-		unique := ix.Primary || ix.Unique
-		if n == len(ix.cols) && unique {
-			c.kind = accPoint
-			c.score = 1000
-		} else if n < len(ix.cols) {
-			colOff := ix.cols[n]
-			for bi := range bounds {
-				b := &bounds[bi]
-				if b.col-lv.off != colOff {
-					continue
-				}
-				switch {
-				case b.isIn && c.kind != accBatch:
-					c.kind, c.in = accBatch, b.vals
-				case b.op == opcode.GT || b.op == opcode.GE:
-					if c.lo == nil {
-						c.lo, c.loIncl = b.vals[0], b.op == opcode.GE
-					}
-				case b.op == opcode.LT || b.op == opcode.LE:
-					if c.hi == nil {
-						c.hi, c.hiIncl = b.vals[0], b.op == opcode.LE
-					}
-				}
-			}
-			if c.kind != accBatch && c.lo == nil && c.hi == nil {
-				for _, ob := range ors {
-					if ob.col-lv.off == colOff {
-						c.kind, c.ors = accRanges, ob.ranges
-						break
-					}
-				}
-			}
-			switch {
-			case c.kind == accRanges:
-				c.score = 10*n + 6
-			case c.kind == accBatch:
-				c.lo, c.hi = nil, nil
-				c.score = 10*n + 8
-				if unique && n == len(ix.cols)-1 {
-					c.score = 900
-				}
-			default:
-				c.score = 10 * n
-				if c.lo != nil || c.hi != nil {
-					c.score += 5
-				}
-			}
-		} else {
-			c.score = 10 * n
+		if eq == nil {
+			return
 		}
-		if !ix.Primary {
-			c.covering = true
-			inIdx := map[int]bool{}
-			for _, co := range ix.cols {
-				inIdx[co] = true
-			}
-			for _, co := range tbl.Indexes[0].cols {
-				inIdx[co] = true
-			}
-			for co := range used {
-				if !inIdx[co] {
-					c.covering = false
-				}
-			}
-			if c.score == 0 && !c.covering && !forced {
-				continue // a full index scan plus lookups is worse than a table scan
-			}
-			if c.covering && c.score > 0 {
-				c.score += 2
-			}
-		} else if c.score > 0 {
-			c.score++
+		c.eq = append(c.eq, eq.vals[0])
+	}
+}
+
+// pointGet: every index column is bound by equality. On a unique index that is at most one row;
+// on a non-unique one it stays a range scan over the equal prefix.
+func (ch *accessChooser) pointGet(c *accessCandidate) {
+	if c.ix.Primary || c.ix.Unique {
+		c.kind = accPoint
+	}
+}
+
+// batchPointGet: an IN list on the column after the equal prefix (the first one given) makes a
+// batch of seeks.
+func (ch *accessChooser) batchPointGet(c *accessCandidate, colOff int) bool {
+	for bi := range ch.bounds {
+		if b := &ch.bounds[bi]; b.col-ch.lv.off == colOff && b.isIn {
+			c.kind, c.in = accBatch, b.vals
+			return true
 		}
-		if c.score == 0 && !(forced && !ix.Primary) {
+	}
+	return false
+}
+
+// rangeScan: the first lower and the first upper bound on the column after the equal prefix
+// (either may be missing). It reports whether there was one.
+func (ch *accessChooser) rangeScan(c *accessCandidate, colOff int) bool {
+	for bi := range ch.bounds {
+		b := &ch.bounds[bi]
+		if b.col-ch.lv.off != colOff {
 			continue
 		}
-		if best == nil || c.score > best.score {
-			best = c
+		switch {
+		case b.op == opcode.GT || b.op == opcode.GE:
+			if c.lo == nil {
+				c.lo, c.loIncl = b.vals[0], b.op == opcode.GE
+			}
+		case b.op == opcode.LT || b.op == opcode.LE:
+			if c.hi == nil {
+				c.hi, c.hiIncl = b.vals[0], b.op == opcode.LE
+			}
 		}
 	}
+	return c.lo != nil || c.hi != nil
+}
 
-	// ORDER BY served by index order: only for the first level and when nothing regroups rows.
-	if li == 0 && pl.sortNeeded && !pl.grouped {
-		orderCols, desc, ok := orderColumns(pl, lv)
-		if ok {
-			try := func(c *cand) bool {
-				if c == nil {
-					return false
-				}
-				if c.kind == accPoint {
-					return true
-				}
-				eff := append([]int(nil), c.ix.cols...)
-				if !c.ix.Primary && !c.ix.Unique {
-					eff = append(eff, tbl.Indexes[0].cols...)
-				}
-				pos := len(c.eq)
-				eqCols := map[int]bool{}
-				for _, co := range c.ix.cols[:len(c.eq)] {
-					eqCols[co] = true
-				}
-				for _, oc := range orderCols {
-					if eqCols[oc] {
-						continue
-					}
-					if pos >= len(eff) || eff[pos] != oc {
-						return false
-					}
-					// A prefix part (KEY (c(10))) orders by the prefix only.
-					if pos < len(c.ix.cols) && c.ix.Columns[pos].Prefix > 0 ||
-						pos >= len(c.ix.cols) && tbl.Indexes[0].Columns[pos-len(c.ix.cols)].Prefix > 0 {
-						return false
-					}
-					pos++
-				}
-				return true
+// multiRangeScan: an OR of ranges on the column after the equal prefix (the first one given), when
+// neither an IN list nor a range bounds it.
+func (ch *accessChooser) multiRangeScan(c *accessCandidate, colOff int) {
+	for _, ob := range ch.ors {
+		if ob.col-ch.lv.off == colOff {
+			c.kind, c.ors = accRanges, ob.ranges
+			return
+		}
+	}
+}
+
+// covers reports whether a secondary index (with the primary key columns every entry carries)
+// holds every column of the level the query reads: an index-only read, no lookup per row.
+func (ch *accessChooser) covers(ix *Index) bool {
+	pk := ch.tbl.Indexes[0]
+	for i := ch.lv.off; i < ch.lv.off+ch.lv.width; i++ {
+		if co := i - ch.lv.off; ch.sc.cols[i].used && !slices.Contains(ix.cols, co) && !slices.Contains(pk.cols, co) {
+			return false
+		}
+	}
+	return true
+}
+
+// orderedScan serves ORDER BY by index order: only for the first level and when nothing regroups
+// rows. It keeps best when best's index delivers the order; otherwise, with a LIMIT that can stop
+// the scan early, it may pick another index that does (orderedScanBeats). When the order is
+// delivered, the sort is dropped and the scan runs in the ORDER BY's direction.
+func (ch *accessChooser) orderedScan(best *accessCandidate) *accessCandidate {
+	pl := ch.pl
+	if ch.li != 0 || !pl.sortNeeded || pl.grouped {
+		return best
+	}
+	orderCols, desc, ok := orderColumns(pl, ch.lv)
+	if !ok {
+		return best
+	}
+	if ch.deliversOrder(best, orderCols) {
+		pl.sortNeeded = false
+	} else if pl.limit != nil && orderedScanBeats(best) {
+		for _, ix := range ch.tbl.Indexes {
+			if !ch.allowed[ix] {
+				continue
 			}
-			if try(best) {
+			// A range on best's index is kept: only that index may then serve the order.
+			if best != nil && best.score > 0 && (best.lo != nil || best.hi != nil) && best.ix != ix {
+				continue
+			}
+			c := best
+			if best == nil || best.ix != ix {
+				c = &accessCandidate{ix: ix, kind: accRange}
+				if !ix.Primary {
+					c.covering = ch.covers(ix)
+				}
+			}
+			if ch.deliversOrder(c, orderCols) {
+				best = c
 				pl.sortNeeded = false
-			} else if pl.limit != nil {
-				// Prefer an index that delivers the order when a LIMIT can stop the scan early.
-				for _, ix := range tbl.Indexes {
-					if !allowed[ix] {
-						continue
-					}
-					c := &cand{ix: ix, kind: accRange}
-					if best != nil && best.score > 10 {
-						continue
-					}
-					if !ix.Primary {
-						c.covering = true
-						for co := range used {
-							found := false
-							for _, x := range append(append([]int(nil), ix.cols...), tbl.Indexes[0].cols...) {
-								if x == co {
-									found = true
-								}
-							}
-							if !found {
-								c.covering = false
-							}
-						}
-					}
-					if best != nil && best.score > 0 && (best.lo != nil || best.hi != nil) {
-						if best.ix != ix {
-							continue
-						}
-					}
-					if best != nil && best.ix == ix {
-						c = best
-					}
-					if try(c) {
-						best = c
-						pl.sortNeeded = false
-						break
-					}
-				}
-			}
-			if !pl.sortNeeded && best != nil {
-				a.reverse = desc
+				break
 			}
 		}
 	}
-	if best == nil {
-		a.kind, a.idx = accFull, tbl.Indexes[0]
-		a.hint = "full scan"
-		return
+	if !pl.sortNeeded && best != nil {
+		ch.lv.acc.reverse = desc
 	}
-	a.idx, a.kind, a.eq, a.in, a.lo, a.hi, a.loIncl, a.hiIncl, a.covering = best.ix, best.kind, best.eq, best.in, best.lo, best.hi, best.loIncl, best.hiIncl, best.covering
-	a.ors = best.ors
-	if best.ix.Primary {
-		a.covering = false
+	return best
+}
+
+// deliversOrder reports whether reading c returns rows in the order of orderCols (table column
+// offsets): after its equality columns, the index columns (and, for a non-unique index, the
+// primary key columns that end each entry) are the ORDER BY columns, none of them a prefix part.
+func (ch *accessChooser) deliversOrder(c *accessCandidate, orderCols []int) bool {
+	if c == nil {
+		return false
 	}
+	if c.kind == accPoint {
+		return true
+	}
+	pk := ch.tbl.Indexes[0]
+	withPK := !c.ix.Primary && !c.ix.Unique
+	pos := len(c.eq)
+	for _, oc := range orderCols {
+		if slices.Contains(c.ix.cols[:len(c.eq)], oc) {
+			continue
+		}
+		var col int
+		var prefix bool
+		switch {
+		case pos < len(c.ix.cols):
+			col, prefix = c.ix.cols[pos], c.ix.Columns[pos].Prefix > 0
+		case withPK && pos < len(c.ix.cols)+len(pk.cols):
+			col, prefix = pk.cols[pos-len(c.ix.cols)], pk.Columns[pos-len(c.ix.cols)].Prefix > 0
+		default:
+			return false
+		}
+		// A prefix part (KEY (c(10))) orders by the prefix only.
+		if col != oc || prefix {
+			return false
+		}
+		pos++
+	}
+	return true
 }
 
 // orderColumns returns the table columns (offsets in the table) of ORDER BY if they are all plain
