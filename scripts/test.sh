@@ -9,7 +9,9 @@
 #   deps         apt-get install what is missing (mariadb-server mariadb-client
 #                sysbench python3-pymysql), go mod download
 #   vet          go vet ./...
-#   lint         gofmt -l (must list nothing); shellcheck on our scripts if installed
+#   lint         gofmt -l (must list nothing); the import-graph check
+#                (go run ./tools/importcheck: no import points up the layers of
+#                docs/architecture.md); shellcheck on our scripts if installed
 #   unit         go test -race ./internal/...
 #   sim          the deterministic cluster simulation without -race, 1,000 seeds
 #                (go test -run 'TestClusterSim$' ./internal/repl/; 17-45 s)
@@ -79,6 +81,7 @@ lint() {
     echo "$bad"
     return 1
   fi
+  go run ./tools/importcheck || return 1
   if command -v shellcheck >/dev/null; then
     shellcheck -x scripts/*.sh test/sysbench/run.sh test/slt/check.sh test/clients/cli_session.sh \
       test/clients/jdbc.sh test/clients/dump_roundtrip.sh bench/*.sh .ci/run

@@ -23,7 +23,6 @@ import (
 
 	"github.com/kiln-db/kiln/internal/memory"
 	"github.com/kiln-db/kiln/internal/mysql"
-	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/server"
 )
 
@@ -124,16 +123,6 @@ func memoryAccount(flag string, logger *slog.Logger) (*memory.Account, error) {
 	return memory.NewAccount(limit), nil
 }
 
-// handler adapts the server to the protocol's Handler interface (server must not import mysql).
-type handler struct{ s *server.Server }
-
-func (h handler) LookupAccount(user, host string) (proto.Account, bool) {
-	return h.s.LookupAccount(user, host)
-}
-func (h handler) Open(ctx context.Context, info proto.ConnInfo) (mysql.Session, error) {
-	return h.s.OpenSession(ctx, info)
-}
-
 type serveOpts struct {
 	listen, http string
 	maxPacket    int
@@ -215,11 +204,8 @@ func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveO
 		if cfg.Memory != nil {
 			mcfg.Memory = cfg.Memory
 		}
-		ps = mysql.NewServer(mcfg, handler{srv}, logger)
-		srv.CloseConn = ps.CloseConn
-		if srv.DB != nil {
-			srv.DB.FlushAuthCache = ps.FlushAuthCache
-		}
+		ps = mysql.NewServer(mcfg, srv, logger)
+		srv.CloseConn, srv.FlushAuthCache = ps.CloseConn, ps.FlushAuthCache
 		go func() { errc <- ps.Serve(ln) }()
 	}
 	logger.Info("kiln serving", "version", serverVersion(), "mysql", mysqlAddr, "http", hln.Addr().String(), "pid", strconv.Itoa(os.Getpid()),

@@ -100,9 +100,41 @@ func (e *Engine) Flush() error { return e.db.Flush() }
 // Get returns a copy of the value of key in the latest state.
 func (e *Engine) Get(key []byte) ([]byte, bool, error) { return get(e.db, key) }
 
+// Iterator walks a key range of the engine in order. The layers above read through it and hold no
+// engine-specific type. It is a struct, not an interface, on purpose: every row of every scan goes
+// through it, and these one-line methods inline to pebble's own, so the indirection costs nothing
+// (an interface would cost a dynamic call per method per row and block inlining). A second engine
+// (the B-tree one DESIGN.md plans) adds its cursor beside p and a branch in each method.
+//
+// Positioning methods report whether the iterator is now on an entry; Key and Value stay valid
+// until the next call that moves it (duty 3); Error is the first error met, checked once Valid
+// turns false. The zero Iterator is not usable: NewIter returns one only with a nil error.
+type Iterator struct{ p *pebble.Iterator }
+
+func (i *Iterator) First() bool  { return i.p.First() }
+func (i *Iterator) Last() bool   { return i.p.Last() }
+func (i *Iterator) Next() bool   { return i.p.Next() }
+func (i *Iterator) Prev() bool   { return i.p.Prev() }
+func (i *Iterator) Valid() bool  { return i.p.Valid() }
+func (i *Iterator) Key() []byte  { return i.p.Key() }
+func (i *Iterator) Error() error { return i.p.Error() }
+func (i *Iterator) Close() error { return i.p.Close() }
+
+// Value is the current value; ValueAndErr also reports a failure to read it (pebble may keep
+// values out of line, in value blocks).
+func (i *Iterator) Value() []byte                { return i.p.Value() }
+func (i *Iterator) ValueAndErr() ([]byte, error) { return i.p.ValueAndErr() }
+
+func iterator(it *pebble.Iterator, err error) (Iterator, error) {
+	if err != nil {
+		return Iterator{}, fmt.Errorf("engine iterator: %w", err)
+	}
+	return Iterator{p: it}, nil
+}
+
 // NewIter iterates the latest state over [lower, upper).
-func (e *Engine) NewIter(lower, upper []byte) (*pebble.Iterator, error) {
-	return e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+func (e *Engine) NewIter(lower, upper []byte) (Iterator, error) {
+	return iterator(e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper}))
 }
 
 // Snapshot is a consistent, read-only view of the store at one moment.
@@ -115,8 +147,8 @@ func (e *Engine) NewSnapshot() *Snapshot { return &Snapshot{s: e.db.NewSnapshot(
 func (s *Snapshot) Get(key []byte) ([]byte, bool, error) { return get(s.s, key) }
 
 // NewIter iterates the snapshot over [lower, upper).
-func (s *Snapshot) NewIter(lower, upper []byte) (*pebble.Iterator, error) {
-	return s.s.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+func (s *Snapshot) NewIter(lower, upper []byte) (Iterator, error) {
+	return iterator(s.s.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper}))
 }
 
 // Close releases the snapshot.

@@ -180,14 +180,15 @@ func decodeHardState(p []byte) HardState {
 // Type, Term and Index are always encoded and Data only when non-nil), so that our maxBytes cut matches
 // the one raft applies on top.
 func entrySize(e *Entry) uint64 {
-	n := 3 + sov(uint64(e.Type)) + sov(e.Term) + sov(e.Index)
+	n := 3 + uvarintLen(uint64(e.Type)) + uvarintLen(e.Term) + uvarintLen(e.Index)
 	if e.Data != nil {
-		n += 1 + len(e.Data) + sov(uint64(len(e.Data)))
+		n += 1 + len(e.Data) + uvarintLen(uint64(len(e.Data)))
 	}
 	return uint64(n)
 }
 
-func sov(x uint64) int {
+// uvarintLen is the length of x as a protobuf varint (what raftpb.Entry.Size counts).
+func uvarintLen(x uint64) int {
 	n := 1
 	for x >= 0x80 {
 		x >>= 7

@@ -19,13 +19,6 @@ import (
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
-// Error codes the protocol layer raises that sqlerr does not name.
-const (
-	errNetPacketsOutOfOrder = 1156
-	errStmtHasNoOpenCursor  = 1421
-	errMalformedPacket      = 1835
-)
-
 // Options of COM_SET_OPTION.
 const (
 	optionMultiStatementsOn  = 0
@@ -44,7 +37,7 @@ type conn struct {
 	id     uint32
 	host   string
 	caps   uint32 // negotiated: the client's capabilities that we advertised
-	sess   Session
+	sess   proto.Session
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -234,7 +227,7 @@ func (c *conn) readFailed(err error) error {
 			c.sendErr(e)
 		}
 	case errors.Is(err, errPacketSequence):
-		c.sendErr(sqlerr.New(errNetPacketsOutOfOrder, "Got packets out of order"))
+		c.sendErr(sqlerr.New(sqlerr.ErrNetPacketsOutOfOrder, "Got packets out of order"))
 	}
 	return err
 }
@@ -311,7 +304,7 @@ func (c *conn) dispatch(data []byte) bool {
 		c.writeStatistics()
 	case pmysql.ComProcessKill:
 		if len(body) < 4 {
-			c.sendErr(sqlerr.New(errMalformedPacket, "Malformed communication packet."))
+			c.sendErr(sqlerr.New(sqlerr.ErrMalformedPacket, "Malformed communication packet."))
 			break
 		}
 		q := "KILL " + strconv.FormatUint(uint64(binary.LittleEndian.Uint32(body)), 10)
@@ -335,7 +328,7 @@ func (c *conn) dispatch(data []byte) bool {
 		if len(body) >= 4 {
 			id = binary.LittleEndian.Uint32(body)
 		}
-		c.sendErr(sqlerr.New(errStmtHasNoOpenCursor, "The statement (%d) has no open cursor.", id))
+		c.sendErr(sqlerr.New(sqlerr.ErrStmtHasNoOpenCursor, "The statement (%d) has no open cursor.", id))
 	case pmysql.ComSetOption:
 		c.setOption(body)
 	case pmysql.ComResetConnection:
@@ -361,7 +354,7 @@ func (c *conn) writeStatistics() {
 
 func (c *conn) setOption(body []byte) {
 	if len(body) < 2 {
-		c.sendErr(sqlerr.New(errMalformedPacket, "Malformed communication packet."))
+		c.sendErr(sqlerr.New(sqlerr.ErrMalformedPacket, "Malformed communication packet."))
 		return
 	}
 	var on bool
@@ -375,7 +368,7 @@ func (c *conn) setOption(body []byte) {
 		c.sendErr(sqlerr.New(sqlerr.ErrUnknownCom, "Unknown command"))
 		return
 	}
-	if ms, ok := c.sess.(MultiStatementsSetter); ok {
+	if ms, ok := c.sess.(proto.MultiStatementsSetter); ok {
 		_ = c.guard("SetMultiStatements", func() error { ms.SetMultiStatements(on); return nil })
 	}
 	c.sendEOF(0, c.status())

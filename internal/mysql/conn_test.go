@@ -20,6 +20,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
 func TestBadHandshake(t *testing.T) {
@@ -352,7 +353,7 @@ func TestUnknownAndSimpleCommands(t *testing.T) {
 		t.Fatal("COM_PROCESS_KILL did not become KILL 77")
 	}
 	c.command(pmysql.ComProcessKill, 1)
-	c.expectErr(errMalformedPacket)
+	c.expectErr(sqlerr.ErrMalformedPacket)
 
 	c.command(append([]byte{pmysql.ComSetOption}, le16(optionMultiStatementsOff)...)...)
 	if b := c.mustRead(); b[0] != hdrEOF {
@@ -369,7 +370,7 @@ func TestUnknownAndSimpleCommands(t *testing.T) {
 	})
 
 	c.command(append([]byte{pmysql.ComStmtFetch}, le32(1)...)...)
-	c.expectErr(errStmtHasNoOpenCursor)
+	c.expectErr(sqlerr.ErrStmtHasNoOpenCursor)
 
 	c.command(pmysql.ComQuit)
 	c.expectClosed()
@@ -382,7 +383,7 @@ func TestSequenceError(t *testing.T) {
 	c.p.seq = 3
 	c.write([]byte{pmysql.ComPing})
 	c.p.seq = 0 // the server answers from where it stands
-	c.expectErr(errNetPacketsOutOfOrder)
+	c.expectErr(sqlerr.ErrNetPacketsOutOfOrder)
 	c.expectClosed()
 }
 

@@ -1,9 +1,10 @@
 // Package mysql owns the server side of the MySQL client/server protocol: packet framing with size
 // limits, the v10 handshake and authentication (mysql_native_password, caching_sha2_password with
 // its server-side cache and RSA key retrieval, verified against the account's stored hash from
-// Handler.LookupAccount: the protocol never sees a stored password), command dispatch, text and binary result sets, and prepared statements. It
-// knows nothing about SQL: every statement goes to the Handler/Session that internal/server
-// implements (handler.go is the contract).
+// Handler.LookupAccount: the protocol never sees a stored password), command dispatch, text and
+// binary result sets, and prepared statements. It knows nothing about SQL: every statement goes to
+// the proto.Handler/proto.Session that internal/server implements (internal/proto/handler.go is the
+// contract); it imports neither internal/server nor internal/sql.
 //
 // Invariants:
 //   - A client payload larger than Config.MaxAllowedPacket is never buffered: its remainder is

@@ -125,7 +125,7 @@ func scrambleSHA2(scramble []byte, password string) []byte {
 	return out
 }
 
-func (h *fakeHandler) Open(ctx context.Context, info proto.ConnInfo) (Session, error) {
+func (h *fakeHandler) OpenSession(ctx context.Context, info proto.ConnInfo) (proto.Session, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.infos = append(h.infos, info)
@@ -327,7 +327,7 @@ func (w *tWriter) Write(p []byte) (int, error) {
 }
 
 // startServer serves h on a free 127.0.0.1 port until the test ends.
-func startServer(t testing.TB, cfg Config, h Handler) (*Server, string) {
+func startServer(t testing.TB, cfg Config, h proto.Handler) (*Server, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

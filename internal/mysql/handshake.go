@@ -209,7 +209,7 @@ func accessDenied(user, host string, usedPassword bool) *sqlerr.Error {
 
 func errHandshake() *sqlerr.Error { return sqlerr.New(sqlerr.ErrHandshake, "Bad handshake") }
 
-// handshake runs the connection phase: greeting, response, authentication, Handler.Open, and the
+// handshake runs the connection phase: greeting, response, authentication, Handler.OpenSession, and the
 // final OK. On failure the client has been sent an ERR (when it can still read one) and the caller
 // closes the connection.
 func (c *conn) handshake() error {
@@ -324,14 +324,14 @@ func (c *conn) handshake() error {
 		TLS:          c.tlsConn != nil,
 	}
 	info.TLSVersion, info.TLSCipher = c.tlsState()
-	var sess Session
+	var sess proto.Session
 	err = c.guard("Open", func() error {
 		var err error
-		sess, err = c.srv.handler.Open(c.ctx, info)
+		sess, err = c.srv.handler.OpenSession(c.ctx, info)
 		return err
 	})
 	if err == nil && sess == nil {
-		err = fmt.Errorf("mysql: Handler.Open returned no session")
+		err = fmt.Errorf("mysql: Handler.OpenSession returned no session")
 	}
 	if err != nil {
 		c.sendErr(sqlerr.As(err))

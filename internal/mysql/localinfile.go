@@ -40,8 +40,7 @@ var (
 // localFilesDisabled is MySQL 8's answer to LOAD DATA LOCAL from a client that did not set
 // CLIENT_LOCAL_FILES (the same as the SQL layer's for local_infile=OFF).
 func localFilesDisabled() *sqlerr.Error {
-	return &sqlerr.Error{Code: 3948, State: "42000",
-		Message: "Loading local data is disabled; this must be enabled on both the client and server sides"}
+	return sqlerr.New(sqlerr.ErrClientLocalFilesDisabled, "Loading local data is disabled; this must be enabled on both the client and server sides")
 }
 
 // LocalFilesEnabled reports whether the client set CLIENT_LOCAL_FILES (internal/sql's

@@ -272,7 +272,7 @@ func TestLocalInfileBadTransfers(t *testing.T) {
 		c.p.seq = seq + 5
 		c.write([]byte("data"))
 		c.p.seq = seq
-		c.expectErr(errNetPacketsOutOfOrder)
+		c.expectErr(sqlerr.ErrNetPacketsOutOfOrder)
 		c.expectClosed()
 	})
 	t.Run("client goes away", func(t *testing.T) {

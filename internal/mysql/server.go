@@ -79,7 +79,7 @@ type MemoryAccount interface {
 // Server accepts MySQL connections and serves each one in its own goroutine.
 type Server struct {
 	cfg     Config
-	handler Handler
+	handler proto.Handler
 	log     *slog.Logger
 	started time.Time
 
@@ -108,7 +108,7 @@ type Server struct {
 }
 
 // NewServer returns a server for h. A nil logger logs to slog.Default().
-func NewServer(cfg Config, h Handler, logger *slog.Logger) *Server {
+func NewServer(cfg Config, h proto.Handler, logger *slog.Logger) *Server {
 	if cfg.ServerVersion == "" {
 		cfg.ServerVersion = defaultServerVersion
 	}

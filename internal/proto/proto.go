@@ -1,7 +1,9 @@
-// Package proto owns the protocol-neutral shapes that cross from the server up to the wire protocol:
-// result-set columns, OK results, the ResultWriter a statement writes its results into, and what a
-// handshake learned about a client. internal/mysql (above) encodes them; internal/server (below it in
-// the import order: it must not import internal/mysql) produces them.
+// Package proto owns the contract between the node and the wire protocol: the Handler and Session
+// interfaces (handler.go) that internal/server implements and internal/mysql drives, and the
+// protocol-neutral shapes that cross between them: result-set columns, OK results, the
+// ResultWriter a statement writes its results into, and what a handshake learned about a client.
+// internal/mysql encodes them; internal/server produces them; neither imports the other. proto
+// holds no behaviour beyond rendering a value as column text, and imports only the value types.
 package proto
 
 import (

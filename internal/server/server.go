@@ -1,7 +1,8 @@
 // Package server owns a running Kiln node's sessions: it opens the data directory (format version,
 // engine, commit path, catalog), authenticates users, enforces connection limits, tracks connections
 // for KILL and SHOW PROCESSLIST, runs each command under a cancellable context, and exposes status
-// and metrics. The wire protocol (internal/mysql) sits above it and the SQL layer below.
+// and metrics. It implements proto.Handler and proto.Session: the wire protocol (internal/mysql)
+// drives it through them and the two never import each other. The SQL layer sits below it.
 package server
 
 import (
@@ -91,6 +92,13 @@ type Config struct {
 	LogOnly bool
 }
 
+// The protocol layer drives the node through these interfaces (cmd/kiln passes a *Server to
+// mysql.NewServer); the node never imports internal/mysql.
+var (
+	_ proto.Handler = (*Server)(nil)
+	_ proto.Session = (*Session)(nil)
+)
+
 // Server is an open node.
 type Server struct {
 	cfg     Config
@@ -106,8 +114,11 @@ type Server struct {
 	sessions map[uint32]*Session
 	active   atomic.Int64
 
-	// CloseConn closes a client connection by id (KILL CONNECTION); set by the protocol layer's owner.
-	CloseConn func(id uint32)
+	// CloseConn closes a client connection by id (KILL CONNECTION), and FlushAuthCache forgets
+	// the protocol's cached password digests of an account (all for "", ""): the protocol
+	// server owns both, so cmd/kiln sets them once it has made one, before it serves.
+	CloseConn      func(id uint32)
+	FlushAuthCache func(user, host string)
 
 	queries   atomic.Uint64
 	commits   atomic.Uint64
@@ -179,20 +190,20 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Transport != nil {
 		cluster = clusterView{n: node, applier: applier, primary: primary}
 	}
+	// The SQL layer reaches back to the node (connections, KILL, status) through Config
+	// callbacks on s, which exists before its DB does.
+	s := &Server{cfg: cfg, log: cfg.Logger, eng: eng, lg: lg, node: node, locks: locks, started: time.Now(), sessions: map[uint32]*Session{}}
 	db, err := sql.Open(ctx, txm, sql.Config{Version: cfg.Version, LockWaitTimeout: cfg.LockWaitTimeout, MaxConnections: cfg.MaxConnections, Durability: cfg.Durability, BeforeImages: cfg.BeforeImages,
 		SecureFilePriv: cfg.SecureFilePriv, Cluster: cluster, Memory: cfg.Memory,
-		SSLCert: cfg.SSLCert, SSLKey: cfg.SSLKey, SSLCA: cfg.SSLCA, RequireSecureTransport: cfg.RequireSecureTransport})
+		SSLCert: cfg.SSLCert, SSLKey: cfg.SSLKey, SSLCA: cfg.SSLCA, RequireSecureTransport: cfg.RequireSecureTransport,
+		Processes: s.processes, Kill: s.kill, Status: s.status, ClusterMembers: s.clusterMembers, FlushAuthCache: s.flushAuthCache})
 	if err != nil {
 		node.Stop()
 		eng.Close()
 		lg.Close()
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, eng: eng, lg: lg, node: node, locks: locks, DB: db, started: time.Now(), sessions: map[uint32]*Session{}}
-	db.Processes = s.processes
-	db.Kill = s.kill
-	db.Status = s.status
-	db.ClusterMembers = s.clusterMembers
+	s.DB = db
 	return s, nil
 }
 
@@ -292,8 +303,8 @@ func (s *Server) LookupAccount(user, host string) (proto.Account, bool) {
 	return s.DB.LookupAccount(user, host)
 }
 
-// OpenSession creates the session of an authenticated connection.
-func (s *Server) OpenSession(ctx context.Context, info proto.ConnInfo) (*Session, error) {
+// OpenSession creates the session of an authenticated connection (proto.Handler).
+func (s *Server) OpenSession(ctx context.Context, info proto.ConnInfo) (proto.Session, error) {
 	maxConn := s.DB.GlobalInt("max_connections")
 	if n := s.active.Add(1); n > maxConn {
 		s.active.Add(-1)
@@ -321,6 +332,14 @@ func (s *Server) OpenSession(ctx context.Context, info proto.ConnInfo) (*Session
 }
 
 const clientFoundRows = 2
+
+// flushAuthCache is the SQL layer's Config.FlushAuthCache: account changes reach the protocol's
+// cache through the server, which the protocol server is attached to after the DB is open.
+func (s *Server) flushAuthCache(user, host string) {
+	if f := s.FlushAuthCache; f != nil {
+		f(user, host)
+	}
+}
 
 func (s *Server) processes() []sql.ProcessInfo {
 	s.mu.Lock()

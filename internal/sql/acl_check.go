@@ -497,10 +497,10 @@ func (s *Session) visibleTable(db, table string) bool {
 // authorizeKill checks KILL [QUERY] id against the thread's owner (1094 for an unknown thread is
 // the server's answer).
 func (s *Session) authorizeKill(id uint32) error {
-	if s.db.Processes == nil || id == s.ConnID {
+	if s.db.cfg.Processes == nil || id == s.ConnID {
 		return nil
 	}
-	for _, p := range s.db.Processes() {
+	for _, p := range s.db.cfg.Processes() {
 		if p.ID == id {
 			return s.mayKill(id, p.User)
 		}

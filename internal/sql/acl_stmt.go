@@ -22,12 +22,8 @@ import (
 // the commit path as catalog records, acl.go), SHOW GRANTS and FLUSH PRIVILEGES.
 
 const (
-	errUserAlreadyExists = 3163 // ER_USER_ALREADY_EXISTS (a note under IF NOT EXISTS)
-	errDynamicPrivNotReg = 3929 // ER_DYNAMIC_PRIV_NOT_REGISTERED
-	errIllegalPrivLevel  = 3619 // ER_ILLEGAL_PRIVILEGE_LEVEL
-	errWrongStringLength = 1470 // ER_WRONG_STRING_LENGTH
-	maxUserNameLen       = 32
-	maxHostNameLen       = 255
+	maxUserNameLen = 32
+	maxHostNameLen = 255
 )
 
 // aclChange is one account statement's work: it edits next (a copy of the accounts) and writes
@@ -95,7 +91,7 @@ func (s *Session) runACL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 	}
 	s.lastPos = pos
 	db.cat.Store(next)
-	if f := db.FlushAuthCache; f != nil {
+	if f := db.cfg.FlushAuthCache; f != nil {
 		for _, a := range c.flushed {
 			f(a[0], a[1])
 		}
@@ -113,10 +109,10 @@ func (c *aclChange) userOf(u *auth.UserIdentity) (string, string) {
 
 func checkUserName(user, host string) error {
 	if len([]rune(user)) > maxUserNameLen {
-		return sqlerr.New(errWrongStringLength, "String '%s' is too long for user name (should be no longer than %d)", user, maxUserNameLen)
+		return sqlerr.New(sqlerr.ErrWrongStringLength, "String '%s' is too long for user name (should be no longer than %d)", user, maxUserNameLen)
 	}
 	if len(host) > maxHostNameLen {
-		return sqlerr.New(errWrongStringLength, "String '%s' is too long for host name (should be no longer than %d)", host, maxHostNameLen)
+		return sqlerr.New(sqlerr.ErrWrongStringLength, "String '%s' is too long for host name (should be no longer than %d)", host, maxHostNameLen)
 	}
 	if strings.ContainsRune(user, 0) || strings.ContainsRune(host, 0) {
 		return sqlerr.New(sqlerr.ErrCannotUser, "Operation CREATE USER failed for %s", errName(user, host))
@@ -226,7 +222,7 @@ func (c *aclChange) createUser(x *ast.CreateUserStmt) error {
 		}
 		if _, ok := c.next.get(user, host); ok {
 			if x.IfNotExists {
-				c.s.addWarning("Note", errUserAlreadyExists, fmt.Sprintf("Authorization ID %s already exists.", errName(user, host)))
+				c.s.addWarning("Note", sqlerr.ErrUserAlreadyExists, fmt.Sprintf("Authorization ID %s already exists.", errName(user, host)))
 				continue
 			}
 			bad = append(bad, errName(user, host))
@@ -432,10 +428,10 @@ func grantPrivs(privs []*ast.PrivElem, g grantTarget, withGrant bool) (Priv, []s
 		case pmysql.ExtendedPriv:
 			name := strings.ToUpper(e.Name)
 			if !isDynamicPriv(name) {
-				return 0, nil, sqlerr.New(errDynamicPrivNotReg, "Dynamic privilege '%s' is not registered with the server.", e.Name)
+				return 0, nil, sqlerr.New(sqlerr.ErrDynamicPrivNotRegistered, "Dynamic privilege '%s' is not registered with the server.", e.Name)
 			}
 			if g.level != ast.GrantLevelGlobal {
-				return 0, nil, sqlerr.New(errIllegalPrivLevel, "Illegal privilege level specified for %s", name)
+				return 0, nil, sqlerr.New(sqlerr.ErrIllegalPrivilegeLevel, "Illegal privilege level specified for %s", name)
 			}
 			dyn = append(dyn, name)
 			continue
@@ -690,10 +686,10 @@ func (s *Session) showGrants(x *ast.ShowStmt) (*selectPlan, error) {
 		return nil, sqlerr.New(sqlerr.ErrNonexistingGrant, "There is no such grant defined for user '%s' on host '%s'", user, host)
 	}
 	lines := grantLines(a)
-	return staticPlan([]vcol{vs("Grants for " + a.User + "@" + a.Host)}, func(*Env) ([][]types.Value, error) {
+	return staticPlan([]vcol{stringCol("Grants for " + a.User + "@" + a.Host)}, func(*Env) ([][]types.Value, error) {
 		rows := make([][]types.Value, len(lines))
 		for i, l := range lines {
-			rows[i] = []types.Value{sv(l)}
+			rows[i] = []types.Value{stringVal(l)}
 		}
 		return rows, nil
 	}), nil
@@ -774,7 +770,7 @@ func (s *Session) showCreateUser(x *ast.ShowStmt) (*selectPlan, error) {
 	}
 	fmt.Fprintf(&b, " REQUIRE %s PASSWORD EXPIRE DEFAULT ACCOUNT %s PASSWORD HISTORY DEFAULT PASSWORD REUSE INTERVAL DEFAULT PASSWORD REQUIRE CURRENT DEFAULT", req, lock)
 	line := b.String()
-	return staticPlan([]vcol{vs("CREATE USER for " + a.User + "@" + a.Host)}, func(*Env) ([][]types.Value, error) {
-		return [][]types.Value{{sv(line)}}, nil
+	return staticPlan([]vcol{stringCol("CREATE USER for " + a.User + "@" + a.Host)}, func(*Env) ([][]types.Value, error) {
+		return [][]types.Value{{stringVal(line)}}, nil
 	}), nil
 }

@@ -10,11 +10,12 @@ import (
 // The grant tables (mysql.user, mysql.db, mysql.tables_priv) and the information_schema privilege
 // tables, served from the accounts, and the filtering of listings by privilege.
 
-func yn(b bool) types.Value {
+// enumYN is the value of the grant tables' ENUM('N','Y') columns (Select_priv, account_locked, ...).
+func enumYN(b bool) types.Value {
 	if b {
-		return sv("Y")
+		return stringVal("Y")
 	}
-	return sv("N")
+	return stringVal("N")
 }
 
 // grantTable returns the plan of mysql.user, mysql.db or mysql.tables_priv, or false.
@@ -22,24 +23,24 @@ func (s *Session) grantTable(name string) (*selectPlan, bool) {
 	l := s.catalog().acl
 	switch strings.ToLower(name) {
 	case "user":
-		cols := []vcol{vs("Host"), vs("User")}
+		cols := []vcol{stringCol("Host"), stringCol("User")}
 		for _, c := range privColumns {
-			cols = append(cols, vs(c))
+			cols = append(cols, stringCol(c))
 		}
-		cols = append(cols, vs("ssl_type"), vs("ssl_cipher"), vs("x509_issuer"), vs("x509_subject"),
-			vi("max_questions"), vi("max_updates"), vi("max_connections"), vi("max_user_connections"),
-			vs("plugin"), vs("authentication_string"), vs("password_expired"), vs("password_last_changed"),
-			vi("password_lifetime"), vs("account_locked"), vs("Password_reuse_history"), vs("Password_reuse_time"),
-			vs("Password_require_current"), vs("User_attributes"))
+		cols = append(cols, stringCol("ssl_type"), stringCol("ssl_cipher"), stringCol("x509_issuer"), stringCol("x509_subject"),
+			intCol("max_questions"), intCol("max_updates"), intCol("max_connections"), intCol("max_user_connections"),
+			stringCol("plugin"), stringCol("authentication_string"), stringCol("password_expired"), stringCol("password_last_changed"),
+			intCol("password_lifetime"), stringCol("account_locked"), stringCol("Password_reuse_history"), stringCol("Password_reuse_time"),
+			stringCol("Password_require_current"), stringCol("User_attributes"))
 		return staticPlan(cols, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range sortedAccounts(l) {
-				r := []types.Value{sv(a.Host), sv(a.User)}
+				r := []types.Value{stringVal(a.Host), stringVal(a.User)}
 				for i := range privColumns {
-					r = append(r, yn(a.Global&(1<<i) != 0))
+					r = append(r, enumYN(a.Global&(1<<i) != 0))
 				}
-				r = append(r, sv(a.SSLType), sv(""), sv(""), sv(""), iv(0), iv(0), iv(0), iv(0),
-					sv(a.Plugin), sv(a.AuthString), sv("N"), types.Null, types.Null, yn(a.Locked),
+				r = append(r, stringVal(a.SSLType), stringVal(""), stringVal(""), stringVal(""), intVal(0), intVal(0), intVal(0), intVal(0),
+					stringVal(a.Plugin), stringVal(a.AuthString), stringVal("N"), types.Null, types.Null, enumYN(a.Locked),
 					types.Null, types.Null, types.Null, types.Null)
 				rows = append(rows, r)
 			}
@@ -49,17 +50,17 @@ func (s *Session) grantTable(name string) (*selectPlan, bool) {
 		dbBits := []Priv{PrivSelect, PrivInsert, PrivUpdate, PrivDelete, PrivCreate, PrivDrop, PrivGrant,
 			PrivReferences, PrivIndex, PrivAlter, PrivCreateTmp, PrivLockTables, PrivCreateView, PrivShowView,
 			PrivCreateRoutine, PrivAlterRoutine, PrivExecute, PrivEvent, PrivTrigger}
-		cols := []vcol{vs("Host"), vs("Db"), vs("User")}
+		cols := []vcol{stringCol("Host"), stringCol("Db"), stringCol("User")}
 		for _, b := range dbBits {
-			cols = append(cols, vs(privColumns[bitIndex(b)]))
+			cols = append(cols, stringCol(privColumns[bitIndex(b)]))
 		}
 		return staticPlan(cols, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range sortedAccounts(l) {
 				for _, d := range sortedKeys(a.DBs) {
-					r := []types.Value{sv(a.Host), sv(d), sv(a.User)}
+					r := []types.Value{stringVal(a.Host), stringVal(d), stringVal(a.User)}
 					for _, b := range dbBits {
-						r = append(r, yn(a.DBs[d]&b != 0))
+						r = append(r, enumYN(a.DBs[d]&b != 0))
 					}
 					rows = append(rows, r)
 				}
@@ -67,14 +68,14 @@ func (s *Session) grantTable(name string) (*selectPlan, bool) {
 			return rows, nil
 		}), true
 	case "tables_priv":
-		cols := []vcol{vs("Host"), vs("Db"), vs("User"), vs("Table_name"), vs("Grantor"), vs("Timestamp"), vs("Table_priv"), vs("Column_priv")}
+		cols := []vcol{stringCol("Host"), stringCol("Db"), stringCol("User"), stringCol("Table_name"), stringCol("Grantor"), stringCol("Timestamp"), stringCol("Table_priv"), stringCol("Column_priv")}
 		return staticPlan(cols, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range sortedAccounts(l) {
 				for _, k := range sortedKeys(a.Tables) {
 					d, t, _ := strings.Cut(k, "\x00")
-					rows = append(rows, []types.Value{sv(a.Host), sv(d), sv(a.User), sv(t), sv(""), types.Null,
-						sv(tablePrivSet(a.Tables[k])), sv("")})
+					rows = append(rows, []types.Value{stringVal(a.Host), stringVal(d), stringVal(a.User), stringVal(t), stringVal(""), types.Null,
+						stringVal(tablePrivSet(a.Tables[k])), stringVal("")})
 				}
 			}
 			return rows, nil
@@ -141,16 +142,16 @@ func (s *Session) privTable(name string) (*selectPlan, bool) {
 			accts = append(accts, a)
 		}
 	}
-	grantee := func(a *Account) types.Value { return sv("'" + a.User + "'@'" + a.Host + "'") }
+	grantee := func(a *Account) types.Value { return stringVal("'" + a.User + "'@'" + a.Host + "'") }
 	grantable := func(p Priv) types.Value {
 		if p&PrivGrant != 0 {
-			return sv("YES")
+			return stringVal("YES")
 		}
-		return sv("NO")
+		return stringVal("NO")
 	}
 	switch strings.ToUpper(name) {
 	case "USER_PRIVILEGES":
-		return staticPlan([]vcol{vs("GRANTEE"), vs("TABLE_CATALOG"), vs("PRIVILEGE_TYPE"), vs("IS_GRANTABLE")}, func(*Env) ([][]types.Value, error) {
+		return staticPlan([]vcol{stringCol("GRANTEE"), stringCol("TABLE_CATALOG"), stringCol("PRIVILEGE_TYPE"), stringCol("IS_GRANTABLE")}, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range accts {
 				names := a.Global.names()
@@ -158,34 +159,34 @@ func (s *Session) privTable(name string) (*selectPlan, bool) {
 					names = []string{"USAGE"}
 				}
 				for _, n := range names {
-					rows = append(rows, []types.Value{grantee(a), sv("def"), sv(n), grantable(a.Global)})
+					rows = append(rows, []types.Value{grantee(a), stringVal("def"), stringVal(n), grantable(a.Global)})
 				}
 				for _, d := range a.Dynamic {
-					rows = append(rows, []types.Value{grantee(a), sv("def"), sv(d), yesNoValue(containsString(a.DynamicGrant, d))})
+					rows = append(rows, []types.Value{grantee(a), stringVal("def"), stringVal(d), yesNoValue(containsString(a.DynamicGrant, d))})
 				}
 			}
 			return rows, nil
 		}), true
 	case "SCHEMA_PRIVILEGES":
-		return staticPlan([]vcol{vs("GRANTEE"), vs("TABLE_CATALOG"), vs("TABLE_SCHEMA"), vs("PRIVILEGE_TYPE"), vs("IS_GRANTABLE")}, func(*Env) ([][]types.Value, error) {
+		return staticPlan([]vcol{stringCol("GRANTEE"), stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("PRIVILEGE_TYPE"), stringCol("IS_GRANTABLE")}, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range accts {
 				for _, d := range sortedKeys(a.DBs) {
 					for _, n := range a.DBs[d].names() {
-						rows = append(rows, []types.Value{grantee(a), sv("def"), sv(d), sv(n), grantable(a.DBs[d])})
+						rows = append(rows, []types.Value{grantee(a), stringVal("def"), stringVal(d), stringVal(n), grantable(a.DBs[d])})
 					}
 				}
 			}
 			return rows, nil
 		}), true
 	case "TABLE_PRIVILEGES":
-		return staticPlan([]vcol{vs("GRANTEE"), vs("TABLE_CATALOG"), vs("TABLE_SCHEMA"), vs("TABLE_NAME"), vs("PRIVILEGE_TYPE"), vs("IS_GRANTABLE")}, func(*Env) ([][]types.Value, error) {
+		return staticPlan([]vcol{stringCol("GRANTEE"), stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("PRIVILEGE_TYPE"), stringCol("IS_GRANTABLE")}, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range accts {
 				for _, k := range sortedKeys(a.Tables) {
 					d, t, _ := strings.Cut(k, "\x00")
 					for _, n := range a.Tables[k].names() {
-						rows = append(rows, []types.Value{grantee(a), sv("def"), sv(d), sv(t), sv(n), grantable(a.Tables[k])})
+						rows = append(rows, []types.Value{grantee(a), stringVal("def"), stringVal(d), stringVal(t), stringVal(n), grantable(a.Tables[k])})
 					}
 				}
 			}
@@ -197,9 +198,9 @@ func (s *Session) privTable(name string) (*selectPlan, bool) {
 
 func yesNoValue(b bool) types.Value {
 	if b {
-		return sv("YES")
+		return stringVal("YES")
 	}
-	return sv("NO")
+	return stringVal("NO")
 }
 
 // allPrivileged reports an account that every check passes (root): listings skip filtering.

@@ -107,7 +107,7 @@ func TestAccountStatements(t *testing.T) {
 	mustQ(t, s, "CREATE USER nat@'%' IDENTIFIED WITH mysql_native_password BY 'password' REQUIRE SSL ACCOUNT LOCK")
 	wantCode(t, s, "CREATE USER 'app'@'10.0.%'", sqlerr.ErrCannotUser, "Operation CREATE USER failed for 'app'@'10.0.%'")
 	mustQ(t, s, "CREATE USER IF NOT EXISTS 'app'@'10.0.%'")
-	if len(s.warnings) != 1 || s.warnings[0].Code != errUserAlreadyExists {
+	if len(s.warnings) != 1 || s.warnings[0].Code != sqlerr.ErrUserAlreadyExists {
 		t.Fatalf("IF NOT EXISTS warnings %+v", s.warnings)
 	}
 	// Stored hashes, never the password: mysql.user as MySQL shows it.

@@ -147,7 +147,7 @@ func (db *DB) readOnlyNow() bool {
 	return !ok
 }
 
-// ClusterMember is one row of the cluster status tables (DB.ClusterMembers, set by the server).
+// ClusterMember is one row of the cluster status tables (Config.ClusterMembers, set by the server).
 type ClusterMember struct {
 	ID          uint64
 	RaftAddr    string
@@ -165,34 +165,34 @@ type ClusterMember struct {
 // Replication's shape, which proxies and monitoring tools already read).
 func (s *Session) clusterTable(db, name string) (*selectPlan, bool) {
 	rows := func() []ClusterMember {
-		if s.db.ClusterMembers == nil {
+		if s.db.cfg.ClusterMembers == nil {
 			return nil
 		}
-		return s.db.ClusterMembers()
+		return s.db.cfg.ClusterMembers()
 	}
 	switch {
 	case strings.EqualFold(db, "information_schema") && strings.EqualFold(name, "KILN_CLUSTER_MEMBERS"):
-		return staticPlan([]vcol{vi("MEMBER_ID"), vs("RAFT_ADDRESS"), vs("MYSQL_ADDRESS"), vs("MEMBER_ROLE"), vs("MEMBER_STATE"), vs("IS_VOTER"), vi("MATCH_INDEX"), vs("IS_THIS_NODE")},
+		return staticPlan([]vcol{intCol("MEMBER_ID"), stringCol("RAFT_ADDRESS"), stringCol("MYSQL_ADDRESS"), stringCol("MEMBER_ROLE"), stringCol("MEMBER_STATE"), stringCol("IS_VOTER"), intCol("MATCH_INDEX"), stringCol("IS_THIS_NODE")},
 			func(*Env) ([][]types.Value, error) {
 				var out [][]types.Value
 				for _, m := range rows() {
-					out = append(out, []types.Value{types.NewUint(m.ID), sv(m.RaftAddr), sv(m.MySQLAddr), sv(m.Role), sv(m.State), sv(yesNo(m.Voter)), types.NewUint(m.MatchIndex), sv(yesNo(m.Self))})
+					out = append(out, []types.Value{types.NewUint(m.ID), stringVal(m.RaftAddr), stringVal(m.MySQLAddr), stringVal(m.Role), stringVal(m.State), stringVal(yesNo(m.Voter)), types.NewUint(m.MatchIndex), stringVal(yesNo(m.Self))})
 				}
 				return out, nil
 			}), true
 	case strings.EqualFold(db, "performance_schema") && strings.EqualFold(name, "replication_group_members"):
-		return staticPlan([]vcol{vs("CHANNEL_NAME"), vs("MEMBER_ID"), vs("MEMBER_HOST"), vi("MEMBER_PORT"), vs("MEMBER_STATE"), vs("MEMBER_ROLE"), vs("MEMBER_VERSION"), vs("MEMBER_COMMUNICATION_STACK")},
+		return staticPlan([]vcol{stringCol("CHANNEL_NAME"), stringCol("MEMBER_ID"), stringCol("MEMBER_HOST"), intCol("MEMBER_PORT"), stringCol("MEMBER_STATE"), stringCol("MEMBER_ROLE"), stringCol("MEMBER_VERSION"), stringCol("MEMBER_COMMUNICATION_STACK")},
 			func(*Env) ([][]types.Value, error) {
 				var out [][]types.Value
 				for _, m := range rows() {
 					host, port := types.Null, types.Null
 					if h, p, err := net.SplitHostPort(m.MySQLAddr); err == nil {
-						host = sv(h)
+						host = stringVal(h)
 						if n, err := strconv.Atoi(p); err == nil {
-							port = iv(int64(n))
+							port = intVal(int64(n))
 						}
 					}
-					out = append(out, []types.Value{sv("group_replication_applier"), sv(strconv.FormatUint(m.ID, 10)), host, port, sv(m.State), sv(m.Role), sv(s.db.cfg.Version), sv("KILN_RAFT")})
+					out = append(out, []types.Value{stringVal("group_replication_applier"), stringVal(strconv.FormatUint(m.ID, 10)), host, port, stringVal(m.State), stringVal(m.Role), stringVal(s.db.cfg.Version), stringVal("KILN_RAFT")})
 				}
 				return out, nil
 			}), true

@@ -709,7 +709,7 @@ func (c *compiler) variable(x *ast.VariableExpr) (Expr, error) {
 		return nil, c.errf(sqlerr.ErrUnknownSystemVar, "Unknown system variable '%s'", x.Name)
 	}
 	if x.ExplicitScope && !global && sv.Scope == sysvar.Global {
-		return nil, c.errf(sqlerr.ErrIncorrectGlobalLocal, "Variable '%s' is a GLOBAL variable", x.Name)
+		return nil, c.errf(sqlerr.ErrIncorrectGlobalLocalVar, "Variable '%s' is a GLOBAL variable", x.Name)
 	}
 	t := typeOfValue(sv.Default)
 	return &closureExpr{typed: typed{t}, fn: func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {

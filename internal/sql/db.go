@@ -48,6 +48,22 @@ type Config struct {
 	// Memory is the server-wide memory account every statement's tracker reserves from (nil: no
 	// server-wide limit; kiln_mem_quota_query still bounds each statement).
 	Memory *memory.Account
+
+	// What the SQL layer asks of the server around it (internal/server sets them; each may be nil,
+	// and the statements that need one then behave as on a server without connections).
+
+	// Processes lists the server's connections: SHOW PROCESSLIST, and KILL's check of whose
+	// connection an id is.
+	Processes func() []ProcessInfo
+	// Kill ends a connection (query=false) or its running statement (KILL QUERY).
+	Kill func(id uint32, query bool) error
+	// FlushAuthCache forgets caching_sha2_password's cached digest of an account (of every
+	// account for "", ""): FLUSH PRIVILEGES, ALTER USER, SET PASSWORD, RENAME and DROP USER.
+	FlushAuthCache func(user, host string)
+	// Status returns the server's own status variables (connections, uptime, ...).
+	Status func() map[string]string
+	// ClusterMembers lists the cluster's members for the status tables.
+	ClusterMembers func() []ClusterMember
 }
 
 // ProcessInfo is one row of SHOW PROCESSLIST.
@@ -78,16 +94,8 @@ type DB struct {
 	reloadMu sync.Mutex
 
 	globals    *globalVars
-	userLocks  userLockTable        // GET_LOCK and friends
-	tableLocks tableLocks           // LOCK TABLES, FLUSH TABLES WITH READ LOCK
-	Processes  func() []ProcessInfo // set by the server: SHOW PROCESSLIST
-	Kill       func(id uint32, query bool) error
-	// FlushAuthCache, if set, forgets caching_sha2_password's cached digest of an account (of
-	// every account for "", ""): FLUSH PRIVILEGES, ALTER USER, SET PASSWORD, RENAME and DROP USER.
-	FlushAuthCache func(user, host string)
-	Status         func() map[string]string // extra status variables from the server
-	// ClusterMembers lists the cluster's members for the status tables (set by the server).
-	ClusterMembers func() []ClusterMember
+	userLocks  userLockTable // GET_LOCK and friends
+	tableLocks tableLocks    // LOCK TABLES, FLUSH TABLES WITH READ LOCK
 }
 
 type autoKey struct {

@@ -486,7 +486,7 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 			d.noop = true
 			return nil
 		}
-		return sqlerr.New(1044, "Access denied for user '%s'@'%%' to database '%s'", d.s.User, db)
+		return sqlerr.New(sqlerr.ErrDBAccessDenied, "Access denied for user '%s'@'%%' to database '%s'", d.s.User, db)
 	}
 	dbName, err := d.dbName(x.Table.Schema.O)
 	if err != nil {
@@ -571,7 +571,7 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 		constraints = append(constraints, keys...)
 	}
 	if len(tbl.Columns) == 0 {
-		return sqlerr.New(1113, "A table must have at least 1 column")
+		return sqlerr.New(sqlerr.ErrTableMustHaveColumns, "A table must have at least 1 column")
 	}
 	constraints = append(constraints, x.Constraints...)
 	tbl.init()
@@ -710,7 +710,7 @@ func (d *ddlCtx) buildIndex(tbl *Table, c *ast.Constraint) (*Index, error) {
 		}
 		// A prefix part keys the first Prefix characters only (access.go keyPart).
 		if k.Length > 0 && (!col.Type.IsString() || !col.Type.IsBlob() && k.Length > col.Type.Len) {
-			return nil, sqlerr.New(1089, "Incorrect prefix key; the used key part isn't a string, the used length is longer than the key part, or the storage engine doesn't support unique prefix keys")
+			return nil, sqlerr.New(sqlerr.ErrWrongSubKey, "Incorrect prefix key; the used key part isn't a string, the used length is longer than the key part, or the storage engine doesn't support unique prefix keys")
 		}
 		ix.Columns = append(ix.Columns, IndexColumn{Col: col.ID, Prefix: k.Length, Desc: k.Desc})
 	}
@@ -1113,7 +1113,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 				return sqlerr.New(sqlerr.ErrCantDropFieldOrKey, "Can't DROP '%s'; check that column/key exists", name)
 			}
 			if len(nt.VisibleColumns()) == 1 {
-				return sqlerr.New(1090, "You can't delete all columns with ALTER TABLE; use DROP TABLE instead")
+				return sqlerr.New(sqlerr.ErrCantRemoveAllFields, "You can't delete all columns with ALTER TABLE; use DROP TABLE instead")
 			}
 			colID := nt.Columns[ci].ID
 			for _, fk := range nt.ForeignKeys {
@@ -1217,7 +1217,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 				}
 			}
 			if !found {
-				return sqlerr.New(3821, "Check constraint '%s' is not found in the table.", spec.Constraint.Name)
+				return sqlerr.New(sqlerr.ErrCheckConstraintNotFound, "Check constraint '%s' is not found in the table.", spec.Constraint.Name)
 			}
 		case ast.AlterTableDropForeignKey:
 			found := false

@@ -58,7 +58,7 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 	if names, ok := emptyInfoSchema[name]; ok {
 		cols := make([]vcol, len(names))
 		for i, n := range names {
-			cols[i] = vs(n)
+			cols[i] = stringCol(n)
 		}
 		return staticPlan(cols, func(*Env) ([][]types.Value, error) { return nil, nil }), true
 	}
@@ -67,23 +67,23 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 	case "PARTITIONS":
 		// One row per table, with NULL partition fields: what MySQL shows for a table without
 		// partitions (mysqldump looks up the tablespaces of a schema's tables here).
-		return staticPlan([]vcol{vs("TABLE_CATALOG"), vs("TABLE_SCHEMA"), vs("TABLE_NAME"), vs("PARTITION_NAME"), vs("SUBPARTITION_NAME"), vi("PARTITION_ORDINAL_POSITION"), vi("SUBPARTITION_ORDINAL_POSITION"), vs("PARTITION_METHOD"), vs("SUBPARTITION_METHOD"), vs("PARTITION_EXPRESSION"), vs("SUBPARTITION_EXPRESSION"), vs("PARTITION_DESCRIPTION"), vi("TABLE_ROWS"), vi("AVG_ROW_LENGTH"), vi("DATA_LENGTH"), vi("MAX_DATA_LENGTH"), vi("INDEX_LENGTH"), vi("DATA_FREE"), vs("CREATE_TIME"), vs("UPDATE_TIME"), vs("CHECK_TIME"), vi("CHECKSUM"), vs("PARTITION_COMMENT"), vs("NODEGROUP"), vs("TABLESPACE_NAME")},
+		return staticPlan([]vcol{stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("PARTITION_NAME"), stringCol("SUBPARTITION_NAME"), intCol("PARTITION_ORDINAL_POSITION"), intCol("SUBPARTITION_ORDINAL_POSITION"), stringCol("PARTITION_METHOD"), stringCol("SUBPARTITION_METHOD"), stringCol("PARTITION_EXPRESSION"), stringCol("SUBPARTITION_EXPRESSION"), stringCol("PARTITION_DESCRIPTION"), intCol("TABLE_ROWS"), intCol("AVG_ROW_LENGTH"), intCol("DATA_LENGTH"), intCol("MAX_DATA_LENGTH"), intCol("INDEX_LENGTH"), intCol("DATA_FREE"), stringCol("CREATE_TIME"), stringCol("UPDATE_TIME"), stringCol("CHECK_TIME"), intCol("CHECKSUM"), stringCol("PARTITION_COMMENT"), stringCol("NODEGROUP"), stringCol("TABLESPACE_NAME")},
 			func(*Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, dbn := range cat.DBNames() {
 					for _, t := range cat.Tables(dbn) {
-						r := []types.Value{sv("def"), sv(t.DB), sv(t.Name)}
+						r := []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name)}
 						for range 9 {
 							r = append(r, types.Null)
 						}
-						r = append(r, iv(0), iv(0), iv(0), types.Null, iv(0), iv(0), types.Null, types.Null, types.Null, types.Null, sv(""), types.Null, types.Null)
+						r = append(r, intVal(0), intVal(0), intVal(0), types.Null, intVal(0), intVal(0), types.Null, types.Null, types.Null, types.Null, stringVal(""), types.Null, types.Null)
 						rows = append(rows, r)
 					}
 				}
 				return rows, nil
 			}), true
 	case "TABLE_CONSTRAINTS":
-		return staticPlan([]vcol{vs("CONSTRAINT_CATALOG"), vs("CONSTRAINT_SCHEMA"), vs("CONSTRAINT_NAME"), vs("TABLE_SCHEMA"), vs("TABLE_NAME"), vs("CONSTRAINT_TYPE"), vs("ENFORCED")},
+		return staticPlan([]vcol{stringCol("CONSTRAINT_CATALOG"), stringCol("CONSTRAINT_SCHEMA"), stringCol("CONSTRAINT_NAME"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("CONSTRAINT_TYPE"), stringCol("ENFORCED")},
 			func(*Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, dbn := range cat.DBNames() {
@@ -98,7 +98,7 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 							case !ix.Unique:
 								continue
 							}
-							rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(ix.Name), sv(t.DB), sv(t.Name), sv(typ), sv("YES")})
+							rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(ix.Name), stringVal(t.DB), stringVal(t.Name), stringVal(typ), stringVal("YES")})
 						}
 						rows = append(rows, fkConstraintRows(t)...)
 					}
@@ -106,7 +106,7 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 				return rows, nil
 			}), true
 	case "KEY_COLUMN_USAGE":
-		return staticPlan([]vcol{vs("CONSTRAINT_CATALOG"), vs("CONSTRAINT_SCHEMA"), vs("CONSTRAINT_NAME"), vs("TABLE_CATALOG"), vs("TABLE_SCHEMA"), vs("TABLE_NAME"), vs("COLUMN_NAME"), vi("ORDINAL_POSITION"), vi("POSITION_IN_UNIQUE_CONSTRAINT"), vs("REFERENCED_TABLE_SCHEMA"), vs("REFERENCED_TABLE_NAME"), vs("REFERENCED_COLUMN_NAME")},
+		return staticPlan([]vcol{stringCol("CONSTRAINT_CATALOG"), stringCol("CONSTRAINT_SCHEMA"), stringCol("CONSTRAINT_NAME"), stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("COLUMN_NAME"), intCol("ORDINAL_POSITION"), intCol("POSITION_IN_UNIQUE_CONSTRAINT"), stringCol("REFERENCED_TABLE_SCHEMA"), stringCol("REFERENCED_TABLE_NAME"), stringCol("REFERENCED_COLUMN_NAME")},
 			func(*Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, dbn := range cat.DBNames() {
@@ -116,7 +116,7 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 								continue
 							}
 							for i, ci := range ix.cols {
-								rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(ix.Name), sv("def"), sv(t.DB), sv(t.Name), sv(t.Columns[ci].Name), iv(int64(i + 1)), types.Null, types.Null, types.Null, types.Null})
+								rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(ix.Name), stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal(t.Columns[ci].Name), intVal(int64(i + 1)), types.Null, types.Null, types.Null, types.Null})
 							}
 						}
 						rows = append(rows, fkKeyUsageRows(t)...)
@@ -125,33 +125,33 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 				return rows, nil
 			}), true
 	case "CHECK_CONSTRAINTS":
-		return staticPlan([]vcol{vs("CONSTRAINT_CATALOG"), vs("CONSTRAINT_SCHEMA"), vs("CONSTRAINT_NAME"), vs("CHECK_CLAUSE")},
+		return staticPlan([]vcol{stringCol("CONSTRAINT_CATALOG"), stringCol("CONSTRAINT_SCHEMA"), stringCol("CONSTRAINT_NAME"), stringCol("CHECK_CLAUSE")},
 			func(*Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, dbn := range cat.DBNames() {
 					for _, t := range cat.Tables(dbn) {
 						for _, ck := range t.Checks {
-							rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(ck.Name), sv(ck.Expr)})
+							rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(ck.Name), stringVal(ck.Expr)})
 						}
 					}
 				}
 				return rows, nil
 			}), true
 	case "VIEWS":
-		return staticPlan([]vcol{vs("TABLE_CATALOG"), vs("TABLE_SCHEMA"), vs("TABLE_NAME"), vs("VIEW_DEFINITION"), vs("CHECK_OPTION"),
-			vs("IS_UPDATABLE"), vs("DEFINER"), vs("SECURITY_TYPE"), vs("CHARACTER_SET_CLIENT"), vs("COLLATION_CONNECTION")},
+		return staticPlan([]vcol{stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("VIEW_DEFINITION"), stringCol("CHECK_OPTION"),
+			stringCol("IS_UPDATABLE"), stringCol("DEFINER"), stringCol("SECURITY_TYPE"), stringCol("CHARACTER_SET_CLIENT"), stringCol("COLLATION_CONNECTION")},
 			func(*Env) ([][]types.Value, error) { return viewRows(cat), nil }), true
 	case "REFERENTIAL_CONSTRAINTS":
-		return staticPlan([]vcol{vs("CONSTRAINT_CATALOG"), vs("CONSTRAINT_SCHEMA"), vs("CONSTRAINT_NAME"),
-			vs("UNIQUE_CONSTRAINT_CATALOG"), vs("UNIQUE_CONSTRAINT_SCHEMA"), vs("UNIQUE_CONSTRAINT_NAME"), vs("MATCH_OPTION"),
-			vs("UPDATE_RULE"), vs("DELETE_RULE"), vs("TABLE_NAME"), vs("REFERENCED_TABLE_NAME")},
+		return staticPlan([]vcol{stringCol("CONSTRAINT_CATALOG"), stringCol("CONSTRAINT_SCHEMA"), stringCol("CONSTRAINT_NAME"),
+			stringCol("UNIQUE_CONSTRAINT_CATALOG"), stringCol("UNIQUE_CONSTRAINT_SCHEMA"), stringCol("UNIQUE_CONSTRAINT_NAME"), stringCol("MATCH_OPTION"),
+			stringCol("UPDATE_RULE"), stringCol("DELETE_RULE"), stringCol("TABLE_NAME"), stringCol("REFERENCED_TABLE_NAME")},
 			func(*Env) ([][]types.Value, error) { return referentialRows(cat), nil }), true
 	case "ENGINES":
-		return staticPlan([]vcol{vs("ENGINE"), vs("SUPPORT"), vs("COMMENT"), vs("TRANSACTIONS"), vs("XA"), vs("SAVEPOINTS")}, func(*Env) ([][]types.Value, error) {
-			return [][]types.Value{{sv("InnoDB"), sv("DEFAULT"), sv("Kiln: pebble LSM under a replicated binlog"), sv("YES"), sv("NO"), sv("YES")}}, nil
+		return staticPlan([]vcol{stringCol("ENGINE"), stringCol("SUPPORT"), stringCol("COMMENT"), stringCol("TRANSACTIONS"), stringCol("XA"), stringCol("SAVEPOINTS")}, func(*Env) ([][]types.Value, error) {
+			return [][]types.Value{{stringVal("InnoDB"), stringVal("DEFAULT"), stringVal("Kiln: pebble LSM under a replicated binlog"), stringVal("YES"), stringVal("NO"), stringVal("YES")}}, nil
 		}), true
 	case "CHARACTER_SETS":
-		return staticPlan([]vcol{vs("CHARACTER_SET_NAME"), vs("DEFAULT_COLLATE_NAME"), vs("DESCRIPTION"), vi("MAXLEN")}, func(*Env) ([][]types.Value, error) {
+		return staticPlan([]vcol{stringCol("CHARACTER_SET_NAME"), stringCol("DEFAULT_COLLATE_NAME"), stringCol("DESCRIPTION"), intCol("MAXLEN")}, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, r := range charsetRows() {
 				rows = append(rows, []types.Value{r[0], r[2], r[1], r[3]})
@@ -159,7 +159,7 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 			return rows, nil
 		}), true
 	case "COLLATIONS":
-		return staticPlan([]vcol{vs("COLLATION_NAME"), vs("CHARACTER_SET_NAME"), vi("ID"), vs("IS_DEFAULT"), vs("IS_COMPILED"), vi("SORTLEN"), vs("PAD_ATTRIBUTE")}, func(*Env) ([][]types.Value, error) {
+		return staticPlan([]vcol{stringCol("COLLATION_NAME"), stringCol("CHARACTER_SET_NAME"), intCol("ID"), stringCol("IS_DEFAULT"), stringCol("IS_COMPILED"), intCol("SORTLEN"), stringCol("PAD_ATTRIBUTE")}, func(*Env) ([][]types.Value, error) {
 			return collationRows(), nil
 		}), true
 	}
@@ -178,7 +178,7 @@ func charsetRows() [][]types.Value {
 		if d != nil {
 			dn = d.Name
 		}
-		rows = append(rows, []types.Value{sv(cs.name), sv(cs.desc), sv(dn), iv(cs.maxlen)})
+		rows = append(rows, []types.Value{stringVal(cs.name), stringVal(cs.desc), stringVal(dn), intVal(cs.maxlen)})
 	}
 	return rows
 }
@@ -195,7 +195,7 @@ func collationRows() [][]types.Value {
 		if strings.Contains(c.Name, "0900") || c.Name == "binary" {
 			pad = "NO PAD"
 		}
-		rows = append(rows, []types.Value{sv(c.Name), sv(c.Charset), iv(int64(c.ID)), sv(def), sv("Yes"), iv(1), sv(pad)})
+		rows = append(rows, []types.Value{stringVal(c.Name), stringVal(c.Charset), intVal(int64(c.ID)), stringVal(def), stringVal("Yes"), intVal(1), stringVal(pad)})
 	}
 	return rows
 }
@@ -235,7 +235,7 @@ func emptyShow(tp ast.ShowStmtType) (*selectPlan, bool) {
 	}
 	cols := make([]vcol, len(names))
 	for i, n := range names {
-		cols[i] = vs(n)
+		cols[i] = stringCol(n)
 	}
 	return staticPlan(cols, func(*Env) ([][]types.Value, error) { return nil, nil }), true
 }

@@ -318,7 +318,7 @@ func onParentChange(env *Env, parent *Table, old, new []types.Value) error {
 		return nil
 	}
 	if env.fkDepth >= maxFKDepth {
-		return sqlerr.New(3008, "Foreign key cascade delete/update exceeds max depth of %d.", maxFKDepth)
+		return sqlerr.New(sqlerr.ErrFKDepthExceeded, "Foreign key cascade delete/update exceeds max depth of %d.", maxFKDepth)
 	}
 	env.fkDepth++
 	defer func() { env.fkDepth-- }()
@@ -563,7 +563,7 @@ func (d *ddlCtx) checkDropReferenced(t *Table, dropping map[uint64]bool, truncat
 		if truncate {
 			return sqlerr.New(sqlerr.ErrTruncateIllegalFK, "Cannot truncate a table referenced in a foreign key constraint (%s)", fkDesc(r.child, r.fk))
 		}
-		return sqlerr.New(3730, "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.", t.Name, r.fk.Name, r.child.Name)
+		return sqlerr.New(sqlerr.ErrFKCannotDropParent, "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.", t.Name, r.fk.Name, r.child.Name)
 	}
 	return nil
 }

@@ -35,15 +35,15 @@ func colLengths(t types.ColType) [5]types.Value {
 	switch t.Tp {
 	case mysql.TypeString, mysql.TypeVarchar, mysql.TypeVarString:
 		n := int64(max(t.Len, 0))
-		out[0] = iv(n)
+		out[0] = intVal(n)
 		if t.IsBinaryString() {
-			out[1] = iv(n)
+			out[1] = intVal(n)
 		} else {
-			out[1] = iv(n * width)
+			out[1] = intVal(n * width)
 		}
 	case mysql.TypeTinyBlob, mysql.TypeBlob, mysql.TypeMediumBlob, mysql.TypeLongBlob:
 		n := int64(types.TextLimit(t.Tp))
-		out[0], out[1] = iv(n), iv(n)
+		out[0], out[1] = intVal(n), intVal(n)
 	case mysql.TypeEnum, mysql.TypeSet:
 		n := 0
 		for _, e := range t.Elems {
@@ -56,40 +56,40 @@ func colLengths(t types.ColType) [5]types.Value {
 		if t.Tp == mysql.TypeSet && n > 0 {
 			n--
 		}
-		out[0], out[1] = iv(int64(n)), iv(int64(n)*width)
+		out[0], out[1] = intVal(int64(n)), intVal(int64(n)*width)
 	case mysql.TypeJSON:
 		// MySQL reports NULL lengths for JSON.
 	case mysql.TypeTiny:
-		out[2], out[3] = iv(3), iv(0)
+		out[2], out[3] = intVal(3), intVal(0)
 	case mysql.TypeShort:
-		out[2], out[3] = iv(5), iv(0)
+		out[2], out[3] = intVal(5), intVal(0)
 	case mysql.TypeInt24:
-		out[2], out[3] = iv(7), iv(0)
+		out[2], out[3] = intVal(7), intVal(0)
 	case mysql.TypeLong:
-		out[2], out[3] = iv(10), iv(0)
+		out[2], out[3] = intVal(10), intVal(0)
 	case mysql.TypeLonglong:
 		if t.Unsigned {
-			out[2] = iv(20)
+			out[2] = intVal(20)
 		} else {
-			out[2] = iv(19)
+			out[2] = intVal(19)
 		}
-		out[3] = iv(0)
+		out[3] = intVal(0)
 	case mysql.TypeNewDecimal:
-		out[2], out[3] = iv(int64(max(t.Len, 0))), iv(int64(max(t.Frac, 0)))
+		out[2], out[3] = intVal(int64(max(t.Len, 0))), intVal(int64(max(t.Frac, 0)))
 	case mysql.TypeFloat:
-		out[2] = iv(12)
+		out[2] = intVal(12)
 		if t.Len > 0 && t.Frac >= 0 {
-			out[2], out[3] = iv(int64(t.Len)), iv(int64(t.Frac))
+			out[2], out[3] = intVal(int64(t.Len)), intVal(int64(t.Frac))
 		}
 	case mysql.TypeDouble:
-		out[2] = iv(22)
+		out[2] = intVal(22)
 		if t.Len > 0 && t.Frac >= 0 {
-			out[2], out[3] = iv(int64(t.Len)), iv(int64(t.Frac))
+			out[2], out[3] = intVal(int64(t.Len)), intVal(int64(t.Frac))
 		}
 	case mysql.TypeBit:
-		out[2] = iv(int64(max(t.Len, 1)))
+		out[2] = intVal(int64(max(t.Len, 1)))
 	case mysql.TypeDatetime, mysql.TypeTimestamp, mysql.TypeDuration:
-		out[4] = iv(int64(max(t.Frac, 0)))
+		out[4] = intVal(int64(max(t.Frac, 0)))
 	}
 	return out
 }
@@ -105,14 +105,14 @@ func refRule(r string) string {
 func fkConstraintRows(t *Table) [][]types.Value {
 	var rows [][]types.Value
 	for _, fk := range t.ForeignKeys {
-		rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(fk.Name), sv(t.DB), sv(t.Name), sv("FOREIGN KEY"), sv("YES")})
+		rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(fk.Name), stringVal(t.DB), stringVal(t.Name), stringVal("FOREIGN KEY"), stringVal("YES")})
 	}
 	for _, ck := range t.Checks {
 		enf := "YES"
 		if !ck.Enforced {
 			enf = "NO"
 		}
-		rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(ck.Name), sv(t.DB), sv(t.Name), sv("CHECK"), sv(enf)})
+		rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(ck.Name), stringVal(t.DB), stringVal(t.Name), stringVal("CHECK"), stringVal(enf)})
 	}
 	return rows
 }
@@ -126,7 +126,7 @@ func fkKeyUsageRows(t *Table) [][]types.Value {
 			if p < 0 {
 				continue
 			}
-			rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(fk.Name), sv("def"), sv(t.DB), sv(t.Name), sv(t.Columns[p].Name), iv(int64(i + 1)), iv(int64(i + 1)), sv(fk.RefDB), sv(fk.RefTable), sv(fk.RefCols[i])})
+			rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(fk.Name), stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal(t.Columns[p].Name), intVal(int64(i + 1)), intVal(int64(i + 1)), stringVal(fk.RefDB), stringVal(fk.RefTable), stringVal(fk.RefCols[i])})
 		}
 	}
 	return rows
@@ -141,10 +141,10 @@ func referentialRows(cat *Catalog) [][]types.Value {
 				uniq := types.Null
 				if p, pcols, ok := resolveParent(cat, fk); ok {
 					if ix := prefixIndex(p, pcols); ix != nil && ix.Unique {
-						uniq = sv(ix.Name)
+						uniq = stringVal(ix.Name)
 					}
 				}
-				rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(fk.Name), sv("def"), sv(fk.RefDB), uniq, sv("NONE"), sv(refRule(fk.OnUpdate)), sv(refRule(fk.OnDelete)), sv(t.Name), sv(fk.RefTable)})
+				rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(fk.Name), stringVal("def"), stringVal(fk.RefDB), uniq, stringVal("NONE"), stringVal(refRule(fk.OnUpdate)), stringVal(refRule(fk.OnDelete)), stringVal(t.Name), stringVal(fk.RefTable)})
 			}
 		}
 	}
@@ -156,7 +156,7 @@ func viewRows(cat *Catalog) [][]types.Value {
 	var rows [][]types.Value
 	for _, dbn := range cat.DBNames() {
 		for _, v := range cat.Views(dbn) {
-			rows = append(rows, []types.Value{sv("def"), sv(v.DB), sv(v.Name), sv(v.Select), sv(v.CheckOption), sv("NO"), sv(strings.ReplaceAll(v.Definer, "`", "")), sv(v.Security), sv(v.Charset), sv(v.Collation)})
+			rows = append(rows, []types.Value{stringVal("def"), stringVal(v.DB), stringVal(v.Name), stringVal(v.Select), stringVal(v.CheckOption), stringVal("NO"), stringVal(strings.ReplaceAll(v.Definer, "`", "")), stringVal(v.Security), stringVal(v.Charset), stringVal(v.Collation)})
 		}
 	}
 	return rows
@@ -167,11 +167,11 @@ func viewRows(cat *Catalog) [][]types.Value {
 func viewTableRows(cat *Catalog, dbn string) [][]types.Value {
 	var rows [][]types.Value
 	for _, v := range cat.Views(dbn) {
-		r := []types.Value{sv("def"), sv(v.DB), sv(v.Name), sv("VIEW")}
+		r := []types.Value{stringVal("def"), stringVal(v.DB), stringVal(v.Name), stringVal("VIEW")}
 		for range 16 {
 			r = append(r, types.Null)
 		}
-		r = append(r, sv("VIEW"))
+		r = append(r, stringVal("VIEW"))
 		rows = append(rows, r)
 	}
 	return rows

@@ -166,7 +166,7 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 			m := map[string]any{}
 			for i := 0; i < len(vs); i += 2 {
 				if vs[i].IsNull() {
-					return types.Null, sqlerr.New(3158, "JSON documents may not contain NULL member names.")
+					return types.Null, sqlerr.New(sqlerr.ErrJSONNullMemberName, "JSON documents may not contain NULL member names.")
 				}
 				m[types.ToString(vs[i])] = jsonValueArg(a[i+1], vs[i+1])
 			}
@@ -290,7 +290,7 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 			}
 			mode := strings.ToLower(types.ToString(vs[1]))
 			if mode != "one" && mode != "all" {
-				return types.Null, sqlerr.New(3150, "The oneOrAll argument to json_contains_path may take these values: 'one' or 'all'.")
+				return types.Null, sqlerr.New(sqlerr.ErrJSONBadOneOrAllArg, "The oneOrAll argument to json_contains_path may take these values: 'one' or 'all'.")
 			}
 			for _, pv := range vs[2:] {
 				p, err := jsonPathArg(pv)

@@ -53,21 +53,11 @@ type LocalFileOpener interface {
 	OpenLocalFile(name string) (io.ReadCloser, error)
 }
 
-// Errors of LOAD DATA that sqlerr does not name.
-const (
-	errClientLocalFilesDisabled = 3948 // ER_CLIENT_LOCAL_FILES_DISABLED, SQLSTATE 42000
-	errWarnTooFewRecords        = 1261 // ER_WARN_TOO_FEW_RECORDS
-	errWarnTooManyRecords       = 1262 // ER_WARN_TOO_MANY_RECORDS
-	errWarnNullToNotNull        = 1263 // ER_WARN_NULL_TO_NOTNULL
-	errWrongFieldTerminators    = 1083 // ER_WRONG_FIELD_TERMINATORS
-)
-
 // ErrLocalFilesDisabled is the error a LOAD DATA LOCAL gets when the client did not enable local
 // files (CLIENT_LOCAL_FILES) or the server's local_infile is OFF. MySQL 8.0.19 and later answer both
 // with 3948; earlier versions and MariaDB use 1148 ER_NOT_ALLOWED_COMMAND.
 func ErrLocalFilesDisabled() *sqlerr.Error {
-	return &sqlerr.Error{Code: errClientLocalFilesDisabled, State: "42000",
-		Message: "Loading local data is disabled; this must be enabled on both the client and server sides"}
+	return sqlerr.New(sqlerr.ErrClientLocalFilesDisabled, "Loading local data is disabled; this must be enabled on both the client and server sides")
 }
 
 // loadFormat is a LOAD DATA statement's FIELDS and LINES clauses.
@@ -96,7 +86,7 @@ func newLoadFormat(f *ast.FieldsClause, l *ast.LinesClause, noBackslashEscapes b
 		}
 		if f.Enclosed != nil {
 			if len(*f.Enclosed) > 1 {
-				return lf, sqlerr.New(errWrongFieldTerminators, "Field separator argument is not what is expected; check the manual")
+				return lf, sqlerr.New(sqlerr.ErrWrongFieldTerminators, "Field separator argument is not what is expected; check the manual")
 			}
 			lf.enclosed = noChar
 			if len(*f.Enclosed) == 1 {
@@ -105,7 +95,7 @@ func newLoadFormat(f *ast.FieldsClause, l *ast.LinesClause, noBackslashEscapes b
 		}
 		if f.Escaped != nil {
 			if len(*f.Escaped) > 1 {
-				return lf, sqlerr.New(errWrongFieldTerminators, "Field separator argument is not what is expected; check the manual")
+				return lf, sqlerr.New(sqlerr.ErrWrongFieldTerminators, "Field separator argument is not what is expected; check the manual")
 			}
 			lf.escape = noChar
 			if len(*f.Escaped) == 1 {
@@ -699,14 +689,8 @@ type loader struct {
 // warnOrFail records a data-interpretation problem: an error in strict mode, else a warning.
 func (l *loader) warnOrFail(code uint16, msg string) error {
 	if l.strict {
-		e := sqlerr.New(code, "%s", msg)
-		switch code {
-		case errWarnTooFewRecords, errWarnTooManyRecords:
-			e.State = "01000"
-		case errWarnNullToNotNull:
-			e.State = "22004"
-		}
-		return e
+		// sqlerr carries the codes' own SQLSTATEs (01000, 22004), as MySQL sends them.
+		return sqlerr.New(code, "%s", msg)
 	}
 	l.s.addWarning("Warning", code, msg)
 	return nil
@@ -762,7 +746,7 @@ func (l *loader) run(skip uint64) error {
 					l.s.userVars[t.userVar] = types.Null
 					continue
 				}
-				if err := l.warnOrFail(errWarnTooFewRecords, fmt.Sprintf("Row %d doesn't contain data for all columns", rowNum)); err != nil {
+				if err := l.warnOrFail(sqlerr.ErrWarnTooFewRecords, fmt.Sprintf("Row %d doesn't contain data for all columns", rowNum)); err != nil {
 					return err
 				}
 				l.row[t.col] = l.missingValue(l.tbl.Columns[t.col])
@@ -779,7 +763,7 @@ func (l *loader) run(skip uint64) error {
 			break
 		}
 		if fr.lineTruncated {
-			if err := l.warnOrFail(errWarnTooManyRecords, fmt.Sprintf("Row %d was truncated; it contained more data than there were input columns", rowNum)); err != nil {
+			if err := l.warnOrFail(sqlerr.ErrWarnTooManyRecords, fmt.Sprintf("Row %d was truncated; it contained more data than there were input columns", rowNum)); err != nil {
 				return err
 			}
 		}
@@ -833,7 +817,7 @@ func (l *loader) nullValue(col *Column, rowNum int) (types.Value, error) {
 	if col.Type.Tp == mysql.TypeTimestamp {
 		return timeValue(l.env.now(), max(col.Type.Frac, 0)), nil
 	}
-	err := l.warnOrFail(errWarnNullToNotNull,
+	err := l.warnOrFail(sqlerr.ErrWarnNullToNotNull,
 		fmt.Sprintf("Column set to default value; NULL supplied to NOT NULL column '%s' at row %d", col.Name, rowNum))
 	return implicitDefault(col), err
 }

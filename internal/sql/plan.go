@@ -155,7 +155,7 @@ func flattenFrom(n ast.ResultSetNode, out []fromItem) ([]fromItem, error) {
 			return append(out, fromItem{tn: s, alias: alias}), nil
 		case *ast.SelectStmt, *ast.SetOprStmt:
 			if x.AsName.O == "" {
-				return nil, sqlerr.New(1248, "Every derived table must have its own alias")
+				return nil, sqlerr.New(sqlerr.ErrDerivedMustHaveAlias, "Every derived table must have its own alias")
 			}
 			return append(out, fromItem{sub: s, alias: x.AsName.O}), nil
 		case *ast.Join:
@@ -316,7 +316,7 @@ func (b *selectBuilder) buildLevels() error {
 		}
 	}
 	if len(b.items) > 61 {
-		return sqlerr.New(1116, "Too many tables; MySQL can only use 61 tables in a join")
+		return sqlerr.New(sqlerr.ErrTooManyTables, "Too many tables; MySQL can only use 61 tables in a join")
 	}
 	if b.order != nil {
 		reordered := make([]fromItem, len(b.items))
@@ -676,7 +676,7 @@ func (b *selectBuilder) planSelectList(fieldProj []int) error {
 					return sqlerr.New(sqlerr.ErrBadTable, "Unknown table '%s'", f.WildCard.Table.O)
 				}
 				if len(pl.levels) == 0 {
-					return sqlerr.New(1096, "No tables used")
+					return sqlerr.New(sqlerr.ErrNoTablesUsed, "No tables used")
 				}
 			}
 			continue

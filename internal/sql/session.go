@@ -400,13 +400,13 @@ func (s *Session) dispatch(env *Env, st ast.StmtNode, w proto.ResultWriter, more
 		*ast.AlterTableStmt, *ast.CreateViewStmt, *ast.AlterDatabaseStmt:
 		return s.runDDL(env, st, w, more)
 	case *ast.KillStmt:
-		if s.db.Kill == nil {
+		if s.db.cfg.Kill == nil {
 			return sqlerr.New(sqlerr.ErrNoSuchThread, "Unknown thread id: %d", x.ConnectionID)
 		}
 		if err := s.authorizeKill(uint32(x.ConnectionID)); err != nil {
 			return err
 		}
-		if err := s.db.Kill(uint32(x.ConnectionID), x.Query); err != nil {
+		if err := s.db.cfg.Kill(uint32(x.ConnectionID), x.Query); err != nil {
 			return err
 		}
 		return w.OK(proto.OK{}, more)
@@ -439,8 +439,8 @@ func (s *Session) dispatch(env *Env, st ast.StmtNode, w proto.ResultWriter, more
 		if x.Tp == ast.FlushTables && x.ReadLock {
 			return s.flushWithReadLock(env, w, more)
 		}
-		if x.Tp == ast.FlushPrivileges && s.db.FlushAuthCache != nil {
-			s.db.FlushAuthCache("", "") // accounts are always current; only the sha2 cache goes
+		if x.Tp == ast.FlushPrivileges && s.db.cfg.FlushAuthCache != nil {
+			s.db.cfg.FlushAuthCache("", "") // accounts are always current; only the sha2 cache goes
 		}
 		return w.OK(proto.OK{}, more)
 	case *ast.AnalyzeTableStmt:

@@ -20,8 +20,9 @@ type vcol struct {
 	t    types.ColType
 }
 
-func vs(name string) vcol { return vcol{name, tString} }
-func vi(name string) vcol { return vcol{name, tInt} }
+// stringCol and intCol declare a string (VARCHAR) or integer (BIGINT) column of a virtual result.
+func stringCol(name string) vcol { return vcol{name, tString} }
+func intCol(name string) vcol    { return vcol{name, tInt} }
 
 func staticPlan(cols []vcol, rows func(env *Env) ([][]types.Value, error)) *selectPlan {
 	pl := &selectPlan{static: rows}
@@ -41,8 +42,9 @@ func isVirtualDB(name string) bool {
 	return false
 }
 
-func sv(s string) types.Value { return types.NewString(s) }
-func iv(i int64) types.Value  { return types.NewInt(i) }
+// stringVal and intVal build the values of virtual rows.
+func stringVal(s string) types.Value { return types.NewString(s) }
+func intVal(i int64) types.Value     { return types.NewInt(i) }
 
 // virtualTable returns the plan of an information_schema (or mysql) table, listing only what the
 // session may see (acl_tables.go).
@@ -73,7 +75,7 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 	cat := s.catalog()
 	switch strings.ToUpper(name) {
 	case "SCHEMATA":
-		return staticPlan([]vcol{vs("CATALOG_NAME"), vs("SCHEMA_NAME"), vs("DEFAULT_CHARACTER_SET_NAME"), vs("DEFAULT_COLLATION_NAME"), vs("SQL_PATH"), vs("DEFAULT_ENCRYPTION")},
+		return staticPlan([]vcol{stringCol("CATALOG_NAME"), stringCol("SCHEMA_NAME"), stringCol("DEFAULT_CHARACTER_SET_NAME"), stringCol("DEFAULT_COLLATION_NAME"), stringCol("SQL_PATH"), stringCol("DEFAULT_ENCRYPTION")},
 			func(*Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, n := range append([]string{"information_schema", "mysql", "performance_schema", "sys"}, cat.DBNames()...) {
@@ -81,12 +83,12 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 					if d, ok := cat.DB(n); ok {
 						cs, coll = d.Charset, d.Collation
 					}
-					rows = append(rows, []types.Value{sv("def"), sv(n), sv(cs), sv(coll), types.Null, sv("NO")})
+					rows = append(rows, []types.Value{stringVal("def"), stringVal(n), stringVal(cs), stringVal(coll), types.Null, stringVal("NO")})
 				}
 				return rows, nil
 			}), true
 	case "TABLES":
-		return staticPlan([]vcol{vs("TABLE_CATALOG"), vs("TABLE_SCHEMA"), vs("TABLE_NAME"), vs("TABLE_TYPE"), vs("ENGINE"), vi("VERSION"), vs("ROW_FORMAT"), vi("TABLE_ROWS"), vi("AVG_ROW_LENGTH"), vi("DATA_LENGTH"), vi("MAX_DATA_LENGTH"), vi("INDEX_LENGTH"), vi("DATA_FREE"), vi("AUTO_INCREMENT"), vs("CREATE_TIME"), vs("UPDATE_TIME"), vs("CHECK_TIME"), vs("TABLE_COLLATION"), vi("CHECKSUM"), vs("CREATE_OPTIONS"), vs("TABLE_COMMENT")},
+		return staticPlan([]vcol{stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("TABLE_TYPE"), stringCol("ENGINE"), intCol("VERSION"), stringCol("ROW_FORMAT"), intCol("TABLE_ROWS"), intCol("AVG_ROW_LENGTH"), intCol("DATA_LENGTH"), intCol("MAX_DATA_LENGTH"), intCol("INDEX_LENGTH"), intCol("DATA_FREE"), intCol("AUTO_INCREMENT"), stringCol("CREATE_TIME"), stringCol("UPDATE_TIME"), stringCol("CHECK_TIME"), stringCol("TABLE_COLLATION"), intCol("CHECKSUM"), stringCol("CREATE_OPTIONS"), stringCol("TABLE_COMMENT")},
 			func(env *Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, dbn := range cat.DBNames() {
@@ -95,14 +97,14 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 						if err != nil {
 							return nil, err
 						}
-						rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(t.Name), sv("BASE TABLE"), sv(t.Engine), iv(10), sv("Dynamic"), iv(0), iv(0), iv(0), iv(0), iv(0), iv(0), ai, types.Null, types.Null, types.Null, sv(t.Collation), types.Null, sv(""), sv(t.Comment)})
+						rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal("BASE TABLE"), stringVal(t.Engine), intVal(10), stringVal("Dynamic"), intVal(0), intVal(0), intVal(0), intVal(0), intVal(0), intVal(0), ai, types.Null, types.Null, types.Null, stringVal(t.Collation), types.Null, stringVal(""), stringVal(t.Comment)})
 					}
 					rows = append(rows, viewTableRows(cat, dbn)...)
 				}
 				return rows, nil
 			}), true
 	case "COLUMNS":
-		return staticPlan([]vcol{vs("TABLE_CATALOG"), vs("TABLE_SCHEMA"), vs("TABLE_NAME"), vs("COLUMN_NAME"), vi("ORDINAL_POSITION"), vs("COLUMN_DEFAULT"), vs("IS_NULLABLE"), vs("DATA_TYPE"), vi("CHARACTER_MAXIMUM_LENGTH"), vi("CHARACTER_OCTET_LENGTH"), vi("NUMERIC_PRECISION"), vi("NUMERIC_SCALE"), vi("DATETIME_PRECISION"), vs("CHARACTER_SET_NAME"), vs("COLLATION_NAME"), vs("COLUMN_TYPE"), vs("COLUMN_KEY"), vs("EXTRA"), vs("PRIVILEGES"), vs("COLUMN_COMMENT"), vs("GENERATION_EXPRESSION")},
+		return staticPlan([]vcol{stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("COLUMN_NAME"), intCol("ORDINAL_POSITION"), stringCol("COLUMN_DEFAULT"), stringCol("IS_NULLABLE"), stringCol("DATA_TYPE"), intCol("CHARACTER_MAXIMUM_LENGTH"), intCol("CHARACTER_OCTET_LENGTH"), intCol("NUMERIC_PRECISION"), intCol("NUMERIC_SCALE"), intCol("DATETIME_PRECISION"), stringCol("CHARACTER_SET_NAME"), stringCol("COLLATION_NAME"), stringCol("COLUMN_TYPE"), stringCol("COLUMN_KEY"), stringCol("EXTRA"), stringCol("PRIVILEGES"), stringCol("COLUMN_COMMENT"), stringCol("GENERATION_EXPRESSION")},
 			func(*Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, dbn := range cat.DBNames() {
@@ -110,7 +112,7 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 						for i, c := range t.VisibleColumns() {
 							r := columnInfo(t, c)
 							l := colLengths(c.Type)
-							rows = append(rows, []types.Value{sv("def"), sv(t.DB), sv(t.Name), sv(c.Name), iv(int64(i + 1)), r.def, sv(r.null), sv(dataType(c.Type)), l[0], l[1], l[2], l[3], l[4], r.charset, r.coll, sv(c.Type.SQL()), sv(r.key), sv(r.extra), sv("select,insert,update,references"), sv(c.Comment), sv("")})
+							rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal(c.Name), intVal(int64(i + 1)), r.def, stringVal(r.null), stringVal(dataType(c.Type)), l[0], l[1], l[2], l[3], l[4], r.charset, r.coll, stringVal(c.Type.SQL()), stringVal(r.key), stringVal(r.extra), stringVal("select,insert,update,references"), stringVal(c.Comment), stringVal("")})
 						}
 					}
 					for _, v := range cat.Views(dbn) {
@@ -126,30 +128,30 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 							}
 							cs, coll := types.Null, types.Null
 							if isStringType(ct) && ct.Collation != "binary" {
-								cs, coll = sv(ct.Charset), sv(ct.Collation)
+								cs, coll = stringVal(ct.Charset), stringVal(ct.Collation)
 							}
 							l := colLengths(ct)
-							rows = append(rows, []types.Value{sv("def"), sv(v.DB), sv(v.Name), sv(pc.Name), iv(int64(i + 1)), types.Null, sv(null), sv(dataType(ct)), l[0], l[1], l[2], l[3], l[4], cs, coll, sv(ct.SQL()), sv(""), sv(""), sv("select,insert,update,references"), sv(""), sv("")})
+							rows = append(rows, []types.Value{stringVal("def"), stringVal(v.DB), stringVal(v.Name), stringVal(pc.Name), intVal(int64(i + 1)), types.Null, stringVal(null), stringVal(dataType(ct)), l[0], l[1], l[2], l[3], l[4], cs, coll, stringVal(ct.SQL()), stringVal(""), stringVal(""), stringVal("select,insert,update,references"), stringVal(""), stringVal("")})
 						}
 					}
 				}
 				return rows, nil
 			}), true
 	case "STATISTICS":
-		return staticPlan([]vcol{vs("TABLE_CATALOG"), vs("TABLE_SCHEMA"), vs("TABLE_NAME"), vi("NON_UNIQUE"), vs("INDEX_SCHEMA"), vs("INDEX_NAME"), vi("SEQ_IN_INDEX"), vs("COLUMN_NAME"), vs("COLLATION"), vi("CARDINALITY"), vi("SUB_PART"), vs("PACKED"), vs("NULLABLE"), vs("INDEX_TYPE"), vs("COMMENT"), vs("INDEX_COMMENT"), vs("IS_VISIBLE"), vs("EXPRESSION")},
+		return staticPlan([]vcol{stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), intCol("NON_UNIQUE"), stringCol("INDEX_SCHEMA"), stringCol("INDEX_NAME"), intCol("SEQ_IN_INDEX"), stringCol("COLUMN_NAME"), stringCol("COLLATION"), intCol("CARDINALITY"), intCol("SUB_PART"), stringCol("PACKED"), stringCol("NULLABLE"), stringCol("INDEX_TYPE"), stringCol("COMMENT"), stringCol("INDEX_COMMENT"), stringCol("IS_VISIBLE"), stringCol("EXPRESSION")},
 			func(*Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, dbn := range cat.DBNames() {
 					for _, t := range cat.Tables(dbn) {
 						for _, r := range indexRows(t) {
-							rows = append(rows, append([]types.Value{sv("def"), sv(t.DB)}, r[0], r[1], sv(t.DB), r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], sv("YES"), types.Null))
+							rows = append(rows, append([]types.Value{stringVal("def"), stringVal(t.DB)}, r[0], r[1], stringVal(t.DB), r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], stringVal("YES"), types.Null))
 						}
 					}
 				}
 				return rows, nil
 			}), true
 	case "PROCESSLIST":
-		return staticPlan([]vcol{vi("ID"), vs("USER"), vs("HOST"), vs("DB"), vs("COMMAND"), vi("TIME"), vs("STATE"), vs("INFO")}, func(*Env) ([][]types.Value, error) {
+		return staticPlan([]vcol{intCol("ID"), stringCol("USER"), stringCol("HOST"), stringCol("DB"), stringCol("COMMAND"), intCol("TIME"), stringCol("STATE"), stringCol("INFO")}, func(*Env) ([][]types.Value, error) {
 			return s.processRows(), nil
 		}), true
 	}
@@ -171,9 +173,9 @@ func columnInfo(t *Table, c *Column) colInfo {
 	}
 	if c.HasDefault {
 		if c.DefaultNow {
-			r.def = sv("CURRENT_TIMESTAMP")
+			r.def = stringVal("CURRENT_TIMESTAMP")
 		} else if !c.Default.IsNull() {
-			r.def = sv(types.ToString(c.Default))
+			r.def = stringVal(types.ToString(c.Default))
 		}
 	}
 	for _, ix := range t.Indexes {
@@ -199,7 +201,7 @@ func columnInfo(t *Table, c *Column) colInfo {
 		}
 	}
 	if isStringType(c.Type) && c.Type.Collation != "binary" {
-		r.charset, r.coll = sv(c.Type.Charset), sv(c.Type.Collation)
+		r.charset, r.coll = stringVal(c.Type.Charset), stringVal(c.Type.Collation)
 	}
 	return r
 }
@@ -224,13 +226,13 @@ func indexRows(t *Table) [][]types.Value {
 			}
 			sub := types.Null
 			if ix.Columns[i].Prefix > 0 {
-				sub = iv(int64(ix.Columns[i].Prefix))
+				sub = intVal(int64(ix.Columns[i].Prefix))
 			}
 			coll := "A"
 			if ix.Columns[i].Desc {
 				coll = "D"
 			}
-			rows = append(rows, []types.Value{sv(t.Name), iv(nonUnique), sv(ix.Name), iv(int64(i + 1)), sv(c.Name), sv(coll), iv(0), sub, types.Null, sv(null), sv("BTREE"), sv(""), sv("")})
+			rows = append(rows, []types.Value{stringVal(t.Name), intVal(nonUnique), stringVal(ix.Name), intVal(int64(i + 1)), stringVal(c.Name), stringVal(coll), intVal(0), sub, types.Null, stringVal(null), stringVal("BTREE"), stringVal(""), stringVal("")})
 		}
 	}
 	return rows
@@ -238,23 +240,23 @@ func indexRows(t *Table) [][]types.Value {
 
 func (s *Session) processRows() [][]types.Value {
 	var rows [][]types.Value
-	if s.db.Processes == nil {
+	if s.db.cfg.Processes == nil {
 		return nil
 	}
 	all := s.CanSeeAllProcesses()
-	for _, p := range s.db.Processes() {
+	for _, p := range s.db.cfg.Processes() {
 		if !all && p.User != s.User {
 			continue // without PROCESS, only one's own threads (as MySQL)
 		}
 		db := types.Null
 		if p.DB != "" {
-			db = sv(p.DB)
+			db = stringVal(p.DB)
 		}
 		info := types.Null
 		if p.Info != "" {
-			info = sv(p.Info)
+			info = stringVal(p.Info)
 		}
-		rows = append(rows, []types.Value{types.NewInt(int64(p.ID)), sv(p.User), sv(p.Host), db, sv(p.Command), iv(p.Time), sv(p.State), info})
+		rows = append(rows, []types.Value{types.NewInt(int64(p.ID)), stringVal(p.User), stringVal(p.Host), db, stringVal(p.Command), intVal(p.Time), stringVal(p.State), info})
 	}
 	return rows
 }
@@ -292,13 +294,13 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 	}
 	switch x.Tp {
 	case ast.ShowDatabases:
-		pl = staticPlan([]vcol{vs("Database")}, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan([]vcol{stringCol("Database")}, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			names := append([]string{"information_schema", "mysql", "performance_schema", "sys"}, cat.DBNames()...)
 			sort.Strings(names)
 			for _, n := range names {
 				if like(n) && s.visibleDB(n) {
-					rows = append(rows, []types.Value{sv(n)})
+					rows = append(rows, []types.Value{stringVal(n)})
 				}
 			}
 			return rows, nil
@@ -308,9 +310,9 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 		if err != nil {
 			return err
 		}
-		cols := []vcol{vs("Tables_in_" + db)}
+		cols := []vcol{stringCol("Tables_in_" + db)}
 		if x.Full {
-			cols = append(cols, vs("Table_type"))
+			cols = append(cols, stringCol("Table_type"))
 		}
 		pl = staticPlan(cols, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
@@ -319,9 +321,9 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 				if !like(t.Name) || (!all && !s.visibleTable(db, t.Name)) {
 					continue
 				}
-				r := []types.Value{sv(t.Name)}
+				r := []types.Value{stringVal(t.Name)}
 				if x.Full {
-					r = append(r, sv("BASE TABLE"))
+					r = append(r, stringVal("BASE TABLE"))
 				}
 				rows = append(rows, r)
 			}
@@ -329,9 +331,9 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 				if !like(v.Name) || (!all && !s.visibleTable(db, v.Name)) {
 					continue
 				}
-				r := []types.Value{sv(v.Name)}
+				r := []types.Value{stringVal(v.Name)}
 				if x.Full {
-					r = append(r, sv("VIEW"))
+					r = append(r, stringVal("VIEW"))
 				}
 				rows = append(rows, r)
 			}
@@ -354,13 +356,13 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 		if !ok {
 			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, x.Table.Name.O)
 		}
-		cols := []vcol{vs("Field"), vs("Type")}
+		cols := []vcol{stringCol("Field"), stringCol("Type")}
 		if x.Full {
-			cols = append(cols, vs("Collation"))
+			cols = append(cols, stringCol("Collation"))
 		}
-		cols = append(cols, vs("Null"), vs("Key"), vs("Default"), vs("Extra"))
+		cols = append(cols, stringCol("Null"), stringCol("Key"), stringCol("Default"), stringCol("Extra"))
 		if x.Full {
-			cols = append(cols, vs("Privileges"), vs("Comment"))
+			cols = append(cols, stringCol("Privileges"), stringCol("Comment"))
 		}
 		pl = staticPlan(cols, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
@@ -369,13 +371,13 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 					continue
 				}
 				ci := columnInfo(t, c)
-				r := []types.Value{sv(c.Name), sv(c.Type.SQL())}
+				r := []types.Value{stringVal(c.Name), stringVal(c.Type.SQL())}
 				if x.Full {
 					r = append(r, ci.coll)
 				}
-				r = append(r, sv(ci.null), sv(ci.key), ci.def, sv(ci.extra))
+				r = append(r, stringVal(ci.null), stringVal(ci.key), ci.def, stringVal(ci.extra))
 				if x.Full {
-					r = append(r, sv("select,insert,update,references"), sv(c.Comment))
+					r = append(r, stringVal("select,insert,update,references"), stringVal(c.Comment))
 				}
 				rows = append(rows, r)
 			}
@@ -390,31 +392,31 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 		if !ok {
 			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, x.Table.Name.O)
 		}
-		pl = staticPlan([]vcol{vs("Table"), vi("Non_unique"), vs("Key_name"), vi("Seq_in_index"), vs("Column_name"), vs("Collation"), vi("Cardinality"), vi("Sub_part"), vs("Packed"), vs("Null"), vs("Index_type"), vs("Comment"), vs("Index_comment"), vs("Visible"), vs("Expression")},
+		pl = staticPlan([]vcol{stringCol("Table"), intCol("Non_unique"), stringCol("Key_name"), intCol("Seq_in_index"), stringCol("Column_name"), stringCol("Collation"), intCol("Cardinality"), intCol("Sub_part"), stringCol("Packed"), stringCol("Null"), stringCol("Index_type"), stringCol("Comment"), stringCol("Index_comment"), stringCol("Visible"), stringCol("Expression")},
 			func(*Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, r := range indexRows(t) {
-					rows = append(rows, append(r, sv("YES"), types.Null))
+					rows = append(rows, append(r, stringVal("YES"), types.Null))
 				}
 				return rows, nil
 			})
 	case ast.ShowVariables:
-		pl = staticPlan([]vcol{vs("Variable_name"), vs("Value")}, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan([]vcol{stringCol("Variable_name"), stringCol("Value")}, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, n := range sysvar.Names() {
 				if !like(n) {
 					continue
 				}
 				v := s.getSysVar(sysvar.Must(n), x.GlobalScope)
-				rows = append(rows, []types.Value{sv(n), sv(types.ToString(v))})
+				rows = append(rows, []types.Value{stringVal(n), stringVal(types.ToString(v))})
 			}
 			return rows, nil
 		})
 	case ast.ShowStatus:
-		pl = staticPlan([]vcol{vs("Variable_name"), vs("Value")}, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan([]vcol{stringCol("Variable_name"), stringCol("Value")}, func(*Env) ([][]types.Value, error) {
 			st := map[string]string{}
-			if s.db.Status != nil {
-				st = s.db.Status()
+			if s.db.cfg.Status != nil {
+				st = s.db.cfg.Status()
 			}
 			// Per connection: MySQL shows them empty in the global scope.
 			st["Ssl_version"], st["Ssl_cipher"] = "", ""
@@ -429,25 +431,25 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			var rows [][]types.Value
 			for _, n := range names {
 				if like(n) {
-					rows = append(rows, []types.Value{sv(n), sv(st[n])})
+					rows = append(rows, []types.Value{stringVal(n), stringVal(st[n])})
 				}
 			}
 			return rows, nil
 		})
 	case ast.ShowWarnings, ast.ShowErrors:
 		warns := append([]sqlerr.Warning(nil), s.warnings...)
-		pl = staticPlan([]vcol{vs("Level"), vcol{"Code", types.ColType{Tp: mysql.TypeLong, Len: 4, Unsigned: true, Collation: "binary"}}, vs("Message")}, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan([]vcol{stringCol("Level"), vcol{"Code", types.ColType{Tp: mysql.TypeLong, Len: 4, Unsigned: true, Collation: "binary"}}, stringCol("Message")}, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, w := range warns {
 				if x.Tp == ast.ShowErrors && w.Level != "Error" {
 					continue
 				}
-				rows = append(rows, []types.Value{sv(w.Level), types.NewUint(uint64(w.Code)), sv(w.Message)})
+				rows = append(rows, []types.Value{stringVal(w.Level), types.NewUint(uint64(w.Code)), stringVal(w.Message)})
 			}
 			return rows, nil
 		})
 	case ast.ShowProcessList:
-		pl = staticPlan([]vcol{vi("Id"), vs("User"), vs("Host"), vs("db"), vs("Command"), vi("Time"), vs("State"), vs("Info")}, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan([]vcol{intCol("Id"), stringCol("User"), stringCol("Host"), stringCol("db"), stringCol("Command"), intCol("Time"), stringCol("State"), stringCol("Info")}, func(*Env) ([][]types.Value, error) {
 			return s.processRows(), nil
 		})
 	case ast.ShowCreateTable, ast.ShowCreateView:
@@ -457,14 +459,14 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 		}
 		if ddl := systemLogTable(db, x.Table.Name.O); ddl != "" && x.Tp == ast.ShowCreateTable {
 			name := strings.ToLower(x.Table.Name.O)
-			pl = staticPlan([]vcol{vs("Table"), vs("Create Table")}, func(*Env) ([][]types.Value, error) {
-				return [][]types.Value{{sv(name), sv(ddl)}}, nil
+			pl = staticPlan([]vcol{stringCol("Table"), stringCol("Create Table")}, func(*Env) ([][]types.Value, error) {
+				return [][]types.Value{{stringVal(name), stringVal(ddl)}}, nil
 			})
 			break
 		}
 		if v, isView := cat.View(db, x.Table.Name.O); isView {
-			pl = staticPlan([]vcol{vs("View"), vs("Create View"), vs("character_set_client"), vs("collation_connection")}, func(*Env) ([][]types.Value, error) {
-				return [][]types.Value{{sv(v.Name), sv(showCreateView(v)), sv(v.Charset), sv(v.Collation)}}, nil
+			pl = staticPlan([]vcol{stringCol("View"), stringCol("Create View"), stringCol("character_set_client"), stringCol("collation_connection")}, func(*Env) ([][]types.Value, error) {
+				return [][]types.Value{{stringVal(v.Name), stringVal(showCreateView(v)), stringVal(v.Charset), stringVal(v.Collation)}}, nil
 			})
 			break
 		}
@@ -480,23 +482,23 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			return err
 		}
 		ddl := showCreateTable(t, ai)
-		pl = staticPlan([]vcol{vs("Table"), vs("Create Table")}, func(*Env) ([][]types.Value, error) {
-			return [][]types.Value{{sv(t.Name), sv(ddl)}}, nil
+		pl = staticPlan([]vcol{stringCol("Table"), stringCol("Create Table")}, func(*Env) ([][]types.Value, error) {
+			return [][]types.Value{{stringVal(t.Name), stringVal(ddl)}}, nil
 		})
 	case ast.ShowCreateDatabase:
 		d, ok := cat.DB(x.DBName)
 		if !ok {
 			return sqlerr.New(sqlerr.ErrBadDB, "Unknown database '%s'", x.DBName)
 		}
-		pl = staticPlan([]vcol{vs("Database"), vs("Create Database")}, func(*Env) ([][]types.Value, error) {
-			return [][]types.Value{{sv(d.Name), sv(showCreateDatabase(d, x.IfNotExists))}}, nil
+		pl = staticPlan([]vcol{stringCol("Database"), stringCol("Create Database")}, func(*Env) ([][]types.Value, error) {
+			return [][]types.Value{{stringVal(d.Name), stringVal(showCreateDatabase(d, x.IfNotExists))}}, nil
 		})
 	case ast.ShowEngines:
-		pl = staticPlan([]vcol{vs("Engine"), vs("Support"), vs("Comment"), vs("Transactions"), vs("XA"), vs("Savepoints")}, func(*Env) ([][]types.Value, error) {
-			return [][]types.Value{{sv("InnoDB"), sv("DEFAULT"), sv("Kiln: pebble LSM under a replicated binlog"), sv("YES"), sv("NO"), sv("YES")}}, nil
+		pl = staticPlan([]vcol{stringCol("Engine"), stringCol("Support"), stringCol("Comment"), stringCol("Transactions"), stringCol("XA"), stringCol("Savepoints")}, func(*Env) ([][]types.Value, error) {
+			return [][]types.Value{{stringVal("InnoDB"), stringVal("DEFAULT"), stringVal("Kiln: pebble LSM under a replicated binlog"), stringVal("YES"), stringVal("NO"), stringVal("YES")}}, nil
 		})
 	case ast.ShowCollation:
-		pl = staticPlan([]vcol{vs("Collation"), vs("Charset"), vi("Id"), vs("Default"), vs("Compiled"), vi("Sortlen"), vs("Pad_attribute")}, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan([]vcol{stringCol("Collation"), stringCol("Charset"), intCol("Id"), stringCol("Default"), stringCol("Compiled"), intCol("Sortlen"), stringCol("Pad_attribute")}, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, r := range collationRows() {
 				if like(r[0].S) {
@@ -506,7 +508,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			return rows, nil
 		})
 	case ast.ShowCharset:
-		pl = staticPlan([]vcol{vs("Charset"), vs("Description"), vs("Default collation"), vi("Maxlen")}, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan([]vcol{stringCol("Charset"), stringCol("Description"), stringCol("Default collation"), intCol("Maxlen")}, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, r := range charsetRows() {
 				if like(r[0].S) {
@@ -520,7 +522,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 		if err != nil {
 			return err
 		}
-		pl = staticPlan([]vcol{vs("Name"), vs("Engine"), vi("Version"), vs("Row_format"), vi("Rows"), vi("Avg_row_length"), vi("Data_length"), vi("Max_data_length"), vi("Index_length"), vi("Data_free"), vi("Auto_increment"), vs("Create_time"), vs("Update_time"), vs("Check_time"), vs("Collation"), vs("Checksum"), vs("Create_options"), vs("Comment")},
+		pl = staticPlan([]vcol{stringCol("Name"), stringCol("Engine"), intCol("Version"), stringCol("Row_format"), intCol("Rows"), intCol("Avg_row_length"), intCol("Data_length"), intCol("Max_data_length"), intCol("Index_length"), intCol("Data_free"), intCol("Auto_increment"), stringCol("Create_time"), stringCol("Update_time"), stringCol("Check_time"), stringCol("Collation"), stringCol("Checksum"), stringCol("Create_options"), stringCol("Comment")},
 			func(env *Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, t := range cat.Tables(db) {
@@ -529,23 +531,23 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 						if err != nil {
 							return nil, err
 						}
-						rows = append(rows, []types.Value{sv(t.Name), sv(t.Engine), iv(10), sv("Dynamic"), iv(0), iv(0), iv(0), iv(0), iv(0), iv(0), ai, types.Null, types.Null, types.Null, sv(t.Collation), types.Null, sv(""), sv(t.Comment)})
+						rows = append(rows, []types.Value{stringVal(t.Name), stringVal(t.Engine), intVal(10), stringVal("Dynamic"), intVal(0), intVal(0), intVal(0), intVal(0), intVal(0), intVal(0), ai, types.Null, types.Null, types.Null, stringVal(t.Collation), types.Null, stringVal(""), stringVal(t.Comment)})
 					}
 				}
 				if strings.EqualFold(db, "mysql") {
 					for _, n := range []string{"general_log", "slow_log"} {
 						if like(n) {
-							rows = append(rows, []types.Value{sv(n), sv("CSV"), iv(10), sv("Dynamic"), iv(0), iv(0), iv(0), iv(0), iv(0), iv(0), types.Null, types.Null, types.Null, types.Null, sv("utf8mb3_general_ci"), types.Null, sv(""), sv(map[string]string{"general_log": "General log", "slow_log": "Slow log"}[n])})
+							rows = append(rows, []types.Value{stringVal(n), stringVal("CSV"), intVal(10), stringVal("Dynamic"), intVal(0), intVal(0), intVal(0), intVal(0), intVal(0), intVal(0), types.Null, types.Null, types.Null, types.Null, stringVal("utf8mb3_general_ci"), types.Null, stringVal(""), stringVal(map[string]string{"general_log": "General log", "slow_log": "Slow log"}[n])})
 						}
 					}
 				}
 				for _, v := range cat.Views(db) {
 					if like(v.Name) {
-						r := []types.Value{sv(v.Name)}
+						r := []types.Value{stringVal(v.Name)}
 						for range 16 {
 							r = append(r, types.Null)
 						}
-						rows = append(rows, append(r, sv("VIEW")))
+						rows = append(rows, append(r, stringVal("VIEW")))
 					}
 				}
 				sort.Slice(rows, func(i, j int) bool { return rows[i][0].S < rows[j][0].S })
@@ -564,7 +566,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			return err
 		}
 	case ast.ShowPlugins, ast.ShowGrants, ast.ShowPrivileges, ast.ShowOpenTables:
-		pl = staticPlan([]vcol{vs("Name")}, func(*Env) ([][]types.Value, error) { return nil, nil })
+		pl = staticPlan([]vcol{stringCol("Name")}, func(*Env) ([][]types.Value, error) { return nil, nil })
 		if x.Tp == ast.ShowGrants {
 			var err error
 			if pl, err = s.showGrants(x); err != nil {
@@ -705,7 +707,7 @@ func (s *Session) explain(env *Env, x *ast.ExplainStmt, w proto.ResultWriter, mo
 		return err
 	}
 	rows := explainRows(pl, 1)
-	out := staticPlan([]vcol{vi("id"), vs("table"), vs("access"), vs("extra")}, func(*Env) ([][]types.Value, error) { return rows, nil })
+	out := staticPlan([]vcol{intCol("id"), stringCol("table"), stringCol("access"), stringCol("extra")}, func(*Env) ([][]types.Value, error) { return rows, nil })
 	return s.streamPlan(env, out, w, more)
 }
 
@@ -747,10 +749,10 @@ func explainRows(pl *selectPlan, id int64) [][]types.Value {
 		if ex == "" {
 			ex = "-"
 		}
-		rows = append(rows, []types.Value{iv(id), sv(lv.alias), sv(acc), sv(ex)})
+		rows = append(rows, []types.Value{intVal(id), stringVal(lv.alias), stringVal(acc), stringVal(ex)})
 	}
 	if len(pl.levels) == 0 {
-		rows = append(rows, []types.Value{iv(id), types.Null, sv("no table"), sv("")})
+		rows = append(rows, []types.Value{intVal(id), types.Null, stringVal("no table"), stringVal("")})
 	}
 	return rows
 }

@@ -16,9 +16,6 @@ import (
 // The system variables' definitions and validation are in sysvar; their values are here: the
 // server's globals (globalVars) and each session's (Session.vars).
 
-func str(s string) types.Value { return types.NewString(s) }
-func num(i int64) types.Value  { return types.NewInt(i) }
-
 // globalVars holds the server's global values.
 type globalVars struct {
 	mu   sync.RWMutex
@@ -27,25 +24,25 @@ type globalVars struct {
 
 func newGlobalVars(cfg Config) *globalVars {
 	g := &globalVars{vals: map[string]types.Value{}}
-	g.vals["version"] = str(cfg.Version)
+	g.vals["version"] = stringVal(cfg.Version)
 	if cfg.MaxConnections > 0 {
-		g.vals["max_connections"] = num(int64(cfg.MaxConnections))
+		g.vals["max_connections"] = intVal(int64(cfg.MaxConnections))
 	}
-	g.vals["innodb_lock_wait_timeout"] = num(int64(cfg.LockWaitTimeout / time.Second))
+	g.vals["innodb_lock_wait_timeout"] = intVal(int64(cfg.LockWaitTimeout / time.Second))
 	if cfg.Durability != "" {
-		g.vals["kiln_durability"] = str(cfg.Durability)
+		g.vals["kiln_durability"] = stringVal(cfg.Durability)
 	}
 	if cfg.BeforeImages {
-		g.vals["kiln_log_before_images"] = num(1)
+		g.vals["kiln_log_before_images"] = intVal(1)
 	}
 	g.vals["secure_file_priv"] = secureFilePrivValue(cfg)
 	if cfg.SSLCert != "" {
-		g.vals["have_ssl"], g.vals["have_openssl"] = str("YES"), str("YES")
-		g.vals["ssl_ca"], g.vals["ssl_cert"], g.vals["ssl_key"] = str(cfg.SSLCA), str(cfg.SSLCert), str(cfg.SSLKey)
-		g.vals["tls_version"] = str("TLSv1.2,TLSv1.3")
+		g.vals["have_ssl"], g.vals["have_openssl"] = stringVal("YES"), stringVal("YES")
+		g.vals["ssl_ca"], g.vals["ssl_cert"], g.vals["ssl_key"] = stringVal(cfg.SSLCA), stringVal(cfg.SSLCert), stringVal(cfg.SSLKey)
+		g.vals["tls_version"] = stringVal("TLSv1.2,TLSv1.3")
 	}
 	if cfg.RequireSecureTransport {
-		g.vals["require_secure_transport"] = num(1)
+		g.vals["require_secure_transport"] = intVal(1)
 	}
 	return g
 }
@@ -77,7 +74,7 @@ func (db *DB) GlobalInt(name string) int64 {
 func (s *Session) getSysVar(v *sysvar.Var, global bool) types.Value {
 	switch v.Name {
 	case "warning_count":
-		return num(int64(len(s.warnings)))
+		return intVal(int64(len(s.warnings)))
 	case "error_count":
 		n := 0
 		for _, w := range s.warnings {
@@ -85,12 +82,12 @@ func (s *Session) getSysVar(v *sysvar.Var, global bool) types.Value {
 				n++
 			}
 		}
-		return num(int64(n))
+		return intVal(int64(n))
 	case "last_insert_id", "identity":
 		return types.NewUint(s.lastInsertID)
 	case "read_only", "super_read_only":
 		if s.db.readOnlyNow() {
-			return num(1)
+			return intVal(1)
 		}
 	}
 	if !global && v.Scope != sysvar.Global {
@@ -114,7 +111,7 @@ func (s *Session) setSysVar(name string, global bool, val types.Value) error {
 	}
 	if v.Name == "require_secure_transport" {
 		if on, _ := types.ToBool(val); on && s.db.cfg.SSLCert == "" {
-			return sqlerr.New(3757, "No secure transports (SSL or Shared Memory) are configured, unable to set --require_secure_transport=ON.")
+			return sqlerr.New(sqlerr.ErrNoSecureTransportsConfigured, "No secure transports (SSL or Shared Memory) are configured, unable to set --require_secure_transport=ON.")
 		}
 	}
 	if warn != nil {
@@ -191,10 +188,10 @@ func (s *Session) set(env *Env, x *ast.SetStmt) error {
 					}
 				}
 			}
-			s.vars["character_set_client"] = str(cs)
-			s.vars["character_set_results"] = str(cs)
-			s.vars["character_set_connection"] = str(cs)
-			s.vars["collation_connection"] = str(coll.Name)
+			s.vars["character_set_client"] = stringVal(cs)
+			s.vars["character_set_results"] = stringVal(cs)
+			s.vars["character_set_connection"] = stringVal(cs)
+			s.vars["collation_connection"] = stringVal(coll.Name)
 			continue
 		case "tx_isolation_one_shot", "transaction_isolation_one_shot":
 			continue
@@ -212,7 +209,7 @@ func (s *Session) set(env *Env, x *ast.SetStmt) error {
 			c := (&planner{s: s}).newCompiler(&scope{})
 			if cn, ok := a.Value.(*ast.ColumnNameExpr); ok {
 				// SET x = ON / OFF / identifier: a bare word is a string.
-				val = str(cn.Name.Name.O)
+				val = stringVal(cn.Name.Name.O)
 			} else {
 				e, err := c.compile(a.Value)
 				if err != nil {

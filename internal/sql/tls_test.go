@@ -13,7 +13,7 @@ import (
 
 // The TLS variables: have_ssl and the certificate files follow the configuration, Ssl_cipher and
 // Ssl_version are per session (empty in the global scope and without TLS), and
-// require_secure_transport can be turned on only when TLS is configured (3757 otherwise).
+// require_secure_transport can be turned on only when TLS is configured (3160 otherwise).
 func TestTLSVariables(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -24,7 +24,7 @@ func TestTLSVariables(t *testing.T) {
 		{name: "no TLS", cfg: Config{Version: "test"}, want: []string{
 			"SELECT @@have_ssl, @@have_openssl, @@ssl_cert, @@require_secure_transport => DISABLED\tDISABLED\t\t0\n",
 			"SHOW STATUS LIKE 'Ssl_%' => Ssl_cipher\t\nSsl_version\t\n",
-			"SET GLOBAL require_secure_transport = ON => error 3757",
+			"SET GLOBAL require_secure_transport = ON => error 3160",
 			"SET GLOBAL require_secure_transport = OFF => ok affected=0\n",
 		}},
 		{name: "TLS", cfg: Config{Version: "test", SSLCert: "/d/server-cert.pem", SSLKey: "/d/server-key.pem", SSLCA: "/d/ca.pem"}, tlsSess: true, want: []string{
@@ -36,6 +36,7 @@ func TestTLSVariables(t *testing.T) {
 			"SELECT @@global.require_secure_transport => 1\n",
 			"SET require_secure_transport = OFF => error 1229",
 			"SET GLOBAL have_ssl = 'NO' => error 1238",
+			"SELECT @@session.require_secure_transport => error 1238",
 		}},
 		{name: "flag", cfg: Config{Version: "test", SSLCert: "c", SSLKey: "k", RequireSecureTransport: true}, want: []string{
 			"SELECT @@require_secure_transport => 1\n",

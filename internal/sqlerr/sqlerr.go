@@ -1,6 +1,11 @@
 // Package sqlerr owns the MySQL error values that cross layers: an error code, its SQLSTATE and a
 // message. Every layer returns *Error for anything a client should see with a specific code; the wire
 // protocol turns any other error into ER_UNKNOWN_ERROR (1105, HY000).
+//
+// Every code has a named constant here (MySQL's mysqld_error.h name) with its SQLSTATE in states;
+// callers never pass a bare number. The common codes are below; the others are grouped by the
+// layer that raises them: ddl.go, query.go, sysvar.go, loaddata.go, protocol.go, acl.go, funcs.go,
+// locks.go, memory.go.
 package sqlerr
 
 import (
@@ -44,7 +49,6 @@ const (
 	ErrCantDropFieldOrKey           = 1091
 	ErrNoSuchThread                 = 1094
 	ErrUnknownSystemVar             = 1193
-	ErrIncorrectGlobalLocal         = 1229
 	ErrWrongValueForVar             = 1231
 	ErrWrongTypeForVar              = 1232
 	ErrUnknownError                 = 1105
@@ -179,7 +183,7 @@ var states = map[uint16]string{
 	ErrDBDropExists: "HY000", ErrNoDefaultForField: "HY000", ErrPsManyParam: "42000",
 	ErrInvalidUseOfNull: "42000", ErrDataOutOfRange: "22003", ErrKeyDoesNotExist: "42000",
 	ErrIllegalReference: "42S22", ErrWrongArguments: "HY000", ErrWrongParamCount: "HY000",
-	ErrUnknownCharset: "42000", ErrUnknownCollation: "HY000", ErrIncorrectGlobalLocal: "HY000",
+	ErrUnknownCharset: "42000", ErrUnknownCollation: "HY000",
 	ErrCantDoThisDuringATransaction: "25000", ErrCantChangeTxIsolation: "25001", ErrViewWrongList: "HY000",
 	ErrInvalidCharacterString: "HY000", ErrInvalidJSONText: "22032", ErrInvalidJSONTextInParam: "22032",
 	ErrInvalidJSONPath: "42000", ErrInvalidJSONPathWildcard: "42000", ErrJSONUsedAsKey: "HY000",

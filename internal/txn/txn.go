@@ -24,7 +24,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/google/btree"
 
 	"github.com/kiln-db/kiln/internal/engine"
@@ -349,7 +348,7 @@ func (w *WriteSet) Len() int { return w.tree.Len() }
 
 // Iterator walks keys in a range in one direction over a merged view.
 type Iterator struct {
-	it      *pebble.Iterator
+	it      engine.Iterator
 	ws      []wsEntry // own writes in range, in iteration order
 	ranges  []keyRange
 	wi      int
@@ -364,7 +363,7 @@ type Iterator struct {
 // NewIter iterates [lo, hi) over the read view (latest=false) or the latest committed state
 // (latest=true), overlaid with own writes, ascending or descending.
 func (t *Txn) NewIter(lo, hi []byte, reverse, latest bool) (*Iterator, error) {
-	var pit *pebble.Iterator
+	var pit engine.Iterator
 	var err error
 	if latest {
 		pit, err = t.m.eng.NewIter(lo, hi)

@@ -57,8 +57,9 @@ var (
 	LocalInfile  *Var // local_infile
 )
 
-func str(s string) types.Value { return types.NewString(s) }
-func num(i int64) types.Value  { return types.NewInt(i) }
+// stringVal and intVal build the defaults below.
+func stringVal(s string) types.Value { return types.NewString(s) }
+func intVal(i int64) types.Value     { return types.NewInt(i) }
 
 func defVar(name string, scope Scope, def types.Value, opts ...func(*Var)) {
 	v := &Var{Name: name, Scope: scope, Default: def}
@@ -68,157 +69,158 @@ func defVar(name string, scope Scope, def types.Value, opts ...func(*Var)) {
 	vars[name] = v
 }
 
-func ro(v *Var)      { v.ReadOnly = true }
-func boolean(v *Var) { v.IsBool = true }
+// readOnly, boolean and intRange are defVar's options.
+func readOnly(v *Var) { v.ReadOnly = true }
+func boolean(v *Var)  { v.IsBool = true }
 func intRange(lo, hi int64) func(*Var) {
 	return func(v *Var) { v.IsInt, v.Min, v.Max = true, lo, hi }
 }
 
 func init() {
-	defVar("autocommit", Both, num(1), boolean)
-	defVar("auto_increment_increment", Both, num(1), intRange(1, 65535))
-	defVar("auto_increment_offset", Both, num(1), intRange(1, 65535))
-	defVar("character_set_client", Both, str("utf8mb4"))
-	defVar("character_set_connection", Both, str("utf8mb4"))
-	defVar("character_set_results", Both, str("utf8mb4"))
-	defVar("character_set_server", Both, str("utf8mb4"))
-	defVar("character_set_database", Both, str("utf8mb4"))
-	defVar("character_set_system", Global, str("utf8mb3"), ro)
-	defVar("character_set_filesystem", Both, str("binary"))
-	defVar("collation_connection", Both, str("utf8mb4_0900_ai_ci"))
-	defVar("collation_server", Both, str("utf8mb4_0900_ai_ci"))
-	defVar("collation_database", Both, str("utf8mb4_0900_ai_ci"))
-	defVar("default_collation_for_utf8mb4", Both, str("utf8mb4_0900_ai_ci"))
-	defVar("init_connect", Global, str(""))
-	defVar("interactive_timeout", Both, num(28800), intRange(1, 31536000))
-	defVar("wait_timeout", Both, num(28800), intRange(1, 31536000))
-	defVar("net_write_timeout", Both, num(60), intRange(1, 31536000))
-	defVar("net_read_timeout", Both, num(30), intRange(1, 31536000))
-	defVar("net_buffer_length", Both, num(16384))
-	defVar("max_allowed_packet", Both, num(64<<20), intRange(1024, 1<<30))
-	defVar("max_execution_time", Both, num(0), intRange(0, 1<<32-1))
-	defVar("max_connections", Global, num(151), intRange(1, 100000))
-	defVar("sql_mode", Both, str("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"))
+	defVar("autocommit", Both, intVal(1), boolean)
+	defVar("auto_increment_increment", Both, intVal(1), intRange(1, 65535))
+	defVar("auto_increment_offset", Both, intVal(1), intRange(1, 65535))
+	defVar("character_set_client", Both, stringVal("utf8mb4"))
+	defVar("character_set_connection", Both, stringVal("utf8mb4"))
+	defVar("character_set_results", Both, stringVal("utf8mb4"))
+	defVar("character_set_server", Both, stringVal("utf8mb4"))
+	defVar("character_set_database", Both, stringVal("utf8mb4"))
+	defVar("character_set_system", Global, stringVal("utf8mb3"), readOnly)
+	defVar("character_set_filesystem", Both, stringVal("binary"))
+	defVar("collation_connection", Both, stringVal("utf8mb4_0900_ai_ci"))
+	defVar("collation_server", Both, stringVal("utf8mb4_0900_ai_ci"))
+	defVar("collation_database", Both, stringVal("utf8mb4_0900_ai_ci"))
+	defVar("default_collation_for_utf8mb4", Both, stringVal("utf8mb4_0900_ai_ci"))
+	defVar("init_connect", Global, stringVal(""))
+	defVar("interactive_timeout", Both, intVal(28800), intRange(1, 31536000))
+	defVar("wait_timeout", Both, intVal(28800), intRange(1, 31536000))
+	defVar("net_write_timeout", Both, intVal(60), intRange(1, 31536000))
+	defVar("net_read_timeout", Both, intVal(30), intRange(1, 31536000))
+	defVar("net_buffer_length", Both, intVal(16384))
+	defVar("max_allowed_packet", Both, intVal(64<<20), intRange(1024, 1<<30))
+	defVar("max_execution_time", Both, intVal(0), intRange(0, 1<<32-1))
+	defVar("max_connections", Global, intVal(151), intRange(1, 100000))
+	defVar("sql_mode", Both, stringVal("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"))
 	defVar("sql_select_limit", Both, types.NewUint(1<<64-1))
-	defVar("sql_auto_is_null", Both, num(0), boolean)
-	defVar("sql_safe_updates", Both, num(0), boolean)
-	defVar("sql_notes", Both, num(1), boolean)
-	defVar("sql_quote_show_create", Both, num(1), boolean)
-	defVar("sql_log_bin", Both, num(1), boolean)
-	defVar("sql_require_primary_key", Both, num(0), boolean)
-	defVar("foreign_key_checks", Both, num(1), boolean)
-	defVar("unique_checks", Both, num(1), boolean)
-	defVar("time_zone", Both, str("SYSTEM"))
-	defVar("system_time_zone", Global, str(systemTZ()), ro)
-	defVar("transaction_isolation", Both, str("REPEATABLE-READ"))
-	defVar("tx_isolation", Both, str("REPEATABLE-READ"))
-	defVar("transaction_read_only", Both, num(0), boolean)
-	defVar("tx_read_only", Both, num(0), boolean)
-	defVar("innodb_lock_wait_timeout", Both, num(50), intRange(1, 1073741824))
-	defVar("innodb_deadlock_detect", Global, num(1), boolean) // the facade applies SET GLOBAL
-	defVar("lock_wait_timeout", Both, num(31536000), intRange(1, 31536000))
-	defVar("lower_case_table_names", Global, num(0), ro)
-	defVar("lower_case_file_system", Global, num(0), ro)
-	defVar("license", Global, str("Apache-2.0"), ro)
-	defVar("version_comment", Global, str("Kiln"), ro)
-	defVar("version_compile_os", Global, str("Linux"), ro)
-	defVar("version_compile_machine", Global, str("x86_64"), ro)
-	defVar("query_cache_size", Global, num(0))
-	defVar("query_cache_type", Both, str("OFF"))
-	defVar("performance_schema", Global, num(0), ro)
+	defVar("sql_auto_is_null", Both, intVal(0), boolean)
+	defVar("sql_safe_updates", Both, intVal(0), boolean)
+	defVar("sql_notes", Both, intVal(1), boolean)
+	defVar("sql_quote_show_create", Both, intVal(1), boolean)
+	defVar("sql_log_bin", Both, intVal(1), boolean)
+	defVar("sql_require_primary_key", Both, intVal(0), boolean)
+	defVar("foreign_key_checks", Both, intVal(1), boolean)
+	defVar("unique_checks", Both, intVal(1), boolean)
+	defVar("time_zone", Both, stringVal("SYSTEM"))
+	defVar("system_time_zone", Global, stringVal(systemTZ()), readOnly)
+	defVar("transaction_isolation", Both, stringVal("REPEATABLE-READ"))
+	defVar("tx_isolation", Both, stringVal("REPEATABLE-READ"))
+	defVar("transaction_read_only", Both, intVal(0), boolean)
+	defVar("tx_read_only", Both, intVal(0), boolean)
+	defVar("innodb_lock_wait_timeout", Both, intVal(50), intRange(1, 1073741824))
+	defVar("innodb_deadlock_detect", Global, intVal(1), boolean) // the facade applies SET GLOBAL
+	defVar("lock_wait_timeout", Both, intVal(31536000), intRange(1, 31536000))
+	defVar("lower_case_table_names", Global, intVal(0), readOnly)
+	defVar("lower_case_file_system", Global, intVal(0), readOnly)
+	defVar("license", Global, stringVal("Apache-2.0"), readOnly)
+	defVar("version_comment", Global, stringVal("Kiln"), readOnly)
+	defVar("version_compile_os", Global, stringVal("Linux"), readOnly)
+	defVar("version_compile_machine", Global, stringVal("x86_64"), readOnly)
+	defVar("query_cache_size", Global, intVal(0))
+	defVar("query_cache_type", Both, stringVal("OFF"))
+	defVar("performance_schema", Global, intVal(0), readOnly)
 	// TLS (the facade's newGlobalVars sets them from Config when the server has a certificate).
-	defVar("have_ssl", Global, str("DISABLED"), ro)
-	defVar("have_openssl", Global, str("DISABLED"), ro)
-	defVar("ssl_ca", Global, str(""), ro)
-	defVar("ssl_cert", Global, str(""), ro)
-	defVar("ssl_key", Global, str(""), ro)
-	defVar("tls_version", Global, str(""), ro)
-	defVar("require_secure_transport", Global, num(0), boolean)
-	defVar("default_storage_engine", Both, str("InnoDB"))
-	defVar("default_tmp_storage_engine", Both, str("InnoDB"))
-	defVar("storage_engine", Both, str("InnoDB"))
-	defVar("div_precision_increment", Both, num(4), intRange(0, 30))
-	defVar("group_concat_max_len", Both, num(1024), intRange(4, 1<<32-1))
+	defVar("have_ssl", Global, stringVal("DISABLED"), readOnly)
+	defVar("have_openssl", Global, stringVal("DISABLED"), readOnly)
+	defVar("ssl_ca", Global, stringVal(""), readOnly)
+	defVar("ssl_cert", Global, stringVal(""), readOnly)
+	defVar("ssl_key", Global, stringVal(""), readOnly)
+	defVar("tls_version", Global, stringVal(""), readOnly)
+	defVar("require_secure_transport", Global, intVal(0), boolean)
+	defVar("default_storage_engine", Both, stringVal("InnoDB"))
+	defVar("default_tmp_storage_engine", Both, stringVal("InnoDB"))
+	defVar("storage_engine", Both, stringVal("InnoDB"))
+	defVar("div_precision_increment", Both, intVal(4), intRange(0, 30))
+	defVar("group_concat_max_len", Both, intVal(1024), intRange(4, 1<<32-1))
 	// kiln_mem_quota_query bounds the memory one statement may hold (bytes; 0: no quota), as
 	// TiDB's tidb_mem_quota_query; past it the statement fails with 3170 (resultsize.go, memory).
-	defVar("kiln_mem_quota_query", Both, num(DefaultMemQuota), intRange(0, 1<<62))
-	defVar("default_week_format", Both, num(0), intRange(0, 7))
-	defVar("last_insert_id", Session, num(0))
-	defVar("identity", Session, num(0))
-	defVar("warning_count", Session, num(0), ro)
-	defVar("error_count", Session, num(0), ro)
-	defVar("session_track_gtids", Both, str("OFF"))
-	defVar("session_track_schema", Both, num(1), boolean)
-	defVar("session_track_state_change", Both, num(0), boolean)
-	defVar("session_track_system_variables", Both, str("time_zone,autocommit,character_set_client,character_set_results,character_set_connection"))
-	defVar("session_track_transaction_info", Both, str("OFF"))
-	defVar("binlog_format", Both, str("ROW"))
-	defVar("log_bin", Global, num(1), ro)
-	defVar("gtid_mode", Global, str("OFF"), ro)
+	defVar("kiln_mem_quota_query", Both, intVal(DefaultMemQuota), intRange(0, 1<<62))
+	defVar("default_week_format", Both, intVal(0), intRange(0, 7))
+	defVar("last_insert_id", Session, intVal(0))
+	defVar("identity", Session, intVal(0))
+	defVar("warning_count", Session, intVal(0), readOnly)
+	defVar("error_count", Session, intVal(0), readOnly)
+	defVar("session_track_gtids", Both, stringVal("OFF"))
+	defVar("session_track_schema", Both, intVal(1), boolean)
+	defVar("session_track_state_change", Both, intVal(0), boolean)
+	defVar("session_track_system_variables", Both, stringVal("time_zone,autocommit,character_set_client,character_set_results,character_set_connection"))
+	defVar("session_track_transaction_info", Both, stringVal("OFF"))
+	defVar("binlog_format", Both, stringVal("ROW"))
+	defVar("log_bin", Global, intVal(1), readOnly)
+	defVar("gtid_mode", Global, stringVal("OFF"), readOnly)
 	// Read by mysqldump (--set-gtid-purged) and replication tools; Kiln has no MySQL GTIDs. A dump of
 	// a GTID server sets gtid_purged, mysqlbinlog's output gtid_next: accepted, without effect.
-	defVar("gtid_executed", Global, str(""), ro)
-	defVar("gtid_purged", Global, str(""))
-	defVar("gtid_next", Session, str("AUTOMATIC"))
-	defVar("enforce_gtid_consistency", Global, str("OFF"), ro)
-	defVar("server_id", Global, num(1))
-	defVar("port", Global, num(3306), ro)
-	defVar("socket", Global, str(""), ro)
-	defVar("hostname", Global, str("localhost"), ro)
-	defVar("datadir", Global, str(""), ro)
-	defVar("tmpdir", Global, str("/tmp"), ro)
-	defVar("explicit_defaults_for_timestamp", Both, num(1), boolean)
-	defVar("old_passwords", Both, num(0))
-	defVar("default_authentication_plugin", Global, str("caching_sha2_password"), ro)
-	defVar("transaction_prealloc_size", Both, num(4096))
-	defVar("transaction_alloc_block_size", Both, num(8192))
-	defVar("optimizer_switch", Both, str("index_merge=on"))
-	defVar("big_tables", Both, num(0), boolean)
-	defVar("sort_buffer_size", Both, num(262144))
-	defVar("join_buffer_size", Both, num(262144))
-	defVar("read_buffer_size", Both, num(131072))
-	defVar("tmp_table_size", Both, num(16777216))
-	defVar("max_heap_table_size", Both, num(16777216))
-	defVar("innodb_buffer_pool_size", Global, num(134217728))
-	defVar("innodb_flush_log_at_trx_commit", Global, num(1))
-	defVar("sync_binlog", Global, num(1))
-	defVar("innodb_file_per_table", Global, num(1))
-	defVar("innodb_strict_mode", Both, num(1), boolean)
-	defVar("innodb_autoinc_lock_mode", Global, num(2), ro)
-	defVar("max_sp_recursion_depth", Both, num(0))
+	defVar("gtid_executed", Global, stringVal(""), readOnly)
+	defVar("gtid_purged", Global, stringVal(""))
+	defVar("gtid_next", Session, stringVal("AUTOMATIC"))
+	defVar("enforce_gtid_consistency", Global, stringVal("OFF"), readOnly)
+	defVar("server_id", Global, intVal(1))
+	defVar("port", Global, intVal(3306), readOnly)
+	defVar("socket", Global, stringVal(""), readOnly)
+	defVar("hostname", Global, stringVal("localhost"), readOnly)
+	defVar("datadir", Global, stringVal(""), readOnly)
+	defVar("tmpdir", Global, stringVal("/tmp"), readOnly)
+	defVar("explicit_defaults_for_timestamp", Both, intVal(1), boolean)
+	defVar("old_passwords", Both, intVal(0))
+	defVar("default_authentication_plugin", Global, stringVal("caching_sha2_password"), readOnly)
+	defVar("transaction_prealloc_size", Both, intVal(4096))
+	defVar("transaction_alloc_block_size", Both, intVal(8192))
+	defVar("optimizer_switch", Both, stringVal("index_merge=on"))
+	defVar("big_tables", Both, intVal(0), boolean)
+	defVar("sort_buffer_size", Both, intVal(262144))
+	defVar("join_buffer_size", Both, intVal(262144))
+	defVar("read_buffer_size", Both, intVal(131072))
+	defVar("tmp_table_size", Both, intVal(16777216))
+	defVar("max_heap_table_size", Both, intVal(16777216))
+	defVar("innodb_buffer_pool_size", Global, intVal(134217728))
+	defVar("innodb_flush_log_at_trx_commit", Global, intVal(1))
+	defVar("sync_binlog", Global, intVal(1))
+	defVar("innodb_file_per_table", Global, intVal(1))
+	defVar("innodb_strict_mode", Both, intVal(1), boolean)
+	defVar("innodb_autoinc_lock_mode", Global, intVal(2), readOnly)
+	defVar("max_sp_recursion_depth", Both, intVal(0))
 	defVar("max_join_size", Both, types.NewUint(1<<64-1))
-	defVar("sql_big_selects", Both, num(1), boolean)
-	defVar("sql_buffer_result", Both, num(0), boolean)
-	defVar("sql_warnings", Both, num(0), boolean)
-	defVar("profiling", Both, num(0), boolean)
-	defVar("character_sets_dir", Global, str("/usr/share/mysql/charsets/"), ro)
-	defVar("block_encryption_mode", Both, str("aes-128-ecb"))
-	defVar("cte_max_recursion_depth", Both, num(1000))
-	defVar("information_schema_stats_expiry", Both, num(86400))
-	defVar("resultset_metadata", Session, str("FULL"))
-	defVar("net_retry_count", Both, num(10))
+	defVar("sql_big_selects", Both, intVal(1), boolean)
+	defVar("sql_buffer_result", Both, intVal(0), boolean)
+	defVar("sql_warnings", Both, intVal(0), boolean)
+	defVar("profiling", Both, intVal(0), boolean)
+	defVar("character_sets_dir", Global, stringVal("/usr/share/mysql/charsets/"), readOnly)
+	defVar("block_encryption_mode", Both, stringVal("aes-128-ecb"))
+	defVar("cte_max_recursion_depth", Both, intVal(1000))
+	defVar("information_schema_stats_expiry", Both, intVal(86400))
+	defVar("resultset_metadata", Session, stringVal("FULL"))
+	defVar("net_retry_count", Both, intVal(10))
 	defVar("long_query_time", Both, types.NewFloat(10))
-	defVar("slow_query_log", Global, num(0))
-	defVar("general_log", Global, num(0))
-	defVar("version", Global, str(""), ro)
-	defVar("protocol_version", Global, num(10), ro)
-	defVar("read_only", Global, num(0), boolean)
-	defVar("super_read_only", Global, num(0), boolean)
-	defVar("thread_handling", Global, str("one-thread-per-connection"), ro)
-	defVar("kiln_durability", Both, str("sync"))
+	defVar("slow_query_log", Global, intVal(0))
+	defVar("general_log", Global, intVal(0))
+	defVar("version", Global, stringVal(""), readOnly)
+	defVar("protocol_version", Global, intVal(10), readOnly)
+	defVar("read_only", Global, intVal(0), boolean)
+	defVar("super_read_only", Global, intVal(0), boolean)
+	defVar("thread_handling", Global, stringVal("one-thread-per-connection"), readOnly)
+	defVar("kiln_durability", Both, stringVal("sync"))
 	Durability = Must("kiln_durability")
 	// kiln_log_before_images: commit records carry each written row's previous value, for change data
 	// capture (MySQL's binlog_row_image=FULL plays this part there). Off: after-images only.
-	defVar("kiln_log_before_images", Global, num(0), boolean)
+	defVar("kiln_log_before_images", Global, intVal(0), boolean)
 	BeforeImages = Must("kiln_log_before_images")
 	// local_infile: MySQL 8's default is OFF; Kiln's is ON, as MariaDB's, so that clients that ask
 	// for local files (mysql --local-infile, pymysql local_infile=True, the Go driver's
 	// allowAllFiles) work without server configuration. The client must still opt in.
-	defVar("local_infile", Global, num(1), boolean)
+	defVar("local_infile", Global, intVal(1), boolean)
 	LocalInfile = Must("local_infile")
 	// secure_file_priv = NULL: the server neither reads nor writes files of its own
 	// (LOAD DATA INFILE without LOCAL, SELECT ... INTO OUTFILE).
-	defVar("secure_file_priv", Global, types.Null, ro) // Config.SecureFilePriv sets it
+	defVar("secure_file_priv", Global, types.Null, readOnly) // Config.SecureFilePriv sets it
 }
 
 func systemTZ() string {
@@ -264,27 +266,27 @@ func Validate(name string, global bool, val types.Value) (v *Var, out types.Valu
 		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrUnknownSystemVar, "Unknown system variable '%s'", name)
 	}
 	if v.ReadOnly {
-		return nil, types.Null, nil, sqlerr.New(1238, "Variable '%s' is a read only variable", name)
+		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrIncorrectGlobalLocalVar, "Variable '%s' is a read only variable", name)
 	}
 	if global && v.Scope == Session {
-		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrIncorrectGlobalLocal, "Variable '%s' is a SESSION variable and can't be used with SET GLOBAL", name)
+		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrLocalVariable, "Variable '%s' is a SESSION variable and can't be used with SET GLOBAL", name)
 	}
 	if !global && v.Scope == Global {
-		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrIncorrectGlobalLocal, "Variable '%s' is a GLOBAL variable and should be set with SET GLOBAL", name)
+		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrGlobalVariable, "Variable '%s' is a GLOBAL variable and should be set with SET GLOBAL", name)
 	}
 	if val.IsNull() {
 		if v.IsBool || v.IsInt {
 			return nil, types.Null, nil, sqlerr.New(sqlerr.ErrWrongValueForVar, "Variable '%s' can't be set to the value of 'NULL'", name)
 		}
-		val = str("")
+		val = stringVal("")
 	}
 	switch {
 	case v.IsBool:
 		switch strings.ToUpper(types.ToString(val)) {
 		case "ON", "1", "TRUE":
-			val = num(1)
+			val = intVal(1)
 		case "OFF", "0", "FALSE":
-			val = num(0)
+			val = intVal(0)
 		default:
 			return nil, types.Null, nil, sqlerr.New(sqlerr.ErrWrongValueForVar, "Variable '%s' can't be set to the value of '%s'", name, types.ToString(val))
 		}
@@ -303,9 +305,9 @@ func Validate(name string, global bool, val types.Value) (v *Var, out types.Valu
 			warn = truncated(fmt.Sprintf("Truncated incorrect %s value: '%d'", name, n))
 			n = v.Max
 		}
-		val = num(n)
+		val = intVal(n)
 	default:
-		val = str(types.ToString(val))
+		val = stringVal(types.ToString(val))
 	}
 	switch v.Name {
 	case "transaction_isolation", "tx_isolation":
@@ -315,7 +317,7 @@ func Validate(name string, global bool, val types.Value) (v *Var, out types.Valu
 		default:
 			return nil, types.Null, nil, sqlerr.New(sqlerr.ErrWrongValueForVar, "Variable '%s' can't be set to the value of '%s'", name, types.ToString(val))
 		}
-		val = str(iso)
+		val = stringVal(iso)
 	case "time_zone":
 		if _, err := ParseTimeZone(types.ToString(val)); err != nil && !strings.EqualFold(types.ToString(val), "SYSTEM") {
 			return nil, types.Null, nil, sqlerr.New(sqlerr.ErrUnknownTimeZone, "Unknown or incorrect time zone: '%s'", types.ToString(val))
@@ -325,7 +327,7 @@ func Validate(name string, global bool, val types.Value) (v *Var, out types.Valu
 		if _, err := ParseSQLMode(m); err != nil {
 			return nil, types.Null, nil, sqlerr.New(sqlerr.ErrWrongValueForVar, "Variable 'sql_mode' can't be set to the value of '%s'", types.ToString(val))
 		}
-		val = str(m)
+		val = stringVal(m)
 	case "collation_connection", "collation_server", "collation_database":
 		if _, ok := types.LookupCollation(types.ToString(val)); !ok {
 			return nil, types.Null, nil, sqlerr.New(sqlerr.ErrUnknownCollation, "Unknown collation: '%s'", types.ToString(val))
@@ -342,13 +344,13 @@ func Validate(name string, global bool, val types.Value) (v *Var, out types.Valu
 		if _, ok := types.DefaultCollation(cs); !ok {
 			return nil, types.Null, nil, sqlerr.New(sqlerr.ErrUnknownCharset, "Unknown character set: '%s'", types.ToString(val))
 		}
-		val = str(cs)
+		val = stringVal(cs)
 	case "kiln_durability":
 		d := strings.ToLower(types.ToString(val))
 		if d != "sync" && d != "async" {
 			return nil, types.Null, nil, sqlerr.New(sqlerr.ErrWrongValueForVar, "Variable 'kiln_durability' can't be set to the value of '%s'", d)
 		}
-		val = str(d)
+		val = stringVal(d)
 	}
 	return v, val, warn, nil
 }

@@ -21,8 +21,8 @@ func TestValidate(t *testing.T) {
 	}{
 		{name: "no_such_variable", val: types.NewInt(1), code: sqlerr.ErrUnknownSystemVar},
 		{name: "version_comment", global: true, val: types.NewString("x"), code: 1238},
-		{name: "gtid_next", global: true, val: types.NewString("AUTOMATIC"), code: sqlerr.ErrIncorrectGlobalLocal},
-		{name: "max_connections", val: types.NewInt(10), code: sqlerr.ErrIncorrectGlobalLocal},
+		{name: "gtid_next", global: true, val: types.NewString("AUTOMATIC"), code: 1228},
+		{name: "max_connections", val: types.NewInt(10), code: 1229},
 		{name: "max_connections", global: true, val: types.NewInt(10), want: "10"},
 		{name: "AUTOCOMMIT", val: types.NewString("off"), want: "0"},
 		{name: "autocommit", val: types.NewString("True"), want: "1"},

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
 // The request phase's statements, as LinkBench's MySQL link store issues
@@ -163,8 +165,8 @@ func requests(ctx context.Context, db *sql.DB, wl *workload) (*RequestReport, er
 			s.merge(&w.stats[op])
 		}
 		or := OpReport{Op: op.String(), Count: s.hist.Count(), Errors: s.errors, Retries: s.retries,
-			P50Ms: ms(s.hist.Quantile(0.5)), P95Ms: ms(s.hist.Quantile(0.95)), P99Ms: ms(s.hist.Quantile(0.99)),
-			MaxMs: ms(s.hist.Max()), ErrorSamples: s.samples}
+			P50Ms: millis(s.hist.Quantile(0.5)), P95Ms: millis(s.hist.Quantile(0.95)), P99Ms: millis(s.hist.Quantile(0.99)),
+			MaxMs: millis(s.hist.Max()), ErrorSamples: s.samples}
 		if or.Count > 0 {
 			or.RowsPerOp = float64(s.rows) / float64(or.Count)
 		}
@@ -180,7 +182,8 @@ func requests(ctx context.Context, db *sql.DB, wl *workload) (*RequestReport, er
 	return rep, nil
 }
 
-func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
+// millis is d in milliseconds, rounded to the microsecond, for the report.
+func millis(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
 
 // worker is one request-phase connection.
 type worker struct {
@@ -256,7 +259,7 @@ func (w *worker) affected(ctx context.Context, st int, args ...any) (int64, erro
 // retryable: deadlock or lock wait timeout; the transaction is retried.
 func retryable(err error) bool {
 	var me *mysql.MySQLError
-	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205)
+	return errors.As(err, &me) && (me.Number == sqlerr.ErrLockDeadlock || me.Number == sqlerr.ErrLockWaitTimeout)
 }
 
 // one runs a randomly chosen operation and records it.

@@ -1,22 +1,22 @@
-package mysql
+package proto
 
 import (
 	"context"
 	"time"
 
-	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
-// Handler is the server behind the protocol. internal/server implements it.
+// Handler is the server behind the protocol: internal/server implements it and internal/mysql
+// consumes it, so neither imports the other (cmd/kiln hands the one to the other).
 type Handler interface {
 	// LookupAccount returns the account a login of user from host (the client's IP address)
 	// matches, in MySQL's order; ok=false denies access (1045). The protocol layer verifies the
-	// client's token against the account's stored hash (handshake.go).
-	LookupAccount(user, host string) (acct proto.Account, ok bool)
-	// Open creates the session of an authenticated connection. An error (e.g. 1040 too many
-	// connections, 1049 unknown database) is sent to the client and the connection closed.
-	Open(ctx context.Context, info proto.ConnInfo) (Session, error)
+	// client's token against the account's stored hash (internal/mysql/handshake.go).
+	LookupAccount(user, host string) (acct Account, ok bool)
+	// OpenSession creates the session of an authenticated connection. An error (e.g. 1040 too
+	// many connections, 1049 unknown database) is sent to the client and the connection closed.
+	OpenSession(ctx context.Context, info ConnInfo) (Session, error)
 }
 
 // Session is one client connection's state, driven by one goroutine at a time (the connection's).
@@ -25,14 +25,14 @@ type Handler interface {
 // call runs (its context.Cause then says so); KILL is the session's business.
 type Session interface {
 	// Query runs a COM_QUERY; text may hold several statements when multi-statements is on.
-	Query(ctx context.Context, text string, w proto.ResultWriter) error
+	Query(ctx context.Context, text string, w ResultWriter) error
 	// Prepare parses a COM_STMT_PREPARE.
-	Prepare(ctx context.Context, text string) (proto.StmtInfo, error)
+	Prepare(ctx context.Context, text string) (StmtInfo, error)
 	// Execute runs a prepared statement with its bound arguments (long data already merged).
 	// Arguments arrive as Values decoded from the binary protocol: integers as KindInt/KindUint,
 	// floats as KindFloat, strings as KindString (KindBytes for blobs sent as binary), NULL as Null,
 	// dates/times as KindDate/KindDatetime/KindDuration, decimals as KindString (MySQL sends text).
-	Execute(ctx context.Context, id uint32, args []types.Value, w proto.ResultWriter) error
+	Execute(ctx context.Context, id uint32, args []types.Value, w ResultWriter) error
 	CloseStmt(id uint32)
 	// UseDB handles COM_INIT_DB.
 	UseDB(ctx context.Context, db string) error
