@@ -114,7 +114,7 @@ func (a *access) eqKey(env *Env, outer []types.Value) (key []byte, nEq int, none
 		if v.IsNull() {
 			return nil, 0, true, nil
 		}
-		col := tbl.Columns[ix.cols[i]]
+		col := tbl.Columns[ix.Offsets[i]]
 		kv, ok := keyValue(v, col)
 		if !ok {
 			break
@@ -130,7 +130,7 @@ func (a *access) eqKey(env *Env, outer []types.Value) (key []byte, nEq int, none
 func (ai *accessIter) openBatch(key []byte, nEq int, outer []types.Value) (*accessIter, error) {
 	a, env := ai.a, ai.env
 	tbl, ix := a.tbl, a.idx
-	col := tbl.Columns[ix.cols[nEq]]
+	col := tbl.Columns[ix.Offsets[nEq]]
 	// The keys of a long IN list are built in one buffer, then sorted and deduplicated in
 	// place: no allocation and no map entry per value. Their bytes count against the
 	// statement's memory quota.
@@ -169,7 +169,7 @@ func (ai *accessIter) openBatch(key []byte, nEq int, outer []types.Value) (*acce
 			ai.keys[i], ai.keys[j] = ai.keys[j], ai.keys[i]
 		}
 	}
-	if !(ix.Primary || ix.Unique) || nEq+1 < len(ix.cols) {
+	if !(ix.Primary || ix.Unique) || nEq+1 < len(ix.Offsets) {
 		// Not a full unique key: each value is a prefix to scan.
 		for _, k := range ai.keys {
 			ai.spans = append(ai.spans, [2][]byte{k, prefixEnd(k)})
@@ -217,8 +217,8 @@ func (ai *accessIter) openRange(prefix []byte, lo, hi types.Value, loIncl, hiInc
 	a := ai.a
 	lower := append([]byte(nil), prefix...)
 	upper := prefixEnd(prefix)
-	if nEq < len(a.idx.cols) {
-		col := a.tbl.Columns[a.idx.cols[nEq]]
+	if nEq < len(a.idx.Offsets) {
+		col := a.tbl.Columns[a.idx.Offsets[nEq]]
 		if !lo.IsNull() {
 			if kv, ok := keyValue(lo, col); ok {
 				var cut bool
@@ -257,10 +257,10 @@ func (ai *accessIter) openRange(prefix []byte, lo, hi types.Value, loIncl, hiInc
 // Ranges are merged where they overlap, so no row is returned twice.
 func (ai *accessIter) openRanges(prefix []byte, nEq int, outer []types.Value) (*accessIter, error) {
 	a := ai.a
-	if nEq < len(a.eq) || nEq >= len(a.idx.cols) {
+	if nEq < len(a.eq) || nEq >= len(a.idx.Offsets) {
 		return ai.openRange(prefix, types.Null, types.Null, false, false, nEq)
 	}
-	col := a.tbl.Columns[a.idx.cols[nEq]]
+	col := a.tbl.Columns[a.idx.Offsets[nEq]]
 	var spans [][2][]byte
 	for _, r := range a.ors {
 		lower := append(append([]byte(nil), prefix...), 0x01) // non-NULL values
@@ -471,7 +471,7 @@ func (ai *accessIter) entryRow(k, v []byte) ([]types.Value, bool, error) {
 		return row, true, nil
 	}
 	part := make([]types.Value, len(tbl.Columns))
-	if err := rowenc.DecodeRow(v, tbl.colPos, part); err != nil {
+	if err := rowenc.DecodeRow(v, tbl.ColPos, part); err != nil {
 		return nil, false, fmt.Errorf("index %s.%s: key %x: %w", tbl.Name, a.idx.Name, k, err)
 	}
 	pk := primaryKey(nil, tbl, part)
@@ -521,7 +521,7 @@ func decodeRow(tbl *Table, v []byte) ([]types.Value, error) {
 	for i, c := range tbl.Columns {
 		row[i] = c.Absent
 	}
-	if err := rowenc.DecodeRow(v, tbl.colPos, row); err != nil {
+	if err := rowenc.DecodeRow(v, tbl.ColPos, row); err != nil {
 		return nil, err
 	}
 	return row, nil
@@ -531,7 +531,7 @@ func decodeRow(tbl *Table, v []byte) ([]types.Value, error) {
 func primaryKey(buf []byte, tbl *Table, row []types.Value) []byte {
 	ix := tbl.Indexes[0]
 	buf = rowenc.IndexPrefix(buf, tbl.ID, ix.ID)
-	for i, ci := range ix.cols {
+	for i, ci := range ix.Offsets {
 		buf, _ = keyPart(buf, row[ci], tbl, ix, i)
 	}
 	return buf
@@ -542,7 +542,7 @@ func primaryKey(buf []byte, tbl *Table, row []types.Value) []byte {
 func secondaryKey(tbl *Table, ix *Index, row []types.Value) (key, val []byte, unique bool) {
 	key = rowenc.IndexPrefix(nil, tbl.ID, ix.ID)
 	hasNull := false
-	for i, ci := range ix.cols {
+	for i, ci := range ix.Offsets {
 		if row[ci].IsNull() {
 			hasNull = true
 		}
@@ -551,17 +551,17 @@ func secondaryKey(tbl *Table, ix *Index, row []types.Value) (key, val []byte, un
 	unique = ix.Unique && !hasNull
 	pk := tbl.Indexes[0]
 	if !unique {
-		for i, ci := range pk.cols {
+		for i, ci := range pk.Offsets {
 			key, _ = keyPart(key, row[ci], tbl, pk, i)
 		}
 	}
-	ids := make([]uint32, 0, len(ix.cols)+len(pk.cols))
+	ids := make([]uint32, 0, len(ix.Offsets)+len(pk.Offsets))
 	vals := make([]types.Value, 0, cap(ids))
-	for _, ci := range ix.cols {
+	for _, ci := range ix.Offsets {
 		ids = append(ids, tbl.Columns[ci].ID)
 		vals = append(vals, row[ci])
 	}
-	for _, ci := range pk.cols {
+	for _, ci := range pk.Offsets {
 		ids = append(ids, tbl.Columns[ci].ID)
 		vals = append(vals, row[ci])
 	}
@@ -571,7 +571,7 @@ func secondaryKey(tbl *Table, ix *Index, row []types.Value) (key, val []byte, un
 
 // encodeRow encodes a full row for the primary index.
 func encodeRow(buf []byte, tbl *Table, row []types.Value) []byte {
-	return rowenc.AppendRow(buf, tbl.colIDs, row)
+	return rowenc.AppendRow(buf, tbl.ColIDs, row)
 }
 
 // keyPart appends v as key part i of ix. A prefix part (KEY (c(n))) keys only the first n
@@ -580,7 +580,7 @@ func encodeRow(buf []byte, tbl *Table, row []types.Value) []byte {
 // residual filter (which every access keeps) to decide. cut reports that the value was shortened,
 // so that range bounds widen to include the whole prefix.
 func keyPart(buf []byte, v types.Value, tbl *Table, ix *Index, i int) (out []byte, cut bool) {
-	col := tbl.Columns[ix.cols[i]]
+	col := tbl.Columns[ix.Offsets[i]]
 	if n := ix.Columns[i].Prefix; n > 0 && (v.K == types.KindString || v.K == types.KindBytes) {
 		s := v.S
 		if col.Type.IsBinaryString() || v.K == types.KindBytes {

@@ -241,6 +241,9 @@ type acl struct {
 
 func accountKey(user, host string) string { return user + "\x00" + strings.ToLower(host) }
 
+// accountsOf is the catalog's account set.
+func accountsOf(c *Catalog) *acl { return c.Accounts.(*acl) }
+
 func newACL() *acl { return &acl{byKey: map[string]*Account{}} }
 
 func (l *acl) copy() *acl {
@@ -355,7 +358,7 @@ func likeMatch(p, s string) bool {
 	return s == ""
 }
 
-func saveAccount(w writer, a *Account) error {
+func saveAccount(w Writer, a *Account) error {
 	b, err := json.Marshal(a)
 	if err != nil {
 		return fmt.Errorf("catalog: encode account %s: %w", a.Name(), err)
@@ -375,7 +378,7 @@ func bootstrapRoot() *Account {
 
 // writeACLInit writes the accounts marker and, for a store that never had accounts, the implied
 // root (the in-memory acl holds it already).
-func (l *acl) writeInit(w writer) error {
+func (l *acl) writeInit(w Writer) error {
 	if l.initialised {
 		return nil
 	}
@@ -424,7 +427,7 @@ func loadACL(eng interface {
 func (db *DB) LookupAccount(user, host string) (proto.Account, bool) {
 	// A replica's accounts change through the log: reload the catalog if it changed.
 	_ = db.syncCluster()
-	a, ok := db.Catalog().acl.match(user, host)
+	a, ok := accountsOf(db.Catalog()).match(user, host)
 	if !ok {
 		return proto.Account{}, false
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -36,10 +37,11 @@ type Column struct {
 	Comment     string        `json:"comment,omitempty"`
 	// Absent is the value of rows written before the column was added (ADD COLUMN rewrites no row).
 	Absent types.Value `json:"absent"`
-	offset int
-	// keyFlags are the column-definition flags clients see (PRI_KEY, UNIQUE_KEY, MULTIPLE_KEY,
-	// AUTO_INCREMENT), derived from the indexes by Table.init.
-	keyFlags uint16
+	// Offset is the column's position in Table.Columns, derived by Table.Init (not stored).
+	Offset int `json:"-"`
+	// KeyFlags are the column-definition flags clients see (PRI_KEY, UNIQUE_KEY, MULTIPLE_KEY,
+	// AUTO_INCREMENT), derived from the indexes by Table.Init (not stored).
+	KeyFlags uint16 `json:"-"`
 }
 
 // IndexColumn is one key part.
@@ -57,8 +59,9 @@ type Index struct {
 	Unique  bool          `json:"unique,omitempty"`
 	Primary bool          `json:"primary,omitempty"`
 	// KeyVersion is the types.CollationKeyVersion the entries were written with (0: version 1).
-	KeyVersion int   `json:"key_version,omitempty"`
-	cols       []int // offsets of key columns in Table.Columns
+	KeyVersion int `json:"key_version,omitempty"`
+	// Offsets are the offsets of the key columns in Table.Columns, derived by Table.Init (not stored).
+	Offsets []int `json:"-"`
 }
 
 // Table is a table definition. Indexes[0] is always the primary (clustered) index: the declared
@@ -81,69 +84,85 @@ type Table struct {
 	ForeignKeys []*ForeignKey `json:"foreign_keys,omitempty"`
 	// Checks are the CHECK constraints (check.go).
 	Checks []*CheckConstraint `json:"checks,omitempty"`
-	checks *checkCache
+	// CheckCache holds the compiled Checks, filled by the facade on first use.
+	CheckCache *CheckCache `json:"-"`
 
 	colByName map[string]int
-	colPos    []int // by column id: offset in Columns, or -1
-	colIDs    []uint32
-	autoInc   int // offset of the AUTO_INCREMENT column, -1 if none
-	hiddenPK  bool
+	// The derived lookups below are built by Init from the stored fields and are not stored.
+
+	// ColPos is, by column id, the offset in Columns, or -1.
+	ColPos []int `json:"-"`
+	// ColIDs are the column ids in Columns order.
+	ColIDs []uint32 `json:"-"`
+	// AutoIncCol is the offset of the AUTO_INCREMENT column, -1 if none.
+	AutoIncCol int `json:"-"`
+	// HiddenPK: the primary key is the hidden row id (the table declared none).
+	HiddenPK bool `json:"-"`
 }
 
-// init builds the derived lookup structures.
-func (t *Table) init() {
-	t.checks = &checkCache{}
+// Init builds the derived lookup structures. Every Table is Init-ed before it is used: after it
+// is decoded from storage, built by DDL or cloned.
+func (t *Table) Init() {
+	t.CheckCache = &CheckCache{}
 	t.colByName = make(map[string]int, len(t.Columns))
 	maxID := uint32(0)
-	t.autoInc = -1
-	t.colIDs = t.colIDs[:0]
+	t.AutoIncCol = -1
+	t.ColIDs = t.ColIDs[:0]
 	for i, c := range t.Columns {
-		c.offset = i
+		c.Offset = i
 		t.colByName[strings.ToLower(c.Name)] = i
 		if c.ID > maxID {
 			maxID = c.ID
 		}
 		if c.AutoInc && !c.Hidden {
-			t.autoInc = i
+			t.AutoIncCol = i
 		}
-		t.colIDs = append(t.colIDs, c.ID)
+		t.ColIDs = append(t.ColIDs, c.ID)
 	}
-	t.colPos = make([]int, maxID+1)
-	for i := range t.colPos {
-		t.colPos[i] = -1
+	t.ColPos = make([]int, maxID+1)
+	for i := range t.ColPos {
+		t.ColPos[i] = -1
 	}
 	for i, c := range t.Columns {
-		t.colPos[c.ID] = i
+		t.ColPos[c.ID] = i
 	}
 	for _, ix := range t.Indexes {
-		ix.cols = ix.cols[:0]
+		ix.Offsets = ix.Offsets[:0]
 		for _, ic := range ix.Columns {
-			ix.cols = append(ix.cols, t.colPos[ic.Col])
+			ix.Offsets = append(ix.Offsets, t.ColPos[ic.Col])
 		}
 	}
-	t.hiddenPK = len(t.Indexes) > 0 && t.Columns[t.Indexes[0].cols[0]].Hidden
+	t.HiddenPK = len(t.Indexes) > 0 && t.Columns[t.Indexes[0].Offsets[0]].Hidden
 	for _, c := range t.Columns {
-		c.keyFlags = 0
+		c.KeyFlags = 0
 		if c.AutoInc {
-			c.keyFlags |= uint16(mysql.AutoIncrementFlag)
+			c.KeyFlags |= uint16(mysql.AutoIncrementFlag)
 		}
 	}
 	for _, ix := range t.Indexes {
-		for i, ci := range ix.cols {
+		for i, ci := range ix.Offsets {
 			if ci < 0 {
 				continue
 			}
 			c := t.Columns[ci]
 			switch {
 			case ix.Primary:
-				c.keyFlags |= uint16(mysql.PriKeyFlag)
-			case ix.Unique && len(ix.cols) == 1:
-				c.keyFlags |= uint16(mysql.UniqueKeyFlag)
+				c.KeyFlags |= uint16(mysql.PriKeyFlag)
+			case ix.Unique && len(ix.Offsets) == 1:
+				c.KeyFlags |= uint16(mysql.UniqueKeyFlag)
 			case i == 0:
-				c.keyFlags |= uint16(mysql.MultipleKeyFlag)
+				c.KeyFlags |= uint16(mysql.MultipleKeyFlag)
 			}
 		}
 	}
+}
+
+// CheckCache holds what the facade compiles from a table's CHECK constraints: this package cannot
+// compile expressions. A published Table never changes, so it is filled once (Once), on first use.
+type CheckCache struct {
+	Once  sync.Once
+	Exprs any // the facade's compiled expressions, one per Table.Checks entry
+	Err   error
 }
 
 // Col returns the offset of a column by name (case-insensitive), or -1.
@@ -178,7 +197,8 @@ func (t *Table) VisibleColumns() []*Column {
 	return out
 }
 
-func (t *Table) clone() *Table {
+// Clone returns a deep copy (through its stored form) for DDL to change.
+func (t *Table) Clone() *Table {
 	b, err := json.Marshal(t)
 	if err != nil {
 		panic(fmt.Sprintf("catalog: clone table %s: %v", t.Name, err))
@@ -187,7 +207,7 @@ func (t *Table) clone() *Table {
 	if err := json.Unmarshal(b, &n); err != nil {
 		panic(fmt.Sprintf("catalog: clone table %s: %v", t.Name, err))
 	}
-	n.init()
+	n.Init()
 	return &n
 }
 
@@ -200,16 +220,19 @@ type Catalog struct {
 	views     map[string]map[string]*View // db (lower) -> view (lower)
 	nextTable uint64
 	fks       atomic.Pointer[fkIndex] // parent -> referencing constraints, built on first use; reset by every change
-	acl       *acl                    // accounts (acl.go); shared by copies, replaced by account statements
+	// Accounts is the facade's set of accounts (internal/sql/acl.go), kept with the catalog so that
+	// one swap publishes both; shared by copies, replaced by account statements.
+	Accounts any
 }
 
-func newCatalog() *Catalog {
-	return &Catalog{dbs: map[string]*Database{}, tables: map[string]map[string]*Table{}, byID: map[uint64]*Table{}, views: map[string]map[string]*View{}, nextTable: 100, acl: newACL()}
+// New returns an empty catalog.
+func New() *Catalog {
+	return &Catalog{dbs: map[string]*Database{}, tables: map[string]map[string]*Table{}, byID: map[uint64]*Table{}, views: map[string]map[string]*View{}, nextTable: 100}
 }
 
-// copy returns a shallow copy whose maps may be modified.
-func (c *Catalog) copy() *Catalog {
-	n := &Catalog{Version: c.Version + 1, dbs: make(map[string]*Database, len(c.dbs)), tables: make(map[string]map[string]*Table, len(c.tables)), byID: make(map[uint64]*Table, len(c.byID)), nextTable: c.nextTable, acl: c.acl}
+// Copy returns a shallow copy, one version on, whose maps may be modified: what DDL changes.
+func (c *Catalog) Copy() *Catalog {
+	n := &Catalog{Version: c.Version + 1, dbs: make(map[string]*Database, len(c.dbs)), tables: make(map[string]map[string]*Table, len(c.tables)), byID: make(map[uint64]*Table, len(c.byID)), nextTable: c.nextTable, Accounts: c.Accounts}
 	for k, v := range c.dbs {
 		n.dbs[k] = v
 	}
@@ -277,7 +300,30 @@ func (c *Catalog) Tables(db string) []*Table {
 	return out
 }
 
-func (c *Catalog) putTable(t *Table) {
+// PutDB adds or replaces a database.
+func (c *Catalog) PutDB(d *Database) { c.dbs[strings.ToLower(d.Name)] = d }
+
+// RemoveDB removes a database and its table names (DROP DATABASE removes its tables first).
+func (c *Catalog) RemoveDB(name string) {
+	delete(c.dbs, strings.ToLower(name))
+	delete(c.tables, strings.ToLower(name))
+}
+
+// NextTableID is the id the next CREATE TABLE takes.
+func (c *Catalog) NextTableID() uint64 { return c.nextTable }
+
+// SetNextTableID sets it, as loaded from storage.
+func (c *Catalog) SetNextTableID(n uint64) { c.nextTable = n }
+
+// AllocTableID returns the next table id and moves past it.
+func (c *Catalog) AllocTableID() uint64 {
+	id := c.nextTable
+	c.nextTable++
+	return id
+}
+
+// PutTable adds or replaces a table.
+func (c *Catalog) PutTable(t *Table) {
 	db := strings.ToLower(t.DB)
 	if c.tables[db] == nil {
 		c.tables[db] = map[string]*Table{}
@@ -287,20 +333,22 @@ func (c *Catalog) putTable(t *Table) {
 	c.fks.Store(nil)
 }
 
-func (c *Catalog) removeTable(t *Table) {
+// RemoveTable removes a table.
+func (c *Catalog) RemoveTable(t *Table) {
 	delete(c.tables[strings.ToLower(t.DB)], strings.ToLower(t.Name))
 	delete(c.byID, t.ID)
 	c.fks.Store(nil)
 }
 
-// writer is what catalog changes are written through: a transaction's write set.
-type writer interface {
+// Writer is what catalog changes are written through: a transaction's write set.
+type Writer interface {
 	Set(key, val []byte)
 	Delete(key []byte)
 	DeleteRange(lo, hi []byte)
 }
 
-func saveTable(w writer, t *Table) error {
+// SaveTable writes a table definition.
+func SaveTable(w Writer, t *Table) error {
 	b, err := json.Marshal(t)
 	if err != nil {
 		return fmt.Errorf("catalog: encode table %s: %w", t.Name, err)
@@ -309,7 +357,8 @@ func saveTable(w writer, t *Table) error {
 	return nil
 }
 
-func saveDB(w writer, d *Database) error {
+// SaveDB writes a database definition.
+func SaveDB(w Writer, d *Database) error {
 	b, err := json.Marshal(d)
 	if err != nil {
 		return fmt.Errorf("catalog: encode database %s: %w", d.Name, err)
@@ -318,13 +367,14 @@ func saveDB(w writer, d *Database) error {
 	return nil
 }
 
-func saveNextTableID(w writer, n uint64) {
+// SaveNextTableID writes the next table id.
+func SaveNextTableID(w Writer, n uint64) {
 	w.Set(rowenc.NextTableIDKey(), binary.BigEndian.AppendUint64(nil, n))
 }
 
-// checkKeyVersions refuses a table whose indexes hold collation keys of another weights version:
+// CheckKeyVersions refuses a table whose indexes hold collation keys of another weights version:
 // this Kiln would look them up with different keys and miss rows.
-func checkKeyVersions(t *Table) error {
+func CheckKeyVersions(t *Table) error {
 	for _, ix := range t.Indexes {
 		v := ix.KeyVersion
 		if v == 0 {
@@ -333,7 +383,7 @@ func checkKeyVersions(t *Table) error {
 		if v == types.CollationKeyVersion {
 			continue
 		}
-		for i, ci := range ix.cols {
+		for i, ci := range ix.Offsets {
 			if ix.Columns[i].Prefix > 0 {
 				return fmt.Errorf("catalog: prefix index %s of %s.%s was written with whole values (key version %d), this Kiln keys prefixes: dump the table with an older Kiln and reload it", ix.Name, t.DB, t.Name, v)
 			}

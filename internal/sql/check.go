@@ -3,7 +3,6 @@ package sql
 import (
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
@@ -21,13 +20,6 @@ type CheckConstraint struct {
 	Name     string `json:"name"`
 	Expr     string `json:"expr"` // the expression as the parser restores it
 	Enforced bool   `json:"enforced"`
-}
-
-// checkCache holds a table's compiled constraints (a Table never changes once published).
-type checkCache struct {
-	once  sync.Once
-	exprs []Expr
-	err   error
 }
 
 func (d *ddlCtx) buildCheck(t *Table, c *ast.Constraint, n int) (*CheckConstraint, error) {
@@ -76,25 +68,28 @@ func checkRow(env *Env, t *Table, row []types.Value) error {
 	if len(t.Checks) == 0 {
 		return nil
 	}
-	cc := t.checks
-	cc.once.Do(func() {
+	cc := t.CheckCache
+	cc.Once.Do(func() {
+		exprs := make([]Expr, 0, len(t.Checks))
 		for _, ck := range t.Checks {
 			e, err := compileCheck(env.s, t, ck)
 			if err != nil {
-				cc.err = err
+				cc.Err = err
 				return
 			}
-			cc.exprs = append(cc.exprs, e)
+			exprs = append(exprs, e)
 		}
+		cc.Exprs = exprs
 	})
-	if cc.err != nil {
-		return cc.err
+	if cc.Err != nil {
+		return cc.Err
 	}
+	exprs := cc.Exprs.([]Expr)
 	for i, ck := range t.Checks {
 		if !ck.Enforced {
 			continue
 		}
-		v, err := cc.exprs[i].Eval(env, row)
+		v, err := exprs[i].Eval(env, row)
 		if err != nil {
 			return err
 		}

@@ -15,7 +15,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -133,8 +132,8 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 		// Fresh data directory: record the format version through the commit path.
 		t := txm.Begin(txn.RepeatableRead, false)
 		t.Set(rowenc.FormatVersionKey(), binary.BigEndian.AppendUint32(nil, rowenc.FormatVersion))
-		saveNextTableID(t, 100)
-		if err := saveDB(t, &Database{Name: "test", Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci"}); err != nil {
+		SaveNextTableID(t, 100)
+		if err := SaveDB(t, &Database{Name: "test", Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci"}); err != nil {
 			return nil, err
 		}
 		// root@localhost without password, every privilege WITH GRANT OPTION (acl.go).
@@ -153,11 +152,11 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !cat.acl.initialised && (cfg.Cluster == nil || writable(cfg.Cluster)) {
+	if !accountsOf(cat).initialised && (cfg.Cluster == nil || writable(cfg.Cluster)) {
 		// A data directory from before accounts existed: write the implied root@localhost, so every
 		// node of the cluster (through the log) and every later start see it as stored.
 		t := txm.Begin(txn.RepeatableRead, false)
-		l := cat.acl.copy()
+		l := accountsOf(cat).copy()
 		if err := l.writeInit(t); err != nil {
 			t.Rollback()
 			return nil, err
@@ -165,7 +164,7 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 		if _, err := t.Commit(ctx); err != nil {
 			return nil, fmt.Errorf("initialise accounts: %w", err)
 		}
-		cat.acl = l
+		cat.Accounts = l
 	}
 	db.cat.Store(cat)
 	if cfg.Cluster != nil {
@@ -182,7 +181,8 @@ func writable(c Cluster) bool {
 
 func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 	eng := txm.Engine()
-	cat := newCatalog()
+	cat := New()
+	cat.Accounts = newACL()
 	lo, hi := rowenc.DBDefSpan()
 	it, err := eng.NewIter(lo, hi)
 	if err != nil {
@@ -194,7 +194,7 @@ func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 			it.Close()
 			return nil, fmt.Errorf("catalog: database %q: %w", it.Key(), err)
 		}
-		cat.dbs[strings.ToLower(d.Name)] = &d
+		cat.PutDB(&d)
 	}
 	it.Close()
 	lo, hi = rowenc.TableDefSpan()
@@ -208,12 +208,12 @@ func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 			it.Close()
 			return nil, fmt.Errorf("catalog: table %x: %w", it.Key(), err)
 		}
-		t.init()
-		if err := checkKeyVersions(&t); err != nil {
+		t.Init()
+		if err := CheckKeyVersions(&t); err != nil {
 			it.Close()
 			return nil, err
 		}
-		cat.putTable(&t)
+		cat.PutTable(&t)
 	}
 	it.Close()
 	lo, hi = rowenc.ViewDefSpan()
@@ -227,7 +227,7 @@ func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 			it.Close()
 			return nil, fmt.Errorf("catalog: view %q: %w", it.Key(), err)
 		}
-		cat.putView(&v)
+		cat.PutView(&v)
 	}
 	it.Close()
 	v, ok, err := eng.Get(rowenc.NextTableIDKey())
@@ -235,9 +235,9 @@ func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 		return nil, err
 	}
 	if ok && len(v) == 8 {
-		cat.nextTable = binary.BigEndian.Uint64(v)
+		cat.SetNextTableID(binary.BigEndian.Uint64(v))
 	}
-	if cat.acl, err = loadACL(eng, func(lo, hi []byte, fn func(k, v []byte) error) error {
+	if cat.Accounts, err = loadACL(eng, func(lo, hi []byte, fn func(k, v []byte) error) error {
 		it, err := eng.NewIter(lo, hi)
 		if err != nil {
 			return err
@@ -353,7 +353,7 @@ func (db *DB) resetAutoInc(id uint64) {
 // the last entry of an index that starts with it (MySQL requires one).
 func maxAutoInc(env *Env, tbl *Table, col *Column) (uint64, error) {
 	for _, ix := range tbl.Indexes {
-		if len(ix.cols) == 0 || ix.cols[0] != col.offset {
+		if len(ix.Offsets) == 0 || ix.Offsets[0] != col.Offset {
 			continue
 		}
 		lo, hi := rowenc.IndexSpan(tbl.ID, ix.ID)

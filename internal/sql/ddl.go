@@ -52,7 +52,7 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 	db.ddlMu.Lock()
 	defer db.ddlMu.Unlock()
 	cur := db.Catalog()
-	next := cur.copy()
+	next := cur.Copy()
 	t := db.txm.Begin(txn.RepeatableRead, false)
 	ddl := &ddlCtx{s: s, env: &Env{s: s, ctx: env.ctx}, cat: next, t: t, locked: names}
 	ddl.env.t = t
@@ -94,7 +94,7 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 		t.Rollback()
 		return err
 	}
-	saveNextTableID(t, next.nextTable)
+	SaveNextTableID(t, next.NextTableID())
 	pos, err := t.Commit(env.ctx)
 	if err != nil {
 		return commitError(err)
@@ -165,8 +165,8 @@ func (d *ddlCtx) createDatabase(x *ast.CreateDatabaseStmt) error {
 			db.Collation, db.Charset = c.Name, c.Charset
 		}
 	}
-	d.cat.dbs[strings.ToLower(name)] = db
-	return saveDB(d.t, db)
+	d.cat.PutDB(db)
+	return SaveDB(d.t, db)
 }
 
 func (d *ddlCtx) dropDatabase(x *ast.DropDatabaseStmt) error {
@@ -186,8 +186,7 @@ func (d *ddlCtx) dropDatabase(x *ast.DropDatabaseStmt) error {
 	for _, v := range d.cat.Views(db.Name) {
 		d.dropView(v)
 	}
-	delete(d.cat.dbs, strings.ToLower(name))
-	delete(d.cat.tables, strings.ToLower(name))
+	d.cat.RemoveDB(name)
 	d.t.Delete(rowenc.DBDefKey(strings.ToLower(db.Name)))
 	if strings.EqualFold(d.s.CurDB, name) {
 		d.s.CurDB = ""
@@ -496,7 +495,7 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 	if err := checkIdent(name, sqlerr.ErrWrongTableName, "table"); err != nil {
 		return err
 	}
-	if d.cat.nameTaken(dbName, name) {
+	if d.cat.NameTaken(dbName, name) {
 		if x.IfNotExists {
 			d.s.addWarning("Note", sqlerr.ErrTableExists, fmt.Sprintf("Table '%s' already exists", name))
 			d.noop = true
@@ -509,12 +508,11 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 		if !ok {
 			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", orDefault(x.ReferTable.Schema.O, dbName), x.ReferTable.Name.O)
 		}
-		nt := src.clone()
-		nt.ID, nt.DB, nt.Name, nt.Version = d.cat.nextTable, dbName, name, 1
-		d.cat.nextTable++
-		nt.init()
-		d.cat.putTable(nt)
-		return saveTable(d.t, nt)
+		nt := src.Clone()
+		nt.ID, nt.DB, nt.Name, nt.Version = d.cat.AllocTableID(), dbName, name, 1
+		nt.Init()
+		d.cat.PutTable(nt)
+		return SaveTable(d.t, nt)
 	}
 	if x.Select != nil {
 		return sqlerr.New(sqlerr.ErrNotSupportedYet, "CREATE TABLE ... SELECT is not supported yet")
@@ -523,8 +521,7 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 		return sqlerr.New(sqlerr.ErrNotSupportedYet, "temporary tables are not supported yet")
 	}
 	dbDef, _ := d.cat.DB(dbName)
-	tbl := &Table{ID: d.cat.nextTable, DB: dbName, Name: name, NextColID: 1, NextIndexID: 2, Charset: dbDef.Charset, Collation: dbDef.Collation, Engine: "InnoDB", Version: 1}
-	d.cat.nextTable++
+	tbl := &Table{ID: d.cat.AllocTableID(), DB: dbName, Name: name, NextColID: 1, NextIndexID: 2, Charset: dbDef.Charset, Collation: dbDef.Collation, Engine: "InnoDB", Version: 1}
 	for _, o := range x.Options {
 		switch o.Tp {
 		case ast.TableOptionCharset:
@@ -574,7 +571,7 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 		return sqlerr.New(1113, "A table must have at least 1 column")
 	}
 	constraints = append(constraints, x.Constraints...)
-	tbl.init()
+	tbl.Init()
 	var pk *Index
 	var secondary []*Index
 	for _, c := range constraints {
@@ -606,7 +603,7 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 		pk = &Index{ID: rowenc.PrimaryIndexID, Name: "PRIMARY", Primary: true, Unique: true, Columns: []IndexColumn{{Col: hidden.ID}}, KeyVersion: types.CollationKeyVersion}
 	}
 	tbl.Indexes = append([]*Index{pk}, secondary...)
-	tbl.init()
+	tbl.Init()
 	for _, c := range constraints {
 		if c.Tp == ast.ConstraintCheck {
 			ck, err := d.buildCheck(tbl, c, len(tbl.Checks)+1)
@@ -632,15 +629,15 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 				return sqlerr.New(sqlerr.ErrDupKeyName, "Duplicate key name '%s'", ix.Name)
 			}
 			tbl.Indexes = append(tbl.Indexes, ix)
-			tbl.init()
+			tbl.Init()
 		}
 		tbl.ForeignKeys = append(tbl.ForeignKeys, fk)
 	}
 	if err := checkAutoIncKey(tbl); err != nil {
 		return err
 	}
-	d.cat.putTable(tbl)
-	return saveTable(d.t, tbl)
+	d.cat.PutTable(tbl)
+	return SaveTable(d.t, tbl)
 }
 
 func orDefault(s, def string) string {
@@ -659,7 +656,7 @@ func checkAutoIncKey(tbl *Table) error {
 		n++
 		keyed := false
 		for _, ix := range tbl.Indexes {
-			if len(ix.cols) > 0 && ix.cols[0] == ci {
+			if len(ix.Offsets) > 0 && ix.Offsets[0] == ci {
 				keyed = true
 			}
 		}
@@ -715,7 +712,7 @@ func (d *ddlCtx) buildIndex(tbl *Table, c *ast.Constraint) (*Index, error) {
 		ix.Columns = append(ix.Columns, IndexColumn{Col: col.ID, Prefix: k.Length, Desc: k.Desc})
 	}
 	if ix.Name == "" && !ix.Primary {
-		base := tbl.Columns[tbl.colPos[ix.Columns[0].Col]].Name
+		base := tbl.Columns[tbl.ColPos[ix.Columns[0].Col]].Name
 		ix.Name = base
 		for i := 2; tbl.IndexByName(ix.Name) != nil || d.nameTaken(tbl, ix.Name); i++ {
 			ix.Name = fmt.Sprintf("%s_%d", base, i)
@@ -748,7 +745,7 @@ func (d *ddlCtx) dropTable(t *Table) {
 	lo, hi := rowenc.TableSpan(t.ID)
 	d.t.DeleteRange(lo, hi)
 	d.t.Delete(rowenc.TableDefKey(t.ID))
-	d.cat.removeTable(t)
+	d.cat.RemoveTable(t)
 	d.resetAuto = append(d.resetAuto, t.ID)
 }
 
@@ -814,12 +811,12 @@ func (d *ddlCtx) truncate(x *ast.TruncateTableStmt) error {
 	}
 	lo, hi := rowenc.TableSpan(t.ID)
 	d.t.DeleteRange(lo, hi)
-	nt := t.clone()
+	nt := t.Clone()
 	nt.AutoIncBase = 0
 	nt.Version++
-	d.cat.putTable(nt)
+	d.cat.PutTable(nt)
 	d.resetAuto = append(d.resetAuto, t.ID)
-	return saveTable(d.t, nt)
+	return SaveTable(d.t, nt)
 }
 
 func (d *ddlCtx) rename(x *ast.RenameTableStmt) error {
@@ -836,15 +833,15 @@ func (d *ddlCtx) rename(x *ast.RenameTableStmt) error {
 		if _, ok := d.cat.DB(ndb); !ok {
 			return sqlerr.New(sqlerr.ErrBadDB, "Unknown database '%s'", ndb)
 		}
-		if d.cat.nameTaken(ndb, tt.NewTable.Name.O) {
+		if d.cat.NameTaken(ndb, tt.NewTable.Name.O) {
 			return sqlerr.New(sqlerr.ErrTableExists, "Table '%s' already exists", tt.NewTable.Name.O)
 		}
-		nt := t.clone()
+		nt := t.Clone()
 		nt.DB, nt.Name = ndb, tt.NewTable.Name.O
 		nt.Version++
-		d.cat.removeTable(t)
-		d.cat.putTable(nt)
-		if err := saveTable(d.t, nt); err != nil {
+		d.cat.RemoveTable(t)
+		d.cat.PutTable(nt)
+		if err := SaveTable(d.t, nt); err != nil {
 			return err
 		}
 		if err := d.renameReferences(t.DB, t.Name, nt.DB, nt.Name); err != nil {
@@ -878,7 +875,7 @@ func (d *ddlCtx) createIndex(x *ast.CreateIndexStmt) error {
 	case ast.IndexKeyTypeFulltext:
 		c.Tp = ast.ConstraintFulltext
 	}
-	nt := t.clone()
+	nt := t.Clone()
 	if nt.IndexByName(x.IndexName) != nil {
 		if x.IfNotExists {
 			d.noop = true
@@ -909,7 +906,7 @@ func (d *ddlCtx) addIndexes(nt *Table, cs []*ast.Constraint) error {
 		nt.Indexes = append(nt.Indexes, ix)
 		added = append(added, ix)
 	}
-	nt.init()
+	nt.Init()
 	if err := checkAutoIncKey(nt); err != nil {
 		return err
 	}
@@ -917,8 +914,8 @@ func (d *ddlCtx) addIndexes(nt *Table, cs []*ast.Constraint) error {
 		return err
 	}
 	nt.Version++
-	d.cat.putTable(nt)
-	return saveTable(d.t, nt)
+	d.cat.PutTable(nt)
+	return SaveTable(d.t, nt)
 }
 
 // buildEntries adds the building of the given indexes' entries to the DDL's record, as a logical
@@ -1023,13 +1020,13 @@ func (d *ddlCtx) dropIndex(x *ast.DropIndexStmt) error {
 	if err != nil {
 		return err
 	}
-	nt := t.clone()
+	nt := t.Clone()
 	if err := d.dropIndexFrom(nt, x.IndexName, x.IfExists); err != nil || d.noop {
 		return err
 	}
 	nt.Version++
-	d.cat.putTable(nt)
-	return saveTable(d.t, nt)
+	d.cat.PutTable(nt)
+	return SaveTable(d.t, nt)
 }
 
 func (d *ddlCtx) dropIndexFrom(nt *Table, name string, ifExists bool) error {
@@ -1044,7 +1041,7 @@ func (d *ddlCtx) dropIndexFrom(nt *Table, name string, ifExists bool) error {
 			lo, hi := rowenc.IndexSpan(nt.ID, ix.ID)
 			d.t.DeleteRange(lo, hi)
 			nt.Indexes = append(nt.Indexes[:i], nt.Indexes[i+1:]...)
-			nt.init()
+			nt.Init()
 			return checkAutoIncKey(nt)
 		}
 	}
@@ -1060,7 +1057,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 	if err != nil {
 		return err
 	}
-	nt := t.clone()
+	nt := t.Clone()
 	var addIdx []*ast.Constraint
 	for _, spec := range x.Specs {
 		switch spec.Tp {
@@ -1085,7 +1082,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 				}
 				// Existing rows read the new column as Absent: no row is rewritten.
 				pos := len(nt.Columns)
-				if nt.hiddenPK {
+				if nt.HiddenPK {
 					pos-- // keep the hidden row id last
 				}
 				if spec.Position != nil {
@@ -1101,7 +1098,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 					}
 				}
 				nt.Columns = append(nt.Columns[:pos], append([]*Column{col}, nt.Columns[pos:]...)...)
-				nt.init()
+				nt.Init()
 				for _, k := range keys {
 					addIdx = append(addIdx, k)
 				}
@@ -1123,10 +1120,10 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 					}
 				}
 			}
-			for _, r := range d.cat.referencing(nt.DB, nt.Name) {
-				for _, n := range r.fk.RefCols {
-					if strings.EqualFold(n, name) && r.child.ID != nt.ID {
-						return sqlerr.New(sqlerr.ErrFKColumnCannotDrop, "Cannot drop column '%s': needed in a foreign key constraint '%s' of table '%s'", name, r.fk.Name, r.child.Name)
+			for _, r := range d.cat.Referencing(nt.DB, nt.Name) {
+				for _, n := range r.FK.RefCols {
+					if strings.EqualFold(n, name) && r.Child.ID != nt.ID {
+						return sqlerr.New(sqlerr.ErrFKColumnCannotDrop, "Cannot drop column '%s': needed in a foreign key constraint '%s' of table '%s'", name, r.FK.Name, r.Child.Name)
 					}
 				}
 			}
@@ -1158,7 +1155,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 				rebuild = append(rebuild, nix)
 			}
 			nt.Columns = append(nt.Columns[:ci], nt.Columns[ci+1:]...)
-			nt.init()
+			nt.Init()
 			if err := d.buildEntries(nt, rebuild); err != nil {
 				return err
 			}
@@ -1236,10 +1233,10 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 				return err
 			}
 			ndb := orDefault(spec.NewTable.Schema.O, nt.DB)
-			if d.cat.nameTaken(ndb, spec.NewTable.Name.O) {
+			if d.cat.NameTaken(ndb, spec.NewTable.Name.O) {
 				return sqlerr.New(sqlerr.ErrTableExists, "Table '%s' already exists", spec.NewTable.Name.O)
 			}
-			d.cat.removeTable(t)
+			d.cat.RemoveTable(t)
 			for _, fk := range nt.ForeignKeys {
 				if strings.EqualFold(fk.RefDB, nt.DB) && strings.EqualFold(fk.RefTable, nt.Name) {
 					fk.RefDB, fk.RefTable = ndb, spec.NewTable.Name.O
@@ -1280,7 +1277,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 			if err := renameColumn(nt, spec.OldColumnName.Name.O, spec.NewColumnName.Name.O); err != nil {
 				return err
 			}
-			nt.init()
+			nt.Init()
 		case ast.AlterTableAlterColumn:
 			if err := d.alterColumnDefault(nt, spec); err != nil {
 				return err
@@ -1311,9 +1308,9 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 		return d.addIndexes(nt, addIdx)
 	}
 	nt.Version++
-	nt.init()
-	d.cat.putTable(nt)
-	return saveTable(d.t, nt)
+	nt.Init()
+	d.cat.PutTable(nt)
+	return SaveTable(d.t, nt)
 }
 
 // ddlDatabases lists, sorted and lower-case, the databases a DDL statement changes.

@@ -57,7 +57,7 @@ func (d *ddlCtx) changeColumn(nt *Table, oldName string, cd *ast.ColumnDef, pos 
 			return nil, err
 		}
 	}
-	nt.init()
+	nt.Init()
 	if reflect.DeepEqual(old.Type, col.Type) && (old.NotNull || !col.NotNull) {
 		col.Absent = old.Absent
 		return keys, nil
@@ -186,7 +186,7 @@ func (d *ddlCtx) rewriteRows(old, nt *Table, changed []uint32) error {
 		nt.Indexes[i] = &nix
 		rebuild = append(rebuild, &nix)
 	}
-	nt.init()
+	nt.Init()
 	// The session's conversion rules, read once for all rows.
 	base := types.ConvertCtx{Strict: d.s.strict(), NoZeroDate: d.s.sqlModeHas("NO_ZERO_DATE"), NoZeroInDate: d.s.sqlModeHas("NO_ZERO_IN_DATE")}
 	lo, hi := rowenc.IndexSpan(old.ID, rowenc.PrimaryIndexID)
@@ -214,7 +214,7 @@ func (d *ddlCtx) rewriteRows(old, nt *Table, changed []uint32) error {
 		}
 		row := make([]types.Value, len(nt.Columns))
 		for j, c := range nt.Columns {
-			if p := old.colPos[c.ID]; p >= 0 {
+			if p := old.ColPos[c.ID]; p >= 0 {
 				row[j] = orow[p]
 			} else {
 				row[j] = c.Absent

@@ -482,7 +482,7 @@ func (ins *inserter) write(row []types.Value) error {
 			} else if ins.s.FoundRowsFlag {
 				ins.affected++ // CLIENT_FOUND_ROWS: an unchanged duplicate counts as found
 			}
-			if ai := tbl.autoInc; ai >= 0 && !tbl.Columns[ai].Hidden && ins.firstAutoID == 0 {
+			if ai := tbl.AutoIncCol; ai >= 0 && !tbl.Columns[ai].Hidden && ins.firstAutoID == 0 {
 				ins.lastExplicitAuto = toUint64(dupRow[ai])
 			}
 			ins.dups++
@@ -522,7 +522,7 @@ func replacesInPlace(tbl *Table, ix *Index, old, row []types.Value) bool {
 
 func dupMessage(tbl *Table, ix *Index, row []types.Value) string {
 	var parts []string
-	for _, ci := range ix.cols {
+	for _, ci := range ix.Offsets {
 		parts = append(parts, types.ToString(row[ci]))
 	}
 	name := ix.Name
@@ -573,7 +573,7 @@ func findDuplicate(env *Env, tbl *Table, row []types.Value, skipPK []byte) ([]by
 			continue
 		}
 		part := make([]types.Value, len(tbl.Columns))
-		if err := rowenc.DecodeRow(v, tbl.colPos, part); err != nil {
+		if err := rowenc.DecodeRow(v, tbl.ColPos, part); err != nil {
 			return nil, nil, nil, err
 		}
 		opk := primaryKey(nil, tbl, part)

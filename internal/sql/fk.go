@@ -68,41 +68,41 @@ func (s *Session) fkChecks() bool {
 	return b
 }
 
-// fkRef is a constraint seen from its parent.
-type fkRef struct {
-	child *Table
-	fk    *ForeignKey
+// FKRef is a constraint seen from its parent.
+type FKRef struct {
+	Child *Table
+	FK    *ForeignKey
 }
 
 // fkIndex is the catalog's reverse map, parent "db\x00table" (lower) -> referencing constraints,
 // built on first use (a catalog is never modified once published).
 type fkIndex struct {
 	once sync.Once
-	refs map[string][]fkRef
+	refs map[string][]FKRef
 }
 
 func parentKey(db, table string) string { return strings.ToLower(db) + "\x00" + strings.ToLower(table) }
 
-// referencing returns the constraints that name (db, table) as their parent.
-func (c *Catalog) referencing(db, table string) []fkRef {
+// Referencing returns the constraints that name (db, table) as their parent.
+func (c *Catalog) Referencing(db, table string) []FKRef {
 	idx := c.fks.Load()
 	if idx == nil {
 		c.fks.CompareAndSwap(nil, &fkIndex{})
 		idx = c.fks.Load()
 	}
 	idx.once.Do(func() {
-		idx.refs = map[string][]fkRef{}
+		idx.refs = map[string][]FKRef{}
 		for _, m := range c.tables {
 			for _, t := range m {
 				for _, fk := range t.ForeignKeys {
 					k := parentKey(fk.RefDB, fk.RefTable)
-					idx.refs[k] = append(idx.refs[k], fkRef{child: t, fk: fk})
+					idx.refs[k] = append(idx.refs[k], FKRef{Child: t, FK: fk})
 				}
 			}
 		}
 		// Deterministic order (tables by id, constraints as declared): errors name the same one.
 		for _, rs := range idx.refs {
-			sort.SliceStable(rs, func(i, j int) bool { return rs[i].child.ID < rs[j].child.ID })
+			sort.SliceStable(rs, func(i, j int) bool { return rs[i].Child.ID < rs[j].Child.ID })
 		}
 	})
 	if len(idx.refs) == 0 {
@@ -115,12 +115,12 @@ func (c *Catalog) referencing(db, table string) []fkRef {
 // the primary key.
 func prefixIndex(t *Table, cols []int) *Index {
 	for _, ix := range t.Indexes {
-		if len(ix.cols) < len(cols) {
+		if len(ix.Offsets) < len(cols) {
 			continue
 		}
 		ok := true
 		for i, c := range cols {
-			if ix.cols[i] != c || ix.Columns[i].Prefix > 0 {
+			if ix.Offsets[i] != c || ix.Columns[i].Prefix > 0 {
 				ok = false
 				break
 			}
@@ -173,7 +173,7 @@ func resolveParent(cat *Catalog, fk *ForeignKey) (*Table, []int, bool) {
 func childCols(child *Table, fk *ForeignKey) []int {
 	out := make([]int, len(fk.Cols))
 	for i, id := range fk.Cols {
-		out[i] = child.colPos[id]
+		out[i] = child.ColPos[id]
 	}
 	return out
 }
@@ -182,7 +182,7 @@ func childCols(child *Table, fk *ForeignKey) []int {
 func keyPrefix(t *Table, ix *Index, vals []types.Value) []byte {
 	k := rowenc.IndexPrefix(nil, t.ID, ix.ID)
 	for i, v := range vals {
-		k = rowenc.AppendKey(k, v, &t.Columns[ix.cols[i]].Type)
+		k = rowenc.AppendKey(k, v, &t.Columns[ix.Offsets[i]].Type)
 	}
 	return k
 }
@@ -243,7 +243,7 @@ func findReferenced(env *Env, parent *Table, ix *Index, vals []types.Value) (boo
 	pk := append([]byte(nil), it.Key()...)
 	if !ix.Primary {
 		part := make([]types.Value, len(parent.Columns))
-		if err := rowenc.DecodeRow(it.Value(), parent.colPos, part); err != nil {
+		if err := rowenc.DecodeRow(it.Value(), parent.ColPos, part); err != nil {
 			return false, err
 		}
 		pk = primaryKey(nil, parent, part)
@@ -274,7 +274,7 @@ func childRows(env *Env, child *Table, fk *ForeignKey, vals []types.Value) ([][]
 		pk := append([]byte(nil), it.Key()...)
 		if !ix.Primary {
 			part := make([]types.Value, len(child.Columns))
-			if err := rowenc.DecodeRow(it.Value(), child.colPos, part); err != nil {
+			if err := rowenc.DecodeRow(it.Value(), child.ColPos, part); err != nil {
 				it.Close()
 				return nil, nil, err
 			}
@@ -313,7 +313,7 @@ func childRows(env *Env, child *Table, fk *ForeignKey, vals []types.Value) ([][]
 // onParentChange applies the constraints that reference parent to a deleted row (new == nil) or an
 // updated one.
 func onParentChange(env *Env, parent *Table, old, new []types.Value) error {
-	refs := env.s.catalog().referencing(parent.DB, parent.Name)
+	refs := env.s.catalog().Referencing(parent.DB, parent.Name)
 	if len(refs) == 0 || !env.s.fkChecks() {
 		return nil
 	}
@@ -323,9 +323,9 @@ func onParentChange(env *Env, parent *Table, old, new []types.Value) error {
 	env.fkDepth++
 	defer func() { env.fkDepth-- }()
 	for _, r := range refs {
-		pcols := make([]int, len(r.fk.RefCols))
+		pcols := make([]int, len(r.FK.RefCols))
 		ok := true
-		for i, n := range r.fk.RefCols {
+		for i, n := range r.FK.RefCols {
 			pcols[i] = parent.Col(n)
 			ok = ok && pcols[i] >= 0
 		}
@@ -347,22 +347,22 @@ func onParentChange(env *Env, parent *Table, old, new []types.Value) error {
 			continue
 		}
 		// The child table as the current catalog has it (r.child may be stale after DDL).
-		child, okc := env.s.catalog().TableByID(r.child.ID)
+		child, okc := env.s.catalog().TableByID(r.Child.ID)
 		if !okc {
 			continue
 		}
-		pks, rows, err := childRows(env, child, r.fk, vals)
+		pks, rows, err := childRows(env, child, r.FK, vals)
 		if err != nil {
 			return err
 		}
 		if len(rows) == 0 {
 			continue
 		}
-		rule := r.fk.OnUpdate
+		rule := r.FK.OnUpdate
 		if new == nil {
-			rule = r.fk.OnDelete
+			rule = r.FK.OnDelete
 		}
-		cc := childCols(child, r.fk)
+		cc := childCols(child, r.FK)
 		for i, row := range rows {
 			switch rule {
 			case "CASCADE":
@@ -391,7 +391,7 @@ func onParentChange(env *Env, parent *Table, old, new []types.Value) error {
 				if child.ID == parent.ID && string(pks[i]) == string(primaryKey(nil, parent, old)) {
 					continue // a row referencing itself does not block its own deletion
 				}
-				return errHasChildren(child, r.fk)
+				return errHasChildren(child, r.FK)
 			}
 		}
 	}
@@ -556,14 +556,14 @@ func (d *ddlCtx) checkDropReferenced(t *Table, dropping map[uint64]bool, truncat
 	if !d.s.fkChecks() {
 		return nil
 	}
-	for _, r := range d.cat.referencing(t.DB, t.Name) {
-		if r.child.ID == t.ID || dropping[r.child.ID] {
+	for _, r := range d.cat.Referencing(t.DB, t.Name) {
+		if r.Child.ID == t.ID || dropping[r.Child.ID] {
 			continue
 		}
 		if truncate {
-			return sqlerr.New(sqlerr.ErrTruncateIllegalFK, "Cannot truncate a table referenced in a foreign key constraint (%s)", fkDesc(r.child, r.fk))
+			return sqlerr.New(sqlerr.ErrTruncateIllegalFK, "Cannot truncate a table referenced in a foreign key constraint (%s)", fkDesc(r.Child, r.FK))
 		}
-		return sqlerr.New(3730, "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.", t.Name, r.fk.Name, r.child.Name)
+		return sqlerr.New(3730, "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.", t.Name, r.FK.Name, r.Child.Name)
 	}
 	return nil
 }
@@ -576,24 +576,24 @@ func (d *ddlCtx) fkNeedsIndex(t *Table, ix *Index) string {
 			return fk.Name
 		}
 	}
-	for _, r := range d.cat.referencing(t.DB, t.Name) {
+	for _, r := range d.cat.Referencing(t.DB, t.Name) {
 		var pcols []int
-		for _, n := range r.fk.RefCols {
+		for _, n := range r.FK.RefCols {
 			pcols = append(pcols, t.Col(n))
 		}
 		if covers(ix, pcols) && countCovering(t, pcols) == 1 {
-			return r.fk.Name
+			return r.FK.Name
 		}
 	}
 	return ""
 }
 
 func covers(ix *Index, cols []int) bool {
-	if len(ix.cols) < len(cols) {
+	if len(ix.Offsets) < len(cols) {
 		return false
 	}
 	for i, c := range cols {
-		if ix.cols[i] != c {
+		if ix.Offsets[i] != c {
 			return false
 		}
 	}
@@ -634,20 +634,20 @@ func showForeignKeys(t *Table) []string {
 // renameReferences points the constraints that reference (db, name) at its new name, as InnoDB
 // does when a parent table is renamed.
 func (d *ddlCtx) renameReferences(db, name, ndb, nname string) error {
-	for _, r := range d.cat.referencing(db, name) {
-		child, ok := d.cat.TableByID(r.child.ID)
+	for _, r := range d.cat.Referencing(db, name) {
+		child, ok := d.cat.TableByID(r.Child.ID)
 		if !ok {
 			continue
 		}
-		nc := child.clone()
+		nc := child.Clone()
 		for _, fk := range nc.ForeignKeys {
 			if strings.EqualFold(fk.RefDB, db) && strings.EqualFold(fk.RefTable, name) {
 				fk.RefDB, fk.RefTable = ndb, nname
 			}
 		}
 		nc.Version++
-		d.cat.putTable(nc)
-		if err := saveTable(d.t, nc); err != nil {
+		d.cat.PutTable(nc)
+		if err := SaveTable(d.t, nc); err != nil {
 			return err
 		}
 	}
@@ -657,7 +657,7 @@ func (d *ddlCtx) renameReferences(db, name, ndb, nname string) error {
 // fkColumnLists returns a constraint's child and parent columns, quoted.
 func fkColumnLists(child *Table, fk *ForeignKey) (cc, rc []string) {
 	for _, id := range fk.Cols {
-		if p := child.colPos[id]; p >= 0 {
+		if p := child.ColPos[id]; p >= 0 {
 			cc = append(cc, "`"+child.Columns[p].Name+"`")
 		}
 	}

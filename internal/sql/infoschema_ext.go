@@ -122,7 +122,7 @@ func fkKeyUsageRows(t *Table) [][]types.Value {
 	var rows [][]types.Value
 	for _, fk := range t.ForeignKeys {
 		for i, id := range fk.Cols {
-			p := t.colPos[id]
+			p := t.ColPos[id]
 			if p < 0 {
 				continue
 			}
@@ -187,6 +187,6 @@ func (s *Session) viewAsTable(v *View) (*Table, error) {
 	for i, pc := range cols {
 		t.Columns = append(t.Columns, &Column{ID: uint32(i + 1), Name: pc.Name, Type: colTypeOf(pc), NotNull: pc.Flags&uint16(mysql.NotNullFlag) != 0})
 	}
-	t.init()
+	t.Init()
 	return t, nil
 }

@@ -41,7 +41,7 @@ func applyBuildIndexes(payload []byte, eng *engine.Engine, b txn.Batch) error {
 	if err := json.Unmarshal(op.Table, &tbl); err != nil {
 		return fmt.Errorf("decode build-indexes table: %w", err)
 	}
-	tbl.init()
+	tbl.Init()
 	var ixs []*Index
 	for _, id := range op.Indexes {
 		var found *Index

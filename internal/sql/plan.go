@@ -998,7 +998,7 @@ func resultColumn(name string, sc *scopeCol, t types.ColType) proto.Column {
 			col.Flags |= uint16(mysql.NotNullFlag)
 		}
 		if sc.col != nil {
-			col.Flags |= sc.col.keyFlags
+			col.Flags |= sc.col.KeyFlags
 		}
 	}
 	if t.IsBlob() || t.Tp == mysql.TypeJSON {

@@ -130,7 +130,7 @@ func scoreCandidate(c *accessCandidate) int {
 		s = scorePointGet
 	case accBatch:
 		s = scorePerEqColumn*n + scoreNextIn
-		if (c.ix.Primary || c.ix.Unique) && n == len(c.ix.cols)-1 {
+		if (c.ix.Primary || c.ix.Unique) && n == len(c.ix.Offsets)-1 {
 			s = scoreUniqueBatch
 		}
 	case accRanges:
@@ -374,9 +374,9 @@ func indexHints(allowed map[*Index]bool, tbl *Table, hints []*ast.IndexHint) (fo
 func (ch *accessChooser) indexCandidate(ix *Index) *accessCandidate {
 	c := &accessCandidate{ix: ix, kind: accRange}
 	ch.eqPrefix(c)
-	if n := len(c.eq); n == len(ix.cols) {
+	if n := len(c.eq); n == len(ix.Offsets) {
 		ch.pointGet(c)
-	} else if next := ix.cols[n]; !ch.batchPointGet(c, next) && !ch.rangeScan(c, next) {
+	} else if next := ix.Offsets[n]; !ch.batchPointGet(c, next) && !ch.rangeScan(c, next) {
 		ch.multiRangeScan(c, next)
 	}
 	if !ix.Primary {
@@ -393,7 +393,7 @@ func (ch *accessChooser) indexCandidate(ix *Index) *accessCandidate {
 
 // eqPrefix binds the leading index columns that have an equality (or a one-value IN list).
 func (ch *accessChooser) eqPrefix(c *accessCandidate) {
-	for _, colOff := range c.ix.cols {
+	for _, colOff := range c.ix.Offsets {
 		var eq *bound
 		for bi := range ch.bounds {
 			b := &ch.bounds[bi]
@@ -467,7 +467,7 @@ func (ch *accessChooser) multiRangeScan(c *accessCandidate, colOff int) {
 func (ch *accessChooser) covers(ix *Index) bool {
 	pk := ch.tbl.Indexes[0]
 	for i := ch.lv.off; i < ch.lv.off+ch.lv.width; i++ {
-		if co := i - ch.lv.off; ch.sc.cols[i].used && !slices.Contains(ix.cols, co) && !slices.Contains(pk.cols, co) {
+		if co := i - ch.lv.off; ch.sc.cols[i].used && !slices.Contains(ix.Offsets, co) && !slices.Contains(pk.Offsets, co) {
 			return false
 		}
 	}
@@ -532,16 +532,16 @@ func (ch *accessChooser) deliversOrder(c *accessCandidate, orderCols []int) bool
 	withPK := !c.ix.Primary && !c.ix.Unique
 	pos := len(c.eq)
 	for _, oc := range orderCols {
-		if slices.Contains(c.ix.cols[:len(c.eq)], oc) {
+		if slices.Contains(c.ix.Offsets[:len(c.eq)], oc) {
 			continue
 		}
 		var col int
 		var prefix bool
 		switch {
-		case pos < len(c.ix.cols):
-			col, prefix = c.ix.cols[pos], c.ix.Columns[pos].Prefix > 0
-		case withPK && pos < len(c.ix.cols)+len(pk.cols):
-			col, prefix = pk.cols[pos-len(c.ix.cols)], pk.Columns[pos-len(c.ix.cols)].Prefix > 0
+		case pos < len(c.ix.Offsets):
+			col, prefix = c.ix.Offsets[pos], c.ix.Columns[pos].Prefix > 0
+		case withPK && pos < len(c.ix.Offsets)+len(pk.Offsets):
+			col, prefix = pk.Offsets[pos-len(c.ix.Offsets)], pk.Columns[pos-len(c.ix.Offsets)].Prefix > 0
 		default:
 			return false
 		}

@@ -81,7 +81,7 @@ func (db *DB) NewSession(connID uint32, user, host, curDB string) *Session {
 		vars: map[string]types.Value{}, userVars: map[string]types.Value{}, stmts: map[uint32]*prepared{},
 		parser: parser.New(), Command: "Sleep", Since: time.Now()}
 	// The account the login matches; the server sets the one the handshake authenticated.
-	if a, ok := db.Catalog().acl.match(user, host); ok {
+	if a, ok := accountsOf(db.Catalog()).match(user, host); ok {
 		s.acctUser, s.acctHost = a.User, a.Host
 	} else {
 		s.acctUser, s.acctHost = user, host

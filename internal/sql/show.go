@@ -177,13 +177,13 @@ func columnInfo(t *Table, c *Column) colInfo {
 		}
 	}
 	for _, ix := range t.Indexes {
-		if len(ix.cols) == 0 || t.Columns[ix.cols[0]] != c {
+		if len(ix.Offsets) == 0 || t.Columns[ix.Offsets[0]] != c {
 			continue
 		}
 		switch {
-		case ix.Primary && !t.hiddenPK:
+		case ix.Primary && !t.HiddenPK:
 			r.key = "PRI"
-		case ix.Unique && len(ix.cols) == 1 && r.key == "":
+		case ix.Unique && len(ix.Offsets) == 1 && r.key == "":
 			r.key = "UNI"
 		case r.key == "":
 			r.key = "MUL"
@@ -209,14 +209,14 @@ func columnInfo(t *Table, c *Column) colInfo {
 func indexRows(t *Table) [][]types.Value {
 	var rows [][]types.Value
 	for _, ix := range t.Indexes {
-		if ix.Primary && t.hiddenPK {
+		if ix.Primary && t.HiddenPK {
 			continue
 		}
 		nonUnique := int64(1)
 		if ix.Unique {
 			nonUnique = 0
 		}
-		for i, ci := range ix.cols {
+		for i, ci := range ix.Offsets {
 			c := t.Columns[ci]
 			null := ""
 			if !c.NotNull {
@@ -628,11 +628,11 @@ func showCreateTable(t *Table, autoInc uint64) string {
 		lines = append(lines, l)
 	}
 	for _, ix := range t.Indexes {
-		if ix.Primary && t.hiddenPK {
+		if ix.Primary && t.HiddenPK {
 			continue
 		}
 		var parts []string
-		for i, ci := range ix.cols {
+		for i, ci := range ix.Offsets {
 			p := quoteIdent(t.Columns[ci].Name)
 			if ix.Columns[i].Prefix > 0 {
 				p += fmt.Sprintf("(%d)", ix.Columns[i].Prefix)

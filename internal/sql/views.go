@@ -51,8 +51,8 @@ func (c *Catalog) Views(db string) []*View {
 	return out
 }
 
-// nameTaken reports whether a table or a view (they share a namespace) has the name.
-func (c *Catalog) nameTaken(db, name string) bool {
+// NameTaken reports whether a table or a view (they share a namespace) has the name.
+func (c *Catalog) NameTaken(db, name string) bool {
 	if _, ok := c.Table(db, name); ok {
 		return true
 	}
@@ -60,7 +60,8 @@ func (c *Catalog) nameTaken(db, name string) bool {
 	return ok
 }
 
-func (c *Catalog) putView(v *View) {
+// PutView adds or replaces a view.
+func (c *Catalog) PutView(v *View) {
 	db := strings.ToLower(v.DB)
 	if c.views[db] == nil {
 		c.views[db] = map[string]*View{}
@@ -68,11 +69,13 @@ func (c *Catalog) putView(v *View) {
 	c.views[db][strings.ToLower(v.Name)] = v
 }
 
-func (c *Catalog) removeView(v *View) {
+// RemoveView removes a view.
+func (c *Catalog) RemoveView(v *View) {
 	delete(c.views[strings.ToLower(v.DB)], strings.ToLower(v.Name))
 }
 
-func saveView(w writer, v *View) error {
+// SaveView writes a view definition.
+func SaveView(w Writer, v *View) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("catalog: encode view %s: %w", v.Name, err)
@@ -153,8 +156,8 @@ func (d *ddlCtx) createView(x *ast.CreateViewStmt) error {
 	if _, err := (&planner{s: d.s, creatingView: true}).planView(v, 0); err != nil {
 		return err
 	}
-	d.cat.putView(v)
-	return saveView(d.t, v)
+	d.cat.PutView(v)
+	return SaveView(d.t, v)
 }
 
 func (d *ddlCtx) dropViews(x *ast.DropTableStmt) error {
@@ -188,7 +191,7 @@ func (d *ddlCtx) dropViews(x *ast.DropTableStmt) error {
 }
 
 func (d *ddlCtx) dropView(v *View) {
-	d.cat.removeView(v)
+	d.cat.RemoveView(v)
 	d.t.Delete(rowenc.ViewDefKey(v.DB, v.Name))
 }
 
