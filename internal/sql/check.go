@@ -15,13 +15,6 @@ import (
 // (not NULL) is refused with 3819, on INSERT, UPDATE, LOAD DATA and ALTER TABLE ... ADD CHECK over
 // the existing rows. NOT ENFORCED constraints are kept and shown but not evaluated.
 
-// CheckConstraint is stored with its table.
-type CheckConstraint struct {
-	Name     string `json:"name"`
-	Expr     string `json:"expr"` // the expression as the parser restores it
-	Enforced bool   `json:"enforced"`
-}
-
 func (d *ddlCtx) buildCheck(t *Table, c *ast.Constraint, n int) (*CheckConstraint, error) {
 	name := c.Name
 	if name == "" {

@@ -2,9 +2,7 @@ package sql
 
 import (
 	"fmt"
-	"sort"
 	"strings"
-	"sync"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
@@ -23,17 +21,6 @@ import (
 // both sides, and creates the child's when it is missing); the parent row found is locked shared,
 // so it cannot be deleted under a child row being written, and child rows are locked exclusive
 // before they are acted on.
-
-// ForeignKey is a constraint stored with its child table.
-type ForeignKey struct {
-	Name     string   `json:"name"`
-	Cols     []uint32 `json:"cols"` // child column ids
-	RefDB    string   `json:"ref_db"`
-	RefTable string   `json:"ref_table"`
-	RefCols  []string `json:"ref_cols"` // parent column names (the parent may not exist yet)
-	OnDelete string   `json:"on_delete,omitempty"`
-	OnUpdate string   `json:"on_update,omitempty"`
-}
 
 const maxFKDepth = 15
 
@@ -66,49 +53,6 @@ func refAction(o *ast.OnDeleteOpt, u *ast.OnUpdateOpt) (string, string) {
 func (s *Session) fkChecks() bool {
 	b, _ := types.ToBool(s.getSysVar(sysvar.Must("foreign_key_checks"), false))
 	return b
-}
-
-// FKRef is a constraint seen from its parent.
-type FKRef struct {
-	Child *Table
-	FK    *ForeignKey
-}
-
-// fkIndex is the catalog's reverse map, parent "db\x00table" (lower) -> referencing constraints,
-// built on first use (a catalog is never modified once published).
-type fkIndex struct {
-	once sync.Once
-	refs map[string][]FKRef
-}
-
-func parentKey(db, table string) string { return strings.ToLower(db) + "\x00" + strings.ToLower(table) }
-
-// Referencing returns the constraints that name (db, table) as their parent.
-func (c *Catalog) Referencing(db, table string) []FKRef {
-	idx := c.fks.Load()
-	if idx == nil {
-		c.fks.CompareAndSwap(nil, &fkIndex{})
-		idx = c.fks.Load()
-	}
-	idx.once.Do(func() {
-		idx.refs = map[string][]FKRef{}
-		for _, m := range c.tables {
-			for _, t := range m {
-				for _, fk := range t.ForeignKeys {
-					k := parentKey(fk.RefDB, fk.RefTable)
-					idx.refs[k] = append(idx.refs[k], FKRef{Child: t, FK: fk})
-				}
-			}
-		}
-		// Deterministic order (tables by id, constraints as declared): errors name the same one.
-		for _, rs := range idx.refs {
-			sort.SliceStable(rs, func(i, j int) bool { return rs[i].Child.ID < rs[j].Child.ID })
-		}
-	})
-	if len(idx.refs) == 0 {
-		return nil // no foreign keys at all: no key to build on every row change
-	}
-	return idx.refs[parentKey(db, table)]
 }
 
 // prefixIndex returns an index of t whose leading columns are exactly cols (in order), preferring

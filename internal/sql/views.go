@@ -1,9 +1,7 @@
 package sql
 
 import (
-	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -19,70 +17,6 @@ import (
 // table, with the view's database as the default database, as MySQL resolves a view's body in the
 // database it was created in. Views are read-only here: INSERT/UPDATE/DELETE through a view are
 // not supported.
-
-// View is a view definition.
-type View struct {
-	DB          string   `json:"db"`
-	Name        string   `json:"name"`
-	Select      string   `json:"select"`
-	Columns     []string `json:"columns,omitempty"` // CREATE VIEW v (a, b): names for the select list
-	Definer     string   `json:"definer"`
-	Security    string   `json:"security"`     // DEFINER or INVOKER
-	Algorithm   string   `json:"algorithm"`    // UNDEFINED, MERGE, TEMPTABLE
-	CheckOption string   `json:"check_option"` // NONE, CASCADED, LOCAL
-	Charset     string   `json:"charset"`      // character_set_client at creation
-	Collation   string   `json:"collation"`    // collation_connection at creation
-}
-
-// View returns a view.
-func (c *Catalog) View(db, name string) (*View, bool) {
-	v, ok := c.views[strings.ToLower(db)][strings.ToLower(name)]
-	return v, ok
-}
-
-// Views returns a database's views sorted by name.
-func (c *Catalog) Views(db string) []*View {
-	m := c.views[strings.ToLower(db)]
-	out := make([]*View, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// NameTaken reports whether a table or a view (they share a namespace) has the name.
-func (c *Catalog) NameTaken(db, name string) bool {
-	if _, ok := c.Table(db, name); ok {
-		return true
-	}
-	_, ok := c.View(db, name)
-	return ok
-}
-
-// PutView adds or replaces a view.
-func (c *Catalog) PutView(v *View) {
-	db := strings.ToLower(v.DB)
-	if c.views[db] == nil {
-		c.views[db] = map[string]*View{}
-	}
-	c.views[db][strings.ToLower(v.Name)] = v
-}
-
-// RemoveView removes a view.
-func (c *Catalog) RemoveView(v *View) {
-	delete(c.views[strings.ToLower(v.DB)], strings.ToLower(v.Name))
-}
-
-// SaveView writes a view definition.
-func SaveView(w Writer, v *View) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("catalog: encode view %s: %w", v.Name, err)
-	}
-	w.Set(rowenc.ViewDefKey(v.DB, v.Name), b)
-	return nil
-}
 
 func restoreSQL(n ast.Node) (string, error) {
 	var b strings.Builder

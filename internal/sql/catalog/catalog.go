@@ -1,4 +1,19 @@
-package sql
+// Package catalog owns Kiln's schema definitions and their storage: databases, tables with their
+// columns, indexes, foreign keys and CHECK constraints, and views. It does three things:
+//  1. Define them as stored: each definition is JSON under its own catalog key (internal/sql/rowenc
+//     lists the keys); the JSON field names are the on-disk format and never change.
+//  2. Derive the lookups the executor reads on every row (column offsets by name and by id, key
+//     column offsets, the AUTO_INCREMENT column, client-visible key flags) in Table.Init, which runs
+//     on every Table after it is decoded, built by DDL or cloned; these fields are not stored.
+//  3. Hold a Catalog: an immutable view of all schemas. A published Catalog is never changed: DDL
+//     takes a Copy (one version on), changes it through PutTable, PutDB, PutView and their
+//     removals, writes the changed definitions through a Writer (SaveTable, SaveDB, SaveView,
+//     SaveNextTableID) in its transaction, and the facade swaps the copy in once that commits.
+//
+// It must not import internal/sql (the facade) or anything above it, and it compiles, checks and
+// executes nothing: what is derived from a definition by the SQL layer (compiled CHECK expressions,
+// CheckCache) or owned by it (the accounts, Catalog.Accounts) is carried in fields the facade fills.
+package catalog
 
 import (
 	"encoding/binary"
@@ -394,4 +409,129 @@ func CheckKeyVersions(t *Table) error {
 		}
 	}
 	return nil
+}
+
+// CheckConstraint is stored with its table.
+type CheckConstraint struct {
+	Name     string `json:"name"`
+	Expr     string `json:"expr"` // the expression as the parser restores it
+	Enforced bool   `json:"enforced"`
+}
+
+// ForeignKey is a constraint stored with its child table.
+type ForeignKey struct {
+	Name     string   `json:"name"`
+	Cols     []uint32 `json:"cols"` // child column ids
+	RefDB    string   `json:"ref_db"`
+	RefTable string   `json:"ref_table"`
+	RefCols  []string `json:"ref_cols"` // parent column names (the parent may not exist yet)
+	OnDelete string   `json:"on_delete,omitempty"`
+	OnUpdate string   `json:"on_update,omitempty"`
+}
+
+// View is a view definition.
+type View struct {
+	DB          string   `json:"db"`
+	Name        string   `json:"name"`
+	Select      string   `json:"select"`
+	Columns     []string `json:"columns,omitempty"` // CREATE VIEW v (a, b): names for the select list
+	Definer     string   `json:"definer"`
+	Security    string   `json:"security"`     // DEFINER or INVOKER
+	Algorithm   string   `json:"algorithm"`    // UNDEFINED, MERGE, TEMPTABLE
+	CheckOption string   `json:"check_option"` // NONE, CASCADED, LOCAL
+	Charset     string   `json:"charset"`      // character_set_client at creation
+	Collation   string   `json:"collation"`    // collation_connection at creation
+}
+
+// View returns a view.
+func (c *Catalog) View(db, name string) (*View, bool) {
+	v, ok := c.views[strings.ToLower(db)][strings.ToLower(name)]
+	return v, ok
+}
+
+// Views returns a database's views sorted by name.
+func (c *Catalog) Views(db string) []*View {
+	m := c.views[strings.ToLower(db)]
+	out := make([]*View, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// NameTaken reports whether a table or a view (they share a namespace) has the name.
+func (c *Catalog) NameTaken(db, name string) bool {
+	if _, ok := c.Table(db, name); ok {
+		return true
+	}
+	_, ok := c.View(db, name)
+	return ok
+}
+
+// PutView adds or replaces a view.
+func (c *Catalog) PutView(v *View) {
+	db := strings.ToLower(v.DB)
+	if c.views[db] == nil {
+		c.views[db] = map[string]*View{}
+	}
+	c.views[db][strings.ToLower(v.Name)] = v
+}
+
+// RemoveView removes a view.
+func (c *Catalog) RemoveView(v *View) {
+	delete(c.views[strings.ToLower(v.DB)], strings.ToLower(v.Name))
+}
+
+// SaveView writes a view definition.
+func SaveView(w Writer, v *View) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("catalog: encode view %s: %w", v.Name, err)
+	}
+	w.Set(rowenc.ViewDefKey(v.DB, v.Name), b)
+	return nil
+}
+
+// FKRef is a constraint seen from its parent.
+type FKRef struct {
+	Child *Table
+	FK    *ForeignKey
+}
+
+// fkIndex is the catalog's reverse map, parent "db\x00table" (lower) -> referencing constraints,
+// built on first use (a catalog is never modified once published).
+type fkIndex struct {
+	once sync.Once
+	refs map[string][]FKRef
+}
+
+func parentKey(db, table string) string { return strings.ToLower(db) + "\x00" + strings.ToLower(table) }
+
+// Referencing returns the constraints that name (db, table) as their parent.
+func (c *Catalog) Referencing(db, table string) []FKRef {
+	idx := c.fks.Load()
+	if idx == nil {
+		c.fks.CompareAndSwap(nil, &fkIndex{})
+		idx = c.fks.Load()
+	}
+	idx.once.Do(func() {
+		idx.refs = map[string][]FKRef{}
+		for _, m := range c.tables {
+			for _, t := range m {
+				for _, fk := range t.ForeignKeys {
+					k := parentKey(fk.RefDB, fk.RefTable)
+					idx.refs[k] = append(idx.refs[k], FKRef{Child: t, FK: fk})
+				}
+			}
+		}
+		// Deterministic order (tables by id, constraints as declared): errors name the same one.
+		for _, rs := range idx.refs {
+			sort.SliceStable(rs, func(i, j int) bool { return rs[i].Child.ID < rs[j].Child.ID })
+		}
+	})
+	if len(idx.refs) == 0 {
+		return nil // no foreign keys at all: no key to build on every row change
+	}
+	return idx.refs[parentKey(db, table)]
 }
