@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -26,9 +27,9 @@ const (
 // against the row built so far (earlier join levels), so a prepared plan is reused with new parameters
 // and an inner join level is a lookup per outer row (index nested loop).
 type access struct {
-	tbl      *Table
+	tbl      *catalog.Table
 	kind     accessKind
-	idx      *Index
+	idx      *catalog.Index
 	eq       []Expr // values for the first len(eq) index columns
 	in       []Expr // accBatch: values for index column len(eq)
 	lo, hi   Expr   // accRange: bounds on index column len(eq); nil = open
@@ -335,7 +336,7 @@ func prefixEnd(p []byte) []byte {
 
 // keyValue converts v to col's type for an equality key, reporting false if the conversion is not
 // exact (then no key equality can stand for the SQL comparison).
-func keyValue(v types.Value, col *Column) (types.Value, bool) {
+func keyValue(v types.Value, col *catalog.Column) (types.Value, bool) {
 	out, warns, err := types.Convert(v, &col.Type, types.ConvertCtx{Strict: true})
 	if err != nil || len(warns) > 0 {
 		return types.Null, false
@@ -516,7 +517,7 @@ func (ai *accessIter) close() {
 }
 
 // decodeRow decodes a stored row into a new slice in the table's column order.
-func decodeRow(tbl *Table, v []byte) ([]types.Value, error) {
+func decodeRow(tbl *catalog.Table, v []byte) ([]types.Value, error) {
 	row := make([]types.Value, len(tbl.Columns))
 	for i, c := range tbl.Columns {
 		row[i] = c.Absent
@@ -528,7 +529,7 @@ func decodeRow(tbl *Table, v []byte) ([]types.Value, error) {
 }
 
 // primaryKey builds the primary-index key of a row.
-func primaryKey(buf []byte, tbl *Table, row []types.Value) []byte {
+func primaryKey(buf []byte, tbl *catalog.Table, row []types.Value) []byte {
 	ix := tbl.Indexes[0]
 	buf = rowenc.IndexPrefix(buf, tbl.ID, ix.ID)
 	for i, ci := range ix.Offsets {
@@ -539,7 +540,7 @@ func primaryKey(buf []byte, tbl *Table, row []types.Value) []byte {
 
 // secondaryKey builds a secondary index entry (key, value) for a row. Non-unique indexes, and unique
 // ones whose key has a NULL (NULLs never collide), append the primary key columns to the key.
-func secondaryKey(tbl *Table, ix *Index, row []types.Value) (key, val []byte, unique bool) {
+func secondaryKey(tbl *catalog.Table, ix *catalog.Index, row []types.Value) (key, val []byte, unique bool) {
 	key = rowenc.IndexPrefix(nil, tbl.ID, ix.ID)
 	hasNull := false
 	for i, ci := range ix.Offsets {
@@ -570,7 +571,7 @@ func secondaryKey(tbl *Table, ix *Index, row []types.Value) (key, val []byte, un
 }
 
 // encodeRow encodes a full row for the primary index.
-func encodeRow(buf []byte, tbl *Table, row []types.Value) []byte {
+func encodeRow(buf []byte, tbl *catalog.Table, row []types.Value) []byte {
 	return rowenc.AppendRow(buf, tbl.ColIDs, row)
 }
 
@@ -579,7 +580,7 @@ func encodeRow(buf []byte, tbl *Table, row []types.Value) []byte {
 // refuse two values with the same prefix, and lookups find every row sharing the prefix, for the
 // residual filter (which every access keeps) to decide. cut reports that the value was shortened,
 // so that range bounds widen to include the whole prefix.
-func keyPart(buf []byte, v types.Value, tbl *Table, ix *Index, i int) (out []byte, cut bool) {
+func keyPart(buf []byte, v types.Value, tbl *catalog.Table, ix *catalog.Index, i int) (out []byte, cut bool) {
 	col := tbl.Columns[ix.Offsets[i]]
 	if n := ix.Columns[i].Prefix; n > 0 && (v.K == types.KindString || v.K == types.KindBytes) {
 		s := v.S

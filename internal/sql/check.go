@@ -6,6 +6,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -15,7 +16,7 @@ import (
 // (not NULL) is refused with 3819, on INSERT, UPDATE, LOAD DATA and ALTER TABLE ... ADD CHECK over
 // the existing rows. NOT ENFORCED constraints are kept and shown but not evaluated.
 
-func (d *ddlCtx) buildCheck(t *Table, c *ast.Constraint, n int) (*CheckConstraint, error) {
+func (d *ddlCtx) buildCheck(t *catalog.Table, c *ast.Constraint, n int) (*catalog.CheckConstraint, error) {
 	name := c.Name
 	if name == "" {
 		name = fmt.Sprintf("%s_chk_%d", t.Name, n)
@@ -32,14 +33,14 @@ func (d *ddlCtx) buildCheck(t *Table, c *ast.Constraint, n int) (*CheckConstrain
 	if err != nil {
 		return nil, fmt.Errorf("check constraint: restore: %w", err)
 	}
-	ck := &CheckConstraint{Name: name, Expr: text, Enforced: c.Enforced}
+	ck := &catalog.CheckConstraint{Name: name, Expr: text, Enforced: c.Enforced}
 	if _, err := compileCheck(d.s, t, ck); err != nil {
 		return nil, err
 	}
 	return ck, nil
 }
 
-func compileCheck(s *Session, t *Table, ck *CheckConstraint) (Expr, error) {
+func compileCheck(s *Session, t *catalog.Table, ck *catalog.CheckConstraint) (Expr, error) {
 	stmts, _, err := s.parser.ParseSQL("SELECT " + ck.Expr)
 	if err != nil || len(stmts) != 1 {
 		return nil, sqlerr.New(3813, "Column check constraint '%s' references other column.", ck.Name)
@@ -57,7 +58,7 @@ func compileCheck(s *Session, t *Table, ck *CheckConstraint) (Expr, error) {
 }
 
 // checkRow evaluates t's enforced constraints on row.
-func checkRow(env *Env, t *Table, row []types.Value) error {
+func checkRow(env *Env, t *catalog.Table, row []types.Value) error {
 	if len(t.Checks) == 0 {
 		return nil
 	}
@@ -94,7 +95,7 @@ func checkRow(env *Env, t *Table, row []types.Value) error {
 }
 
 // checkExisting evaluates a new constraint over the table's rows (ALTER TABLE ADD CHECK).
-func (d *ddlCtx) checkExisting(t *Table, ck *CheckConstraint) error {
+func (d *ddlCtx) checkExisting(t *catalog.Table, ck *catalog.CheckConstraint) error {
 	if !ck.Enforced {
 		return nil
 	}
@@ -124,7 +125,7 @@ func (d *ddlCtx) checkExisting(t *Table, ck *CheckConstraint) error {
 	return it.Err()
 }
 
-func showChecks(t *Table) []string {
+func showChecks(t *catalog.Table) []string {
 	var out []string
 	for _, ck := range t.Checks {
 		l := fmt.Sprintf("  CONSTRAINT `%s` CHECK (%s)", ck.Name, ck.Expr)

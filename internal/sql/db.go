@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/kiln-db/kiln/internal/memory"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -65,7 +66,7 @@ type ProcessInfo struct {
 type DB struct {
 	cfg   Config
 	txm   *txn.Manager
-	cat   atomic.Pointer[Catalog]
+	cat   atomic.Pointer[catalog.Catalog]
 	mdlMu sync.Mutex
 	mdls  map[string]*mdLock // metadata locks per database (lower-case name)
 	ddlMu sync.Mutex
@@ -132,8 +133,8 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 		// Fresh data directory: record the format version through the commit path.
 		t := txm.Begin(txn.RepeatableRead, false)
 		t.Set(rowenc.FormatVersionKey(), binary.BigEndian.AppendUint32(nil, rowenc.FormatVersion))
-		SaveNextTableID(t, 100)
-		if err := SaveDB(t, &Database{Name: "test", Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci"}); err != nil {
+		catalog.SaveNextTableID(t, 100)
+		if err := catalog.SaveDB(t, &catalog.Database{Name: "test", Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci"}); err != nil {
 			return nil, err
 		}
 		// root@localhost without password, every privilege WITH GRANT OPTION (acl.go).
@@ -179,9 +180,9 @@ func writable(c Cluster) bool {
 	return ok
 }
 
-func loadCatalog(txm *txn.Manager) (*Catalog, error) {
+func loadCatalog(txm *txn.Manager) (*catalog.Catalog, error) {
 	eng := txm.Engine()
-	cat := New()
+	cat := catalog.New()
 	cat.Accounts = newACL()
 	lo, hi := rowenc.DBDefSpan()
 	it, err := eng.NewIter(lo, hi)
@@ -189,7 +190,7 @@ func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 		return nil, err
 	}
 	for it.First(); it.Valid(); it.Next() {
-		var d Database
+		var d catalog.Database
 		if err := json.Unmarshal(it.Value(), &d); err != nil {
 			it.Close()
 			return nil, fmt.Errorf("catalog: database %q: %w", it.Key(), err)
@@ -203,13 +204,13 @@ func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 		return nil, err
 	}
 	for it.First(); it.Valid(); it.Next() {
-		var t Table
+		var t catalog.Table
 		if err := json.Unmarshal(it.Value(), &t); err != nil {
 			it.Close()
 			return nil, fmt.Errorf("catalog: table %x: %w", it.Key(), err)
 		}
 		t.Init()
-		if err := CheckKeyVersions(&t); err != nil {
+		if err := catalog.CheckKeyVersions(&t); err != nil {
 			it.Close()
 			return nil, err
 		}
@@ -222,7 +223,7 @@ func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 		return nil, err
 	}
 	for it.First(); it.Valid(); it.Next() {
-		var v View
+		var v catalog.View
 		if err := json.Unmarshal(it.Value(), &v); err != nil {
 			it.Close()
 			return nil, fmt.Errorf("catalog: view %q: %w", it.Key(), err)
@@ -256,13 +257,13 @@ func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 }
 
 // Catalog returns the current catalog.
-func (db *DB) Catalog() *Catalog { return db.cat.Load() }
+func (db *DB) Catalog() *catalog.Catalog { return db.cat.Load() }
 
 // SetLockManagerDeadlockDetect is the innodb_deadlock_detect switch.
 func (db *DB) setDeadlockDetect(on bool) { db.txm.Locks.SetDeadlockDetect(on) }
 
 // nextAutoInc allocates n consecutive auto-increment values for a table.
-func (db *DB) nextAutoInc(env *Env, tbl *Table, col *Column, n uint64) (uint64, error) {
+func (db *DB) nextAutoInc(env *Env, tbl *catalog.Table, col *catalog.Column, n uint64) (uint64, error) {
 	st := db.autoIncFor(tbl.ID, col.ID)
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -278,7 +279,7 @@ func (db *DB) nextAutoInc(env *Env, tbl *Table, col *Column, n uint64) (uint64, 
 // load initializes the counter: past the largest value stored, past the persisted counter (so a
 // restart does not reuse values of deleted rows, as MySQL 8 persists it) and at least the table's
 // AUTO_INCREMENT option.
-func (st *autoIncState) load(env *Env, tbl *Table, col *Column) error {
+func (st *autoIncState) load(env *Env, tbl *catalog.Table, col *catalog.Column) error {
 	if st.loaded {
 		return nil
 	}
@@ -304,7 +305,7 @@ func (st *autoIncState) load(env *Env, tbl *Table, col *Column) error {
 // persist writes the highest value handed out into the statement's transaction, so that it is
 // logged and survives a restart with the rows (the hidden row id of tables without a primary key
 // needs no persisting: nobody sees it).
-func (st *autoIncState) persist(env *Env, tbl *Table, col *Column) {
+func (st *autoIncState) persist(env *Env, tbl *catalog.Table, col *catalog.Column) {
 	if col.Hidden || st.next == 0 {
 		return
 	}
@@ -312,7 +313,7 @@ func (st *autoIncState) persist(env *Env, tbl *Table, col *Column) {
 }
 
 // observeAutoInc moves the counter past an explicitly inserted value.
-func (db *DB) observeAutoInc(env *Env, tbl *Table, col *Column, v uint64) error {
+func (db *DB) observeAutoInc(env *Env, tbl *catalog.Table, col *catalog.Column, v uint64) error {
 	st := db.autoIncFor(tbl.ID, col.ID)
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -351,7 +352,7 @@ func (db *DB) resetAutoInc(id uint64) {
 
 // maxAutoInc finds the largest value of the auto-increment column in the latest committed state, from
 // the last entry of an index that starts with it (MySQL requires one).
-func maxAutoInc(env *Env, tbl *Table, col *Column) (uint64, error) {
+func maxAutoInc(env *Env, tbl *catalog.Table, col *catalog.Column) (uint64, error) {
 	for _, ix := range tbl.Indexes {
 		if len(ix.Offsets) == 0 || ix.Offsets[0] != col.Offset {
 			continue

@@ -12,6 +12,7 @@ import (
 	ptypes "github.com/pingcap/tidb/pkg/parser/types"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -94,7 +95,7 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 		t.Rollback()
 		return err
 	}
-	SaveNextTableID(t, next.NextTableID())
+	catalog.SaveNextTableID(t, next.NextTableID())
 	pos, err := t.Commit(env.ctx)
 	if err != nil {
 		return commitError(err)
@@ -110,7 +111,7 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 type ddlCtx struct {
 	s         *Session
 	env       *Env
-	cat       *Catalog
+	cat       *catalog.Catalog
 	t         *txn.Txn
 	noop      bool
 	resetAuto []uint64
@@ -147,7 +148,7 @@ func (d *ddlCtx) createDatabase(x *ast.CreateDatabaseStmt) error {
 		}
 		return sqlerr.New(sqlerr.ErrDBCreateExists, "Can't create database '%s'; database exists", name)
 	}
-	db := &Database{Name: name, Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci"}
+	db := &catalog.Database{Name: name, Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci"}
 	for _, o := range x.Options {
 		switch o.Tp {
 		case ast.DatabaseOptionCharset:
@@ -166,7 +167,7 @@ func (d *ddlCtx) createDatabase(x *ast.CreateDatabaseStmt) error {
 		}
 	}
 	d.cat.PutDB(db)
-	return SaveDB(d.t, db)
+	return catalog.SaveDB(d.t, db)
 }
 
 func (d *ddlCtx) dropDatabase(x *ast.DropDatabaseStmt) error {
@@ -363,7 +364,7 @@ func colType(name string, ft *ptypes.FieldType, tblCharset, tblColl string) (typ
 }
 
 // buildColumn turns a column definition into a catalog column; it returns inline key constraints.
-func (d *ddlCtx) buildColumn(tbl *Table, cd *ast.ColumnDef) (*Column, []*ast.Constraint, error) {
+func (d *ddlCtx) buildColumn(tbl *catalog.Table, cd *ast.ColumnDef) (*catalog.Column, []*ast.Constraint, error) {
 	name := cd.Name.Name.O
 	if err := checkIdent(name, sqlerr.ErrWrongColumnName, "column"); err != nil {
 		return nil, nil, err
@@ -372,7 +373,7 @@ func (d *ddlCtx) buildColumn(tbl *Table, cd *ast.ColumnDef) (*Column, []*ast.Con
 	if err != nil {
 		return nil, nil, err
 	}
-	col := &Column{ID: tbl.NextColID, Name: name, Type: ct}
+	col := &catalog.Column{ID: tbl.NextColID, Name: name, Type: ct}
 	tbl.NextColID++
 	var keys []*ast.Constraint
 	var defNode ast.ExprNode
@@ -432,7 +433,7 @@ func (d *ddlCtx) buildColumn(tbl *Table, cd *ast.ColumnDef) (*Column, []*ast.Con
 }
 
 // setDefault evaluates a column's DEFAULT clause and stores it (converted) in col.
-func (d *ddlCtx) setDefault(col *Column, defNode ast.ExprNode) error {
+func (d *ddlCtx) setDefault(col *catalog.Column, defNode ast.ExprNode) error {
 	name := col.Name
 	if fc, ok := defNode.(*ast.FuncCallExpr); ok && isNowFunc(fc.FnName.L) {
 		if col.Type.Tp != mysql.TypeDatetime && col.Type.Tp != mysql.TypeTimestamp {
@@ -512,7 +513,7 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 		nt.ID, nt.DB, nt.Name, nt.Version = d.cat.AllocTableID(), dbName, name, 1
 		nt.Init()
 		d.cat.PutTable(nt)
-		return SaveTable(d.t, nt)
+		return catalog.SaveTable(d.t, nt)
 	}
 	if x.Select != nil {
 		return sqlerr.New(sqlerr.ErrNotSupportedYet, "CREATE TABLE ... SELECT is not supported yet")
@@ -521,7 +522,7 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 		return sqlerr.New(sqlerr.ErrNotSupportedYet, "temporary tables are not supported yet")
 	}
 	dbDef, _ := d.cat.DB(dbName)
-	tbl := &Table{ID: d.cat.AllocTableID(), DB: dbName, Name: name, NextColID: 1, NextIndexID: 2, Charset: dbDef.Charset, Collation: dbDef.Collation, Engine: "InnoDB", Version: 1}
+	tbl := &catalog.Table{ID: d.cat.AllocTableID(), DB: dbName, Name: name, NextColID: 1, NextIndexID: 2, Charset: dbDef.Charset, Collation: dbDef.Collation, Engine: "InnoDB", Version: 1}
 	for _, o := range x.Options {
 		switch o.Tp {
 		case ast.TableOptionCharset:
@@ -572,8 +573,8 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 	}
 	constraints = append(constraints, x.Constraints...)
 	tbl.Init()
-	var pk *Index
-	var secondary []*Index
+	var pk *catalog.Index
+	var secondary []*catalog.Index
 	for _, c := range constraints {
 		ix, err := d.buildIndex(tbl, c)
 		if err != nil {
@@ -597,12 +598,12 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 		secondary = append(secondary, ix)
 	}
 	if pk == nil {
-		hidden := &Column{ID: tbl.NextColID, Name: "_kiln_rowid", Type: types.ColType{Tp: mysql.TypeLonglong, Unsigned: true, Len: 20, Collation: "binary"}, NotNull: true, AutoInc: true, Hidden: true}
+		hidden := &catalog.Column{ID: tbl.NextColID, Name: "_kiln_rowid", Type: types.ColType{Tp: mysql.TypeLonglong, Unsigned: true, Len: 20, Collation: "binary"}, NotNull: true, AutoInc: true, Hidden: true}
 		tbl.NextColID++
 		tbl.Columns = append(tbl.Columns, hidden)
-		pk = &Index{ID: rowenc.PrimaryIndexID, Name: "PRIMARY", Primary: true, Unique: true, Columns: []IndexColumn{{Col: hidden.ID}}, KeyVersion: types.CollationKeyVersion}
+		pk = &catalog.Index{ID: rowenc.PrimaryIndexID, Name: "PRIMARY", Primary: true, Unique: true, Columns: []catalog.IndexColumn{{Col: hidden.ID}}, KeyVersion: types.CollationKeyVersion}
 	}
-	tbl.Indexes = append([]*Index{pk}, secondary...)
+	tbl.Indexes = append([]*catalog.Index{pk}, secondary...)
 	tbl.Init()
 	for _, c := range constraints {
 		if c.Tp == ast.ConstraintCheck {
@@ -637,7 +638,7 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 		return err
 	}
 	d.cat.PutTable(tbl)
-	return SaveTable(d.t, tbl)
+	return catalog.SaveTable(d.t, tbl)
 }
 
 func orDefault(s, def string) string {
@@ -647,7 +648,7 @@ func orDefault(s, def string) string {
 	return s
 }
 
-func checkAutoIncKey(tbl *Table) error {
+func checkAutoIncKey(tbl *catalog.Table) error {
 	n := 0
 	for ci, c := range tbl.Columns {
 		if !c.AutoInc || c.Hidden {
@@ -671,8 +672,8 @@ func checkAutoIncKey(tbl *Table) error {
 }
 
 // buildIndex turns a key constraint into an index definition (nil for constraints Kiln ignores).
-func (d *ddlCtx) buildIndex(tbl *Table, c *ast.Constraint) (*Index, error) {
-	ix := &Index{Name: c.Name, KeyVersion: types.CollationKeyVersion}
+func (d *ddlCtx) buildIndex(tbl *catalog.Table, c *ast.Constraint) (*catalog.Index, error) {
+	ix := &catalog.Index{Name: c.Name, KeyVersion: types.CollationKeyVersion}
 	switch c.Tp {
 	case ast.ConstraintPrimaryKey:
 		ix.Primary, ix.Unique, ix.Name, ix.ID = true, true, "PRIMARY", rowenc.PrimaryIndexID
@@ -709,7 +710,7 @@ func (d *ddlCtx) buildIndex(tbl *Table, c *ast.Constraint) (*Index, error) {
 		if k.Length > 0 && (!col.Type.IsString() || !col.Type.IsBlob() && k.Length > col.Type.Len) {
 			return nil, sqlerr.New(1089, "Incorrect prefix key; the used key part isn't a string, the used length is longer than the key part, or the storage engine doesn't support unique prefix keys")
 		}
-		ix.Columns = append(ix.Columns, IndexColumn{Col: col.ID, Prefix: k.Length, Desc: k.Desc})
+		ix.Columns = append(ix.Columns, catalog.IndexColumn{Col: col.ID, Prefix: k.Length, Desc: k.Desc})
 	}
 	if ix.Name == "" && !ix.Primary {
 		base := tbl.Columns[tbl.ColPos[ix.Columns[0].Col]].Name
@@ -732,7 +733,7 @@ func (d *ddlCtx) buildIndex(tbl *Table, c *ast.Constraint) (*Index, error) {
 	return ix, nil
 }
 
-func (d *ddlCtx) nameTaken(tbl *Table, name string) bool {
+func (d *ddlCtx) nameTaken(tbl *catalog.Table, name string) bool {
 	for _, n := range d.pending {
 		if strings.EqualFold(n, name) {
 			return true
@@ -741,7 +742,7 @@ func (d *ddlCtx) nameTaken(tbl *Table, name string) bool {
 	return false
 }
 
-func (d *ddlCtx) dropTable(t *Table) {
+func (d *ddlCtx) dropTable(t *catalog.Table) {
 	lo, hi := rowenc.TableSpan(t.ID)
 	d.t.DeleteRange(lo, hi)
 	d.t.Delete(rowenc.TableDefKey(t.ID))
@@ -766,7 +767,7 @@ func (d *ddlCtx) dropTables(x *ast.DropTableStmt) error {
 		return d.dropViews(x)
 	}
 	var missing []string
-	var drop []*Table
+	var drop []*catalog.Table
 	for _, tn := range x.Tables {
 		db := orDefault(tn.Schema.O, d.s.CurDB)
 		if db == "" {
@@ -816,7 +817,7 @@ func (d *ddlCtx) truncate(x *ast.TruncateTableStmt) error {
 	nt.Version++
 	d.cat.PutTable(nt)
 	d.resetAuto = append(d.resetAuto, t.ID)
-	return SaveTable(d.t, nt)
+	return catalog.SaveTable(d.t, nt)
 }
 
 func (d *ddlCtx) rename(x *ast.RenameTableStmt) error {
@@ -841,7 +842,7 @@ func (d *ddlCtx) rename(x *ast.RenameTableStmt) error {
 		nt.Version++
 		d.cat.RemoveTable(t)
 		d.cat.PutTable(nt)
-		if err := SaveTable(d.t, nt); err != nil {
+		if err := catalog.SaveTable(d.t, nt); err != nil {
 			return err
 		}
 		if err := d.renameReferences(t.DB, t.Name, nt.DB, nt.Name); err != nil {
@@ -851,7 +852,7 @@ func (d *ddlCtx) rename(x *ast.RenameTableStmt) error {
 	return nil
 }
 
-func (d *ddlCtx) tableFor(tn *ast.TableName) (*Table, error) {
+func (d *ddlCtx) tableFor(tn *ast.TableName) (*catalog.Table, error) {
 	db := orDefault(tn.Schema.O, d.s.CurDB)
 	if db == "" {
 		return nil, sqlerr.New(sqlerr.ErrNoDB, "No database selected")
@@ -887,8 +888,8 @@ func (d *ddlCtx) createIndex(x *ast.CreateIndexStmt) error {
 }
 
 // addIndexes adds indexes to nt (a clone) and builds their entries from the table's rows.
-func (d *ddlCtx) addIndexes(nt *Table, cs []*ast.Constraint) error {
-	var added []*Index
+func (d *ddlCtx) addIndexes(nt *catalog.Table, cs []*ast.Constraint) error {
+	var added []*catalog.Index
 	for _, c := range cs {
 		ix, err := d.buildIndex(nt, c)
 		if err != nil {
@@ -915,18 +916,18 @@ func (d *ddlCtx) addIndexes(nt *Table, cs []*ast.Constraint) error {
 	}
 	nt.Version++
 	d.cat.PutTable(nt)
-	return SaveTable(d.t, nt)
+	return catalog.SaveTable(d.t, nt)
 }
 
 // buildEntries adds the building of the given indexes' entries to the DDL's record, as a logical
 // operation that every node executes when it applies the record (so the log holds a small record, not
 // one entry per row). Uniqueness is checked here, before anything is logged, failing on duplicates
 // with 1062 as MySQL's ALTER does: a logged record can no longer fail.
-func (d *ddlCtx) buildEntries(nt *Table, ixs []*Index) error {
+func (d *ddlCtx) buildEntries(nt *catalog.Table, ixs []*catalog.Index) error {
 	if len(ixs) == 0 {
 		return nil
 	}
-	var unique []*Index
+	var unique []*catalog.Index
 	for _, ix := range ixs {
 		if ix.Unique {
 			unique = append(unique, ix)
@@ -1026,10 +1027,10 @@ func (d *ddlCtx) dropIndex(x *ast.DropIndexStmt) error {
 	}
 	nt.Version++
 	d.cat.PutTable(nt)
-	return SaveTable(d.t, nt)
+	return catalog.SaveTable(d.t, nt)
 }
 
-func (d *ddlCtx) dropIndexFrom(nt *Table, name string, ifExists bool) error {
+func (d *ddlCtx) dropIndexFrom(nt *catalog.Table, name string, ifExists bool) error {
 	for i, ix := range nt.Indexes {
 		if strings.EqualFold(ix.Name, name) {
 			if ix.Primary {
@@ -1097,7 +1098,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 						pos = ai + 1
 					}
 				}
-				nt.Columns = append(nt.Columns[:pos], append([]*Column{col}, nt.Columns[pos:]...)...)
+				nt.Columns = append(nt.Columns[:pos], append([]*catalog.Column{col}, nt.Columns[pos:]...)...)
 				nt.Init()
 				for _, k := range keys {
 					addIdx = append(addIdx, k)
@@ -1127,10 +1128,10 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 					}
 				}
 			}
-			var rebuild []*Index
+			var rebuild []*catalog.Index
 			for i := 0; i < len(nt.Indexes); i++ {
 				ix := nt.Indexes[i]
-				var keep []IndexColumn
+				var keep []catalog.IndexColumn
 				for _, ic := range ix.Columns {
 					if ic.Col != colID {
 						keep = append(keep, ic)
@@ -1149,7 +1150,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 					i--
 					continue
 				}
-				nix := &Index{ID: nt.NextIndexID, Name: ix.Name, Unique: ix.Unique, Columns: keep, KeyVersion: types.CollationKeyVersion}
+				nix := &catalog.Index{ID: nt.NextIndexID, Name: ix.Name, Unique: ix.Unique, Columns: keep, KeyVersion: types.CollationKeyVersion}
 				nt.NextIndexID++
 				nt.Indexes[i] = nix
 				rebuild = append(rebuild, nix)
@@ -1310,7 +1311,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 	nt.Version++
 	nt.Init()
 	d.cat.PutTable(nt)
-	return SaveTable(d.t, nt)
+	return catalog.SaveTable(d.t, nt)
 }
 
 // ddlDatabases lists, sorted and lower-case, the databases a DDL statement changes.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
@@ -258,7 +259,7 @@ func (s *Session) showWhere(pl *selectPlan, where ast.ExprNode) error {
 // autoIncNext is the next AUTO_INCREMENT value of a table as SHOW CREATE TABLE and
 // information_schema.TABLES report it: the counter if this server has used it, else the largest
 // value + 1, and at least the AUTO_INCREMENT table option. 0 if the table has no such column.
-func (s *Session) autoIncNext(env *Env, t *Table) (uint64, error) {
+func (s *Session) autoIncNext(env *Env, t *catalog.Table) (uint64, error) {
 	if t.AutoIncCol < 0 {
 		return 0, nil
 	}
@@ -283,7 +284,7 @@ func (s *Session) autoIncNext(env *Env, t *Table) (uint64, error) {
 }
 
 // showCreateDatabase renders SHOW CREATE DATABASE [IF NOT EXISTS] as MySQL 8 does.
-func showCreateDatabase(d *Database, ifNotExists bool) string {
+func showCreateDatabase(d *catalog.Database, ifNotExists bool) string {
 	ine := ""
 	if ifNotExists {
 		ine = "/*!32312 IF NOT EXISTS*/ "
@@ -303,7 +304,7 @@ func dataType(t types.ColType) string {
 
 // autoIncValue is the AUTO_INCREMENT column of information_schema.TABLES and SHOW TABLE STATUS: the
 // next value, or NULL for a table without an AUTO_INCREMENT column.
-func (s *Session) autoIncValue(env *Env, t *Table) (types.Value, error) {
+func (s *Session) autoIncValue(env *Env, t *catalog.Table) (types.Value, error) {
 	if t.AutoIncCol < 0 {
 		return types.Null, nil
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -57,7 +58,7 @@ func (s *Session) fkChecks() bool {
 
 // prefixIndex returns an index of t whose leading columns are exactly cols (in order), preferring
 // the primary key.
-func prefixIndex(t *Table, cols []int) *Index {
+func prefixIndex(t *catalog.Table, cols []int) *catalog.Index {
 	for _, ix := range t.Indexes {
 		if len(ix.Offsets) < len(cols) {
 			continue
@@ -77,7 +78,7 @@ func prefixIndex(t *Table, cols []int) *Index {
 }
 
 // fkDesc is the constraint text of 1451/1452 messages.
-func fkDesc(child *Table, fk *ForeignKey) string {
+func fkDesc(child *catalog.Table, fk *catalog.ForeignKey) string {
 	cc, rc := fkColumnLists(child, fk)
 	s := fmt.Sprintf("`%s`.`%s`, CONSTRAINT `%s` FOREIGN KEY (%s) REFERENCES `%s` (%s)", child.DB, child.Name, fk.Name, strings.Join(cc, ", "), fk.RefTable, strings.Join(rc, ", "))
 	if fk.OnDelete != "" {
@@ -89,16 +90,16 @@ func fkDesc(child *Table, fk *ForeignKey) string {
 	return s
 }
 
-func errNoParent(child *Table, fk *ForeignKey) error {
+func errNoParent(child *catalog.Table, fk *catalog.ForeignKey) error {
 	return sqlerr.New(sqlerr.ErrNoReferencedRow, "Cannot add or update a child row: a foreign key constraint fails (%s)", fkDesc(child, fk))
 }
 
-func errHasChildren(child *Table, fk *ForeignKey) error {
+func errHasChildren(child *catalog.Table, fk *catalog.ForeignKey) error {
 	return sqlerr.New(sqlerr.ErrRowIsReferenced, "Cannot delete or update a parent row: a foreign key constraint fails (%s)", fkDesc(child, fk))
 }
 
 // resolveParent returns the parent table and the offsets of the referenced columns.
-func resolveParent(cat *Catalog, fk *ForeignKey) (*Table, []int, bool) {
+func resolveParent(cat *catalog.Catalog, fk *catalog.ForeignKey) (*catalog.Table, []int, bool) {
 	p, ok := cat.Table(fk.RefDB, fk.RefTable)
 	if !ok {
 		return nil, nil, false
@@ -114,7 +115,7 @@ func resolveParent(cat *Catalog, fk *ForeignKey) (*Table, []int, bool) {
 }
 
 // childCols returns the offsets of fk's columns in child.
-func childCols(child *Table, fk *ForeignKey) []int {
+func childCols(child *catalog.Table, fk *catalog.ForeignKey) []int {
 	out := make([]int, len(fk.Cols))
 	for i, id := range fk.Cols {
 		out[i] = child.ColPos[id]
@@ -123,7 +124,7 @@ func childCols(child *Table, fk *ForeignKey) []int {
 }
 
 // keyPrefix encodes vals as the leading key columns of ix (values converted to ix's column types).
-func keyPrefix(t *Table, ix *Index, vals []types.Value) []byte {
+func keyPrefix(t *catalog.Table, ix *catalog.Index, vals []types.Value) []byte {
 	k := rowenc.IndexPrefix(nil, t.ID, ix.ID)
 	for i, v := range vals {
 		k = rowenc.AppendKey(k, v, &t.Columns[ix.Offsets[i]].Type)
@@ -133,7 +134,7 @@ func keyPrefix(t *Table, ix *Index, vals []types.Value) []byte {
 
 // checkParents verifies that every constraint of child has its parent row for row, locking that
 // row shared. changed, when set, limits the check to constraints whose columns changed.
-func checkParents(env *Env, child *Table, row, old []types.Value) error {
+func checkParents(env *Env, child *catalog.Table, row, old []types.Value) error {
 	if len(child.ForeignKeys) == 0 || !env.s.fkChecks() {
 		return nil
 	}
@@ -173,7 +174,7 @@ func checkParents(env *Env, child *Table, row, old []types.Value) error {
 
 // findReferenced reports whether parent has a row whose ix-leading columns equal vals, and locks it
 // shared.
-func findReferenced(env *Env, parent *Table, ix *Index, vals []types.Value) (bool, error) {
+func findReferenced(env *Env, parent *catalog.Table, ix *catalog.Index, vals []types.Value) (bool, error) {
 	t := env.txn()
 	lo := keyPrefix(parent, ix, vals)
 	it, err := t.NewIter(lo, prefixEnd(lo), false, true)
@@ -201,7 +202,7 @@ func findReferenced(env *Env, parent *Table, ix *Index, vals []types.Value) (boo
 
 // childRows returns the child rows (primary key and row) whose fk columns equal vals, locked
 // exclusive.
-func childRows(env *Env, child *Table, fk *ForeignKey, vals []types.Value) ([][]byte, [][]types.Value, error) {
+func childRows(env *Env, child *catalog.Table, fk *catalog.ForeignKey, vals []types.Value) ([][]byte, [][]types.Value, error) {
 	cc := childCols(child, fk)
 	ix := prefixIndex(child, cc)
 	if ix == nil {
@@ -256,7 +257,7 @@ func childRows(env *Env, child *Table, fk *ForeignKey, vals []types.Value) ([][]
 
 // onParentChange applies the constraints that reference parent to a deleted row (new == nil) or an
 // updated one.
-func onParentChange(env *Env, parent *Table, old, new []types.Value) error {
+func onParentChange(env *Env, parent *catalog.Table, old, new []types.Value) error {
 	refs := env.s.catalog().Referencing(parent.DB, parent.Name)
 	if len(refs) == 0 || !env.s.fkChecks() {
 		return nil
@@ -346,7 +347,7 @@ func onParentChange(env *Env, parent *Table, old, new []types.Value) error {
 
 // buildForeignKey validates a FOREIGN KEY clause for table t (being created or altered) and
 // returns the constraint; it makes the child-side index if none fits.
-func (d *ddlCtx) buildForeignKey(t *Table, c *ast.Constraint, n int) (*ForeignKey, *ast.Constraint, error) {
+func (d *ddlCtx) buildForeignKey(t *catalog.Table, c *ast.Constraint, n int) (*catalog.ForeignKey, *ast.Constraint, error) {
 	name := c.Name
 	if name == "" {
 		name = fmt.Sprintf("%s_ibfk_%d", t.Name, n)
@@ -359,7 +360,7 @@ func (d *ddlCtx) buildForeignKey(t *Table, c *ast.Constraint, n int) (*ForeignKe
 			return nil, nil, sqlerr.New(sqlerr.ErrFKDupName, "Duplicate foreign key constraint name '%s'", name)
 		}
 	}
-	fk := &ForeignKey{Name: name, RefDB: orDefault(c.Refer.Table.Schema.O, t.DB), RefTable: c.Refer.Table.Name.O}
+	fk := &catalog.ForeignKey{Name: name, RefDB: orDefault(c.Refer.Table.Schema.O, t.DB), RefTable: c.Refer.Table.Name.O}
 	fk.OnDelete, fk.OnUpdate = refAction(c.Refer.OnDelete, c.Refer.OnUpdate)
 	if fk.OnDelete == "SET DEFAULT" || fk.OnUpdate == "SET DEFAULT" {
 		return nil, nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "SET DEFAULT is not supported by InnoDB foreign keys")
@@ -383,7 +384,7 @@ func (d *ddlCtx) buildForeignKey(t *Table, c *ast.Constraint, n int) (*ForeignKe
 	for _, r := range c.Refer.IndexPartSpecifications {
 		fk.RefCols = append(fk.RefCols, r.Column.Name.O)
 	}
-	var parent *Table
+	var parent *catalog.Table
 	if strings.EqualFold(fk.RefDB, t.DB) && strings.EqualFold(fk.RefTable, t.Name) {
 		parent = t
 	} else if p, ok := d.cat.Table(fk.RefDB, fk.RefTable); ok {
@@ -443,7 +444,7 @@ func fkCompatible(a, b *types.ColType) bool {
 
 // checkExistingRows verifies an added constraint against the table's rows (1452 on the first
 // orphan), as ALTER TABLE ADD FOREIGN KEY does with foreign_key_checks on.
-func (d *ddlCtx) checkExistingRows(t *Table, fk *ForeignKey) error {
+func (d *ddlCtx) checkExistingRows(t *catalog.Table, fk *catalog.ForeignKey) error {
 	if !d.s.fkChecks() {
 		return nil
 	}
@@ -496,7 +497,7 @@ func (d *ddlCtx) checkExistingRows(t *Table, fk *ForeignKey) error {
 
 // checkDropReferenced refuses to drop (or truncate) a table other tables reference, unless
 // foreign_key_checks is off or the children go in the same statement.
-func (d *ddlCtx) checkDropReferenced(t *Table, dropping map[uint64]bool, truncate bool) error {
+func (d *ddlCtx) checkDropReferenced(t *catalog.Table, dropping map[uint64]bool, truncate bool) error {
 	if !d.s.fkChecks() {
 		return nil
 	}
@@ -513,7 +514,7 @@ func (d *ddlCtx) checkDropReferenced(t *Table, dropping map[uint64]bool, truncat
 }
 
 // fkNeedsIndex reports the constraint (of t or referencing t) that needs index ix, if any.
-func (d *ddlCtx) fkNeedsIndex(t *Table, ix *Index) string {
+func (d *ddlCtx) fkNeedsIndex(t *catalog.Table, ix *catalog.Index) string {
 	for _, fk := range t.ForeignKeys {
 		cc := childCols(t, fk)
 		if covers(ix, cc) && countCovering(t, cc) == 1 {
@@ -532,7 +533,7 @@ func (d *ddlCtx) fkNeedsIndex(t *Table, ix *Index) string {
 	return ""
 }
 
-func covers(ix *Index, cols []int) bool {
+func covers(ix *catalog.Index, cols []int) bool {
 	if len(ix.Offsets) < len(cols) {
 		return false
 	}
@@ -544,7 +545,7 @@ func covers(ix *Index, cols []int) bool {
 	return true
 }
 
-func countCovering(t *Table, cols []int) int {
+func countCovering(t *catalog.Table, cols []int) int {
 	n := 0
 	for _, ix := range t.Indexes {
 		if covers(ix, cols) {
@@ -555,7 +556,7 @@ func countCovering(t *Table, cols []int) int {
 }
 
 // showForeignKeys renders the CONSTRAINT lines of SHOW CREATE TABLE.
-func showForeignKeys(t *Table) []string {
+func showForeignKeys(t *catalog.Table) []string {
 	var out []string
 	for _, fk := range t.ForeignKeys {
 		cc, rc := fkColumnLists(t, fk)
@@ -591,7 +592,7 @@ func (d *ddlCtx) renameReferences(db, name, ndb, nname string) error {
 		}
 		nc.Version++
 		d.cat.PutTable(nc)
-		if err := SaveTable(d.t, nc); err != nil {
+		if err := catalog.SaveTable(d.t, nc); err != nil {
 			return err
 		}
 	}
@@ -599,7 +600,7 @@ func (d *ddlCtx) renameReferences(db, name, ndb, nname string) error {
 }
 
 // fkColumnLists returns a constraint's child and parent columns, quoted.
-func fkColumnLists(child *Table, fk *ForeignKey) (cc, rc []string) {
+func fkColumnLists(child *catalog.Table, fk *catalog.ForeignKey) (cc, rc []string) {
 	for _, id := range fk.Cols {
 		if p := child.ColPos[id]; p >= 0 {
 			cc = append(cc, "`"+child.Columns[p].Name+"`")

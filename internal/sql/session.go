@@ -15,6 +15,7 @@ import (
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // literal values for the parser
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -89,7 +90,7 @@ func (db *DB) NewSession(connID uint32, user, host, curDB string) *Session {
 	return s
 }
 
-func (s *Session) catalog() *Catalog { return s.db.Catalog() }
+func (s *Session) catalog() *catalog.Catalog { return s.db.Catalog() }
 
 // InTxn reports whether an explicit (or autocommit=0) transaction is open.
 func (s *Session) InTxn() bool { return s.txn != nil && s.explicit }

@@ -9,6 +9,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -164,7 +165,7 @@ type colInfo struct {
 	charset, coll types.Value
 }
 
-func columnInfo(t *Table, c *Column) colInfo {
+func columnInfo(t *catalog.Table, c *catalog.Column) colInfo {
 	r := colInfo{def: types.Null, null: "YES", charset: types.Null, coll: types.Null}
 	if c.NotNull {
 		r.null = "NO"
@@ -206,7 +207,7 @@ func columnInfo(t *Table, c *Column) colInfo {
 
 // indexRows: Table, Non_unique, Key_name, Seq_in_index, Column_name, Collation, Cardinality, Sub_part,
 // Packed, Null, Index_type, Comment, Index_comment.
-func indexRows(t *Table) [][]types.Value {
+func indexRows(t *catalog.Table) [][]types.Value {
 	var rows [][]types.Value
 	for _, ix := range t.Indexes {
 		if ix.Primary && t.HiddenPK {
@@ -584,7 +585,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 
 // showCreateTable renders a table definition the way MySQL 8 does.
 // autoInc is the table's next AUTO_INCREMENT value (shown if above 1).
-func showCreateTable(t *Table, autoInc uint64) string {
+func showCreateTable(t *catalog.Table, autoInc uint64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE TABLE %s (\n", quoteIdent(t.Name))
 	var lines []string
@@ -687,13 +688,13 @@ func (s *Session) explain(env *Env, x *ast.ExplainStmt, w proto.ResultWriter, mo
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		pl, err = s.planQuery(st.(ast.ResultSetNode))
 	case *ast.UpdateStmt:
-		var tbl *Table
+		var tbl *catalog.Table
 		var alias string
 		if tbl, alias, err = s.tableRef(st.TableRefs.TableRefs); err == nil {
 			pl, err = s.targetPlan(tbl, alias, st.Where, st.Order, st.Limit)
 		}
 	case *ast.DeleteStmt:
-		var tbl *Table
+		var tbl *catalog.Table
 		var alias string
 		if tbl, alias, err = s.tableRef(st.TableRefs.TableRefs); err == nil {
 			pl, err = s.targetPlan(tbl, alias, st.Where, st.Order, st.Limit)

@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -45,7 +46,7 @@ func (d *ddlCtx) createView(x *ast.CreateViewStmt) error {
 	if err != nil {
 		return fmt.Errorf("create view: restore select: %w", err)
 	}
-	v := &View{DB: db, Name: name, Select: text, Security: "DEFINER", Algorithm: "UNDEFINED", CheckOption: "NONE",
+	v := &catalog.View{DB: db, Name: name, Select: text, Security: "DEFINER", Algorithm: "UNDEFINED", CheckOption: "NONE",
 		Definer: quoteAccount(d.s.acctUser, d.s.acctHost), Charset: "utf8mb4", Collation: d.s.connCollation().Name}
 	for _, c := range x.Cols {
 		v.Columns = append(v.Columns, c.O)
@@ -91,12 +92,12 @@ func (d *ddlCtx) createView(x *ast.CreateViewStmt) error {
 		return err
 	}
 	d.cat.PutView(v)
-	return SaveView(d.t, v)
+	return catalog.SaveView(d.t, v)
 }
 
 func (d *ddlCtx) dropViews(x *ast.DropTableStmt) error {
 	var missing []string
-	var drop []*View
+	var drop []*catalog.View
 	for _, tn := range x.Tables {
 		db := orDefault(tn.Schema.O, d.s.CurDB)
 		if db == "" {
@@ -124,7 +125,7 @@ func (d *ddlCtx) dropViews(x *ast.DropTableStmt) error {
 	return nil
 }
 
-func (d *ddlCtx) dropView(v *View) {
+func (d *ddlCtx) dropView(v *catalog.View) {
 	d.cat.RemoveView(v)
 	d.t.Delete(rowenc.ViewDefKey(v.DB, v.Name))
 }
@@ -133,7 +134,7 @@ func (d *ddlCtx) dropView(v *View) {
 const maxViewDepth = 32
 
 // planView plans a view's SELECT as a derived table.
-func (p *planner) planView(v *View, depth int) (*selectPlan, error) {
+func (p *planner) planView(v *catalog.View, depth int) (*selectPlan, error) {
 	if depth >= maxViewDepth {
 		return nil, sqlerr.New(sqlerr.ErrViewInvalid, "View '%s.%s' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", v.DB, v.Name)
 	}
@@ -196,7 +197,7 @@ func firstSelect(rs ast.ResultSetNode) *ast.SelectStmt {
 }
 
 // showCreateView renders SHOW CREATE VIEW's statement as MySQL 8 does.
-func showCreateView(v *View) string {
+func showCreateView(v *catalog.View) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE ALGORITHM=%s DEFINER=%s SQL SECURITY %s VIEW `%s`", v.Algorithm, v.Definer, v.Security, v.Name)
 	if len(v.Columns) > 0 {
