@@ -13,7 +13,6 @@ package sql
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -182,63 +181,7 @@ func writable(c Cluster) bool {
 
 func loadCatalog(txm *txn.Manager) (*catalog.Catalog, error) {
 	eng := txm.Engine()
-	cat := catalog.New()
-	cat.Accounts = newACL()
-	lo, hi := rowenc.DBDefSpan()
-	it, err := eng.NewIter(lo, hi)
-	if err != nil {
-		return nil, err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		var d catalog.Database
-		if err := json.Unmarshal(it.Value(), &d); err != nil {
-			it.Close()
-			return nil, fmt.Errorf("catalog: database %q: %w", it.Key(), err)
-		}
-		cat.PutDB(&d)
-	}
-	it.Close()
-	lo, hi = rowenc.TableDefSpan()
-	it, err = eng.NewIter(lo, hi)
-	if err != nil {
-		return nil, err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		var t catalog.Table
-		if err := json.Unmarshal(it.Value(), &t); err != nil {
-			it.Close()
-			return nil, fmt.Errorf("catalog: table %x: %w", it.Key(), err)
-		}
-		t.Init()
-		if err := catalog.CheckKeyVersions(&t); err != nil {
-			it.Close()
-			return nil, err
-		}
-		cat.PutTable(&t)
-	}
-	it.Close()
-	lo, hi = rowenc.ViewDefSpan()
-	it, err = eng.NewIter(lo, hi)
-	if err != nil {
-		return nil, err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		var v catalog.View
-		if err := json.Unmarshal(it.Value(), &v); err != nil {
-			it.Close()
-			return nil, fmt.Errorf("catalog: view %q: %w", it.Key(), err)
-		}
-		cat.PutView(&v)
-	}
-	it.Close()
-	v, ok, err := eng.Get(rowenc.NextTableIDKey())
-	if err != nil {
-		return nil, err
-	}
-	if ok && len(v) == 8 {
-		cat.SetNextTableID(binary.BigEndian.Uint64(v))
-	}
-	if cat.Accounts, err = loadACL(eng, func(lo, hi []byte, fn func(k, v []byte) error) error {
+	scan := func(lo, hi []byte, fn func(k, v []byte) error) error {
 		it, err := eng.NewIter(lo, hi)
 		if err != nil {
 			return err
@@ -250,7 +193,12 @@ func loadCatalog(txm *txn.Manager) (*catalog.Catalog, error) {
 			}
 		}
 		return it.Error()
-	}); err != nil {
+	}
+	cat, err := catalog.Load(eng.Get, scan)
+	if err != nil {
+		return nil, err
+	}
+	if cat.Accounts, err = loadACL(eng, scan); err != nil {
 		return nil, err
 	}
 	return cat, nil

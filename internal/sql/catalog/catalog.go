@@ -387,6 +387,58 @@ func SaveNextTableID(w Writer, n uint64) {
 	w.Set(rowenc.NextTableIDKey(), binary.BigEndian.AppendUint64(nil, n))
 }
 
+// Load reads the stored catalog: get reads one key, scan calls fn for each key in [lo, hi) in
+// order (both read the engine's committed state). Every table is Init-ed and its index key versions
+// checked. Accounts is left nil: the facade loads its accounts itself.
+func Load(get func(key []byte) ([]byte, bool, error), scan func(lo, hi []byte, fn func(k, v []byte) error) error) (*Catalog, error) {
+	cat := New()
+	lo, hi := rowenc.DBDefSpan()
+	if err := scan(lo, hi, func(k, v []byte) error {
+		var d Database
+		if err := json.Unmarshal(v, &d); err != nil {
+			return fmt.Errorf("catalog: database %q: %w", k, err)
+		}
+		cat.PutDB(&d)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	lo, hi = rowenc.TableDefSpan()
+	if err := scan(lo, hi, func(k, v []byte) error {
+		var t Table
+		if err := json.Unmarshal(v, &t); err != nil {
+			return fmt.Errorf("catalog: table %x: %w", k, err)
+		}
+		t.Init()
+		if err := CheckKeyVersions(&t); err != nil {
+			return err
+		}
+		cat.PutTable(&t)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	lo, hi = rowenc.ViewDefSpan()
+	if err := scan(lo, hi, func(k, v []byte) error {
+		var w View
+		if err := json.Unmarshal(v, &w); err != nil {
+			return fmt.Errorf("catalog: view %q: %w", k, err)
+		}
+		cat.PutView(&w)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	v, ok, err := get(rowenc.NextTableIDKey())
+	if err != nil {
+		return nil, err
+	}
+	if ok && len(v) == 8 {
+		cat.SetNextTableID(binary.BigEndian.Uint64(v))
+	}
+	return cat, nil
+}
+
 // CheckKeyVersions refuses a table whose indexes hold collation keys of another weights version:
 // this Kiln would look them up with different keys and miss rows.
 func CheckKeyVersions(t *Table) error {
