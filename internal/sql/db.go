@@ -1,6 +1,7 @@
-// Package sql owns Kiln's SQL layer: the catalog, the planner and executor over the TiDB parser's AST,
-// DML and DDL with MySQL semantics, sessions (variables, transactions, prepared statements) and the
-// virtual schemas. It reads and writes rows through internal/txn and never touches storage directly.
+// Package sql owns Kiln's SQL layer (the schema definitions and the catalog live in sql/catalog): the
+// planner and executor over the TiDB parser's AST, DML and DDL with MySQL semantics, sessions
+// (variables, transactions, prepared statements), accounts and the virtual schemas. It reads and writes
+// rows through internal/txn and never touches storage directly.
 //
 // Invariants:
 //   - The catalog changes only through a committed transaction (DDL writes catalog keys in the same

@@ -95,9 +95,9 @@ type Table struct {
 	Engine      string    `json:"engine,omitempty"`
 	Comment     string    `json:"comment,omitempty"`
 	Version     uint64    `json:"version"`
-	// ForeignKeys are the constraints this table holds as the child (fk.go).
+	// ForeignKeys are the constraints this table holds as the child (enforced by internal/sql/fk.go).
 	ForeignKeys []*ForeignKey `json:"foreign_keys,omitempty"`
-	// Checks are the CHECK constraints (check.go).
+	// Checks are the CHECK constraints (enforced by internal/sql/check.go).
 	Checks []*CheckConstraint `json:"checks,omitempty"`
 	// CheckCache holds the compiled Checks, filled by the facade on first use.
 	CheckCache *CheckCache `json:"-"`
