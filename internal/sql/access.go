@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -26,9 +27,9 @@ const (
 // against the row built so far (earlier join levels), so a prepared plan is reused with new parameters
 // and an inner join level is a lookup per outer row (index nested loop).
 type access struct {
-	tbl      *Table
+	tbl      *catalog.Table
 	kind     accessKind
-	idx      *Index
+	idx      *catalog.Index
 	eq       []Expr // values for the first len(eq) index columns
 	in       []Expr // accBatch: values for index column len(eq)
 	lo, hi   Expr   // accRange: bounds on index column len(eq); nil = open
@@ -114,7 +115,7 @@ func (a *access) eqKey(env *Env, outer []types.Value) (key []byte, nEq int, none
 		if v.IsNull() {
 			return nil, 0, true, nil
 		}
-		col := tbl.Columns[ix.cols[i]]
+		col := tbl.Columns[ix.Offsets[i]]
 		kv, ok := keyValue(v, col)
 		if !ok {
 			break
@@ -130,7 +131,7 @@ func (a *access) eqKey(env *Env, outer []types.Value) (key []byte, nEq int, none
 func (ai *accessIter) openBatch(key []byte, nEq int, outer []types.Value) (*accessIter, error) {
 	a, env := ai.a, ai.env
 	tbl, ix := a.tbl, a.idx
-	col := tbl.Columns[ix.cols[nEq]]
+	col := tbl.Columns[ix.Offsets[nEq]]
 	// The keys of a long IN list are built in one buffer, then sorted and deduplicated in
 	// place: no allocation and no map entry per value. Their bytes count against the
 	// statement's memory quota.
@@ -169,7 +170,7 @@ func (ai *accessIter) openBatch(key []byte, nEq int, outer []types.Value) (*acce
 			ai.keys[i], ai.keys[j] = ai.keys[j], ai.keys[i]
 		}
 	}
-	if !(ix.Primary || ix.Unique) || nEq+1 < len(ix.cols) {
+	if !(ix.Primary || ix.Unique) || nEq+1 < len(ix.Offsets) {
 		// Not a full unique key: each value is a prefix to scan.
 		for _, k := range ai.keys {
 			ai.spans = append(ai.spans, [2][]byte{k, prefixEnd(k)})
@@ -217,8 +218,8 @@ func (ai *accessIter) openRange(prefix []byte, lo, hi types.Value, loIncl, hiInc
 	a := ai.a
 	lower := append([]byte(nil), prefix...)
 	upper := prefixEnd(prefix)
-	if nEq < len(a.idx.cols) {
-		col := a.tbl.Columns[a.idx.cols[nEq]]
+	if nEq < len(a.idx.Offsets) {
+		col := a.tbl.Columns[a.idx.Offsets[nEq]]
 		if !lo.IsNull() {
 			if kv, ok := keyValue(lo, col); ok {
 				var cut bool
@@ -257,10 +258,10 @@ func (ai *accessIter) openRange(prefix []byte, lo, hi types.Value, loIncl, hiInc
 // Ranges are merged where they overlap, so no row is returned twice.
 func (ai *accessIter) openRanges(prefix []byte, nEq int, outer []types.Value) (*accessIter, error) {
 	a := ai.a
-	if nEq < len(a.eq) || nEq >= len(a.idx.cols) {
+	if nEq < len(a.eq) || nEq >= len(a.idx.Offsets) {
 		return ai.openRange(prefix, types.Null, types.Null, false, false, nEq)
 	}
-	col := a.tbl.Columns[a.idx.cols[nEq]]
+	col := a.tbl.Columns[a.idx.Offsets[nEq]]
 	var spans [][2][]byte
 	for _, r := range a.ors {
 		lower := append(append([]byte(nil), prefix...), 0x01) // non-NULL values
@@ -335,7 +336,7 @@ func prefixEnd(p []byte) []byte {
 
 // keyValue converts v to col's type for an equality key, reporting false if the conversion is not
 // exact (then no key equality can stand for the SQL comparison).
-func keyValue(v types.Value, col *Column) (types.Value, bool) {
+func keyValue(v types.Value, col *catalog.Column) (types.Value, bool) {
 	out, warns, err := types.Convert(v, &col.Type, types.ConvertCtx{Strict: true})
 	if err != nil || len(warns) > 0 {
 		return types.Null, false
@@ -471,7 +472,7 @@ func (ai *accessIter) entryRow(k, v []byte) ([]types.Value, bool, error) {
 		return row, true, nil
 	}
 	part := make([]types.Value, len(tbl.Columns))
-	if err := rowenc.DecodeRow(v, tbl.colPos, part); err != nil {
+	if err := rowenc.DecodeRow(v, tbl.ColPos, part); err != nil {
 		return nil, false, fmt.Errorf("index %s.%s: key %x: %w", tbl.Name, a.idx.Name, k, err)
 	}
 	pk := primaryKey(nil, tbl, part)
@@ -516,22 +517,22 @@ func (ai *accessIter) close() {
 }
 
 // decodeRow decodes a stored row into a new slice in the table's column order.
-func decodeRow(tbl *Table, v []byte) ([]types.Value, error) {
+func decodeRow(tbl *catalog.Table, v []byte) ([]types.Value, error) {
 	row := make([]types.Value, len(tbl.Columns))
 	for i, c := range tbl.Columns {
 		row[i] = c.Absent
 	}
-	if err := rowenc.DecodeRow(v, tbl.colPos, row); err != nil {
+	if err := rowenc.DecodeRow(v, tbl.ColPos, row); err != nil {
 		return nil, err
 	}
 	return row, nil
 }
 
 // primaryKey builds the primary-index key of a row.
-func primaryKey(buf []byte, tbl *Table, row []types.Value) []byte {
+func primaryKey(buf []byte, tbl *catalog.Table, row []types.Value) []byte {
 	ix := tbl.Indexes[0]
 	buf = rowenc.IndexPrefix(buf, tbl.ID, ix.ID)
-	for i, ci := range ix.cols {
+	for i, ci := range ix.Offsets {
 		buf, _ = keyPart(buf, row[ci], tbl, ix, i)
 	}
 	return buf
@@ -539,10 +540,10 @@ func primaryKey(buf []byte, tbl *Table, row []types.Value) []byte {
 
 // secondaryKey builds a secondary index entry (key, value) for a row. Non-unique indexes, and unique
 // ones whose key has a NULL (NULLs never collide), append the primary key columns to the key.
-func secondaryKey(tbl *Table, ix *Index, row []types.Value) (key, val []byte, unique bool) {
+func secondaryKey(tbl *catalog.Table, ix *catalog.Index, row []types.Value) (key, val []byte, unique bool) {
 	key = rowenc.IndexPrefix(nil, tbl.ID, ix.ID)
 	hasNull := false
-	for i, ci := range ix.cols {
+	for i, ci := range ix.Offsets {
 		if row[ci].IsNull() {
 			hasNull = true
 		}
@@ -551,17 +552,17 @@ func secondaryKey(tbl *Table, ix *Index, row []types.Value) (key, val []byte, un
 	unique = ix.Unique && !hasNull
 	pk := tbl.Indexes[0]
 	if !unique {
-		for i, ci := range pk.cols {
+		for i, ci := range pk.Offsets {
 			key, _ = keyPart(key, row[ci], tbl, pk, i)
 		}
 	}
-	ids := make([]uint32, 0, len(ix.cols)+len(pk.cols))
+	ids := make([]uint32, 0, len(ix.Offsets)+len(pk.Offsets))
 	vals := make([]types.Value, 0, cap(ids))
-	for _, ci := range ix.cols {
+	for _, ci := range ix.Offsets {
 		ids = append(ids, tbl.Columns[ci].ID)
 		vals = append(vals, row[ci])
 	}
-	for _, ci := range pk.cols {
+	for _, ci := range pk.Offsets {
 		ids = append(ids, tbl.Columns[ci].ID)
 		vals = append(vals, row[ci])
 	}
@@ -570,8 +571,8 @@ func secondaryKey(tbl *Table, ix *Index, row []types.Value) (key, val []byte, un
 }
 
 // encodeRow encodes a full row for the primary index.
-func encodeRow(buf []byte, tbl *Table, row []types.Value) []byte {
-	return rowenc.AppendRow(buf, tbl.colIDs, row)
+func encodeRow(buf []byte, tbl *catalog.Table, row []types.Value) []byte {
+	return rowenc.AppendRow(buf, tbl.ColIDs, row)
 }
 
 // keyPart appends v as key part i of ix. A prefix part (KEY (c(n))) keys only the first n
@@ -579,8 +580,8 @@ func encodeRow(buf []byte, tbl *Table, row []types.Value) []byte {
 // refuse two values with the same prefix, and lookups find every row sharing the prefix, for the
 // residual filter (which every access keeps) to decide. cut reports that the value was shortened,
 // so that range bounds widen to include the whole prefix.
-func keyPart(buf []byte, v types.Value, tbl *Table, ix *Index, i int) (out []byte, cut bool) {
-	col := tbl.Columns[ix.cols[i]]
+func keyPart(buf []byte, v types.Value, tbl *catalog.Table, ix *catalog.Index, i int) (out []byte, cut bool) {
+	col := tbl.Columns[ix.Offsets[i]]
 	if n := ix.Columns[i].Prefix; n > 0 && (v.K == types.KindString || v.K == types.KindBytes) {
 		s := v.S
 		if col.Type.IsBinaryString() || v.K == types.KindBytes {

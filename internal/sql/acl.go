@@ -11,6 +11,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/auth"
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 )
 
@@ -241,6 +242,9 @@ type acl struct {
 
 func accountKey(user, host string) string { return user + "\x00" + strings.ToLower(host) }
 
+// accountsOf is the catalog's account set.
+func accountsOf(c *catalog.Catalog) *acl { return c.Accounts.(*acl) }
+
 func newACL() *acl { return &acl{byKey: map[string]*Account{}} }
 
 func (l *acl) copy() *acl {
@@ -355,7 +359,7 @@ func likeMatch(p, s string) bool {
 	return s == ""
 }
 
-func saveAccount(w writer, a *Account) error {
+func saveAccount(w catalog.Writer, a *Account) error {
 	b, err := json.Marshal(a)
 	if err != nil {
 		return fmt.Errorf("catalog: encode account %s: %w", a.Name(), err)
@@ -375,7 +379,7 @@ func bootstrapRoot() *Account {
 
 // writeACLInit writes the accounts marker and, for a store that never had accounts, the implied
 // root (the in-memory acl holds it already).
-func (l *acl) writeInit(w writer) error {
+func (l *acl) writeInit(w catalog.Writer) error {
 	if l.initialised {
 		return nil
 	}
@@ -424,7 +428,7 @@ func loadACL(eng interface {
 func (db *DB) LookupAccount(user, host string) (proto.Account, bool) {
 	// A replica's accounts change through the log: reload the catalog if it changed.
 	_ = db.syncCluster()
-	a, ok := db.Catalog().acl.match(user, host)
+	a, ok := accountsOf(db.Catalog()).match(user, host)
 	if !ok {
 		return proto.Account{}, false
 	}

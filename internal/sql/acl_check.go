@@ -18,7 +18,7 @@ import (
 // account is the session's account as of the current catalog (an empty one if it was dropped:
 // no privileges).
 func (s *Session) account() *Account {
-	l := s.catalog().acl
+	l := accountsOf(s.catalog())
 	if s.acctCache != nil && s.acctOf == l {
 		return s.acctCache // the accounts did not change since the last statement
 	}

@@ -56,11 +56,12 @@ func (s *Session) runACL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 	db.ddlMu.Lock()
 	defer db.ddlMu.Unlock()
 	cur := db.Catalog()
-	next := cur.copy()
-	next.acl = cur.acl.copy()
+	next := cur.Copy()
+	accounts := accountsOf(cur).copy()
+	next.Accounts = accounts
 	t := db.txm.Begin(txn.RepeatableRead, false)
-	c := &aclChange{s: s, next: next.acl, t: t}
-	if err := next.acl.writeInit(t); err != nil {
+	c := &aclChange{s: s, next: accounts, t: t}
+	if err := accounts.writeInit(t); err != nil {
 		t.Rollback()
 		return err
 	}
@@ -681,7 +682,7 @@ func (s *Session) showGrants(x *ast.ShowStmt) (*selectPlan, error) {
 	if x.Roles != nil {
 		return nil, notSupported("SHOW GRANTS ... USING (roles)")
 	}
-	a, ok := s.catalog().acl.get(user, host)
+	a, ok := accountsOf(s.catalog()).get(user, host)
 	if !ok {
 		return nil, sqlerr.New(sqlerr.ErrNonexistingGrant, "There is no such grant defined for user '%s' on host '%s'", user, host)
 	}
@@ -751,7 +752,7 @@ func (s *Session) showCreateUser(x *ast.ShowStmt) (*selectPlan, error) {
 			return nil, s.dbDenied("mysql")
 		}
 	}
-	a, ok := s.catalog().acl.get(user, host)
+	a, ok := accountsOf(s.catalog()).get(user, host)
 	if !ok {
 		return nil, sqlerr.New(sqlerr.ErrCannotUser, "Operation SHOW CREATE USER failed for %s", errName(user, host))
 	}

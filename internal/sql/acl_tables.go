@@ -20,7 +20,7 @@ func enumYN(b bool) types.Value {
 
 // grantTable returns the plan of mysql.user, mysql.db or mysql.tables_priv, or false.
 func (s *Session) grantTable(name string) (*selectPlan, bool) {
-	l := s.catalog().acl
+	l := accountsOf(s.catalog())
 	switch strings.ToLower(name) {
 	case "user":
 		cols := []vcol{stringCol("Host"), stringCol("User")}
@@ -134,7 +134,7 @@ func sortedKeys(m map[string]Priv) []string {
 // privTable returns information_schema.USER_PRIVILEGES, SCHEMA_PRIVILEGES or TABLE_PRIVILEGES:
 // the session's own account's grants, or everyone's with SELECT on the mysql schema.
 func (s *Session) privTable(name string) (*selectPlan, bool) {
-	l := s.catalog().acl
+	l := accountsOf(s.catalog())
 	all := s.account().anyInDB("mysql")
 	var accts []*Account
 	for _, a := range sortedAccounts(l) {

@@ -3,10 +3,10 @@ package sql
 import (
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -16,21 +16,7 @@ import (
 // (not NULL) is refused with 3819, on INSERT, UPDATE, LOAD DATA and ALTER TABLE ... ADD CHECK over
 // the existing rows. NOT ENFORCED constraints are kept and shown but not evaluated.
 
-// CheckConstraint is stored with its table.
-type CheckConstraint struct {
-	Name     string `json:"name"`
-	Expr     string `json:"expr"` // the expression as the parser restores it
-	Enforced bool   `json:"enforced"`
-}
-
-// checkCache holds a table's compiled constraints (a Table never changes once published).
-type checkCache struct {
-	once  sync.Once
-	exprs []Expr
-	err   error
-}
-
-func (d *ddlCtx) buildCheck(t *Table, c *ast.Constraint, n int) (*CheckConstraint, error) {
+func (d *ddlCtx) buildCheck(t *catalog.Table, c *ast.Constraint, n int) (*catalog.CheckConstraint, error) {
 	name := c.Name
 	if name == "" {
 		name = fmt.Sprintf("%s_chk_%d", t.Name, n)
@@ -47,14 +33,14 @@ func (d *ddlCtx) buildCheck(t *Table, c *ast.Constraint, n int) (*CheckConstrain
 	if err != nil {
 		return nil, fmt.Errorf("check constraint: restore: %w", err)
 	}
-	ck := &CheckConstraint{Name: name, Expr: text, Enforced: c.Enforced}
+	ck := &catalog.CheckConstraint{Name: name, Expr: text, Enforced: c.Enforced}
 	if _, err := compileCheck(d.s, t, ck); err != nil {
 		return nil, err
 	}
 	return ck, nil
 }
 
-func compileCheck(s *Session, t *Table, ck *CheckConstraint) (Expr, error) {
+func compileCheck(s *Session, t *catalog.Table, ck *catalog.CheckConstraint) (Expr, error) {
 	stmts, _, err := s.parser.ParseSQL("SELECT " + ck.Expr)
 	if err != nil || len(stmts) != 1 {
 		return nil, sqlerr.New(sqlerr.ErrColumnCheckConstraintReferencesOtherColumn, "Column check constraint '%s' references other column.", ck.Name)
@@ -71,29 +57,32 @@ func compileCheck(s *Session, t *Table, ck *CheckConstraint) (Expr, error) {
 }
 
 // checkRow evaluates t's enforced constraints on row.
-func checkRow(env *Env, t *Table, row []types.Value) error {
+func checkRow(env *Env, t *catalog.Table, row []types.Value) error {
 	if len(t.Checks) == 0 {
 		return nil
 	}
-	cc := t.checks
-	cc.once.Do(func() {
+	cc := t.CheckCache
+	cc.Once.Do(func() {
+		exprs := make([]Expr, 0, len(t.Checks))
 		for _, ck := range t.Checks {
 			e, err := compileCheck(env.s, t, ck)
 			if err != nil {
-				cc.err = err
+				cc.Err = err
 				return
 			}
-			cc.exprs = append(cc.exprs, e)
+			exprs = append(exprs, e)
 		}
+		cc.Exprs = exprs
 	})
-	if cc.err != nil {
-		return cc.err
+	if cc.Err != nil {
+		return cc.Err
 	}
+	exprs := cc.Exprs.([]Expr)
 	for i, ck := range t.Checks {
 		if !ck.Enforced {
 			continue
 		}
-		v, err := cc.exprs[i].Eval(env, row)
+		v, err := exprs[i].Eval(env, row)
 		if err != nil {
 			return err
 		}
@@ -105,7 +94,7 @@ func checkRow(env *Env, t *Table, row []types.Value) error {
 }
 
 // checkExisting evaluates a new constraint over the table's rows (ALTER TABLE ADD CHECK).
-func (d *ddlCtx) checkExisting(t *Table, ck *CheckConstraint) error {
+func (d *ddlCtx) checkExisting(t *catalog.Table, ck *catalog.CheckConstraint) error {
 	if !ck.Enforced {
 		return nil
 	}
@@ -135,7 +124,7 @@ func (d *ddlCtx) checkExisting(t *Table, ck *CheckConstraint) error {
 	return it.Err()
 }
 
-func showChecks(t *Table) []string {
+func showChecks(t *catalog.Table) []string {
 	var out []string
 	for _, ck := range t.Checks {
 		l := fmt.Sprintf("  CONSTRAINT `%s` CHECK (%s)", ck.Name, ck.Expr)

@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/kiln-db/kiln/internal/sql/builtins"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -23,8 +24,8 @@ type scopeCol struct {
 	db, table, name string // table is the alias
 	orgTable        string
 	t               types.ColType
-	col             *Column // nil for derived columns
-	level           int     // FROM-list position that produces it
+	col             *catalog.Column // nil for derived columns
+	level           int             // FROM-list position that produces it
 	notNull         bool
 	used            bool // referenced by the query (covering-index decisions)
 }

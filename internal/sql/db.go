@@ -1,6 +1,7 @@
-// Package sql owns Kiln's SQL layer: the catalog, the planner and executor over the TiDB parser's AST,
-// DML and DDL with MySQL semantics, sessions (variables, transactions, prepared statements) and the
-// virtual schemas. It reads and writes rows through internal/txn and never touches storage directly.
+// Package sql owns Kiln's SQL layer (the schema definitions and the catalog live in sql/catalog): the
+// planner and executor over the TiDB parser's AST, DML and DDL with MySQL semantics, sessions
+// (variables, transactions, prepared statements), accounts and the virtual schemas. It reads and writes
+// rows through internal/txn and never touches storage directly.
 //
 // Invariants:
 //   - The catalog changes only through a committed transaction (DDL writes catalog keys in the same
@@ -13,14 +14,13 @@ package sql
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/kiln-db/kiln/internal/memory"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -82,7 +82,7 @@ type ProcessInfo struct {
 type DB struct {
 	cfg   Config
 	txm   *txn.Manager
-	cat   atomic.Pointer[Catalog]
+	cat   atomic.Pointer[catalog.Catalog]
 	mdlMu sync.Mutex
 	mdls  map[string]*mdLock // metadata locks per database (lower-case name)
 	ddlMu sync.Mutex
@@ -141,8 +141,8 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 		// Fresh data directory: record the format version through the commit path.
 		t := txm.Begin(txn.RepeatableRead, false)
 		t.Set(rowenc.FormatVersionKey(), binary.BigEndian.AppendUint32(nil, rowenc.FormatVersion))
-		saveNextTableID(t, 100)
-		if err := saveDB(t, &Database{Name: "test", Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci"}); err != nil {
+		catalog.SaveNextTableID(t, 100)
+		if err := catalog.SaveDB(t, &catalog.Database{Name: "test", Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci"}); err != nil {
 			return nil, err
 		}
 		// root@localhost without password, every privilege WITH GRANT OPTION (acl.go).
@@ -161,11 +161,11 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !cat.acl.initialised && (cfg.Cluster == nil || writable(cfg.Cluster)) {
+	if !accountsOf(cat).initialised && (cfg.Cluster == nil || writable(cfg.Cluster)) {
 		// A data directory from before accounts existed: write the implied root@localhost, so every
 		// node of the cluster (through the log) and every later start see it as stored.
 		t := txm.Begin(txn.RepeatableRead, false)
-		l := cat.acl.copy()
+		l := accountsOf(cat).copy()
 		if err := l.writeInit(t); err != nil {
 			t.Rollback()
 			return nil, err
@@ -173,7 +173,7 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 		if _, err := t.Commit(ctx); err != nil {
 			return nil, fmt.Errorf("initialise accounts: %w", err)
 		}
-		cat.acl = l
+		cat.Accounts = l
 	}
 	db.cat.Store(cat)
 	if cfg.Cluster != nil {
@@ -188,64 +188,9 @@ func writable(c Cluster) bool {
 	return ok
 }
 
-func loadCatalog(txm *txn.Manager) (*Catalog, error) {
+func loadCatalog(txm *txn.Manager) (*catalog.Catalog, error) {
 	eng := txm.Engine()
-	cat := newCatalog()
-	lo, hi := rowenc.DBDefSpan()
-	it, err := eng.NewIter(lo, hi)
-	if err != nil {
-		return nil, err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		var d Database
-		if err := json.Unmarshal(it.Value(), &d); err != nil {
-			it.Close()
-			return nil, fmt.Errorf("catalog: database %q: %w", it.Key(), err)
-		}
-		cat.dbs[strings.ToLower(d.Name)] = &d
-	}
-	it.Close()
-	lo, hi = rowenc.TableDefSpan()
-	it, err = eng.NewIter(lo, hi)
-	if err != nil {
-		return nil, err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		var t Table
-		if err := json.Unmarshal(it.Value(), &t); err != nil {
-			it.Close()
-			return nil, fmt.Errorf("catalog: table %x: %w", it.Key(), err)
-		}
-		t.init()
-		if err := checkKeyVersions(&t); err != nil {
-			it.Close()
-			return nil, err
-		}
-		cat.putTable(&t)
-	}
-	it.Close()
-	lo, hi = rowenc.ViewDefSpan()
-	it, err = eng.NewIter(lo, hi)
-	if err != nil {
-		return nil, err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		var v View
-		if err := json.Unmarshal(it.Value(), &v); err != nil {
-			it.Close()
-			return nil, fmt.Errorf("catalog: view %q: %w", it.Key(), err)
-		}
-		cat.putView(&v)
-	}
-	it.Close()
-	v, ok, err := eng.Get(rowenc.NextTableIDKey())
-	if err != nil {
-		return nil, err
-	}
-	if ok && len(v) == 8 {
-		cat.nextTable = binary.BigEndian.Uint64(v)
-	}
-	if cat.acl, err = loadACL(eng, func(lo, hi []byte, fn func(k, v []byte) error) error {
+	scan := func(lo, hi []byte, fn func(k, v []byte) error) error {
 		it, err := eng.NewIter(lo, hi)
 		if err != nil {
 			return err
@@ -257,20 +202,25 @@ func loadCatalog(txm *txn.Manager) (*Catalog, error) {
 			}
 		}
 		return it.Error()
-	}); err != nil {
+	}
+	cat, err := catalog.Load(eng.Get, scan)
+	if err != nil {
+		return nil, err
+	}
+	if cat.Accounts, err = loadACL(eng, scan); err != nil {
 		return nil, err
 	}
 	return cat, nil
 }
 
 // Catalog returns the current catalog.
-func (db *DB) Catalog() *Catalog { return db.cat.Load() }
+func (db *DB) Catalog() *catalog.Catalog { return db.cat.Load() }
 
 // SetLockManagerDeadlockDetect is the innodb_deadlock_detect switch.
 func (db *DB) setDeadlockDetect(on bool) { db.txm.Locks.SetDeadlockDetect(on) }
 
 // nextAutoInc allocates n consecutive auto-increment values for a table.
-func (db *DB) nextAutoInc(env *Env, tbl *Table, col *Column, n uint64) (uint64, error) {
+func (db *DB) nextAutoInc(env *Env, tbl *catalog.Table, col *catalog.Column, n uint64) (uint64, error) {
 	st := db.autoIncFor(tbl.ID, col.ID)
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -286,7 +236,7 @@ func (db *DB) nextAutoInc(env *Env, tbl *Table, col *Column, n uint64) (uint64, 
 // load initializes the counter: past the largest value stored, past the persisted counter (so a
 // restart does not reuse values of deleted rows, as MySQL 8 persists it) and at least the table's
 // AUTO_INCREMENT option.
-func (st *autoIncState) load(env *Env, tbl *Table, col *Column) error {
+func (st *autoIncState) load(env *Env, tbl *catalog.Table, col *catalog.Column) error {
 	if st.loaded {
 		return nil
 	}
@@ -312,7 +262,7 @@ func (st *autoIncState) load(env *Env, tbl *Table, col *Column) error {
 // persist writes the highest value handed out into the statement's transaction, so that it is
 // logged and survives a restart with the rows (the hidden row id of tables without a primary key
 // needs no persisting: nobody sees it).
-func (st *autoIncState) persist(env *Env, tbl *Table, col *Column) {
+func (st *autoIncState) persist(env *Env, tbl *catalog.Table, col *catalog.Column) {
 	if col.Hidden || st.next == 0 {
 		return
 	}
@@ -320,7 +270,7 @@ func (st *autoIncState) persist(env *Env, tbl *Table, col *Column) {
 }
 
 // observeAutoInc moves the counter past an explicitly inserted value.
-func (db *DB) observeAutoInc(env *Env, tbl *Table, col *Column, v uint64) error {
+func (db *DB) observeAutoInc(env *Env, tbl *catalog.Table, col *catalog.Column, v uint64) error {
 	st := db.autoIncFor(tbl.ID, col.ID)
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -359,9 +309,9 @@ func (db *DB) resetAutoInc(id uint64) {
 
 // maxAutoInc finds the largest value of the auto-increment column in the latest committed state, from
 // the last entry of an index that starts with it (MySQL requires one).
-func maxAutoInc(env *Env, tbl *Table, col *Column) (uint64, error) {
+func maxAutoInc(env *Env, tbl *catalog.Table, col *catalog.Column) (uint64, error) {
 	for _, ix := range tbl.Indexes {
-		if len(ix.cols) == 0 || ix.cols[0] != col.offset {
+		if len(ix.Offsets) == 0 || ix.Offsets[0] != col.Offset {
 			continue
 		}
 		lo, hi := rowenc.IndexSpan(tbl.ID, ix.ID)

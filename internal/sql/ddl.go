@@ -12,6 +12,7 @@ import (
 	ptypes "github.com/pingcap/tidb/pkg/parser/types"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -52,7 +53,7 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 	db.ddlMu.Lock()
 	defer db.ddlMu.Unlock()
 	cur := db.Catalog()
-	next := cur.copy()
+	next := cur.Copy()
 	t := db.txm.Begin(txn.RepeatableRead, false)
 	ddl := &ddlCtx{s: s, env: &Env{s: s, ctx: env.ctx}, cat: next, t: t, locked: names}
 	ddl.env.t = t
@@ -94,7 +95,7 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 		t.Rollback()
 		return err
 	}
-	saveNextTableID(t, next.nextTable)
+	catalog.SaveNextTableID(t, next.NextTableID())
 	pos, err := t.Commit(env.ctx)
 	if err != nil {
 		return commitError(err)
@@ -110,7 +111,7 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 type ddlCtx struct {
 	s         *Session
 	env       *Env
-	cat       *Catalog
+	cat       *catalog.Catalog
 	t         *txn.Txn
 	noop      bool
 	resetAuto []uint64
@@ -147,7 +148,7 @@ func (d *ddlCtx) createDatabase(x *ast.CreateDatabaseStmt) error {
 		}
 		return sqlerr.New(sqlerr.ErrDBCreateExists, "Can't create database '%s'; database exists", name)
 	}
-	db := &Database{Name: name, Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci"}
+	db := &catalog.Database{Name: name, Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci"}
 	for _, o := range x.Options {
 		switch o.Tp {
 		case ast.DatabaseOptionCharset:
@@ -165,8 +166,8 @@ func (d *ddlCtx) createDatabase(x *ast.CreateDatabaseStmt) error {
 			db.Collation, db.Charset = c.Name, c.Charset
 		}
 	}
-	d.cat.dbs[strings.ToLower(name)] = db
-	return saveDB(d.t, db)
+	d.cat.PutDB(db)
+	return catalog.SaveDB(d.t, db)
 }
 
 func (d *ddlCtx) dropDatabase(x *ast.DropDatabaseStmt) error {
@@ -186,8 +187,7 @@ func (d *ddlCtx) dropDatabase(x *ast.DropDatabaseStmt) error {
 	for _, v := range d.cat.Views(db.Name) {
 		d.dropView(v)
 	}
-	delete(d.cat.dbs, strings.ToLower(name))
-	delete(d.cat.tables, strings.ToLower(name))
+	d.cat.RemoveDB(name)
 	d.t.Delete(rowenc.DBDefKey(strings.ToLower(db.Name)))
 	if strings.EqualFold(d.s.CurDB, name) {
 		d.s.CurDB = ""
@@ -364,7 +364,7 @@ func colType(name string, ft *ptypes.FieldType, tblCharset, tblColl string) (typ
 }
 
 // buildColumn turns a column definition into a catalog column; it returns inline key constraints.
-func (d *ddlCtx) buildColumn(tbl *Table, cd *ast.ColumnDef) (*Column, []*ast.Constraint, error) {
+func (d *ddlCtx) buildColumn(tbl *catalog.Table, cd *ast.ColumnDef) (*catalog.Column, []*ast.Constraint, error) {
 	name := cd.Name.Name.O
 	if err := checkIdent(name, sqlerr.ErrWrongColumnName, "column"); err != nil {
 		return nil, nil, err
@@ -373,7 +373,7 @@ func (d *ddlCtx) buildColumn(tbl *Table, cd *ast.ColumnDef) (*Column, []*ast.Con
 	if err != nil {
 		return nil, nil, err
 	}
-	col := &Column{ID: tbl.NextColID, Name: name, Type: ct}
+	col := &catalog.Column{ID: tbl.NextColID, Name: name, Type: ct}
 	tbl.NextColID++
 	var keys []*ast.Constraint
 	var defNode ast.ExprNode
@@ -433,7 +433,7 @@ func (d *ddlCtx) buildColumn(tbl *Table, cd *ast.ColumnDef) (*Column, []*ast.Con
 }
 
 // setDefault evaluates a column's DEFAULT clause and stores it (converted) in col.
-func (d *ddlCtx) setDefault(col *Column, defNode ast.ExprNode) error {
+func (d *ddlCtx) setDefault(col *catalog.Column, defNode ast.ExprNode) error {
 	name := col.Name
 	if fc, ok := defNode.(*ast.FuncCallExpr); ok && isNowFunc(fc.FnName.L) {
 		if col.Type.Tp != mysql.TypeDatetime && col.Type.Tp != mysql.TypeTimestamp {
@@ -496,7 +496,7 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 	if err := checkIdent(name, sqlerr.ErrWrongTableName, "table"); err != nil {
 		return err
 	}
-	if d.cat.nameTaken(dbName, name) {
+	if d.cat.NameTaken(dbName, name) {
 		if x.IfNotExists {
 			d.s.addWarning("Note", sqlerr.ErrTableExists, fmt.Sprintf("Table '%s' already exists", name))
 			d.noop = true
@@ -509,12 +509,11 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 		if !ok {
 			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", orDefault(x.ReferTable.Schema.O, dbName), x.ReferTable.Name.O)
 		}
-		nt := src.clone()
-		nt.ID, nt.DB, nt.Name, nt.Version = d.cat.nextTable, dbName, name, 1
-		d.cat.nextTable++
-		nt.init()
-		d.cat.putTable(nt)
-		return saveTable(d.t, nt)
+		nt := src.Clone()
+		nt.ID, nt.DB, nt.Name, nt.Version = d.cat.AllocTableID(), dbName, name, 1
+		nt.Init()
+		d.cat.PutTable(nt)
+		return catalog.SaveTable(d.t, nt)
 	}
 	if x.Select != nil {
 		return sqlerr.New(sqlerr.ErrNotSupportedYet, "CREATE TABLE ... SELECT is not supported yet")
@@ -523,8 +522,7 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 		return sqlerr.New(sqlerr.ErrNotSupportedYet, "temporary tables are not supported yet")
 	}
 	dbDef, _ := d.cat.DB(dbName)
-	tbl := &Table{ID: d.cat.nextTable, DB: dbName, Name: name, NextColID: 1, NextIndexID: 2, Charset: dbDef.Charset, Collation: dbDef.Collation, Engine: "InnoDB", Version: 1}
-	d.cat.nextTable++
+	tbl := &catalog.Table{ID: d.cat.AllocTableID(), DB: dbName, Name: name, NextColID: 1, NextIndexID: 2, Charset: dbDef.Charset, Collation: dbDef.Collation, Engine: "InnoDB", Version: 1}
 	for _, o := range x.Options {
 		switch o.Tp {
 		case ast.TableOptionCharset:
@@ -574,9 +572,9 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 		return sqlerr.New(sqlerr.ErrTableMustHaveColumns, "A table must have at least 1 column")
 	}
 	constraints = append(constraints, x.Constraints...)
-	tbl.init()
-	var pk *Index
-	var secondary []*Index
+	tbl.Init()
+	var pk *catalog.Index
+	var secondary []*catalog.Index
 	for _, c := range constraints {
 		ix, err := d.buildIndex(tbl, c)
 		if err != nil {
@@ -600,13 +598,13 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 		secondary = append(secondary, ix)
 	}
 	if pk == nil {
-		hidden := &Column{ID: tbl.NextColID, Name: "_kiln_rowid", Type: types.ColType{Tp: mysql.TypeLonglong, Unsigned: true, Len: 20, Collation: "binary"}, NotNull: true, AutoInc: true, Hidden: true}
+		hidden := &catalog.Column{ID: tbl.NextColID, Name: "_kiln_rowid", Type: types.ColType{Tp: mysql.TypeLonglong, Unsigned: true, Len: 20, Collation: "binary"}, NotNull: true, AutoInc: true, Hidden: true}
 		tbl.NextColID++
 		tbl.Columns = append(tbl.Columns, hidden)
-		pk = &Index{ID: rowenc.PrimaryIndexID, Name: "PRIMARY", Primary: true, Unique: true, Columns: []IndexColumn{{Col: hidden.ID}}, KeyVersion: types.CollationKeyVersion}
+		pk = &catalog.Index{ID: rowenc.PrimaryIndexID, Name: "PRIMARY", Primary: true, Unique: true, Columns: []catalog.IndexColumn{{Col: hidden.ID}}, KeyVersion: types.CollationKeyVersion}
 	}
-	tbl.Indexes = append([]*Index{pk}, secondary...)
-	tbl.init()
+	tbl.Indexes = append([]*catalog.Index{pk}, secondary...)
+	tbl.Init()
 	for _, c := range constraints {
 		if c.Tp == ast.ConstraintCheck {
 			ck, err := d.buildCheck(tbl, c, len(tbl.Checks)+1)
@@ -632,15 +630,15 @@ func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 				return sqlerr.New(sqlerr.ErrDupKeyName, "Duplicate key name '%s'", ix.Name)
 			}
 			tbl.Indexes = append(tbl.Indexes, ix)
-			tbl.init()
+			tbl.Init()
 		}
 		tbl.ForeignKeys = append(tbl.ForeignKeys, fk)
 	}
 	if err := checkAutoIncKey(tbl); err != nil {
 		return err
 	}
-	d.cat.putTable(tbl)
-	return saveTable(d.t, tbl)
+	d.cat.PutTable(tbl)
+	return catalog.SaveTable(d.t, tbl)
 }
 
 func orDefault(s, def string) string {
@@ -650,7 +648,7 @@ func orDefault(s, def string) string {
 	return s
 }
 
-func checkAutoIncKey(tbl *Table) error {
+func checkAutoIncKey(tbl *catalog.Table) error {
 	n := 0
 	for ci, c := range tbl.Columns {
 		if !c.AutoInc || c.Hidden {
@@ -659,7 +657,7 @@ func checkAutoIncKey(tbl *Table) error {
 		n++
 		keyed := false
 		for _, ix := range tbl.Indexes {
-			if len(ix.cols) > 0 && ix.cols[0] == ci {
+			if len(ix.Offsets) > 0 && ix.Offsets[0] == ci {
 				keyed = true
 			}
 		}
@@ -674,8 +672,8 @@ func checkAutoIncKey(tbl *Table) error {
 }
 
 // buildIndex turns a key constraint into an index definition (nil for constraints Kiln ignores).
-func (d *ddlCtx) buildIndex(tbl *Table, c *ast.Constraint) (*Index, error) {
-	ix := &Index{Name: c.Name, KeyVersion: types.CollationKeyVersion}
+func (d *ddlCtx) buildIndex(tbl *catalog.Table, c *ast.Constraint) (*catalog.Index, error) {
+	ix := &catalog.Index{Name: c.Name, KeyVersion: types.CollationKeyVersion}
 	switch c.Tp {
 	case ast.ConstraintPrimaryKey:
 		ix.Primary, ix.Unique, ix.Name, ix.ID = true, true, "PRIMARY", rowenc.PrimaryIndexID
@@ -712,10 +710,10 @@ func (d *ddlCtx) buildIndex(tbl *Table, c *ast.Constraint) (*Index, error) {
 		if k.Length > 0 && (!col.Type.IsString() || !col.Type.IsBlob() && k.Length > col.Type.Len) {
 			return nil, sqlerr.New(sqlerr.ErrWrongSubKey, "Incorrect prefix key; the used key part isn't a string, the used length is longer than the key part, or the storage engine doesn't support unique prefix keys")
 		}
-		ix.Columns = append(ix.Columns, IndexColumn{Col: col.ID, Prefix: k.Length, Desc: k.Desc})
+		ix.Columns = append(ix.Columns, catalog.IndexColumn{Col: col.ID, Prefix: k.Length, Desc: k.Desc})
 	}
 	if ix.Name == "" && !ix.Primary {
-		base := tbl.Columns[tbl.colPos[ix.Columns[0].Col]].Name
+		base := tbl.Columns[tbl.ColPos[ix.Columns[0].Col]].Name
 		ix.Name = base
 		for i := 2; tbl.IndexByName(ix.Name) != nil || d.nameTaken(tbl, ix.Name); i++ {
 			ix.Name = fmt.Sprintf("%s_%d", base, i)
@@ -735,7 +733,7 @@ func (d *ddlCtx) buildIndex(tbl *Table, c *ast.Constraint) (*Index, error) {
 	return ix, nil
 }
 
-func (d *ddlCtx) nameTaken(tbl *Table, name string) bool {
+func (d *ddlCtx) nameTaken(tbl *catalog.Table, name string) bool {
 	for _, n := range d.pending {
 		if strings.EqualFold(n, name) {
 			return true
@@ -744,11 +742,11 @@ func (d *ddlCtx) nameTaken(tbl *Table, name string) bool {
 	return false
 }
 
-func (d *ddlCtx) dropTable(t *Table) {
+func (d *ddlCtx) dropTable(t *catalog.Table) {
 	lo, hi := rowenc.TableSpan(t.ID)
 	d.t.DeleteRange(lo, hi)
 	d.t.Delete(rowenc.TableDefKey(t.ID))
-	d.cat.removeTable(t)
+	d.cat.RemoveTable(t)
 	d.resetAuto = append(d.resetAuto, t.ID)
 }
 
@@ -769,7 +767,7 @@ func (d *ddlCtx) dropTables(x *ast.DropTableStmt) error {
 		return d.dropViews(x)
 	}
 	var missing []string
-	var drop []*Table
+	var drop []*catalog.Table
 	for _, tn := range x.Tables {
 		db := orDefault(tn.Schema.O, d.s.CurDB)
 		if db == "" {
@@ -814,12 +812,12 @@ func (d *ddlCtx) truncate(x *ast.TruncateTableStmt) error {
 	}
 	lo, hi := rowenc.TableSpan(t.ID)
 	d.t.DeleteRange(lo, hi)
-	nt := t.clone()
+	nt := t.Clone()
 	nt.AutoIncBase = 0
 	nt.Version++
-	d.cat.putTable(nt)
+	d.cat.PutTable(nt)
 	d.resetAuto = append(d.resetAuto, t.ID)
-	return saveTable(d.t, nt)
+	return catalog.SaveTable(d.t, nt)
 }
 
 func (d *ddlCtx) rename(x *ast.RenameTableStmt) error {
@@ -836,15 +834,15 @@ func (d *ddlCtx) rename(x *ast.RenameTableStmt) error {
 		if _, ok := d.cat.DB(ndb); !ok {
 			return sqlerr.New(sqlerr.ErrBadDB, "Unknown database '%s'", ndb)
 		}
-		if d.cat.nameTaken(ndb, tt.NewTable.Name.O) {
+		if d.cat.NameTaken(ndb, tt.NewTable.Name.O) {
 			return sqlerr.New(sqlerr.ErrTableExists, "Table '%s' already exists", tt.NewTable.Name.O)
 		}
-		nt := t.clone()
+		nt := t.Clone()
 		nt.DB, nt.Name = ndb, tt.NewTable.Name.O
 		nt.Version++
-		d.cat.removeTable(t)
-		d.cat.putTable(nt)
-		if err := saveTable(d.t, nt); err != nil {
+		d.cat.RemoveTable(t)
+		d.cat.PutTable(nt)
+		if err := catalog.SaveTable(d.t, nt); err != nil {
 			return err
 		}
 		if err := d.renameReferences(t.DB, t.Name, nt.DB, nt.Name); err != nil {
@@ -854,7 +852,7 @@ func (d *ddlCtx) rename(x *ast.RenameTableStmt) error {
 	return nil
 }
 
-func (d *ddlCtx) tableFor(tn *ast.TableName) (*Table, error) {
+func (d *ddlCtx) tableFor(tn *ast.TableName) (*catalog.Table, error) {
 	db := orDefault(tn.Schema.O, d.s.CurDB)
 	if db == "" {
 		return nil, sqlerr.New(sqlerr.ErrNoDB, "No database selected")
@@ -878,7 +876,7 @@ func (d *ddlCtx) createIndex(x *ast.CreateIndexStmt) error {
 	case ast.IndexKeyTypeFulltext:
 		c.Tp = ast.ConstraintFulltext
 	}
-	nt := t.clone()
+	nt := t.Clone()
 	if nt.IndexByName(x.IndexName) != nil {
 		if x.IfNotExists {
 			d.noop = true
@@ -890,8 +888,8 @@ func (d *ddlCtx) createIndex(x *ast.CreateIndexStmt) error {
 }
 
 // addIndexes adds indexes to nt (a clone) and builds their entries from the table's rows.
-func (d *ddlCtx) addIndexes(nt *Table, cs []*ast.Constraint) error {
-	var added []*Index
+func (d *ddlCtx) addIndexes(nt *catalog.Table, cs []*ast.Constraint) error {
+	var added []*catalog.Index
 	for _, c := range cs {
 		ix, err := d.buildIndex(nt, c)
 		if err != nil {
@@ -909,7 +907,7 @@ func (d *ddlCtx) addIndexes(nt *Table, cs []*ast.Constraint) error {
 		nt.Indexes = append(nt.Indexes, ix)
 		added = append(added, ix)
 	}
-	nt.init()
+	nt.Init()
 	if err := checkAutoIncKey(nt); err != nil {
 		return err
 	}
@@ -917,19 +915,19 @@ func (d *ddlCtx) addIndexes(nt *Table, cs []*ast.Constraint) error {
 		return err
 	}
 	nt.Version++
-	d.cat.putTable(nt)
-	return saveTable(d.t, nt)
+	d.cat.PutTable(nt)
+	return catalog.SaveTable(d.t, nt)
 }
 
 // buildEntries adds the building of the given indexes' entries to the DDL's record, as a logical
 // operation that every node executes when it applies the record (so the log holds a small record, not
 // one entry per row). Uniqueness is checked here, before anything is logged, failing on duplicates
 // with 1062 as MySQL's ALTER does: a logged record can no longer fail.
-func (d *ddlCtx) buildEntries(nt *Table, ixs []*Index) error {
+func (d *ddlCtx) buildEntries(nt *catalog.Table, ixs []*catalog.Index) error {
 	if len(ixs) == 0 {
 		return nil
 	}
-	var unique []*Index
+	var unique []*catalog.Index
 	for _, ix := range ixs {
 		if ix.Unique {
 			unique = append(unique, ix)
@@ -1023,16 +1021,16 @@ func (d *ddlCtx) dropIndex(x *ast.DropIndexStmt) error {
 	if err != nil {
 		return err
 	}
-	nt := t.clone()
+	nt := t.Clone()
 	if err := d.dropIndexFrom(nt, x.IndexName, x.IfExists); err != nil || d.noop {
 		return err
 	}
 	nt.Version++
-	d.cat.putTable(nt)
-	return saveTable(d.t, nt)
+	d.cat.PutTable(nt)
+	return catalog.SaveTable(d.t, nt)
 }
 
-func (d *ddlCtx) dropIndexFrom(nt *Table, name string, ifExists bool) error {
+func (d *ddlCtx) dropIndexFrom(nt *catalog.Table, name string, ifExists bool) error {
 	for i, ix := range nt.Indexes {
 		if strings.EqualFold(ix.Name, name) {
 			if ix.Primary {
@@ -1044,7 +1042,7 @@ func (d *ddlCtx) dropIndexFrom(nt *Table, name string, ifExists bool) error {
 			lo, hi := rowenc.IndexSpan(nt.ID, ix.ID)
 			d.t.DeleteRange(lo, hi)
 			nt.Indexes = append(nt.Indexes[:i], nt.Indexes[i+1:]...)
-			nt.init()
+			nt.Init()
 			return checkAutoIncKey(nt)
 		}
 	}
@@ -1060,7 +1058,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 	if err != nil {
 		return err
 	}
-	nt := t.clone()
+	nt := t.Clone()
 	var addIdx []*ast.Constraint
 	for _, spec := range x.Specs {
 		switch spec.Tp {
@@ -1085,7 +1083,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 				}
 				// Existing rows read the new column as Absent: no row is rewritten.
 				pos := len(nt.Columns)
-				if nt.hiddenPK {
+				if nt.HiddenPK {
 					pos-- // keep the hidden row id last
 				}
 				if spec.Position != nil {
@@ -1100,8 +1098,8 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 						pos = ai + 1
 					}
 				}
-				nt.Columns = append(nt.Columns[:pos], append([]*Column{col}, nt.Columns[pos:]...)...)
-				nt.init()
+				nt.Columns = append(nt.Columns[:pos], append([]*catalog.Column{col}, nt.Columns[pos:]...)...)
+				nt.Init()
 				for _, k := range keys {
 					addIdx = append(addIdx, k)
 				}
@@ -1123,17 +1121,17 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 					}
 				}
 			}
-			for _, r := range d.cat.referencing(nt.DB, nt.Name) {
-				for _, n := range r.fk.RefCols {
-					if strings.EqualFold(n, name) && r.child.ID != nt.ID {
-						return sqlerr.New(sqlerr.ErrFKColumnCannotDrop, "Cannot drop column '%s': needed in a foreign key constraint '%s' of table '%s'", name, r.fk.Name, r.child.Name)
+			for _, r := range d.cat.Referencing(nt.DB, nt.Name) {
+				for _, n := range r.FK.RefCols {
+					if strings.EqualFold(n, name) && r.Child.ID != nt.ID {
+						return sqlerr.New(sqlerr.ErrFKColumnCannotDrop, "Cannot drop column '%s': needed in a foreign key constraint '%s' of table '%s'", name, r.FK.Name, r.Child.Name)
 					}
 				}
 			}
-			var rebuild []*Index
+			var rebuild []*catalog.Index
 			for i := 0; i < len(nt.Indexes); i++ {
 				ix := nt.Indexes[i]
-				var keep []IndexColumn
+				var keep []catalog.IndexColumn
 				for _, ic := range ix.Columns {
 					if ic.Col != colID {
 						keep = append(keep, ic)
@@ -1152,13 +1150,13 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 					i--
 					continue
 				}
-				nix := &Index{ID: nt.NextIndexID, Name: ix.Name, Unique: ix.Unique, Columns: keep, KeyVersion: types.CollationKeyVersion}
+				nix := &catalog.Index{ID: nt.NextIndexID, Name: ix.Name, Unique: ix.Unique, Columns: keep, KeyVersion: types.CollationKeyVersion}
 				nt.NextIndexID++
 				nt.Indexes[i] = nix
 				rebuild = append(rebuild, nix)
 			}
 			nt.Columns = append(nt.Columns[:ci], nt.Columns[ci+1:]...)
-			nt.init()
+			nt.Init()
 			if err := d.buildEntries(nt, rebuild); err != nil {
 				return err
 			}
@@ -1236,10 +1234,10 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 				return err
 			}
 			ndb := orDefault(spec.NewTable.Schema.O, nt.DB)
-			if d.cat.nameTaken(ndb, spec.NewTable.Name.O) {
+			if d.cat.NameTaken(ndb, spec.NewTable.Name.O) {
 				return sqlerr.New(sqlerr.ErrTableExists, "Table '%s' already exists", spec.NewTable.Name.O)
 			}
-			d.cat.removeTable(t)
+			d.cat.RemoveTable(t)
 			for _, fk := range nt.ForeignKeys {
 				if strings.EqualFold(fk.RefDB, nt.DB) && strings.EqualFold(fk.RefTable, nt.Name) {
 					fk.RefDB, fk.RefTable = ndb, spec.NewTable.Name.O
@@ -1280,7 +1278,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 			if err := renameColumn(nt, spec.OldColumnName.Name.O, spec.NewColumnName.Name.O); err != nil {
 				return err
 			}
-			nt.init()
+			nt.Init()
 		case ast.AlterTableAlterColumn:
 			if err := d.alterColumnDefault(nt, spec); err != nil {
 				return err
@@ -1311,9 +1309,9 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 		return d.addIndexes(nt, addIdx)
 	}
 	nt.Version++
-	nt.init()
-	d.cat.putTable(nt)
-	return saveTable(d.t, nt)
+	nt.Init()
+	d.cat.PutTable(nt)
+	return catalog.SaveTable(d.t, nt)
 }
 
 // ddlDatabases lists, sorted and lower-case, the databases a DDL statement changes.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -22,7 +23,7 @@ import (
 // operation replayed from the rows, because the rows themselves change.
 
 // changeColumn replaces column oldName of nt with the definition cd (MODIFY keeps the name).
-func (d *ddlCtx) changeColumn(nt *Table, oldName string, cd *ast.ColumnDef, pos *ast.ColumnPosition) ([]*ast.Constraint, error) {
+func (d *ddlCtx) changeColumn(nt *catalog.Table, oldName string, cd *ast.ColumnDef, pos *ast.ColumnPosition) ([]*ast.Constraint, error) {
 	ci := nt.Col(oldName)
 	if ci < 0 || nt.Columns[ci].Hidden {
 		return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in '%s'", oldName, nt.Name)
@@ -57,7 +58,7 @@ func (d *ddlCtx) changeColumn(nt *Table, oldName string, cd *ast.ColumnDef, pos 
 			return nil, err
 		}
 	}
-	nt.init()
+	nt.Init()
 	if reflect.DeepEqual(old.Type, col.Type) && (old.NotNull || !col.NotNull) {
 		col.Absent = old.Absent
 		return keys, nil
@@ -67,9 +68,9 @@ func (d *ddlCtx) changeColumn(nt *Table, oldName string, cd *ast.ColumnDef, pos 
 }
 
 // moveColumn moves nt.Columns[ci] to FIRST or AFTER another column.
-func moveColumn(nt *Table, ci int, pos *ast.ColumnPosition) error {
+func moveColumn(nt *catalog.Table, ci int, pos *ast.ColumnPosition) error {
 	col := nt.Columns[ci]
-	rest := append(append([]*Column{}, nt.Columns[:ci]...), nt.Columns[ci+1:]...)
+	rest := append(append([]*catalog.Column{}, nt.Columns[:ci]...), nt.Columns[ci+1:]...)
 	at := 0
 	if pos.Tp == ast.ColumnPositionAfter {
 		at = -1
@@ -82,12 +83,12 @@ func moveColumn(nt *Table, ci int, pos *ast.ColumnPosition) error {
 			return sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in '%s'", pos.RelativeColumn.Name.O, nt.Name)
 		}
 	}
-	nt.Columns = append(rest[:at], append([]*Column{col}, rest[at:]...)...)
+	nt.Columns = append(rest[:at], append([]*catalog.Column{col}, rest[at:]...)...)
 	return nil
 }
 
 // renameColumn is RENAME COLUMN a TO b.
-func renameColumn(nt *Table, from, to string) error {
+func renameColumn(nt *catalog.Table, from, to string) error {
 	ci := nt.Col(from)
 	if ci < 0 || nt.Columns[ci].Hidden {
 		return sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in '%s'", from, nt.Name)
@@ -105,7 +106,7 @@ func renameColumn(nt *Table, from, to string) error {
 }
 
 // alterColumnDefault is ALTER COLUMN c SET DEFAULT v / DROP DEFAULT.
-func (d *ddlCtx) alterColumnDefault(nt *Table, spec *ast.AlterTableSpec) error {
+func (d *ddlCtx) alterColumnDefault(nt *catalog.Table, spec *ast.AlterTableSpec) error {
 	cd := spec.NewColumns[0]
 	ci := nt.Col(cd.Name.Name.O)
 	if ci < 0 || nt.Columns[ci].Hidden {
@@ -158,12 +159,12 @@ func (r *rewriter) add(table uint64, colID uint32) {
 // the rows and the entries of the indexes that hold a changed column (all secondary indexes if the
 // primary key holds one, since their entries carry the primary key). Those indexes get new ids: the
 // old entries go with one range deletion. Uniqueness is checked as the new keys are made.
-func (d *ddlCtx) rewriteRows(old, nt *Table, changed []uint32) error {
+func (d *ddlCtx) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 	isChanged := map[uint32]bool{}
 	for _, id := range changed {
 		isChanged[id] = true
 	}
-	touches := func(ix *Index) bool {
+	touches := func(ix *catalog.Index) bool {
 		for _, ic := range ix.Columns {
 			if isChanged[ic.Col] {
 				return true
@@ -172,7 +173,7 @@ func (d *ddlCtx) rewriteRows(old, nt *Table, changed []uint32) error {
 		return false
 	}
 	pkChanged := touches(nt.Indexes[0])
-	var rebuild []*Index
+	var rebuild []*catalog.Index
 	for i, ix := range nt.Indexes {
 		if ix.Primary || !(pkChanged || touches(ix)) {
 			continue
@@ -186,7 +187,7 @@ func (d *ddlCtx) rewriteRows(old, nt *Table, changed []uint32) error {
 		nt.Indexes[i] = &nix
 		rebuild = append(rebuild, &nix)
 	}
-	nt.init()
+	nt.Init()
 	// The session's conversion rules, read once for all rows.
 	base := types.ConvertCtx{Strict: d.s.strict(), NoZeroDate: d.s.sqlModeHas("NO_ZERO_DATE"), NoZeroInDate: d.s.sqlModeHas("NO_ZERO_IN_DATE")}
 	lo, hi := rowenc.IndexSpan(old.ID, rowenc.PrimaryIndexID)
@@ -214,7 +215,7 @@ func (d *ddlCtx) rewriteRows(old, nt *Table, changed []uint32) error {
 		}
 		row := make([]types.Value, len(nt.Columns))
 		for j, c := range nt.Columns {
-			if p := old.colPos[c.ID]; p >= 0 {
+			if p := old.ColPos[c.ID]; p >= 0 {
 				row[j] = orow[p]
 			} else {
 				row[j] = c.Absent
@@ -276,7 +277,7 @@ func (d *ddlCtx) rewriteRows(old, nt *Table, changed []uint32) error {
 // convertForAlter converts one stored value to a changed column: INSERT's conversion, except that
 // a NULL going into a NOT NULL column is 1138 (strict) or the type's implicit default with a 1265
 // warning, as MySQL's ALTER reports it.
-func (d *ddlCtx) convertForAlter(v types.Value, c *Column, cc types.ConvertCtx, row int) (types.Value, error) {
+func (d *ddlCtx) convertForAlter(v types.Value, c *catalog.Column, cc types.ConvertCtx, row int) (types.Value, error) {
 	if v.IsNull() {
 		if !c.NotNull {
 			return v, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -37,7 +38,7 @@ func (s *Session) runDML(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 	return w.OK(ok, more)
 }
 
-func (s *Session) tableRef(n ast.ResultSetNode) (*Table, string, error) {
+func (s *Session) tableRef(n ast.ResultSetNode) (*catalog.Table, string, error) {
 	var tn *ast.TableName
 	alias := ""
 	switch x := n.(type) {
@@ -68,7 +69,7 @@ func (s *Session) tableRef(n ast.ResultSetNode) (*Table, string, error) {
 	return tbl, alias, nil
 }
 
-func (s *Session) lookupTable(db, name string) (*Table, error) {
+func (s *Session) lookupTable(db, name string) (*catalog.Table, error) {
 	if db == "" {
 		db = s.CurDB
 		if db == "" {
@@ -89,7 +90,7 @@ func (s *Session) lookupTable(db, name string) (*Table, error) {
 }
 
 // tableScope is the scope of one table's row.
-func tableScope(tbl *Table, alias string) *scope {
+func tableScope(tbl *catalog.Table, alias string) *scope {
 	sc := &scope{}
 	for _, c := range tbl.Columns {
 		name := c.Name
@@ -241,7 +242,7 @@ type assignment struct {
 type inserter struct {
 	env              *Env
 	s                *Session
-	tbl              *Table
+	tbl              *catalog.Table
 	ignore, replace  bool
 	strict           bool
 	modeLoaded       bool // noZeroDate and noZeroInDate hold the session's sql_mode flags
@@ -300,7 +301,7 @@ func (ins *inserter) insertValues(cols []int, vals []types.Value, isDefault []bo
 	return ins.write(row)
 }
 
-func (ins *inserter) convert(v types.Value, col *Column) (types.Value, error) {
+func (ins *inserter) convert(v types.Value, col *catalog.Column) (types.Value, error) {
 	if v.IsNull() {
 		if col.NotNull && !col.AutoInc {
 			if ins.strict {
@@ -326,7 +327,7 @@ func (ins *inserter) convert(v types.Value, col *Column) (types.Value, error) {
 }
 
 // implicitDefault is the value MySQL uses for a NOT NULL column without a default outside strict mode.
-func implicitDefault(col *Column) types.Value {
+func implicitDefault(col *catalog.Column) types.Value {
 	t := &col.Type
 	switch {
 	case t.IsInteger():
@@ -357,7 +358,7 @@ func implicitDefault(col *Column) types.Value {
 	return types.NewString("")
 }
 
-func (ins *inserter) defaultValue(col *Column) (types.Value, error) {
+func (ins *inserter) defaultValue(col *catalog.Column) (types.Value, error) {
 	switch {
 	case col.Hidden || col.AutoInc:
 		return types.Null, nil
@@ -482,7 +483,7 @@ func (ins *inserter) write(row []types.Value) error {
 			} else if ins.s.FoundRowsFlag {
 				ins.affected++ // CLIENT_FOUND_ROWS: an unchanged duplicate counts as found
 			}
-			if ai := tbl.autoInc; ai >= 0 && !tbl.Columns[ai].Hidden && ins.firstAutoID == 0 {
+			if ai := tbl.AutoIncCol; ai >= 0 && !tbl.Columns[ai].Hidden && ins.firstAutoID == 0 {
 				ins.lastExplicitAuto = toUint64(dupRow[ai])
 			}
 			ins.dups++
@@ -499,7 +500,7 @@ func (ins *inserter) write(row []types.Value) error {
 
 // replacesInPlace reports whether REPLACE finds the row it writes already there, under the table's
 // last unique key (visible columns compared).
-func replacesInPlace(tbl *Table, ix *Index, old, row []types.Value) bool {
+func replacesInPlace(tbl *catalog.Table, ix *catalog.Index, old, row []types.Value) bool {
 	last := ix
 	for _, x := range tbl.Indexes {
 		if x.Unique || x.Primary {
@@ -520,9 +521,9 @@ func replacesInPlace(tbl *Table, ix *Index, old, row []types.Value) bool {
 	return true
 }
 
-func dupMessage(tbl *Table, ix *Index, row []types.Value) string {
+func dupMessage(tbl *catalog.Table, ix *catalog.Index, row []types.Value) string {
 	var parts []string
-	for _, ci := range ix.cols {
+	for _, ci := range ix.Offsets {
 		parts = append(parts, types.ToString(row[ci]))
 	}
 	name := ix.Name
@@ -535,7 +536,7 @@ func dupMessage(tbl *Table, ix *Index, row []types.Value) string {
 // findDuplicate locks and checks every unique key the row would take (primary and unique secondary,
 // also when absent, so a concurrent insert of the same key waits for us), and returns the first
 // existing row that holds one of them. skipPK is the row's own primary key when updating.
-func findDuplicate(env *Env, tbl *Table, row []types.Value, skipPK []byte) ([]byte, []types.Value, *Index, error) {
+func findDuplicate(env *Env, tbl *catalog.Table, row []types.Value, skipPK []byte) ([]byte, []types.Value, *catalog.Index, error) {
 	t := env.txn()
 	pk := primaryKey(nil, tbl, row)
 	if skipPK == nil || string(skipPK) != string(pk) {
@@ -573,7 +574,7 @@ func findDuplicate(env *Env, tbl *Table, row []types.Value, skipPK []byte) ([]by
 			continue
 		}
 		part := make([]types.Value, len(tbl.Columns))
-		if err := rowenc.DecodeRow(v, tbl.colPos, part); err != nil {
+		if err := rowenc.DecodeRow(v, tbl.ColPos, part); err != nil {
 			return nil, nil, nil, err
 		}
 		opk := primaryKey(nil, tbl, part)
@@ -601,7 +602,7 @@ func findDuplicate(env *Env, tbl *Table, row []types.Value, skipPK []byte) ([]by
 
 // putRow writes a row and its index entries. old, when set, is the previous version under the same
 // primary key: index entries that did not change are not rewritten.
-func putRow(env *Env, tbl *Table, row []types.Value, old []types.Value) error {
+func putRow(env *Env, tbl *catalog.Table, row []types.Value, old []types.Value) error {
 	if err := checkRow(env, tbl, row); err != nil {
 		return err
 	}
@@ -625,7 +626,7 @@ func putRow(env *Env, tbl *Table, row []types.Value, old []types.Value) error {
 
 // deleteRow removes a row and its index entries, after the foreign keys that reference the table
 // acted on its child rows. The caller holds the row's lock.
-func deleteRow(env *Env, tbl *Table, pk []byte, row []types.Value) error {
+func deleteRow(env *Env, tbl *catalog.Table, pk []byte, row []types.Value) error {
 	if err := onParentChange(env, tbl, row, nil); err != nil {
 		return err
 	}
@@ -633,7 +634,7 @@ func deleteRow(env *Env, tbl *Table, pk []byte, row []types.Value) error {
 }
 
 // removeRow removes a row and its index entries.
-func removeRow(env *Env, tbl *Table, pk []byte, row []types.Value) error {
+func removeRow(env *Env, tbl *catalog.Table, pk []byte, row []types.Value) error {
 	t := env.txn()
 	t.Delete(pk)
 	for _, ix := range tbl.Indexes[1:] {
@@ -644,7 +645,7 @@ func removeRow(env *Env, tbl *Table, pk []byte, row []types.Value) error {
 }
 
 // updateRow replaces old by new (same or different primary key), checking unique keys.
-func updateRow(env *Env, tbl *Table, pk []byte, old, new []types.Value, strict bool, rowNum int) (bool, error) {
+func updateRow(env *Env, tbl *catalog.Table, pk []byte, old, new []types.Value, strict bool, rowNum int) (bool, error) {
 	same := true
 	for i := range old {
 		if old[i].K != new[i].K || types.Compare(old[i], new[i], nil) != 0 && !(old[i].IsNull() && new[i].IsNull()) {
@@ -679,7 +680,7 @@ func updateRow(env *Env, tbl *Table, pk []byte, old, new []types.Value, strict b
 }
 
 // targetPlan plans the row source of UPDATE/DELETE: a locking current read of one table.
-func (s *Session) targetPlan(tbl *Table, alias string, where ast.ExprNode, order *ast.OrderByClause, limit *ast.Limit) (*selectPlan, error) {
+func (s *Session) targetPlan(tbl *catalog.Table, alias string, where ast.ExprNode, order *ast.OrderByClause, limit *ast.Limit) (*selectPlan, error) {
 	sel := &ast.SelectStmt{
 		SelectStmtOpts: &ast.SelectStmtOpts{SQLCache: true},
 		Fields:         &ast.FieldList{Fields: []*ast.SelectField{{WildCard: &ast.WildCardField{}}}},

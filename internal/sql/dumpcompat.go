@@ -11,6 +11,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
@@ -91,7 +92,7 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 						for _, ix := range t.Indexes {
 							typ := "UNIQUE"
 							switch {
-							case ix.Primary && t.hiddenPK:
+							case ix.Primary && t.HiddenPK:
 								continue
 							case ix.Primary:
 								typ = "PRIMARY KEY"
@@ -112,10 +113,10 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 				for _, dbn := range cat.DBNames() {
 					for _, t := range cat.Tables(dbn) {
 						for _, ix := range t.Indexes {
-							if (ix.Primary && t.hiddenPK) || !(ix.Primary || ix.Unique) {
+							if (ix.Primary && t.HiddenPK) || !(ix.Primary || ix.Unique) {
 								continue
 							}
-							for i, ci := range ix.cols {
+							for i, ci := range ix.Offsets {
 								rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(ix.Name), stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal(t.Columns[ci].Name), intVal(int64(i + 1)), types.Null, types.Null, types.Null, types.Null})
 							}
 						}
@@ -258,11 +259,11 @@ func (s *Session) showWhere(pl *selectPlan, where ast.ExprNode) error {
 // autoIncNext is the next AUTO_INCREMENT value of a table as SHOW CREATE TABLE and
 // information_schema.TABLES report it: the counter if this server has used it, else the largest
 // value + 1, and at least the AUTO_INCREMENT table option. 0 if the table has no such column.
-func (s *Session) autoIncNext(env *Env, t *Table) (uint64, error) {
-	if t.autoInc < 0 {
+func (s *Session) autoIncNext(env *Env, t *catalog.Table) (uint64, error) {
+	if t.AutoIncCol < 0 {
 		return 0, nil
 	}
-	col := t.Columns[t.autoInc]
+	col := t.Columns[t.AutoIncCol]
 	db := s.db
 	db.autoMu.Lock()
 	st, ok := db.autoInc[autoKey{t.ID, col.ID}]
@@ -283,7 +284,7 @@ func (s *Session) autoIncNext(env *Env, t *Table) (uint64, error) {
 }
 
 // showCreateDatabase renders SHOW CREATE DATABASE [IF NOT EXISTS] as MySQL 8 does.
-func showCreateDatabase(d *Database, ifNotExists bool) string {
+func showCreateDatabase(d *catalog.Database, ifNotExists bool) string {
 	ine := ""
 	if ifNotExists {
 		ine = "/*!32312 IF NOT EXISTS*/ "
@@ -303,8 +304,8 @@ func dataType(t types.ColType) string {
 
 // autoIncValue is the AUTO_INCREMENT column of information_schema.TABLES and SHOW TABLE STATUS: the
 // next value, or NULL for a table without an AUTO_INCREMENT column.
-func (s *Session) autoIncValue(env *Env, t *Table) (types.Value, error) {
-	if t.autoInc < 0 {
+func (s *Session) autoIncValue(env *Env, t *catalog.Table) (types.Value, error) {
+	if t.AutoIncCol < 0 {
 		return types.Null, nil
 	}
 	n, err := s.autoIncNext(env, t)

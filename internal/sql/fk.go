@@ -2,12 +2,11 @@ package sql
 
 import (
 	"fmt"
-	"sort"
 	"strings"
-	"sync"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -23,17 +22,6 @@ import (
 // both sides, and creates the child's when it is missing); the parent row found is locked shared,
 // so it cannot be deleted under a child row being written, and child rows are locked exclusive
 // before they are acted on.
-
-// ForeignKey is a constraint stored with its child table.
-type ForeignKey struct {
-	Name     string   `json:"name"`
-	Cols     []uint32 `json:"cols"` // child column ids
-	RefDB    string   `json:"ref_db"`
-	RefTable string   `json:"ref_table"`
-	RefCols  []string `json:"ref_cols"` // parent column names (the parent may not exist yet)
-	OnDelete string   `json:"on_delete,omitempty"`
-	OnUpdate string   `json:"on_update,omitempty"`
-}
 
 const maxFKDepth = 15
 
@@ -68,59 +56,16 @@ func (s *Session) fkChecks() bool {
 	return b
 }
 
-// fkRef is a constraint seen from its parent.
-type fkRef struct {
-	child *Table
-	fk    *ForeignKey
-}
-
-// fkIndex is the catalog's reverse map, parent "db\x00table" (lower) -> referencing constraints,
-// built on first use (a catalog is never modified once published).
-type fkIndex struct {
-	once sync.Once
-	refs map[string][]fkRef
-}
-
-func parentKey(db, table string) string { return strings.ToLower(db) + "\x00" + strings.ToLower(table) }
-
-// referencing returns the constraints that name (db, table) as their parent.
-func (c *Catalog) referencing(db, table string) []fkRef {
-	idx := c.fks.Load()
-	if idx == nil {
-		c.fks.CompareAndSwap(nil, &fkIndex{})
-		idx = c.fks.Load()
-	}
-	idx.once.Do(func() {
-		idx.refs = map[string][]fkRef{}
-		for _, m := range c.tables {
-			for _, t := range m {
-				for _, fk := range t.ForeignKeys {
-					k := parentKey(fk.RefDB, fk.RefTable)
-					idx.refs[k] = append(idx.refs[k], fkRef{child: t, fk: fk})
-				}
-			}
-		}
-		// Deterministic order (tables by id, constraints as declared): errors name the same one.
-		for _, rs := range idx.refs {
-			sort.SliceStable(rs, func(i, j int) bool { return rs[i].child.ID < rs[j].child.ID })
-		}
-	})
-	if len(idx.refs) == 0 {
-		return nil // no foreign keys at all: no key to build on every row change
-	}
-	return idx.refs[parentKey(db, table)]
-}
-
 // prefixIndex returns an index of t whose leading columns are exactly cols (in order), preferring
 // the primary key.
-func prefixIndex(t *Table, cols []int) *Index {
+func prefixIndex(t *catalog.Table, cols []int) *catalog.Index {
 	for _, ix := range t.Indexes {
-		if len(ix.cols) < len(cols) {
+		if len(ix.Offsets) < len(cols) {
 			continue
 		}
 		ok := true
 		for i, c := range cols {
-			if ix.cols[i] != c || ix.Columns[i].Prefix > 0 {
+			if ix.Offsets[i] != c || ix.Columns[i].Prefix > 0 {
 				ok = false
 				break
 			}
@@ -133,7 +78,7 @@ func prefixIndex(t *Table, cols []int) *Index {
 }
 
 // fkDesc is the constraint text of 1451/1452 messages.
-func fkDesc(child *Table, fk *ForeignKey) string {
+func fkDesc(child *catalog.Table, fk *catalog.ForeignKey) string {
 	cc, rc := fkColumnLists(child, fk)
 	s := fmt.Sprintf("`%s`.`%s`, CONSTRAINT `%s` FOREIGN KEY (%s) REFERENCES `%s` (%s)", child.DB, child.Name, fk.Name, strings.Join(cc, ", "), fk.RefTable, strings.Join(rc, ", "))
 	if fk.OnDelete != "" {
@@ -145,16 +90,16 @@ func fkDesc(child *Table, fk *ForeignKey) string {
 	return s
 }
 
-func errNoParent(child *Table, fk *ForeignKey) error {
+func errNoParent(child *catalog.Table, fk *catalog.ForeignKey) error {
 	return sqlerr.New(sqlerr.ErrNoReferencedRow, "Cannot add or update a child row: a foreign key constraint fails (%s)", fkDesc(child, fk))
 }
 
-func errHasChildren(child *Table, fk *ForeignKey) error {
+func errHasChildren(child *catalog.Table, fk *catalog.ForeignKey) error {
 	return sqlerr.New(sqlerr.ErrRowIsReferenced, "Cannot delete or update a parent row: a foreign key constraint fails (%s)", fkDesc(child, fk))
 }
 
 // resolveParent returns the parent table and the offsets of the referenced columns.
-func resolveParent(cat *Catalog, fk *ForeignKey) (*Table, []int, bool) {
+func resolveParent(cat *catalog.Catalog, fk *catalog.ForeignKey) (*catalog.Table, []int, bool) {
 	p, ok := cat.Table(fk.RefDB, fk.RefTable)
 	if !ok {
 		return nil, nil, false
@@ -170,26 +115,26 @@ func resolveParent(cat *Catalog, fk *ForeignKey) (*Table, []int, bool) {
 }
 
 // childCols returns the offsets of fk's columns in child.
-func childCols(child *Table, fk *ForeignKey) []int {
+func childCols(child *catalog.Table, fk *catalog.ForeignKey) []int {
 	out := make([]int, len(fk.Cols))
 	for i, id := range fk.Cols {
-		out[i] = child.colPos[id]
+		out[i] = child.ColPos[id]
 	}
 	return out
 }
 
 // keyPrefix encodes vals as the leading key columns of ix (values converted to ix's column types).
-func keyPrefix(t *Table, ix *Index, vals []types.Value) []byte {
+func keyPrefix(t *catalog.Table, ix *catalog.Index, vals []types.Value) []byte {
 	k := rowenc.IndexPrefix(nil, t.ID, ix.ID)
 	for i, v := range vals {
-		k = rowenc.AppendKey(k, v, &t.Columns[ix.cols[i]].Type)
+		k = rowenc.AppendKey(k, v, &t.Columns[ix.Offsets[i]].Type)
 	}
 	return k
 }
 
 // checkParents verifies that every constraint of child has its parent row for row, locking that
 // row shared. changed, when set, limits the check to constraints whose columns changed.
-func checkParents(env *Env, child *Table, row, old []types.Value) error {
+func checkParents(env *Env, child *catalog.Table, row, old []types.Value) error {
 	if len(child.ForeignKeys) == 0 || !env.s.fkChecks() {
 		return nil
 	}
@@ -229,7 +174,7 @@ func checkParents(env *Env, child *Table, row, old []types.Value) error {
 
 // findReferenced reports whether parent has a row whose ix-leading columns equal vals, and locks it
 // shared.
-func findReferenced(env *Env, parent *Table, ix *Index, vals []types.Value) (bool, error) {
+func findReferenced(env *Env, parent *catalog.Table, ix *catalog.Index, vals []types.Value) (bool, error) {
 	t := env.txn()
 	lo := keyPrefix(parent, ix, vals)
 	it, err := t.NewIter(lo, prefixEnd(lo), false, true)
@@ -243,7 +188,7 @@ func findReferenced(env *Env, parent *Table, ix *Index, vals []types.Value) (boo
 	pk := append([]byte(nil), it.Key()...)
 	if !ix.Primary {
 		part := make([]types.Value, len(parent.Columns))
-		if err := rowenc.DecodeRow(it.Value(), parent.colPos, part); err != nil {
+		if err := rowenc.DecodeRow(it.Value(), parent.ColPos, part); err != nil {
 			return false, err
 		}
 		pk = primaryKey(nil, parent, part)
@@ -257,7 +202,7 @@ func findReferenced(env *Env, parent *Table, ix *Index, vals []types.Value) (boo
 
 // childRows returns the child rows (primary key and row) whose fk columns equal vals, locked
 // exclusive.
-func childRows(env *Env, child *Table, fk *ForeignKey, vals []types.Value) ([][]byte, [][]types.Value, error) {
+func childRows(env *Env, child *catalog.Table, fk *catalog.ForeignKey, vals []types.Value) ([][]byte, [][]types.Value, error) {
 	cc := childCols(child, fk)
 	ix := prefixIndex(child, cc)
 	if ix == nil {
@@ -274,7 +219,7 @@ func childRows(env *Env, child *Table, fk *ForeignKey, vals []types.Value) ([][]
 		pk := append([]byte(nil), it.Key()...)
 		if !ix.Primary {
 			part := make([]types.Value, len(child.Columns))
-			if err := rowenc.DecodeRow(it.Value(), child.colPos, part); err != nil {
+			if err := rowenc.DecodeRow(it.Value(), child.ColPos, part); err != nil {
 				it.Close()
 				return nil, nil, err
 			}
@@ -312,8 +257,8 @@ func childRows(env *Env, child *Table, fk *ForeignKey, vals []types.Value) ([][]
 
 // onParentChange applies the constraints that reference parent to a deleted row (new == nil) or an
 // updated one.
-func onParentChange(env *Env, parent *Table, old, new []types.Value) error {
-	refs := env.s.catalog().referencing(parent.DB, parent.Name)
+func onParentChange(env *Env, parent *catalog.Table, old, new []types.Value) error {
+	refs := env.s.catalog().Referencing(parent.DB, parent.Name)
 	if len(refs) == 0 || !env.s.fkChecks() {
 		return nil
 	}
@@ -323,9 +268,9 @@ func onParentChange(env *Env, parent *Table, old, new []types.Value) error {
 	env.fkDepth++
 	defer func() { env.fkDepth-- }()
 	for _, r := range refs {
-		pcols := make([]int, len(r.fk.RefCols))
+		pcols := make([]int, len(r.FK.RefCols))
 		ok := true
-		for i, n := range r.fk.RefCols {
+		for i, n := range r.FK.RefCols {
 			pcols[i] = parent.Col(n)
 			ok = ok && pcols[i] >= 0
 		}
@@ -347,22 +292,22 @@ func onParentChange(env *Env, parent *Table, old, new []types.Value) error {
 			continue
 		}
 		// The child table as the current catalog has it (r.child may be stale after DDL).
-		child, okc := env.s.catalog().TableByID(r.child.ID)
+		child, okc := env.s.catalog().TableByID(r.Child.ID)
 		if !okc {
 			continue
 		}
-		pks, rows, err := childRows(env, child, r.fk, vals)
+		pks, rows, err := childRows(env, child, r.FK, vals)
 		if err != nil {
 			return err
 		}
 		if len(rows) == 0 {
 			continue
 		}
-		rule := r.fk.OnUpdate
+		rule := r.FK.OnUpdate
 		if new == nil {
-			rule = r.fk.OnDelete
+			rule = r.FK.OnDelete
 		}
-		cc := childCols(child, r.fk)
+		cc := childCols(child, r.FK)
 		for i, row := range rows {
 			switch rule {
 			case "CASCADE":
@@ -391,7 +336,7 @@ func onParentChange(env *Env, parent *Table, old, new []types.Value) error {
 				if child.ID == parent.ID && string(pks[i]) == string(primaryKey(nil, parent, old)) {
 					continue // a row referencing itself does not block its own deletion
 				}
-				return errHasChildren(child, r.fk)
+				return errHasChildren(child, r.FK)
 			}
 		}
 	}
@@ -402,7 +347,7 @@ func onParentChange(env *Env, parent *Table, old, new []types.Value) error {
 
 // buildForeignKey validates a FOREIGN KEY clause for table t (being created or altered) and
 // returns the constraint; it makes the child-side index if none fits.
-func (d *ddlCtx) buildForeignKey(t *Table, c *ast.Constraint, n int) (*ForeignKey, *ast.Constraint, error) {
+func (d *ddlCtx) buildForeignKey(t *catalog.Table, c *ast.Constraint, n int) (*catalog.ForeignKey, *ast.Constraint, error) {
 	name := c.Name
 	if name == "" {
 		name = fmt.Sprintf("%s_ibfk_%d", t.Name, n)
@@ -415,7 +360,7 @@ func (d *ddlCtx) buildForeignKey(t *Table, c *ast.Constraint, n int) (*ForeignKe
 			return nil, nil, sqlerr.New(sqlerr.ErrFKDupName, "Duplicate foreign key constraint name '%s'", name)
 		}
 	}
-	fk := &ForeignKey{Name: name, RefDB: orDefault(c.Refer.Table.Schema.O, t.DB), RefTable: c.Refer.Table.Name.O}
+	fk := &catalog.ForeignKey{Name: name, RefDB: orDefault(c.Refer.Table.Schema.O, t.DB), RefTable: c.Refer.Table.Name.O}
 	fk.OnDelete, fk.OnUpdate = refAction(c.Refer.OnDelete, c.Refer.OnUpdate)
 	if fk.OnDelete == "SET DEFAULT" || fk.OnUpdate == "SET DEFAULT" {
 		return nil, nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "SET DEFAULT is not supported by InnoDB foreign keys")
@@ -439,7 +384,7 @@ func (d *ddlCtx) buildForeignKey(t *Table, c *ast.Constraint, n int) (*ForeignKe
 	for _, r := range c.Refer.IndexPartSpecifications {
 		fk.RefCols = append(fk.RefCols, r.Column.Name.O)
 	}
-	var parent *Table
+	var parent *catalog.Table
 	if strings.EqualFold(fk.RefDB, t.DB) && strings.EqualFold(fk.RefTable, t.Name) {
 		parent = t
 	} else if p, ok := d.cat.Table(fk.RefDB, fk.RefTable); ok {
@@ -499,7 +444,7 @@ func fkCompatible(a, b *types.ColType) bool {
 
 // checkExistingRows verifies an added constraint against the table's rows (1452 on the first
 // orphan), as ALTER TABLE ADD FOREIGN KEY does with foreign_key_checks on.
-func (d *ddlCtx) checkExistingRows(t *Table, fk *ForeignKey) error {
+func (d *ddlCtx) checkExistingRows(t *catalog.Table, fk *catalog.ForeignKey) error {
 	if !d.s.fkChecks() {
 		return nil
 	}
@@ -552,55 +497,55 @@ func (d *ddlCtx) checkExistingRows(t *Table, fk *ForeignKey) error {
 
 // checkDropReferenced refuses to drop (or truncate) a table other tables reference, unless
 // foreign_key_checks is off or the children go in the same statement.
-func (d *ddlCtx) checkDropReferenced(t *Table, dropping map[uint64]bool, truncate bool) error {
+func (d *ddlCtx) checkDropReferenced(t *catalog.Table, dropping map[uint64]bool, truncate bool) error {
 	if !d.s.fkChecks() {
 		return nil
 	}
-	for _, r := range d.cat.referencing(t.DB, t.Name) {
-		if r.child.ID == t.ID || dropping[r.child.ID] {
+	for _, r := range d.cat.Referencing(t.DB, t.Name) {
+		if r.Child.ID == t.ID || dropping[r.Child.ID] {
 			continue
 		}
 		if truncate {
-			return sqlerr.New(sqlerr.ErrTruncateIllegalFK, "Cannot truncate a table referenced in a foreign key constraint (%s)", fkDesc(r.child, r.fk))
+			return sqlerr.New(sqlerr.ErrTruncateIllegalFK, "Cannot truncate a table referenced in a foreign key constraint (%s)", fkDesc(r.Child, r.FK))
 		}
-		return sqlerr.New(sqlerr.ErrFKCannotDropParent, "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.", t.Name, r.fk.Name, r.child.Name)
+		return sqlerr.New(sqlerr.ErrFKCannotDropParent, "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.", t.Name, r.FK.Name, r.Child.Name)
 	}
 	return nil
 }
 
 // fkNeedsIndex reports the constraint (of t or referencing t) that needs index ix, if any.
-func (d *ddlCtx) fkNeedsIndex(t *Table, ix *Index) string {
+func (d *ddlCtx) fkNeedsIndex(t *catalog.Table, ix *catalog.Index) string {
 	for _, fk := range t.ForeignKeys {
 		cc := childCols(t, fk)
 		if covers(ix, cc) && countCovering(t, cc) == 1 {
 			return fk.Name
 		}
 	}
-	for _, r := range d.cat.referencing(t.DB, t.Name) {
+	for _, r := range d.cat.Referencing(t.DB, t.Name) {
 		var pcols []int
-		for _, n := range r.fk.RefCols {
+		for _, n := range r.FK.RefCols {
 			pcols = append(pcols, t.Col(n))
 		}
 		if covers(ix, pcols) && countCovering(t, pcols) == 1 {
-			return r.fk.Name
+			return r.FK.Name
 		}
 	}
 	return ""
 }
 
-func covers(ix *Index, cols []int) bool {
-	if len(ix.cols) < len(cols) {
+func covers(ix *catalog.Index, cols []int) bool {
+	if len(ix.Offsets) < len(cols) {
 		return false
 	}
 	for i, c := range cols {
-		if ix.cols[i] != c {
+		if ix.Offsets[i] != c {
 			return false
 		}
 	}
 	return true
 }
 
-func countCovering(t *Table, cols []int) int {
+func countCovering(t *catalog.Table, cols []int) int {
 	n := 0
 	for _, ix := range t.Indexes {
 		if covers(ix, cols) {
@@ -611,7 +556,7 @@ func countCovering(t *Table, cols []int) int {
 }
 
 // showForeignKeys renders the CONSTRAINT lines of SHOW CREATE TABLE.
-func showForeignKeys(t *Table) []string {
+func showForeignKeys(t *catalog.Table) []string {
 	var out []string
 	for _, fk := range t.ForeignKeys {
 		cc, rc := fkColumnLists(t, fk)
@@ -634,20 +579,20 @@ func showForeignKeys(t *Table) []string {
 // renameReferences points the constraints that reference (db, name) at its new name, as InnoDB
 // does when a parent table is renamed.
 func (d *ddlCtx) renameReferences(db, name, ndb, nname string) error {
-	for _, r := range d.cat.referencing(db, name) {
-		child, ok := d.cat.TableByID(r.child.ID)
+	for _, r := range d.cat.Referencing(db, name) {
+		child, ok := d.cat.TableByID(r.Child.ID)
 		if !ok {
 			continue
 		}
-		nc := child.clone()
+		nc := child.Clone()
 		for _, fk := range nc.ForeignKeys {
 			if strings.EqualFold(fk.RefDB, db) && strings.EqualFold(fk.RefTable, name) {
 				fk.RefDB, fk.RefTable = ndb, nname
 			}
 		}
 		nc.Version++
-		d.cat.putTable(nc)
-		if err := saveTable(d.t, nc); err != nil {
+		d.cat.PutTable(nc)
+		if err := catalog.SaveTable(d.t, nc); err != nil {
 			return err
 		}
 	}
@@ -655,9 +600,9 @@ func (d *ddlCtx) renameReferences(db, name, ndb, nname string) error {
 }
 
 // fkColumnLists returns a constraint's child and parent columns, quoted.
-func fkColumnLists(child *Table, fk *ForeignKey) (cc, rc []string) {
+func fkColumnLists(child *catalog.Table, fk *catalog.ForeignKey) (cc, rc []string) {
 	for _, id := range fk.Cols {
-		if p := child.colPos[id]; p >= 0 {
+		if p := child.ColPos[id]; p >= 0 {
 			cc = append(cc, "`"+child.Columns[p].Name+"`")
 		}
 	}

@@ -63,11 +63,11 @@ func newGroupCheck(sc *scope, pl *selectPlan, sel *ast.SelectStmt, groupNodes []
 		}
 		tbl := lv.acc.tbl
 		for _, ix := range tbl.Indexes {
-			if !ix.Unique || (ix.Primary && tbl.hiddenPK) {
+			if !ix.Unique || (ix.Primary && tbl.HiddenPK) {
 				continue
 			}
 			all := true
-			for _, ci := range ix.cols {
+			for _, ci := range ix.Offsets {
 				if !tbl.Columns[ci].NotNull || !g.grouped[lv.off+ci] {
 					all = false
 					break

@@ -6,6 +6,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
@@ -13,7 +14,7 @@ import (
 // information_schema.COLUMNS (which JDBC's DatabaseMetaData reads).
 
 // viewColumns plans a view to learn its columns.
-func (s *Session) viewColumns(v *View) ([]proto.Column, error) {
+func (s *Session) viewColumns(v *catalog.View) ([]proto.Column, error) {
 	sp, err := (&planner{s: s}).planView(v, 0)
 	if err != nil {
 		return nil, err
@@ -102,7 +103,7 @@ func refRule(r string) string {
 }
 
 // fkConstraintRows returns TABLE_CONSTRAINTS rows for t's foreign keys.
-func fkConstraintRows(t *Table) [][]types.Value {
+func fkConstraintRows(t *catalog.Table) [][]types.Value {
 	var rows [][]types.Value
 	for _, fk := range t.ForeignKeys {
 		rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(fk.Name), stringVal(t.DB), stringVal(t.Name), stringVal("FOREIGN KEY"), stringVal("YES")})
@@ -118,11 +119,11 @@ func fkConstraintRows(t *Table) [][]types.Value {
 }
 
 // fkKeyUsageRows returns KEY_COLUMN_USAGE rows for t's foreign keys.
-func fkKeyUsageRows(t *Table) [][]types.Value {
+func fkKeyUsageRows(t *catalog.Table) [][]types.Value {
 	var rows [][]types.Value
 	for _, fk := range t.ForeignKeys {
 		for i, id := range fk.Cols {
-			p := t.colPos[id]
+			p := t.ColPos[id]
 			if p < 0 {
 				continue
 			}
@@ -133,7 +134,7 @@ func fkKeyUsageRows(t *Table) [][]types.Value {
 }
 
 // referentialRows returns REFERENTIAL_CONSTRAINTS rows for every foreign key in cat.
-func referentialRows(cat *Catalog) [][]types.Value {
+func referentialRows(cat *catalog.Catalog) [][]types.Value {
 	var rows [][]types.Value
 	for _, dbn := range cat.DBNames() {
 		for _, t := range cat.Tables(dbn) {
@@ -152,7 +153,7 @@ func referentialRows(cat *Catalog) [][]types.Value {
 }
 
 // viewRows returns information_schema.VIEWS rows.
-func viewRows(cat *Catalog) [][]types.Value {
+func viewRows(cat *catalog.Catalog) [][]types.Value {
 	var rows [][]types.Value
 	for _, dbn := range cat.DBNames() {
 		for _, v := range cat.Views(dbn) {
@@ -164,7 +165,7 @@ func viewRows(cat *Catalog) [][]types.Value {
 
 // viewTableRows returns information_schema.TABLES rows for views (MySQL: NULL storage fields,
 // comment 'VIEW').
-func viewTableRows(cat *Catalog, dbn string) [][]types.Value {
+func viewTableRows(cat *catalog.Catalog, dbn string) [][]types.Value {
 	var rows [][]types.Value
 	for _, v := range cat.Views(dbn) {
 		r := []types.Value{stringVal("def"), stringVal(v.DB), stringVal(v.Name), stringVal("VIEW")}
@@ -178,15 +179,15 @@ func viewTableRows(cat *Catalog, dbn string) [][]types.Value {
 }
 
 // viewAsTable describes a view as a table without indexes (for SHOW COLUMNS).
-func (s *Session) viewAsTable(v *View) (*Table, error) {
+func (s *Session) viewAsTable(v *catalog.View) (*catalog.Table, error) {
 	cols, err := s.viewColumns(v)
 	if err != nil {
 		return nil, err
 	}
-	t := &Table{DB: v.DB, Name: v.Name}
+	t := &catalog.Table{DB: v.DB, Name: v.Name}
 	for i, pc := range cols {
-		t.Columns = append(t.Columns, &Column{ID: uint32(i + 1), Name: pc.Name, Type: colTypeOf(pc), NotNull: pc.Flags&uint16(mysql.NotNullFlag) != 0})
+		t.Columns = append(t.Columns, &catalog.Column{ID: uint32(i + 1), Name: pc.Name, Type: colTypeOf(pc), NotNull: pc.Flags&uint16(mysql.NotNullFlag) != 0})
 	}
-	t.init()
+	t.Init()
 	return t, nil
 }

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/encoding/charmap"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -635,7 +636,7 @@ func (s *Session) loadDataScoped(env *Env, x *ast.LoadDataStmt, opener LocalFile
 }
 
 // compileLoadSets compiles the SET clause against the table's row, marking the columns it sets.
-func (s *Session) compileLoadSets(tbl *Table, list []*ast.Assignment, inSet []bool) ([]assignment, error) {
+func (s *Session) compileLoadSets(tbl *catalog.Table, list []*ast.Assignment, inSet []bool) ([]assignment, error) {
 	c := (&planner{s: s}).newCompiler(tableScope(tbl, tbl.Name))
 	var sets []assignment
 	for _, a := range list {
@@ -669,7 +670,7 @@ func (s *Session) compileLoadSets(tbl *Table, list []*ast.Assignment, inSet []bo
 type loader struct {
 	s       *Session
 	env     *Env
-	tbl     *Table
+	tbl     *catalog.Table
 	ins     *inserter
 	fr      *fieldReader
 	decode  loadDecoder
@@ -810,7 +811,7 @@ func (l *loader) assign(t loadTarget, rowNum int) error {
 
 // nullValue is what \N gives a column: NULL, or for a NOT NULL column its implicit default with
 // warning 1263 (the current time for a TIMESTAMP, a new value for AUTO_INCREMENT).
-func (l *loader) nullValue(col *Column, rowNum int) (types.Value, error) {
+func (l *loader) nullValue(col *catalog.Column, rowNum int) (types.Value, error) {
 	if !col.NotNull || col.AutoInc {
 		return types.Null, nil
 	}
@@ -825,7 +826,7 @@ func (l *loader) nullValue(col *Column, rowNum int) (types.Value, error) {
 // missingValue is what a column whose field is missing from the line gets: MySQL resets it, which
 // is NULL when the column's default is NULL and the type's zero value otherwise (not the column's
 // default), the current time for a TIMESTAMP NOT NULL, a new value for AUTO_INCREMENT.
-func (l *loader) missingValue(col *Column) types.Value {
+func (l *loader) missingValue(col *catalog.Column) types.Value {
 	switch {
 	case col.AutoInc:
 		return types.Null

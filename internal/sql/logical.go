@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kiln-db/kiln/internal/engine"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/txn"
 )
@@ -37,14 +38,14 @@ func applyBuildIndexes(payload []byte, eng *engine.Engine, b txn.Batch) error {
 	if err := json.Unmarshal(payload, &op); err != nil {
 		return fmt.Errorf("decode build-indexes: %w", err)
 	}
-	var tbl Table
+	var tbl catalog.Table
 	if err := json.Unmarshal(op.Table, &tbl); err != nil {
 		return fmt.Errorf("decode build-indexes table: %w", err)
 	}
-	tbl.init()
-	var ixs []*Index
+	tbl.Init()
+	var ixs []*catalog.Index
 	for _, id := range op.Indexes {
-		var found *Index
+		var found *catalog.Index
 		for _, ix := range tbl.Indexes {
 			if ix.ID == id {
 				found = ix

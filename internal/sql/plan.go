@@ -12,6 +12,7 @@ import (
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -224,7 +225,7 @@ type selectBuilder struct {
 	parent *scope // enclosing query block, for correlated references
 	pl     *selectPlan
 	sc     *scope
-	cat    *Catalog // the catalog as of the last metadata lock taken
+	cat    *catalog.Catalog // the catalog as of the last metadata lock taken
 
 	items []fromItem // FROM items in nested-loop order
 	order []int      // order[level] is the FROM item's written position; nil: as written
@@ -998,7 +999,7 @@ func resultColumn(name string, sc *scopeCol, t types.ColType) proto.Column {
 			col.Flags |= uint16(mysql.NotNullFlag)
 		}
 		if sc.col != nil {
-			col.Flags |= sc.col.keyFlags
+			col.Flags |= sc.col.KeyFlags
 		}
 	}
 	if t.IsBlob() || t.Tp == mysql.TypeJSON {

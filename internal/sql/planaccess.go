@@ -8,6 +8,8 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 )
 
 // refsOf returns the FROM levels an expression reads, and false if it contains something whose
@@ -67,7 +69,7 @@ type orBound struct {
 // level's conditions bind it with. Each access kind below fills one in; scoreCandidate scores them
 // all by one rule and chooseAccess keeps the best.
 type accessCandidate struct {
-	ix       *Index
+	ix       *catalog.Index
 	kind     accessKind
 	eq       []Expr // values for the leading index columns (accPoint: all of them)
 	in       []Expr // accBatch: the IN list on the next column
@@ -130,7 +132,7 @@ func scoreCandidate(c *accessCandidate) int {
 		s = scorePointGet
 	case accBatch:
 		s = scorePerEqColumn*n + scoreNextIn
-		if (c.ix.Primary || c.ix.Unique) && n == len(c.ix.cols)-1 {
+		if (c.ix.Primary || c.ix.Unique) && n == len(c.ix.Offsets)-1 {
 			s = scoreUniqueBatch
 		}
 	case accRanges:
@@ -157,12 +159,12 @@ type accessChooser struct {
 	li      int
 	lv      *level
 	sc      *scope
-	tbl     *Table
-	before  uint64          // levels whose values are known when this one opens
-	bounds  []bound         // single-column conditions usable as index bounds
-	ors     []orBound       // ORs of ranges on one column
-	allowed map[*Index]bool // what the index hints leave
-	forced  bool            // FORCE INDEX: an unbounded secondary index is read rather than the table
+	tbl     *catalog.Table
+	before  uint64                  // levels whose values are known when this one opens
+	bounds  []bound                 // single-column conditions usable as index bounds
+	ors     []orBound               // ORs of ranges on one column
+	allowed map[*catalog.Index]bool // what the index hints leave
+	forced  bool                    // FORCE INDEX: an unbounded secondary index is read rather than the table
 }
 
 // chooseAccess picks the access path of level li from its conditions, index hints and ORDER BY:
@@ -176,7 +178,7 @@ type accessChooser struct {
 func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
 	lv := pl.levels[li]
 	ch := accessChooser{pl: pl, li: li, lv: lv, sc: sc, tbl: lv.acc.tbl, before: uint64(1)<<uint(li) - 1,
-		allowed: map[*Index]bool{}}
+		allowed: map[*catalog.Index]bool{}}
 	ch.bounds = ch.collectBounds()
 	var orsBuf [1]orBound // the usual case, on the stack
 	ch.ors = ch.collectOrBounds(orsBuf[:0])
@@ -336,7 +338,7 @@ func (ch *accessChooser) leafRanges(e Expr) (int, []orRange, bool) {
 // indexHints applies USE / FORCE / IGNORE INDEX to allowed (which starts as every index of tbl):
 // USE and FORCE with names keep only the named indexes, IGNORE removes its names. It reports
 // whether FORCE INDEX was given.
-func indexHints(allowed map[*Index]bool, tbl *Table, hints []*ast.IndexHint) (forced bool) {
+func indexHints(allowed map[*catalog.Index]bool, tbl *catalog.Table, hints []*ast.IndexHint) (forced bool) {
 	for _, ix := range tbl.Indexes {
 		allowed[ix] = true
 	}
@@ -371,12 +373,12 @@ func indexHints(allowed map[*Index]bool, tbl *Table, hints []*ast.IndexHint) (fo
 
 // indexCandidate builds the candidate of one index: equality on its leading columns, then the
 // best kind of access the bounds allow, scored. It returns nil when the index does not help.
-func (ch *accessChooser) indexCandidate(ix *Index) *accessCandidate {
+func (ch *accessChooser) indexCandidate(ix *catalog.Index) *accessCandidate {
 	c := &accessCandidate{ix: ix, kind: accRange}
 	ch.eqPrefix(c)
-	if n := len(c.eq); n == len(ix.cols) {
+	if n := len(c.eq); n == len(ix.Offsets) {
 		ch.pointGet(c)
-	} else if next := ix.cols[n]; !ch.batchPointGet(c, next) && !ch.rangeScan(c, next) {
+	} else if next := ix.Offsets[n]; !ch.batchPointGet(c, next) && !ch.rangeScan(c, next) {
 		ch.multiRangeScan(c, next)
 	}
 	if !ix.Primary {
@@ -393,7 +395,7 @@ func (ch *accessChooser) indexCandidate(ix *Index) *accessCandidate {
 
 // eqPrefix binds the leading index columns that have an equality (or a one-value IN list).
 func (ch *accessChooser) eqPrefix(c *accessCandidate) {
-	for _, colOff := range c.ix.cols {
+	for _, colOff := range c.ix.Offsets {
 		var eq *bound
 		for bi := range ch.bounds {
 			b := &ch.bounds[bi]
@@ -464,10 +466,10 @@ func (ch *accessChooser) multiRangeScan(c *accessCandidate, colOff int) {
 
 // covers reports whether a secondary index (with the primary key columns every entry carries)
 // holds every column of the level the query reads: an index-only read, no lookup per row.
-func (ch *accessChooser) covers(ix *Index) bool {
+func (ch *accessChooser) covers(ix *catalog.Index) bool {
 	pk := ch.tbl.Indexes[0]
 	for i := ch.lv.off; i < ch.lv.off+ch.lv.width; i++ {
-		if co := i - ch.lv.off; ch.sc.cols[i].used && !slices.Contains(ix.cols, co) && !slices.Contains(pk.cols, co) {
+		if co := i - ch.lv.off; ch.sc.cols[i].used && !slices.Contains(ix.Offsets, co) && !slices.Contains(pk.Offsets, co) {
 			return false
 		}
 	}
@@ -532,16 +534,16 @@ func (ch *accessChooser) deliversOrder(c *accessCandidate, orderCols []int) bool
 	withPK := !c.ix.Primary && !c.ix.Unique
 	pos := len(c.eq)
 	for _, oc := range orderCols {
-		if slices.Contains(c.ix.cols[:len(c.eq)], oc) {
+		if slices.Contains(c.ix.Offsets[:len(c.eq)], oc) {
 			continue
 		}
 		var col int
 		var prefix bool
 		switch {
-		case pos < len(c.ix.cols):
-			col, prefix = c.ix.cols[pos], c.ix.Columns[pos].Prefix > 0
-		case withPK && pos < len(c.ix.cols)+len(pk.cols):
-			col, prefix = pk.cols[pos-len(c.ix.cols)], pk.Columns[pos-len(c.ix.cols)].Prefix > 0
+		case pos < len(c.ix.Offsets):
+			col, prefix = c.ix.Offsets[pos], c.ix.Columns[pos].Prefix > 0
+		case withPK && pos < len(c.ix.Offsets)+len(pk.Offsets):
+			col, prefix = pk.Offsets[pos-len(c.ix.Offsets)], pk.Columns[pos-len(c.ix.Offsets)].Prefix > 0
 		default:
 			return false
 		}

@@ -15,6 +15,7 @@ import (
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // literal values for the parser
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -81,7 +82,7 @@ func (db *DB) NewSession(connID uint32, user, host, curDB string) *Session {
 		vars: map[string]types.Value{}, userVars: map[string]types.Value{}, stmts: map[uint32]*prepared{},
 		parser: parser.New(), Command: "Sleep", Since: time.Now()}
 	// The account the login matches; the server sets the one the handshake authenticated.
-	if a, ok := db.Catalog().acl.match(user, host); ok {
+	if a, ok := accountsOf(db.Catalog()).match(user, host); ok {
 		s.acctUser, s.acctHost = a.User, a.Host
 	} else {
 		s.acctUser, s.acctHost = user, host
@@ -89,7 +90,7 @@ func (db *DB) NewSession(connID uint32, user, host, curDB string) *Session {
 	return s
 }
 
-func (s *Session) catalog() *Catalog { return s.db.Catalog() }
+func (s *Session) catalog() *catalog.Catalog { return s.db.Catalog() }
 
 // InTxn reports whether an explicit (or autocommit=0) transaction is open.
 func (s *Session) InTxn() bool { return s.txn != nil && s.explicit }

@@ -9,6 +9,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -166,7 +167,7 @@ type colInfo struct {
 	charset, coll types.Value
 }
 
-func columnInfo(t *Table, c *Column) colInfo {
+func columnInfo(t *catalog.Table, c *catalog.Column) colInfo {
 	r := colInfo{def: types.Null, null: "YES", charset: types.Null, coll: types.Null}
 	if c.NotNull {
 		r.null = "NO"
@@ -179,13 +180,13 @@ func columnInfo(t *Table, c *Column) colInfo {
 		}
 	}
 	for _, ix := range t.Indexes {
-		if len(ix.cols) == 0 || t.Columns[ix.cols[0]] != c {
+		if len(ix.Offsets) == 0 || t.Columns[ix.Offsets[0]] != c {
 			continue
 		}
 		switch {
-		case ix.Primary && !t.hiddenPK:
+		case ix.Primary && !t.HiddenPK:
 			r.key = "PRI"
-		case ix.Unique && len(ix.cols) == 1 && r.key == "":
+		case ix.Unique && len(ix.Offsets) == 1 && r.key == "":
 			r.key = "UNI"
 		case r.key == "":
 			r.key = "MUL"
@@ -208,17 +209,17 @@ func columnInfo(t *Table, c *Column) colInfo {
 
 // indexRows: Table, Non_unique, Key_name, Seq_in_index, Column_name, Collation, Cardinality, Sub_part,
 // Packed, Null, Index_type, Comment, Index_comment.
-func indexRows(t *Table) [][]types.Value {
+func indexRows(t *catalog.Table) [][]types.Value {
 	var rows [][]types.Value
 	for _, ix := range t.Indexes {
-		if ix.Primary && t.hiddenPK {
+		if ix.Primary && t.HiddenPK {
 			continue
 		}
 		nonUnique := int64(1)
 		if ix.Unique {
 			nonUnique = 0
 		}
-		for i, ci := range ix.cols {
+		for i, ci := range ix.Offsets {
 			c := t.Columns[ci]
 			null := ""
 			if !c.NotNull {
@@ -586,7 +587,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 
 // showCreateTable renders a table definition the way MySQL 8 does.
 // autoInc is the table's next AUTO_INCREMENT value (shown if above 1).
-func showCreateTable(t *Table, autoInc uint64) string {
+func showCreateTable(t *catalog.Table, autoInc uint64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE TABLE %s (\n", quoteIdent(t.Name))
 	var lines []string
@@ -630,11 +631,11 @@ func showCreateTable(t *Table, autoInc uint64) string {
 		lines = append(lines, l)
 	}
 	for _, ix := range t.Indexes {
-		if ix.Primary && t.hiddenPK {
+		if ix.Primary && t.HiddenPK {
 			continue
 		}
 		var parts []string
-		for i, ci := range ix.cols {
+		for i, ci := range ix.Offsets {
 			p := quoteIdent(t.Columns[ci].Name)
 			if ix.Columns[i].Prefix > 0 {
 				p += fmt.Sprintf("(%d)", ix.Columns[i].Prefix)
@@ -689,13 +690,13 @@ func (s *Session) explain(env *Env, x *ast.ExplainStmt, w proto.ResultWriter, mo
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		pl, err = s.planQuery(st.(ast.ResultSetNode))
 	case *ast.UpdateStmt:
-		var tbl *Table
+		var tbl *catalog.Table
 		var alias string
 		if tbl, alias, err = s.tableRef(st.TableRefs.TableRefs); err == nil {
 			pl, err = s.targetPlan(tbl, alias, st.Where, st.Order, st.Limit)
 		}
 	case *ast.DeleteStmt:
-		var tbl *Table
+		var tbl *catalog.Table
 		var alias string
 		if tbl, alias, err = s.tableRef(st.TableRefs.TableRefs); err == nil {
 			pl, err = s.targetPlan(tbl, alias, st.Where, st.Order, st.Limit)

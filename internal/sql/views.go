@@ -1,14 +1,13 @@
 package sql
 
 import (
-	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -19,67 +18,6 @@ import (
 // table, with the view's database as the default database, as MySQL resolves a view's body in the
 // database it was created in. Views are read-only here: INSERT/UPDATE/DELETE through a view are
 // not supported.
-
-// View is a view definition.
-type View struct {
-	DB          string   `json:"db"`
-	Name        string   `json:"name"`
-	Select      string   `json:"select"`
-	Columns     []string `json:"columns,omitempty"` // CREATE VIEW v (a, b): names for the select list
-	Definer     string   `json:"definer"`
-	Security    string   `json:"security"`     // DEFINER or INVOKER
-	Algorithm   string   `json:"algorithm"`    // UNDEFINED, MERGE, TEMPTABLE
-	CheckOption string   `json:"check_option"` // NONE, CASCADED, LOCAL
-	Charset     string   `json:"charset"`      // character_set_client at creation
-	Collation   string   `json:"collation"`    // collation_connection at creation
-}
-
-// View returns a view.
-func (c *Catalog) View(db, name string) (*View, bool) {
-	v, ok := c.views[strings.ToLower(db)][strings.ToLower(name)]
-	return v, ok
-}
-
-// Views returns a database's views sorted by name.
-func (c *Catalog) Views(db string) []*View {
-	m := c.views[strings.ToLower(db)]
-	out := make([]*View, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// nameTaken reports whether a table or a view (they share a namespace) has the name.
-func (c *Catalog) nameTaken(db, name string) bool {
-	if _, ok := c.Table(db, name); ok {
-		return true
-	}
-	_, ok := c.View(db, name)
-	return ok
-}
-
-func (c *Catalog) putView(v *View) {
-	db := strings.ToLower(v.DB)
-	if c.views[db] == nil {
-		c.views[db] = map[string]*View{}
-	}
-	c.views[db][strings.ToLower(v.Name)] = v
-}
-
-func (c *Catalog) removeView(v *View) {
-	delete(c.views[strings.ToLower(v.DB)], strings.ToLower(v.Name))
-}
-
-func saveView(w writer, v *View) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("catalog: encode view %s: %w", v.Name, err)
-	}
-	w.Set(rowenc.ViewDefKey(v.DB, v.Name), b)
-	return nil
-}
 
 func restoreSQL(n ast.Node) (string, error) {
 	var b strings.Builder
@@ -108,7 +46,7 @@ func (d *ddlCtx) createView(x *ast.CreateViewStmt) error {
 	if err != nil {
 		return fmt.Errorf("create view: restore select: %w", err)
 	}
-	v := &View{DB: db, Name: name, Select: text, Security: "DEFINER", Algorithm: "UNDEFINED", CheckOption: "NONE",
+	v := &catalog.View{DB: db, Name: name, Select: text, Security: "DEFINER", Algorithm: "UNDEFINED", CheckOption: "NONE",
 		Definer: quoteAccount(d.s.acctUser, d.s.acctHost), Charset: "utf8mb4", Collation: d.s.connCollation().Name}
 	for _, c := range x.Cols {
 		v.Columns = append(v.Columns, c.O)
@@ -153,13 +91,13 @@ func (d *ddlCtx) createView(x *ast.CreateViewStmt) error {
 	if _, err := (&planner{s: d.s, creatingView: true}).planView(v, 0); err != nil {
 		return err
 	}
-	d.cat.putView(v)
-	return saveView(d.t, v)
+	d.cat.PutView(v)
+	return catalog.SaveView(d.t, v)
 }
 
 func (d *ddlCtx) dropViews(x *ast.DropTableStmt) error {
 	var missing []string
-	var drop []*View
+	var drop []*catalog.View
 	for _, tn := range x.Tables {
 		db := orDefault(tn.Schema.O, d.s.CurDB)
 		if db == "" {
@@ -187,8 +125,8 @@ func (d *ddlCtx) dropViews(x *ast.DropTableStmt) error {
 	return nil
 }
 
-func (d *ddlCtx) dropView(v *View) {
-	d.cat.removeView(v)
+func (d *ddlCtx) dropView(v *catalog.View) {
+	d.cat.RemoveView(v)
 	d.t.Delete(rowenc.ViewDefKey(v.DB, v.Name))
 }
 
@@ -196,7 +134,7 @@ func (d *ddlCtx) dropView(v *View) {
 const maxViewDepth = 32
 
 // planView plans a view's SELECT as a derived table.
-func (p *planner) planView(v *View, depth int) (*selectPlan, error) {
+func (p *planner) planView(v *catalog.View, depth int) (*selectPlan, error) {
 	if depth >= maxViewDepth {
 		return nil, sqlerr.New(sqlerr.ErrViewInvalid, "View '%s.%s' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", v.DB, v.Name)
 	}
@@ -259,7 +197,7 @@ func firstSelect(rs ast.ResultSetNode) *ast.SelectStmt {
 }
 
 // showCreateView renders SHOW CREATE VIEW's statement as MySQL 8 does.
-func showCreateView(v *View) string {
+func showCreateView(v *catalog.View) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE ALGORITHM=%s DEFINER=%s SQL SECURITY %s VIEW `%s`", v.Algorithm, v.Definer, v.Security, v.Name)
 	if len(v.Columns) > 0 {
