@@ -10,6 +10,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/infoschema"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -100,7 +101,7 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 						}
 						rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal("BASE TABLE"), stringVal(t.Engine), intVal(10), stringVal("Dynamic"), intVal(0), intVal(0), intVal(0), intVal(0), intVal(0), intVal(0), ai, types.Null, types.Null, types.Null, stringVal(t.Collation), types.Null, stringVal(""), stringVal(t.Comment)})
 					}
-					rows = append(rows, viewTableRows(cat, dbn)...)
+					rows = append(rows, infoschema.ViewTableRows(cat, dbn)...)
 				}
 				return rows, nil
 			}), true
@@ -112,8 +113,8 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 					for _, t := range cat.Tables(dbn) {
 						for i, c := range t.VisibleColumns() {
 							r := columnInfo(t, c)
-							l := colLengths(c.Type)
-							rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal(c.Name), intVal(int64(i + 1)), r.def, stringVal(r.null), stringVal(dataType(c.Type)), l[0], l[1], l[2], l[3], l[4], r.charset, r.coll, stringVal(c.Type.SQL()), stringVal(r.key), stringVal(r.extra), stringVal("select,insert,update,references"), stringVal(c.Comment), stringVal("")})
+							l := infoschema.ColLengths(c.Type)
+							rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal(c.Name), intVal(int64(i + 1)), r.def, stringVal(r.null), stringVal(infoschema.DataType(c.Type)), l[0], l[1], l[2], l[3], l[4], r.charset, r.coll, stringVal(c.Type.SQL()), stringVal(r.key), stringVal(r.extra), stringVal("select,insert,update,references"), stringVal(c.Comment), stringVal("")})
 						}
 					}
 					for _, v := range cat.Views(dbn) {
@@ -131,8 +132,8 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 							if isStringType(ct) && ct.Collation != "binary" {
 								cs, coll = stringVal(ct.Charset), stringVal(ct.Collation)
 							}
-							l := colLengths(ct)
-							rows = append(rows, []types.Value{stringVal("def"), stringVal(v.DB), stringVal(v.Name), stringVal(pc.Name), intVal(int64(i + 1)), types.Null, stringVal(null), stringVal(dataType(ct)), l[0], l[1], l[2], l[3], l[4], cs, coll, stringVal(ct.SQL()), stringVal(""), stringVal(""), stringVal("select,insert,update,references"), stringVal(""), stringVal("")})
+							l := infoschema.ColLengths(ct)
+							rows = append(rows, []types.Value{stringVal("def"), stringVal(v.DB), stringVal(v.Name), stringVal(pc.Name), intVal(int64(i + 1)), types.Null, stringVal(null), stringVal(infoschema.DataType(ct)), l[0], l[1], l[2], l[3], l[4], cs, coll, stringVal(ct.SQL()), stringVal(""), stringVal(""), stringVal("select,insert,update,references"), stringVal(""), stringVal("")})
 						}
 					}
 				}
@@ -501,7 +502,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 	case ast.ShowCollation:
 		pl = staticPlan([]vcol{stringCol("Collation"), stringCol("Charset"), intCol("Id"), stringCol("Default"), stringCol("Compiled"), intCol("Sortlen"), stringCol("Pad_attribute")}, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
-			for _, r := range collationRows() {
+			for _, r := range infoschema.CollationRows() {
 				if like(r[0].S) {
 					rows = append(rows, r)
 				}
@@ -511,7 +512,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 	case ast.ShowCharset:
 		pl = staticPlan([]vcol{stringCol("Charset"), stringCol("Description"), stringCol("Default collation"), intCol("Maxlen")}, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
-			for _, r := range charsetRows() {
+			for _, r := range infoschema.CharsetRows() {
 				if like(r[0].S) {
 					rows = append(rows, r)
 				}
@@ -756,15 +757,4 @@ func explainRows(pl *selectPlan, id int64) [][]types.Value {
 		rows = append(rows, []types.Value{intVal(id), types.Null, stringVal("no table"), stringVal("")})
 	}
 	return rows
-}
-
-// allCollations lists the collations Kiln knows, by id.
-func allCollations() []*types.Collation {
-	var out []*types.Collation
-	for id := uint16(1); id < 512; id++ {
-		if c, ok := types.CollationByID(id); ok {
-			out = append(out, c)
-		}
-	}
-	return out
 }
