@@ -145,7 +145,7 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 				var rows [][]types.Value
 				for _, dbn := range cat.DBNames() {
 					for _, t := range cat.Tables(dbn) {
-						for _, r := range indexRows(t) {
+						for _, r := range infoschema.IndexRows(t) {
 							rows = append(rows, append([]types.Value{stringVal("def"), stringVal(t.DB)}, r[0], r[1], stringVal(t.DB), r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], stringVal("YES"), types.Null))
 						}
 					}
@@ -206,38 +206,6 @@ func columnInfo(t *catalog.Table, c *catalog.Column) colInfo {
 		r.charset, r.coll = stringVal(c.Type.Charset), stringVal(c.Type.Collation)
 	}
 	return r
-}
-
-// indexRows: Table, Non_unique, Key_name, Seq_in_index, Column_name, Collation, Cardinality, Sub_part,
-// Packed, Null, Index_type, Comment, Index_comment.
-func indexRows(t *catalog.Table) [][]types.Value {
-	var rows [][]types.Value
-	for _, ix := range t.Indexes {
-		if ix.Primary && t.HiddenPK {
-			continue
-		}
-		nonUnique := int64(1)
-		if ix.Unique {
-			nonUnique = 0
-		}
-		for i, ci := range ix.Offsets {
-			c := t.Columns[ci]
-			null := ""
-			if !c.NotNull {
-				null = "YES"
-			}
-			sub := types.Null
-			if ix.Columns[i].Prefix > 0 {
-				sub = intVal(int64(ix.Columns[i].Prefix))
-			}
-			coll := "A"
-			if ix.Columns[i].Desc {
-				coll = "D"
-			}
-			rows = append(rows, []types.Value{stringVal(t.Name), intVal(nonUnique), stringVal(ix.Name), intVal(int64(i + 1)), stringVal(c.Name), stringVal(coll), intVal(0), sub, types.Null, stringVal(null), stringVal("BTREE"), stringVal(""), stringVal("")})
-		}
-	}
-	return rows
 }
 
 func (s *Session) processRows() [][]types.Value {
@@ -397,7 +365,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 		pl = staticPlan([]vcol{stringCol("Table"), intCol("Non_unique"), stringCol("Key_name"), intCol("Seq_in_index"), stringCol("Column_name"), stringCol("Collation"), intCol("Cardinality"), intCol("Sub_part"), stringCol("Packed"), stringCol("Null"), stringCol("Index_type"), stringCol("Comment"), stringCol("Index_comment"), stringCol("Visible"), stringCol("Expression")},
 			func(*Env) ([][]types.Value, error) {
 				var rows [][]types.Value
-				for _, r := range indexRows(t) {
+				for _, r := range infoschema.IndexRows(t) {
 					rows = append(rows, append(r, stringVal("YES"), types.Null))
 				}
 				return rows, nil

@@ -208,3 +208,36 @@ func AllCollations() []*types.Collation {
 	}
 	return out
 }
+
+// IndexRows returns SHOW INDEX rows (also information_schema.STATISTICS'): Table, Non_unique,
+// Key_name, Seq_in_index, Column_name, Collation, Cardinality, Sub_part, Packed, Null, Index_type,
+// Comment, Index_comment.
+func IndexRows(t *catalog.Table) [][]types.Value {
+	var rows [][]types.Value
+	for _, ix := range t.Indexes {
+		if ix.Primary && t.HiddenPK {
+			continue
+		}
+		nonUnique := int64(1)
+		if ix.Unique {
+			nonUnique = 0
+		}
+		for i, ci := range ix.Offsets {
+			c := t.Columns[ci]
+			null := ""
+			if !c.NotNull {
+				null = "YES"
+			}
+			sub := types.Null
+			if ix.Columns[i].Prefix > 0 {
+				sub = intVal(int64(ix.Columns[i].Prefix))
+			}
+			coll := "A"
+			if ix.Columns[i].Desc {
+				coll = "D"
+			}
+			rows = append(rows, []types.Value{stringVal(t.Name), intVal(nonUnique), stringVal(ix.Name), intVal(int64(i + 1)), stringVal(c.Name), stringVal(coll), intVal(0), sub, types.Null, stringVal(null), stringVal("BTREE"), stringVal(""), stringVal("")})
+		}
+	}
+	return rows
+}
