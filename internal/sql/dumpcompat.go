@@ -12,6 +12,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/infoschema"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
@@ -101,7 +102,7 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 							}
 							rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(ix.Name), stringVal(t.DB), stringVal(t.Name), stringVal(typ), stringVal("YES")})
 						}
-						rows = append(rows, fkConstraintRows(t)...)
+						rows = append(rows, infoschema.FKConstraintRows(t)...)
 					}
 				}
 				return rows, nil
@@ -120,7 +121,7 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 								rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(ix.Name), stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal(t.Columns[ci].Name), intVal(int64(i + 1)), types.Null, types.Null, types.Null, types.Null})
 							}
 						}
-						rows = append(rows, fkKeyUsageRows(t)...)
+						rows = append(rows, infoschema.FKKeyUsageRows(t)...)
 					}
 				}
 				return rows, nil
@@ -141,7 +142,7 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 	case "VIEWS":
 		return staticPlan([]vcol{stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("VIEW_DEFINITION"), stringCol("CHECK_OPTION"),
 			stringCol("IS_UPDATABLE"), stringCol("DEFINER"), stringCol("SECURITY_TYPE"), stringCol("CHARACTER_SET_CLIENT"), stringCol("COLLATION_CONNECTION")},
-			func(*Env) ([][]types.Value, error) { return viewRows(cat), nil }), true
+			func(*Env) ([][]types.Value, error) { return infoschema.ViewRows(cat), nil }), true
 	case "REFERENTIAL_CONSTRAINTS":
 		return staticPlan([]vcol{stringCol("CONSTRAINT_CATALOG"), stringCol("CONSTRAINT_SCHEMA"), stringCol("CONSTRAINT_NAME"),
 			stringCol("UNIQUE_CONSTRAINT_CATALOG"), stringCol("UNIQUE_CONSTRAINT_SCHEMA"), stringCol("UNIQUE_CONSTRAINT_NAME"), stringCol("MATCH_OPTION"),
@@ -154,51 +155,17 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 	case "CHARACTER_SETS":
 		return staticPlan([]vcol{stringCol("CHARACTER_SET_NAME"), stringCol("DEFAULT_COLLATE_NAME"), stringCol("DESCRIPTION"), intCol("MAXLEN")}, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
-			for _, r := range charsetRows() {
+			for _, r := range infoschema.CharsetRows() {
 				rows = append(rows, []types.Value{r[0], r[2], r[1], r[3]})
 			}
 			return rows, nil
 		}), true
 	case "COLLATIONS":
 		return staticPlan([]vcol{stringCol("COLLATION_NAME"), stringCol("CHARACTER_SET_NAME"), intCol("ID"), stringCol("IS_DEFAULT"), stringCol("IS_COMPILED"), intCol("SORTLEN"), stringCol("PAD_ATTRIBUTE")}, func(*Env) ([][]types.Value, error) {
-			return collationRows(), nil
+			return infoschema.CollationRows(), nil
 		}), true
 	}
 	return nil, false
-}
-
-// charsetRows: Charset, Description, Default collation, Maxlen (SHOW CHARACTER SET).
-func charsetRows() [][]types.Value {
-	var rows [][]types.Value
-	for _, cs := range []struct {
-		name, desc string
-		maxlen     int64
-	}{{"ascii", "US ASCII", 1}, {"binary", "Binary pseudo charset", 1}, {"latin1", "cp1252 West European", 1}, {"utf8mb3", "UTF-8 Unicode", 3}, {"utf8mb4", "UTF-8 Unicode", 4}} {
-		d, _ := types.DefaultCollation(cs.name)
-		dn := cs.name
-		if d != nil {
-			dn = d.Name
-		}
-		rows = append(rows, []types.Value{stringVal(cs.name), stringVal(cs.desc), stringVal(dn), intVal(cs.maxlen)})
-	}
-	return rows
-}
-
-// collationRows: Collation, Charset, Id, Default, Compiled, Sortlen, Pad_attribute (SHOW COLLATION).
-func collationRows() [][]types.Value {
-	var rows [][]types.Value
-	for _, c := range allCollations() {
-		def := ""
-		if d, ok := types.DefaultCollation(c.Charset); ok && d.Name == c.Name {
-			def = "Yes"
-		}
-		pad := "PAD SPACE"
-		if strings.Contains(c.Name, "0900") || c.Name == "binary" {
-			pad = "NO PAD"
-		}
-		rows = append(rows, []types.Value{stringVal(c.Name), stringVal(c.Charset), intVal(int64(c.ID)), stringVal(def), stringVal("Yes"), intVal(1), stringVal(pad)})
-	}
-	return rows
 }
 
 // emptyShow returns the (row-less) result of SHOW TRIGGERS, EVENTS, PROCEDURE STATUS and FUNCTION
@@ -290,16 +257,6 @@ func showCreateDatabase(d *catalog.Database, ifNotExists bool) string {
 		ine = "/*!32312 IF NOT EXISTS*/ "
 	}
 	return fmt.Sprintf("CREATE DATABASE %s%s /*!40100 DEFAULT CHARACTER SET %s COLLATE %s */ /*!80016 DEFAULT ENCRYPTION='N' */", ine, quoteIdent(d.Name), d.Charset, d.Collation)
-}
-
-// dataType is information_schema.COLUMNS.DATA_TYPE: the type's name without length or attributes
-// ("int" for int unsigned, "varchar" for varchar(10)).
-func dataType(t types.ColType) string {
-	s := t.SQL()
-	if i := strings.IndexAny(s, "( "); i >= 0 {
-		s = s[:i]
-	}
-	return strings.ToLower(s)
 }
 
 // autoIncValue is the AUTO_INCREMENT column of information_schema.TABLES and SHOW TABLE STATUS: the

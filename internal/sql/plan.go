@@ -175,6 +175,20 @@ type planner struct {
 	creatingView bool // CREATE VIEW checks its body: errors are reported as they are
 }
 
+// virtualTables is how the planner reaches information_schema, mysql.* and the cluster tables: the
+// seam issue 14 cuts so those tables (SHOW, show.go, dumpcompat.go, acl_tables.go, cluster.go) can
+// move to internal/sql/infoschema. Today the session implements it (show.go); once the plan/exec split
+// gives a virtual-table scan a type below the facade, the result type becomes that and the facade
+// wires an infoschema implementation in.
+type virtualTables interface {
+	// virtualTable returns the plan of db.name, listing only what the session may see, or false if
+	// db.name is no virtual table.
+	virtualTable(db, name string) (*selectPlan, bool)
+}
+
+// virtualTables returns the planner's virtual tables (the session's).
+func (p *planner) virtualTables() virtualTables { return p.s }
+
 // planSelect plans a SELECT (or UNION) with an optional enclosing scope for correlated references.
 func (p *planner) planResultSet(n ast.ResultSetNode, parent *scope) (*selectPlan, error) {
 	switch x := n.(type) {
@@ -377,7 +391,7 @@ func (b *selectBuilder) namedLevel(lv *level, li int, it fromItem) error {
 			lv.setSub(sc, sub, db, it.alias, v.Name, li)
 			return nil
 		}
-		if vt, ok := p.s.virtualTable(db, it.tn.Name.O); ok {
+		if vt, ok := p.virtualTables().virtualTable(db, it.tn.Name.O); ok {
 			lv.sub = vt
 			lv.width = len(vt.cols)
 			for _, c := range vt.cols {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/infoschema"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -100,7 +101,7 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 						}
 						rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal("BASE TABLE"), stringVal(t.Engine), intVal(10), stringVal("Dynamic"), intVal(0), intVal(0), intVal(0), intVal(0), intVal(0), intVal(0), ai, types.Null, types.Null, types.Null, stringVal(t.Collation), types.Null, stringVal(""), stringVal(t.Comment)})
 					}
-					rows = append(rows, viewTableRows(cat, dbn)...)
+					rows = append(rows, infoschema.ViewTableRows(cat, dbn)...)
 				}
 				return rows, nil
 			}), true
@@ -112,8 +113,8 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 					for _, t := range cat.Tables(dbn) {
 						for i, c := range t.VisibleColumns() {
 							r := columnInfo(t, c)
-							l := colLengths(c.Type)
-							rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal(c.Name), intVal(int64(i + 1)), r.def, stringVal(r.null), stringVal(dataType(c.Type)), l[0], l[1], l[2], l[3], l[4], r.charset, r.coll, stringVal(c.Type.SQL()), stringVal(r.key), stringVal(r.extra), stringVal("select,insert,update,references"), stringVal(c.Comment), stringVal("")})
+							l := infoschema.ColLengths(c.Type)
+							rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal(c.Name), intVal(int64(i + 1)), r.def, stringVal(r.null), stringVal(infoschema.DataType(c.Type)), l[0], l[1], l[2], l[3], l[4], r.charset, r.coll, stringVal(c.Type.SQL()), stringVal(r.key), stringVal(r.extra), stringVal("select,insert,update,references"), stringVal(c.Comment), stringVal("")})
 						}
 					}
 					for _, v := range cat.Views(dbn) {
@@ -131,8 +132,8 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 							if isStringType(ct) && ct.Collation != "binary" {
 								cs, coll = stringVal(ct.Charset), stringVal(ct.Collation)
 							}
-							l := colLengths(ct)
-							rows = append(rows, []types.Value{stringVal("def"), stringVal(v.DB), stringVal(v.Name), stringVal(pc.Name), intVal(int64(i + 1)), types.Null, stringVal(null), stringVal(dataType(ct)), l[0], l[1], l[2], l[3], l[4], cs, coll, stringVal(ct.SQL()), stringVal(""), stringVal(""), stringVal("select,insert,update,references"), stringVal(""), stringVal("")})
+							l := infoschema.ColLengths(ct)
+							rows = append(rows, []types.Value{stringVal("def"), stringVal(v.DB), stringVal(v.Name), stringVal(pc.Name), intVal(int64(i + 1)), types.Null, stringVal(null), stringVal(infoschema.DataType(ct)), l[0], l[1], l[2], l[3], l[4], cs, coll, stringVal(ct.SQL()), stringVal(""), stringVal(""), stringVal("select,insert,update,references"), stringVal(""), stringVal("")})
 						}
 					}
 				}
@@ -144,7 +145,7 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 				var rows [][]types.Value
 				for _, dbn := range cat.DBNames() {
 					for _, t := range cat.Tables(dbn) {
-						for _, r := range indexRows(t) {
+						for _, r := range infoschema.IndexRows(t) {
 							rows = append(rows, append([]types.Value{stringVal("def"), stringVal(t.DB)}, r[0], r[1], stringVal(t.DB), r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], stringVal("YES"), types.Null))
 						}
 					}
@@ -205,38 +206,6 @@ func columnInfo(t *catalog.Table, c *catalog.Column) colInfo {
 		r.charset, r.coll = stringVal(c.Type.Charset), stringVal(c.Type.Collation)
 	}
 	return r
-}
-
-// indexRows: Table, Non_unique, Key_name, Seq_in_index, Column_name, Collation, Cardinality, Sub_part,
-// Packed, Null, Index_type, Comment, Index_comment.
-func indexRows(t *catalog.Table) [][]types.Value {
-	var rows [][]types.Value
-	for _, ix := range t.Indexes {
-		if ix.Primary && t.HiddenPK {
-			continue
-		}
-		nonUnique := int64(1)
-		if ix.Unique {
-			nonUnique = 0
-		}
-		for i, ci := range ix.Offsets {
-			c := t.Columns[ci]
-			null := ""
-			if !c.NotNull {
-				null = "YES"
-			}
-			sub := types.Null
-			if ix.Columns[i].Prefix > 0 {
-				sub = intVal(int64(ix.Columns[i].Prefix))
-			}
-			coll := "A"
-			if ix.Columns[i].Desc {
-				coll = "D"
-			}
-			rows = append(rows, []types.Value{stringVal(t.Name), intVal(nonUnique), stringVal(ix.Name), intVal(int64(i + 1)), stringVal(c.Name), stringVal(coll), intVal(0), sub, types.Null, stringVal(null), stringVal("BTREE"), stringVal(""), stringVal("")})
-		}
-	}
-	return rows
 }
 
 func (s *Session) processRows() [][]types.Value {
@@ -396,7 +365,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 		pl = staticPlan([]vcol{stringCol("Table"), intCol("Non_unique"), stringCol("Key_name"), intCol("Seq_in_index"), stringCol("Column_name"), stringCol("Collation"), intCol("Cardinality"), intCol("Sub_part"), stringCol("Packed"), stringCol("Null"), stringCol("Index_type"), stringCol("Comment"), stringCol("Index_comment"), stringCol("Visible"), stringCol("Expression")},
 			func(*Env) ([][]types.Value, error) {
 				var rows [][]types.Value
-				for _, r := range indexRows(t) {
+				for _, r := range infoschema.IndexRows(t) {
 					rows = append(rows, append(r, stringVal("YES"), types.Null))
 				}
 				return rows, nil
@@ -501,7 +470,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 	case ast.ShowCollation:
 		pl = staticPlan([]vcol{stringCol("Collation"), stringCol("Charset"), intCol("Id"), stringCol("Default"), stringCol("Compiled"), intCol("Sortlen"), stringCol("Pad_attribute")}, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
-			for _, r := range collationRows() {
+			for _, r := range infoschema.CollationRows() {
 				if like(r[0].S) {
 					rows = append(rows, r)
 				}
@@ -511,7 +480,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 	case ast.ShowCharset:
 		pl = staticPlan([]vcol{stringCol("Charset"), stringCol("Description"), stringCol("Default collation"), intCol("Maxlen")}, func(*Env) ([][]types.Value, error) {
 			var rows [][]types.Value
-			for _, r := range charsetRows() {
+			for _, r := range infoschema.CharsetRows() {
 				if like(r[0].S) {
 					rows = append(rows, r)
 				}
@@ -756,15 +725,4 @@ func explainRows(pl *selectPlan, id int64) [][]types.Value {
 		rows = append(rows, []types.Value{intVal(id), types.Null, stringVal("no table"), stringVal("")})
 	}
 	return rows
-}
-
-// allCollations lists the collations Kiln knows, by id.
-func allCollations() []*types.Collation {
-	var out []*types.Collation
-	for id := uint16(1); id < 512; id++ {
-		if c, ok := types.CollationByID(id); ok {
-			out = append(out, c)
-		}
-	}
-	return out
 }
