@@ -43,9 +43,12 @@ type Var struct {
 	Scope    Scope
 	Default  types.Value
 	ReadOnly bool
-	IsBool   bool // values are 0 or 1 (ON/OFF, TRUE/FALSE accepted)
-	IsInt    bool // values are integers clipped to [Min, Max] (Max 0: no upper bound)
-	Min, Max int64
+	// SessionReadOnly: the session value is the global one copied at connect and only SET GLOBAL
+	// changes it (max_allowed_packet, net_buffer_length: the protocol layer sized its buffers by it).
+	SessionReadOnly bool
+	IsBool          bool // values are 0 or 1 (ON/OFF, TRUE/FALSE accepted)
+	IsInt           bool // values are integers clipped to [Min, Max] (Max 0: no upper bound)
+	Min, Max        int64
 }
 
 var vars = map[string]*Var{}
@@ -70,8 +73,9 @@ func defVar(name string, scope Scope, def types.Value, opts ...func(*Var)) {
 }
 
 // readOnly, boolean and intRange are defVar's options.
-func readOnly(v *Var) { v.ReadOnly = true }
-func boolean(v *Var)  { v.IsBool = true }
+func readOnly(v *Var)        { v.ReadOnly = true }
+func sessionReadOnly(v *Var) { v.SessionReadOnly = true }
+func boolean(v *Var)         { v.IsBool = true }
 func intRange(lo, hi int64) func(*Var) {
 	return func(v *Var) { v.IsInt, v.Min, v.Max = true, lo, hi }
 }
@@ -96,8 +100,8 @@ func init() {
 	defVar("wait_timeout", Both, intVal(28800), intRange(1, 31536000))
 	defVar("net_write_timeout", Both, intVal(60), intRange(1, 31536000))
 	defVar("net_read_timeout", Both, intVal(30), intRange(1, 31536000))
-	defVar("net_buffer_length", Both, intVal(16384))
-	defVar("max_allowed_packet", Both, intVal(64<<20), intRange(1024, 1<<30))
+	defVar("net_buffer_length", Both, intVal(16384), intRange(1024, 1<<20), sessionReadOnly)
+	defVar("max_allowed_packet", Both, intVal(64<<20), intRange(1024, 1<<30), sessionReadOnly)
 	defVar("max_execution_time", Both, intVal(0), intRange(0, 1<<32-1))
 	defVar("max_connections", Global, intVal(151), intRange(1, 100000))
 	defVar("sql_mode", Both, stringVal("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"))
@@ -270,6 +274,9 @@ func Validate(name string, global bool, val types.Value) (v *Var, out types.Valu
 	}
 	if global && v.Scope == Session {
 		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrLocalVariable, "Variable '%s' is a SESSION variable and can't be used with SET GLOBAL", name)
+	}
+	if !global && v.SessionReadOnly {
+		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrVariableIsReadonly, "SESSION variable '%s' is read-only. Use SET GLOBAL to assign the value", name)
 	}
 	if !global && v.Scope == Global {
 		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrGlobalVariable, "Variable '%s' is a GLOBAL variable and should be set with SET GLOBAL", name)
