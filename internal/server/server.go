@@ -316,6 +316,7 @@ func (s *Server) OpenSession(ctx context.Context, info proto.ConnInfo) (proto.Se
 		ss.sql.SetAccount(info.Account.User, info.Account.Host)
 	}
 	ss.sql.FoundRowsFlag = info.Capabilities&clientFoundRows != 0
+	ss.sql.SingleStatement = info.Capabilities&clientMultiStatements == 0
 	ss.sql.SetHandshakeCollation(info.Collation)
 	ss.sql.SSLVersion, ss.sql.SSLCipher = info.TLSVersion, info.TLSCipher
 	if info.DB != "" {
@@ -331,7 +332,12 @@ func (s *Server) OpenSession(ctx context.Context, info proto.ConnInfo) (proto.Se
 	return ss, nil
 }
 
-const clientFoundRows = 2
+// Capability flags the SQL layer acts on (protocol constants; the server does not import the
+// protocol package).
+const (
+	clientFoundRows       = 2
+	clientMultiStatements = 1 << 16
+)
 
 // flushAuthCache is the SQL layer's Config.FlushAuthCache: account changes reach the protocol's
 // cache through the server, which the protocol server is attached to after the DB is open.
@@ -520,6 +526,9 @@ func (ss *Session) ResetConnection(ctx context.Context) error {
 	ss.sql.SSLVersion, ss.sql.SSLCipher = old.SSLVersion, old.SSLCipher
 	return nil
 }
+
+// SetMultiStatements follows COM_SET_OPTION (proto.MultiStatementsSetter).
+func (ss *Session) SetMultiStatements(on bool) { ss.sql.SingleStatement = !on }
 
 // IdleTimeout implements the protocol Session (wait_timeout).
 func (ss *Session) IdleTimeout() time.Duration { return ss.sql.WaitTimeout() }
