@@ -28,7 +28,7 @@ type fakePlaced struct {
 }
 
 func (f *fakePlaced) Wait(context.Context) (uint64, error) { <-f.done; return f.idx, f.err }
-func (f *fakePlaced) end(err error)                       { f.err = err; close(f.done) }
+func (f *fakePlaced) end(err error)                        { f.err = err; close(f.done) }
 
 func (f *fakePlacer) Epoch() uint64 { return 1 }
 func (f *fakePlacer) Commit(context.Context, []byte, bool, uint64) (uint64, error) {
