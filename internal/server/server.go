@@ -72,15 +72,17 @@ type Config struct {
 	// MySQL address for the 1290 a replica answers to writes.
 	NodeID        uint64
 	ClusterID     string
-	// ClusterUUID and ServerUUID are the GTID identities (ClusterIdentity; "" derives them for this
-	// process: a cluster UUID from ClusterID, a random server UUID).
-	ClusterUUID, ServerUUID string
 	Peers         []repl.Peer
 	Join          bool
 	Transport     repl.Transport
 	TickInterval  time.Duration
 	ElectionTicks int
 	PrimaryAddr   func(id uint64) string
+
+	// ClusterUUID and ServerUUID are the GTID identities (ClusterIdentity; "" derives them for this
+	// process: a cluster UUID from ClusterID, a random server UUID).
+	ClusterUUID, ServerUUID string
+
 	// PeerMySQLAddr is a member's MySQL address as its peers learned it ("" if unknown), and
 	// MySQLAddr this node's own (the cluster status tables).
 	PeerMySQLAddr func(id uint64) string
