@@ -1,12 +1,15 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // TestGTIDSingleNode: a single node is a cluster of one with GTIDs. @@gtid_executed is
@@ -64,6 +67,55 @@ func TestGTIDSingleNode(t *testing.T) {
 			t.Errorf("%s: %v, want %d", q, err, code)
 		}
 	}
+
+	// KILL QUERY ends a wait without a timeout with 1317; the connection stays usable.
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var connID int64
+	if err := conn.QueryRowContext(context.Background(), "SELECT CONNECTION_ID()").Scan(&connID); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() {
+		_, err := conn.ExecContext(context.Background(), fmt.Sprintf("SELECT WAIT_FOR_EXECUTED_GTID_SET('%s:%d')", uuid, after+1000))
+		waited <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int
+		if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ? AND INFO LIKE 'SELECT WAIT_FOR%'", connID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the wait did not show in the process list")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case err := <-waited:
+		t.Fatalf("the wait for a future GTID returned: %v", err)
+	default:
+	}
+	if _, err := db.Exec(fmt.Sprintf("KILL QUERY %d", connID)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-waited:
+		if errCode(err) != 1317 {
+			t.Fatalf("killed wait: %v, want 1317", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("KILL QUERY did not end the wait")
+	}
+	if err := conn.QueryRowContext(context.Background(), "SELECT 1").Scan(&r); err != nil || r != 1 {
+		t.Fatalf("the connection after KILL QUERY: %v", err)
+	}
+	conn.Close()
 
 	// The identity is recorded, and a restart keeps it.
 	var id map[string]any
