@@ -104,6 +104,12 @@ func (s *Session) waitForGTIDs(ctx context.Context, index uint64, timeout time.D
 
 var errGTIDWaitTimeout = errors.New("GTID wait timed out")
 
+// The GTID variables read on every statement, looked up once.
+var (
+	trackGTIDsVar       = sysvar.Must("session_track_gtids")
+	readAfterTimeoutVar = sysvar.Must("kiln_read_after_gtid_timeout")
+)
+
 // gtidFunc compiles WAIT_FOR_EXECUTED_GTID_SET(set [, timeout]): 0 once the set is executed here,
 // 1 when timeout seconds passed first (0 or no timeout: wait without limit, as MySQL), MySQL's
 // errors for a malformed set (1772), a NULL set (1772 'NULL') and a NULL or negative timeout
@@ -196,7 +202,7 @@ func (s *Session) readAfterGTID(ctx context.Context, st ast.StmtNode) error {
 	if s.db.cfg.LogPosition.Applied() >= idx {
 		return nil
 	}
-	timeout := time.Duration(toIntLenient(s.getSysVar(sysvar.Must("kiln_read_after_gtid_timeout"), false))) * time.Second
+	timeout := time.Duration(toIntLenient(s.getSysVar(readAfterTimeoutVar, false))) * time.Second
 	err = s.waitForGTIDs(ctx, idx, timeout)
 	if errors.Is(err, errGTIDWaitTimeout) {
 		return sqlerr.New(sqlerr.ErrQueryTimeout, "Query execution was interrupted, kiln_read_after_gtid_timeout (%s) exceeded while this node waited to apply '%s' (applied here: %s)",
@@ -243,7 +249,7 @@ func (s *Session) gtidTracker(w proto.ResultWriter) proto.ResultWriter {
 	if s.db.cfg.LogPosition == nil {
 		return w
 	}
-	mode := types.ToString(s.getSysVar(sysvar.Must("session_track_gtids"), false))
+	mode := types.ToString(s.getSysVar(trackGTIDsVar, false))
 	if mode == "OFF" || mode == "" {
 		return w
 	}
