@@ -215,7 +215,7 @@ func (s *Session) readAfterGTID(ctx context.Context, st ast.StmtNode) error {
 	return s.db.syncCluster()
 }
 
-// readsTables reports a statement that reads table rows.
+// readsTables reports a statement that reads table rows or the catalog.
 func readsTables(st ast.StmtNode) bool {
 	switch x := st.(type) {
 	case *ast.SelectStmt:
@@ -224,6 +224,15 @@ func readsTables(st ast.StmtNode) bool {
 		return true
 	case *ast.ExecuteStmt:
 		return true // SQL-level EXECUTE: its statement may read
+	case *ast.ShowStmt:
+		// SHOW of schema objects reads the catalog, which DDL in the log changes; SHOW WARNINGS,
+		// VARIABLES, STATUS and the like read none and must not wait (SHOW WARNINGS after a wait
+		// that timed out would time out again).
+		switch x.Tp {
+		case ast.ShowDatabases, ast.ShowTables, ast.ShowTableStatus, ast.ShowColumns, ast.ShowIndex,
+			ast.ShowCreateTable, ast.ShowCreateView, ast.ShowCreateDatabase:
+			return true
+		}
 	}
 	return false
 }

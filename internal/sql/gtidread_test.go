@@ -280,6 +280,14 @@ func TestReadAfterGTID(t *testing.T) {
 	if got := query(t, s, "SELECT @@kiln_read_after_gtid, 1"); got != u+":1-12\t1" {
 		t.Errorf("table-less select: %q", got)
 	}
+	query(t, s, "SHOW WARNINGS")
+	query(t, s, "SHOW VARIABLES LIKE 'kiln_read_after_gtid'")
+	// SHOW of the catalog waits (DDL arrives through the log).
+	tctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	if err := s.Query(tctx, "SHOW TABLES FROM d", &textWriter{}); !sqlerr.Is(err, sqlerr.ErrQueryInterrupted) {
+		t.Errorf("SHOW TABLES before index 12 is applied: %v, want to wait (and be interrupted)", err)
+	}
+	cancel()
 	done := make(chan string, 1)
 	go func() {
 		w := &textWriter{}
