@@ -322,8 +322,14 @@ func TestReadAfterGTID(t *testing.T) {
 	if d := time.Since(start); d < time.Second {
 		t.Errorf("the wait ended after %v, before its 1 s timeout", d)
 	}
-	// Clearing the variable never waits, and reads run at once again.
-	query(t, s, "SET kiln_read_after_gtid = ''")
+	// Clearing the variable never waits (to '', NULL or DEFAULT), and reads run at once again.
+	for _, clear := range []string{"NULL", "DEFAULT", "''"} {
+		query(t, s, "SET kiln_read_after_gtid = '"+u+":13'")
+		query(t, s, "SET kiln_read_after_gtid = "+clear)
+		if got := query(t, s, "SELECT @@kiln_read_after_gtid = ''"); got != "1" {
+			t.Errorf("after SET kiln_read_after_gtid = %s: @@kiln_read_after_gtid = '' is %s", clear, got)
+		}
+	}
 	if got := query(t, s, "SELECT a FROM d.t"); got != "1" {
 		t.Errorf("read after clearing: %q", got)
 	}
