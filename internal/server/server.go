@@ -81,6 +81,11 @@ type Config struct {
 	TickInterval  time.Duration
 	ElectionTicks int
 	PrimaryAddr   func(id uint64) string
+
+	// ClusterUUID and ServerUUID are the GTID identities (ClusterIdentity; "" derives them for this
+	// process: a cluster UUID from ClusterID, a random server UUID).
+	ClusterUUID, ServerUUID string
+
 	// PeerMySQLAddr is a member's MySQL address as its peers learned it ("" if unknown), and
 	// MySQLAddr this node's own (the cluster status tables).
 	PeerMySQLAddr func(id uint64) string
@@ -189,6 +194,13 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	locks := txn.NewLockManager(txn.DefaultLockConfig())
 	txm := txn.NewManager(eng, locks, committer{n: node, primary: primary})
+	logPos, err := newLogPosition(node, cfg)
+	if err != nil {
+		node.Stop()
+		eng.Close()
+		lg.Close()
+		return nil, fmt.Errorf("cluster uuid: %w", err)
+	}
 	var cluster sql.Cluster
 	if cfg.Transport != nil {
 		cluster = clusterView{n: node, applier: applier, primary: primary}
@@ -197,7 +209,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	// callbacks on s, which exists before its DB does.
 	s := &Server{cfg: cfg, log: cfg.Logger, eng: eng, lg: lg, node: node, locks: locks, started: time.Now(), sessions: map[uint32]*Session{}}
 	db, err := sql.Open(ctx, txm, sql.Config{Version: cfg.Version, LockWaitTimeout: cfg.LockWaitTimeout, MaxConnections: cfg.MaxConnections, Durability: cfg.Durability, BeforeImages: cfg.BeforeImages, EarlyLockRelease: cfg.EarlyLockRelease,
-		SecureFilePriv: cfg.SecureFilePriv, Cluster: cluster, Memory: cfg.Memory,
+		SecureFilePriv: cfg.SecureFilePriv, Cluster: cluster, LogPosition: logPos, Memory: cfg.Memory,
 		SSLCert: cfg.SSLCert, SSLKey: cfg.SSLKey, SSLCA: cfg.SSLCA, RequireSecureTransport: cfg.RequireSecureTransport,
 		Processes: s.processes, Kill: s.kill, Status: s.status, ClusterMembers: s.clusterMembers, FlushAuthCache: s.flushAuthCache})
 	if err != nil {

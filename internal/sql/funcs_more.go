@@ -279,6 +279,9 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 	case "regexp_like", "regexp_instr", "regexp_substr", "regexp_replace":
 		return c.regexpFunc(name, args)
 	}
+	if e, ok, err := c.gtidFunc(name, args); ok {
+		return e, ok, err
+	}
 	return c.userLockFunc(name, args)
 }
 

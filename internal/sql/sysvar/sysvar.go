@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kiln-db/kiln/internal/sql/gtid"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -160,10 +161,17 @@ func init() {
 	defVar("session_track_transaction_info", Both, stringVal("OFF"))
 	defVar("binlog_format", Both, stringVal("ROW"))
 	defVar("log_bin", Global, intVal(1), readOnly)
-	defVar("gtid_mode", Global, stringVal("OFF"), readOnly)
-	// Read by mysqldump (--set-gtid-purged) and replication tools; Kiln has no MySQL GTIDs. A dump of
-	// a GTID server sets gtid_purged, mysqlbinlog's output gtid_next: accepted, without effect.
+	// GTIDs are Kiln's log positions: <cluster uuid>:<log index> (internal/sql/gtidread.go).
+	// gtid_executed and server_uuid are computed when read. A dump of a MySQL GTID server sets
+	// gtid_purged, mysqlbinlog's output gtid_next: accepted, without effect.
+	defVar("gtid_mode", Global, stringVal("ON"), readOnly)
 	defVar("gtid_executed", Global, stringVal(""), readOnly)
+	defVar("server_uuid", Global, stringVal(""), readOnly)
+	// kiln_read_after_gtid: a GTID set every following read waits for (as WAIT_FOR_EXECUTED_GTID_SET
+	// does) before it runs, up to kiln_read_after_gtid_timeout seconds (0: no limit but the
+	// statement's own: KILL, max_execution_time).
+	defVar("kiln_read_after_gtid", Session, stringVal(""))
+	defVar("kiln_read_after_gtid_timeout", Both, intVal(60), intRange(0, 31536000))
 	defVar("gtid_purged", Global, stringVal(""))
 	defVar("gtid_next", Session, stringVal("AUTOMATIC"))
 	defVar("enforce_gtid_consistency", Global, stringVal("OFF"), readOnly)
@@ -356,6 +364,24 @@ func Validate(name string, global bool, val types.Value) (v *Var, out types.Valu
 			return nil, types.Null, nil, sqlerr.New(sqlerr.ErrUnknownCharset, "Unknown character set: '%s'", types.ToString(val))
 		}
 		val = stringVal(cs)
+	case "session_track_gtids":
+		// An ENUM: its names (any case) or their ordinals.
+		names := []string{"OFF", "OWN_GTID", "ALL_GTIDS"}
+		g := strings.ToUpper(types.ToString(val))
+		if n, err := strconv.Atoi(g); err == nil && n >= 0 && n < len(names) {
+			g = names[n]
+		}
+		if !slices.Contains(names, g) {
+			return nil, types.Null, nil, sqlerr.New(sqlerr.ErrWrongValueForVar, "Variable 'session_track_gtids' can't be set to the value of '%s'", types.ToString(val))
+		}
+		val = stringVal(g)
+	case "kiln_read_after_gtid":
+		if val.IsNull() {
+			val = stringVal("")
+		}
+		if _, err := gtid.Parse(types.ToString(val)); err != nil {
+			return nil, types.Null, nil, sqlerr.New(sqlerr.ErrMalformedGTIDSetSpecification, "Malformed GTID set specification '%s'.", types.ToString(val))
+		}
 	case "kiln_durability":
 		d := strings.ToLower(types.ToString(val))
 		if d != "sync" && d != "async" {
