@@ -90,7 +90,7 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&durability, "durability", "sync", "default commit durability (kiln_durability): sync = acknowledged after the log fsync; async = acknowledged once applied, the log fsynced every --sync-interval (a crash may lose that interval)")
 	f.DurationVar(&syncInterval, "sync-interval", 100*time.Millisecond, "background log fsync interval for async commits")
 	f.StringVar(&secureFilePriv, "secure-file-priv", "", "directory where SELECT ... INTO OUTFILE/DUMPFILE and LOAD DATA INFILE may read and write server files (secure_file_priv); empty: none, such statements get 1290")
-	f.BoolVar(&earlyLockRelease, "early-lock-release", false, "release a commit's row locks once its record has its place in the log, before it is durable; it is still acknowledged only once durable (kiln_early_lock_release): hot rows commit many per fsync")
+	f.BoolVar(&earlyLockRelease, "early-lock-release", true, "release a commit's row locks once its record has its place in the log, before it is durable; it is still acknowledged only once durable (kiln_early_lock_release): hot rows commit many per fsync; false holds them until durable and applied")
 	f.BoolVar(&beforeImages, "log-before-images", false, "commit records carry each written row's previous value, for change data capture (kiln_log_before_images)")
 	f.Uint64Var(&retain, "log-retain-entries", 10000, "log entries kept below the engine's flushed index when the log is purged")
 	f.Uint64Var(&retainFollowers, "log-retain-for-followers", 100000, "log entries the leader keeps beyond --log-retain-entries for a lagging member; one further behind gets an engine snapshot")

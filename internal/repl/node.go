@@ -19,9 +19,12 @@
 //     membership changes to raft at once (raft needs them before the next Ready). Raft keeps ticking
 //     while a long apply (an index build) runs, so heartbeats are never late because of it.
 //  6. The apply goroutine writes the entries to the engine, many in one batch that also records the
-//     last applied index (the engine never fsyncs), and only then wakes the waiting commits: their
-//     locks are released after this, so a commit is visible to others only once a majority holds it
-//     durably and it is applied here (log order = apply order = visibility order).
+//     last applied index (the engine never fsyncs), and only then wakes the waiting commits. So a
+//     commit is acknowledged, and visible to plain reads, only once a majority holds it durably and
+//     it is applied here (log order = apply order = visibility order). With early lock release
+//     (txn's pending.go) a transaction's row locks go earlier, when Place has fixed its record's
+//     order; its successors on those rows are placed after it (log order still decides) and the
+//     loop refuses one whose predecessor never reached the log (propose).
 //
 // A commit's outcome is exact whenever it can be. Its entry is identified by (index, term) once
 // appended: when that index is applied with the same term it committed; with another term it did

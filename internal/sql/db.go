@@ -35,7 +35,8 @@ type Config struct {
 	Durability string
 	// BeforeImages is kiln_log_before_images' initial value.
 	BeforeImages bool
-	// EarlyLockRelease is kiln_early_lock_release's initial value (txn's early lock release).
+	// EarlyLockRelease is kiln_early_lock_release's initial value (txn's early lock release; the
+	// server turns it on unless --early-lock-release=false).
 	EarlyLockRelease bool
 	// SecureFilePriv is secure_file_priv: the directory SELECT ... INTO OUTFILE and LOAD DATA INFILE
 	// may use; empty means NULL (no server-side files).

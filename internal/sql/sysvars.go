@@ -35,6 +35,7 @@ func newGlobalVars(cfg Config) *globalVars {
 	if cfg.BeforeImages {
 		g.vals["kiln_log_before_images"] = intVal(1)
 	}
+	g.vals["kiln_early_lock_release"] = intVal(0)
 	if cfg.EarlyLockRelease {
 		g.vals["kiln_early_lock_release"] = intVal(1)
 	}

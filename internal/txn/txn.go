@@ -8,8 +8,11 @@
 //  2. Plain reads (Get, snapshot iterators) see the snapshot taken at the transaction's first read
 //     (REPEATABLE READ) or at each statement's start (READ COMMITTED, via NewStatement), plus own writes.
 //  3. Commit hands the write set to the Committer, which returns only once the writes are durable and
-//     applied; only then are the locks released. So a commit is never visible before it is durable, and a
-//     lock holder's successor always reads the holder's committed row.
+//     applied, so a commit is never acknowledged before it is durable. Its locks are released then, or,
+//     with early lock release (pending.go, on by default in the server), as soon as its record has its
+//     place in the log: the lock holder's successor then reads the holder's pending row through a
+//     current read, is placed after it in the log and acknowledged only after it. Plain reads never
+//     see a version that is not durable and applied.
 //  4. Locks taken by a failed statement or undone by ROLLBACK TO SAVEPOINT stay held to the end of the
 //     transaction, as in InnoDB.
 //
