@@ -10,10 +10,13 @@
 -- default 1213 deadlock, 1020, 1205 lock wait timeout; the statement is rolled
 -- back) is retried by sysbench and counted once when it succeeds, so the
 -- `transactions` sysbench reports must equal the increase of b exactly.
--- --hot-table names another table.
+-- --hot-table names another table. --hot-rows=N makes N hot rows (1, 0) ..
+-- (N, 0), each event updating one of them chosen uniformly (then SUM(b) grows
+-- by the transactions).
 
 sysbench.cmdline.options = {
    hot_table = {"Name of the hot-row table", "t1"},
+   hot_rows = {"Number of hot rows", 1},
 }
 
 local function connect()
@@ -26,7 +29,9 @@ function cmd_prepare()
    local t = sysbench.opt.hot_table
    c:query("DROP TABLE IF EXISTS " .. t)
    c:query("CREATE TABLE " .. t .. " (a INT PRIMARY KEY, b INT NOT NULL)")
-   c:query("INSERT INTO " .. t .. " VALUES (1, 0)")
+   for i = 1, sysbench.opt.hot_rows do
+      c:query("INSERT INTO " .. t .. " VALUES (" .. i .. ", 0)")
+   end
    c:disconnect()
 end
 
@@ -43,7 +48,7 @@ sysbench.cmdline.commands = {
 
 function thread_init()
    drv, con = connect()
-   stmt = "UPDATE " .. sysbench.opt.hot_table .. " SET b=b+1 WHERE a=1"
+   stmt = "UPDATE " .. sysbench.opt.hot_table .. " SET b=b+1 WHERE a="
 end
 
 function thread_done()
@@ -51,5 +56,9 @@ function thread_done()
 end
 
 function event()
-   con:query(stmt)
+   if sysbench.opt.hot_rows == 1 then
+      con:query(stmt .. "1")
+   else
+      con:query(stmt .. sysbench.rand.uniform(1, sysbench.opt.hot_rows))
+   end
 end

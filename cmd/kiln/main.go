@@ -54,7 +54,7 @@ func serveCmd() *cobra.Command {
 	var diskReserve uint64
 	var durability string
 	var syncInterval time.Duration
-	var beforeImages bool
+	var beforeImages, earlyLockRelease bool
 	var secureFilePriv string
 	var retain, retainFollowers uint64
 	var purgeEvery time.Duration
@@ -75,7 +75,7 @@ func serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return serve(ctx, logger, server.Config{Memory: acct, DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages, SecureFilePriv: secureFilePriv,
+			return serve(ctx, logger, server.Config{Memory: acct, DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages, EarlyLockRelease: earlyLockRelease, SecureFilePriv: secureFilePriv,
 				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, shutdownTimeout: shutdownTimeout, tls: tf})
 		},
 	}
@@ -90,6 +90,7 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&durability, "durability", "sync", "default commit durability (kiln_durability): sync = acknowledged after the log fsync; async = acknowledged once applied, the log fsynced every --sync-interval (a crash may lose that interval)")
 	f.DurationVar(&syncInterval, "sync-interval", 100*time.Millisecond, "background log fsync interval for async commits")
 	f.StringVar(&secureFilePriv, "secure-file-priv", "", "directory where SELECT ... INTO OUTFILE/DUMPFILE and LOAD DATA INFILE may read and write server files (secure_file_priv); empty: none, such statements get 1290")
+	f.BoolVar(&earlyLockRelease, "early-lock-release", true, "release a commit's row locks once its record has its place in the log, before it is durable; it is still acknowledged only once durable (kiln_early_lock_release): hot rows commit many per fsync; false holds them until durable and applied")
 	f.BoolVar(&beforeImages, "log-before-images", false, "commit records carry each written row's previous value, for change data capture (kiln_log_before_images)")
 	f.Uint64Var(&retain, "log-retain-entries", 10000, "log entries kept below the engine's flushed index when the log is purged")
 	f.Uint64Var(&retainFollowers, "log-retain-for-followers", 100000, "log entries the leader keeps beyond --log-retain-entries for a lagging member; one further behind gets an engine snapshot")

@@ -90,25 +90,38 @@ func (n *Node) step(m pb.Message) {
 }
 
 func (n *Node) propose(p *proposal) {
+	// A record read from records placed before it (early lock release): if one of them did not
+	// reach the log, this one must not either. They were queued before it, so the loop has
+	// already handled them.
+	for _, d := range p.after {
+		if d.refused {
+			n.refuse(p, fmt.Errorf("%w (a transaction it read from was not committed)", ErrNotCommitted))
+			return
+		}
+	}
 	st := n.rn.BasicStatus()
 	if st.RaftState != raft.StateLeader {
-		p.err = &NotLeaderError{Leader: n.otherLeader()}
-		close(p.done)
+		n.refuse(p, &NotLeaderError{Leader: n.otherLeader()})
 		return
 	}
 	if st.Term != p.epoch {
-		p.err = ErrStaleEpoch
-		close(p.done)
+		n.refuse(p, ErrStaleEpoch)
 		return
 	}
 	if err := n.rn.Propose(p.data); err != nil {
 		// ErrProposalDropped (a leadership transfer, the uncommitted-size limit): nothing was
 		// appended, so the commit did not happen.
-		p.err = fmt.Errorf("%w (%v)", ErrNotCommitted, err)
-		close(p.done)
+		n.refuse(p, fmt.Errorf("%w (%v)", ErrNotCommitted, err))
 		return
 	}
+	p.after = nil // checked; do not keep the records it read from alive
 	n.byID[p.id] = p
+}
+
+// refuse ends a proposal that did not reach raft's log.
+func (n *Node) refuse(p *proposal, err error) {
+	p.refused, p.after, p.err = true, nil, err
+	close(p.done)
 }
 
 // failWaiters ends every commit the loop tracks: none of them is known to have committed.

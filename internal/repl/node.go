@@ -19,9 +19,12 @@
 //     membership changes to raft at once (raft needs them before the next Ready). Raft keeps ticking
 //     while a long apply (an index build) runs, so heartbeats are never late because of it.
 //  6. The apply goroutine writes the entries to the engine, many in one batch that also records the
-//     last applied index (the engine never fsyncs), and only then wakes the waiting commits: their
-//     locks are released after this, so a commit is visible to others only once a majority holds it
-//     durably and it is applied here (log order = apply order = visibility order).
+//     last applied index (the engine never fsyncs), and only then wakes the waiting commits. So a
+//     commit is acknowledged, and visible to plain reads, only once a majority holds it durably and
+//     it is applied here (log order = apply order = visibility order). With early lock release
+//     (txn's pending.go) a transaction's row locks go earlier, when Place has fixed its record's
+//     order; its successors on those rows are placed after it (log order still decides) and the
+//     loop refuses one whose predecessor never reached the log (propose).
 //
 // A commit's outcome is exact whenever it can be. Its entry is identified by (index, term) once
 // appended: when that index is applied with the same term it committed; with another term it did
@@ -250,6 +253,10 @@ type proposal struct {
 	term  uint64
 	err   error
 	done  chan struct{}
+	// after: placed records this one read from (Place); refused unless all of them were proposed.
+	after []*proposal
+	// refused is set on the loop when the proposal never reached raft's log (propose failed).
+	refused bool
 }
 
 // Keys repl keeps in the engine beside the applied index (all under 0x00, below every SQL key).
@@ -491,15 +498,60 @@ func (n *Node) Term() uint64 { return n.term.Load() }
 // must stay held until the apply, whatever happens to the client; if ctx ended meanwhile, the
 // outcome is still reported, as an *InterruptedError when it committed.
 func (n *Node) Commit(ctx context.Context, rec []byte, async bool, epoch uint64) (uint64, error) {
-	p, err := n.newProposal(rec, async, epoch)
+	t, err := n.Place(ctx, rec, async, epoch, nil)
 	if err != nil {
 		return 0, err
+	}
+	return t.Wait(ctx)
+}
+
+// Waiter is what Place returns: a *Ticket. It is an alias of a type literal, identical to
+// txn.Placed, so that the Node is a txn.Placer although neither package imports the other.
+type Waiter = interface {
+	Wait(ctx context.Context) (uint64, error)
+}
+
+// Ticket is a record whose place in the log is fixed: every record placed after it gets a later
+// index (or none). It may not be durable yet; Wait says when it is, or how it failed.
+type Ticket struct {
+	n *Node
+	p *proposal
+}
+
+// Place queues a record for the log and returns as soon as its order is fixed, before it is durable:
+// the loop takes proposals in the order they are placed, and raft gives them indexes in that order.
+// This is what early lock release needs (txn): a transaction's successor on a row may read its
+// pending writes and place its own record after it, because a later record can only become durable
+// together with or after every record before it, and is lost with it.
+//
+// after lists the placed records the new one read from. The loop refuses the new record
+// (ErrNotCommitted) when one of them never made it into the log (raft dropped it, or it was
+// refused), so a record never enters the log after a write it depends on that is not there. Once both
+// are in the log, log matching does the rest: a leader change that truncates the earlier one
+// truncates every later one, which then fails too.
+func (n *Node) Place(ctx context.Context, rec []byte, async bool, epoch uint64, after []Waiter) (Waiter, error) {
+	p, err := n.newProposal(rec, async, epoch)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range after {
+		if t, ok := w.(*Ticket); ok && t.n == n {
+			p.after = append(p.after, t.p)
+		}
 	}
 	select {
 	case n.propc <- p:
 	case <-n.stopc:
-		return 0, ErrStopped
+		return nil, ErrStopped
 	}
+	return &Ticket{n: n, p: p}, nil
+}
+
+// Wait waits until the record is durable on a majority and applied here, and returns its log
+// index; or its failure. Like Commit, the wait does not end on ctx (see Commit). Any number of
+// goroutines may wait on one ticket.
+func (t *Ticket) Wait(ctx context.Context) (uint64, error) {
+	n, p := t.n, t.p
 	select {
 	case <-p.done:
 	case <-n.alldc:
@@ -516,6 +568,16 @@ func (n *Node) Commit(ctx context.Context, rec []byte, async bool, epoch uint64)
 		return p.index, &InterruptedError{Index: p.index}
 	}
 	return p.index, p.err
+}
+
+// Done reports whether the record's outcome is known (Wait would not block).
+func (t *Ticket) Done() bool {
+	select {
+	case <-t.p.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // newProposal admits a commit (the node runs, leads in the transaction's epoch, has disk space) and

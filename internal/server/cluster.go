@@ -41,6 +41,37 @@ func (c committer) Commit(ctx context.Context, rec []byte, async bool, epoch uin
 	return idx, mapCommitError(err, c.primary)
 }
 
+// Place makes the committer a txn.Placer (early lock release): repl's tickets, wrapped so that
+// their outcomes get Commit's error mapping.
+func (c committer) Place(ctx context.Context, rec []byte, async bool, epoch uint64, after []txn.Placed) (txn.Placed, error) {
+	deps := make([]repl.Waiter, 0, len(after))
+	for _, a := range after {
+		if t, ok := a.(*placed); ok {
+			deps = append(deps, t.w)
+		}
+	}
+	w, err := c.n.Place(ctx, rec, async, epoch, deps)
+	if err != nil {
+		return nil, mapCommitError(err, c.primary)
+	}
+	return &placed{w: w, primary: c.primary}, nil
+}
+
+// placed is a repl ticket whose Wait maps errors as Commit does (a pointer: the pending set
+// compares tickets).
+type placed struct {
+	w       repl.Waiter
+	primary func() string
+}
+
+func (p *placed) Wait(ctx context.Context) (uint64, error) {
+	idx, err := p.w.Wait(ctx)
+	if err == nil {
+		return idx, nil
+	}
+	return idx, mapCommitError(err, p.primary)
+}
+
 func mapCommitError(err error, primary func() string) error {
 	var nl *repl.NotLeaderError
 	var df *repl.DiskFullError

@@ -48,6 +48,9 @@ type Config struct {
 	SyncInterval time.Duration
 	// BeforeImages makes commit records carry the rows' previous values (kiln_log_before_images).
 	BeforeImages bool
+	// EarlyLockRelease releases a commit's row locks once its record has its place in the log,
+	// before it is durable (kiln_early_lock_release; internal/txn/pending.go).
+	EarlyLockRelease bool
 	// SSLCert, SSLKey and SSLCA name the certificate files clients are served TLS with ("": no TLS)
 	// and RequireSecureTransport is require_secure_transport's initial value (sql.Config).
 	SSLCert, SSLKey, SSLCA string
@@ -112,6 +115,7 @@ type Server struct {
 	lg      *klog.Log
 	node    *repl.Node
 	locks   *txn.LockManager
+	txm     *txn.Manager
 	DB      *sql.DB
 	started time.Time
 
@@ -204,8 +208,8 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	// The SQL layer reaches back to the node (connections, KILL, status) through Config
 	// callbacks on s, which exists before its DB does.
-	s := &Server{cfg: cfg, log: cfg.Logger, eng: eng, lg: lg, node: node, locks: locks, started: time.Now(), sessions: map[uint32]*Session{}}
-	db, err := sql.Open(ctx, txm, sql.Config{Version: cfg.Version, LockWaitTimeout: cfg.LockWaitTimeout, MaxConnections: cfg.MaxConnections, Durability: cfg.Durability, BeforeImages: cfg.BeforeImages,
+	s := &Server{cfg: cfg, log: cfg.Logger, eng: eng, lg: lg, node: node, locks: locks, txm: txm, started: time.Now(), sessions: map[uint32]*Session{}}
+	db, err := sql.Open(ctx, txm, sql.Config{Version: cfg.Version, LockWaitTimeout: cfg.LockWaitTimeout, MaxConnections: cfg.MaxConnections, Durability: cfg.Durability, BeforeImages: cfg.BeforeImages, EarlyLockRelease: cfg.EarlyLockRelease,
 		SecureFilePriv: cfg.SecureFilePriv, Cluster: cluster, LogPosition: logPos, Memory: cfg.Memory,
 		SSLCert: cfg.SSLCert, SSLKey: cfg.SSLKey, SSLCA: cfg.SSLCA, RequireSecureTransport: cfg.RequireSecureTransport,
 		Processes: s.processes, Kill: s.kill, Status: s.status, ClusterMembers: s.clusterMembers, FlushAuthCache: s.flushAuthCache})
@@ -428,6 +432,12 @@ func (s *Server) status() map[string]string {
 		"Kiln_node_id":                  strconv.FormatUint(s.node.ID(), 10),
 		"Kiln_role":                     s.role(),
 		"Kiln_snapshots_installed":      strconv.FormatUint(s.node.Stats.SnapshotsInstalled.Load(), 10),
+	}
+	if s.txm != nil {
+		// Early lock release: rows with a placed, not yet applied version, and the current reads
+		// that returned one (a successor that did not wait for the fsync).
+		m["Kiln_pending_versions"] = strconv.Itoa(s.txm.Pending())
+		m["Kiln_pending_reads"] = strconv.FormatUint(s.txm.PendingReads(), 10)
 	}
 	lagN, lagT := s.node.Lag()
 	m["Kiln_replica_lag_entries"] = strconv.FormatUint(lagN, 10)

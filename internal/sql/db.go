@@ -35,6 +35,9 @@ type Config struct {
 	Durability string
 	// BeforeImages is kiln_log_before_images' initial value.
 	BeforeImages bool
+	// EarlyLockRelease is kiln_early_lock_release's initial value (txn's early lock release; the
+	// server turns it on unless --early-lock-release=false).
+	EarlyLockRelease bool
 	// SecureFilePriv is secure_file_priv: the directory SELECT ... INTO OUTFILE and LOAD DATA INFILE
 	// may use; empty means NULL (no server-side files).
 	SecureFilePriv string
@@ -118,6 +121,7 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 		cfg.LockWaitTimeout = 50 * time.Second
 	}
 	db := &DB{cfg: cfg, txm: txm, autoInc: map[autoKey]*autoIncState{}, globals: newGlobalVars(cfg)}
+	txm.SetEarlyRelease(cfg.EarlyLockRelease)
 	eng := txm.Engine()
 	v, ok, err := eng.Get(rowenc.FormatVersionKey())
 	if err != nil {

@@ -35,6 +35,10 @@ func newGlobalVars(cfg Config) *globalVars {
 	if cfg.BeforeImages {
 		g.vals["kiln_log_before_images"] = intVal(1)
 	}
+	g.vals["kiln_early_lock_release"] = intVal(0)
+	if cfg.EarlyLockRelease {
+		g.vals["kiln_early_lock_release"] = intVal(1)
+	}
 	g.vals["secure_file_priv"] = secureFilePrivValue(cfg)
 	if cfg.SSLCert != "" {
 		g.vals["have_ssl"], g.vals["have_openssl"] = stringVal("YES"), stringVal("YES")
@@ -104,7 +108,8 @@ func (s *Session) getSysVar(v *sysvar.Var, global bool) types.Value {
 
 // globalSetEffects are what a SET GLOBAL of a variable does to the server besides storing it.
 var globalSetEffects = map[string]func(db *DB, v types.Value){
-	"innodb_deadlock_detect": func(db *DB, val types.Value) { b, _ := types.ToBool(val); db.setDeadlockDetect(b) },
+	"innodb_deadlock_detect":  func(db *DB, val types.Value) { b, _ := types.ToBool(val); db.setDeadlockDetect(b) },
+	"kiln_early_lock_release": func(db *DB, val types.Value) { b, _ := types.ToBool(val); db.txm.SetEarlyRelease(b) },
 }
 
 // setSysVar validates (sysvar.Validate) and assigns a system variable.

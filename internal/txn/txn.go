@@ -8,8 +8,11 @@
 //  2. Plain reads (Get, snapshot iterators) see the snapshot taken at the transaction's first read
 //     (REPEATABLE READ) or at each statement's start (READ COMMITTED, via NewStatement), plus own writes.
 //  3. Commit hands the write set to the Committer, which returns only once the writes are durable and
-//     applied; only then are the locks released. So a commit is never visible before it is durable, and a
-//     lock holder's successor always reads the holder's committed row.
+//     applied, so a commit is never acknowledged before it is durable. Its locks are released then, or,
+//     with early lock release (pending.go, on by default in the server), as soon as its record has its
+//     place in the log: the lock holder's successor then reads the holder's pending row through a
+//     current read, is placed after it in the log and acknowledged only after it. Plain reads never
+//     see a version that is not durable and applied.
 //  4. Locks taken by a failed statement or undone by ROLLBACK TO SAVEPOINT stay held to the end of the
 //     transaction, as in InnoDB.
 //
@@ -21,6 +24,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,12 +49,20 @@ type Manager struct {
 	eng       *engine.Engine
 	Locks     *LockManager
 	committer Committer
-	nextID    atomic.Uint64
+	placer    Placer // the committer, when it can place records before they are durable
+	early     atomic.Bool
+	pending   *pendingWrites
+	placeMu   sync.Mutex // orders Place and pending.add of early-released commits
+	// pendingReads counts current reads served from pending versions (PendingReads).
+	pendingReads atomic.Uint64
+	nextID       atomic.Uint64
 }
 
-// NewManager returns a transaction manager.
+// NewManager returns a transaction manager. Early lock release (pending.go) starts off.
 func NewManager(eng *engine.Engine, locks *LockManager, c Committer) *Manager {
-	return &Manager{eng: eng, Locks: locks, committer: c}
+	m := &Manager{eng: eng, Locks: locks, committer: c, pending: newPendingWrites()}
+	m.placer, _ = c.(Placer)
+	return m
 }
 
 // Engine returns the underlying engine (for DDL scans and catalog loads).
@@ -77,6 +90,8 @@ type Txn struct {
 	done     bool
 	// beforeFor selects the written keys whose before-images the record carries (nil: none).
 	beforeFor func(key []byte) bool
+	// deps are the placed records whose pending versions current reads returned (pending.go).
+	deps []Placed
 }
 
 type undoRec struct {
@@ -138,6 +153,13 @@ func (t *Txn) GetLatest(key []byte) ([]byte, bool, error) {
 	}
 	if t.ws.rangeDeleted(key) {
 		return nil, false, nil
+	}
+	if e, ok := t.m.pending.get(key); ok {
+		t.dependOn(e.tk)
+		if e.del {
+			return nil, false, nil
+		}
+		return e.val, true, nil
 	}
 	return t.m.eng.Get(key)
 }
@@ -215,16 +237,51 @@ func (t *Txn) Commit(ctx context.Context) (uint64, error) {
 	if t.done {
 		return 0, fmt.Errorf("txn %d: commit after end", t.ID)
 	}
-	var pos uint64
-	var err error
-	if t.HasWrites() {
-		if t.beforeFor != nil {
-			err = t.captureBefore()
-		}
-		if err == nil {
-			pos, err = t.m.committer.Commit(ctx, t.ws.Encode(), t.ws.Async, t.epoch)
+	if !t.HasWrites() {
+		t.releaseLocks()
+		err := t.waitDeps(ctx)
+		t.finish()
+		return 0, err
+	}
+	if t.beforeFor != nil {
+		if err := t.captureBefore(); err != nil {
+			t.finish()
+			return 0, err
 		}
 	}
+	if t.m.placer == nil {
+		pos, err := t.m.committer.Commit(ctx, t.ws.Encode(), t.ws.Async, t.epoch)
+		t.finish()
+		return pos, err
+	}
+	if !t.m.early.Load() || !t.ws.earlyReleasable() {
+		tk, err := t.m.placer.Place(ctx, t.ws.Encode(), t.ws.Async, t.epoch, t.deps)
+		if err != nil {
+			t.finish()
+			return 0, err
+		}
+		pos, err := tk.Wait(ctx)
+		t.finish()
+		return pos, err
+	}
+	// Early release: once the record's place is fixed its writes become the rows' pending versions
+	// and the locks go; the client is still acknowledged only once it is durable (pending.go).
+	// placeMu makes the pending set's order the log's for keys written without a row lock too (the
+	// auto-increment high-water mark).
+	rec := t.ws.Encode()
+	t.m.placeMu.Lock()
+	tk, err := t.m.placer.Place(ctx, rec, t.ws.Async, t.epoch, t.deps)
+	if err == nil {
+		t.m.pending.add(&t.ws, tk)
+	}
+	t.m.placeMu.Unlock()
+	if err != nil {
+		t.finish()
+		return 0, err
+	}
+	t.releaseLocks()
+	pos, err := tk.Wait(ctx)
+	t.m.pending.remove(&t.ws, tk)
 	t.finish()
 	return pos, err
 }
@@ -239,7 +296,12 @@ func (t *Txn) captureBefore() error {
 		}
 		var v []byte
 		var ok bool
-		if v, ok, err = t.m.eng.Get(k); err != nil {
+		if pe, pending := t.m.pending.get(k); pending {
+			// The row's latest version is a pending one (early lock release): it is what this
+			// transaction changed, and its record depends on it anyway.
+			t.dependOn(pe.tk)
+			v, ok = pe.val, !pe.del
+		} else if v, ok, err = t.m.eng.Get(k); err != nil {
 			err = fmt.Errorf("txn %d: read before-image: %w", t.ID, err)
 			return false
 		}
@@ -262,8 +324,14 @@ func (t *Txn) finish() {
 		_ = t.snap.Close()
 		t.snap = nil
 	}
+	t.releaseLocks()
+	t.deps = nil
+}
+
+func (t *Txn) releaseLocks() {
 	if t.locked {
 		t.m.Locks.ReleaseAll(t.ID)
+		t.locked = false
 	}
 }
 
@@ -375,7 +443,7 @@ func (t *Txn) NewIter(lo, hi []byte, reverse, latest bool) (*Iterator, error) {
 	}
 	it := &Iterator{it: pit, reverse: reverse, ranges: t.ws.ranges}
 	if t.ws.tree.Len() > 0 {
-		collect := func(e wsEntry) bool {
+		t.ws.tree.AscendRange(wsEntry{key: string(lo)}, wsEntry{key: string(hi)}, func(e wsEntry) bool {
 			k := []byte(e.key)
 			for _, r := range t.ws.ranges {
 				if r.seq > e.seq && inRange(k, r) {
@@ -384,20 +452,17 @@ func (t *Txn) NewIter(lo, hi []byte, reverse, latest bool) (*Iterator, error) {
 			}
 			it.ws = append(it.ws, e)
 			return true
+		})
+	}
+	if latest {
+		// A current read sees the pending versions of early-released commits (pending.go) as the
+		// latest committed state, under the transaction's own writes.
+		if pend := t.m.pending.collect(lo, hi); len(pend) > 0 {
+			it.ws = t.mergePending(it.ws, pend)
 		}
-		if reverse {
-			t.ws.tree.DescendLessOrEqual(wsEntry{key: string(hi)}, func(e wsEntry) bool {
-				if e.key >= string(hi) {
-					return true
-				}
-				if e.key < string(lo) {
-					return false
-				}
-				return collect(e)
-			})
-		} else {
-			t.ws.tree.AscendRange(wsEntry{key: string(lo)}, wsEntry{key: string(hi)}, collect)
-		}
+	}
+	if reverse {
+		slices.Reverse(it.ws)
 	}
 	if reverse {
 		pit.Last()
@@ -406,6 +471,29 @@ func (t *Txn) NewIter(lo, hi []byte, reverse, latest bool) (*Iterator, error) {
 	}
 	it.settle()
 	return it, nil
+}
+
+// mergePending merges own writes (ascending, winning ties) with pending versions (ascending) and
+// records the dependency on each pending version taken. A pending version under one of the
+// transaction's own range deletions is hidden like the engine's rows there.
+func (t *Txn) mergePending(own []wsEntry, pend []pendingEntry) []wsEntry {
+	out := make([]wsEntry, 0, len(own)+len(pend))
+	i := 0
+	for _, p := range pend {
+		for i < len(own) && own[i].key < p.key {
+			out = append(out, own[i])
+			i++
+		}
+		if i < len(own) && own[i].key == p.key {
+			continue
+		}
+		if t.ws.rangeDeleted([]byte(p.key)) {
+			continue
+		}
+		t.dependOn(p.tk)
+		out = append(out, wsEntry{key: p.key, val: p.val, del: p.del})
+	}
+	return append(out, own[i:]...)
 }
 
 // settle positions on the next visible entry: the smaller (or larger, in reverse) of the engine's and

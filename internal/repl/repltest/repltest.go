@@ -7,6 +7,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -66,28 +67,76 @@ func (s *Stack) Close() {
 	s.Node = nil
 }
 
-// Recorder is a committer that keeps every record it commits, in commit order, as the log holds
-// them: tests read back what a transaction logged.
+// Recorder is a committer that keeps every record it commits, in log order, as the log holds
+// them: tests read back what a transaction logged. It commits through Commit or Place (early lock
+// release), like the node it wraps.
 type Recorder struct {
 	*repl.Node
 	mu   sync.Mutex
-	recs [][]byte
+	recs map[uint64][]byte // by log index
+}
+
+func (r *Recorder) keep(idx uint64, rec []byte) {
+	r.mu.Lock()
+	if r.recs == nil {
+		r.recs = map[uint64][]byte{}
+	}
+	r.recs[idx] = append([]byte(nil), rec...)
+	r.mu.Unlock()
 }
 
 // Commit commits through the node and keeps rec if it committed.
 func (r *Recorder) Commit(ctx context.Context, rec []byte, async bool, epoch uint64) (uint64, error) {
 	idx, err := r.Node.Commit(ctx, rec, async, epoch)
 	if err == nil {
-		r.mu.Lock()
-		r.recs = append(r.recs, append([]byte(nil), rec...))
-		r.mu.Unlock()
+		r.keep(idx, rec)
 	}
 	return idx, err
 }
 
-// Records returns the records committed so far.
+// Place places through the node; rec is kept once its Wait reports it committed.
+func (r *Recorder) Place(ctx context.Context, rec []byte, async bool, epoch uint64, after []repl.Waiter) (repl.Waiter, error) {
+	deps := make([]repl.Waiter, 0, len(after))
+	for _, a := range after {
+		if w, ok := a.(*recorded); ok {
+			a = w.Waiter
+		}
+		deps = append(deps, a)
+	}
+	w, err := r.Node.Place(ctx, rec, async, epoch, deps)
+	if err != nil {
+		return nil, err
+	}
+	return &recorded{Waiter: w, r: r, rec: rec}, nil
+}
+
+// recorded is a placed record the Recorder keeps when it commits.
+type recorded struct {
+	repl.Waiter
+	r   *Recorder
+	rec []byte
+}
+
+func (w *recorded) Wait(ctx context.Context) (uint64, error) {
+	idx, err := w.Waiter.Wait(ctx)
+	if err == nil {
+		w.r.keep(idx, w.rec)
+	}
+	return idx, err
+}
+
+// Records returns the records committed so far, in log order.
 func (r *Recorder) Records() [][]byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([][]byte(nil), r.recs...)
+	idxs := make([]uint64, 0, len(r.recs))
+	for i := range r.recs {
+		idxs = append(idxs, i)
+	}
+	slices.Sort(idxs)
+	out := make([][]byte, 0, len(idxs))
+	for _, i := range idxs {
+		out = append(out, r.recs[i])
+	}
+	return out
 }

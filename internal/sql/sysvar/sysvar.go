@@ -225,6 +225,10 @@ func init() {
 	// capture (MySQL's binlog_row_image=FULL plays this part there). Off: after-images only.
 	defVar("kiln_log_before_images", Global, intVal(0), boolean)
 	BeforeImages = Must("kiln_log_before_images")
+	// kiln_early_lock_release: a commit's row locks are released once its record has its place in
+	// the log, before it is durable; its successors read the pending version under their locks and
+	// are acknowledged only after it (internal/txn/pending.go). The facade applies SET GLOBAL.
+	defVar("kiln_early_lock_release", Global, intVal(1), boolean)
 	// local_infile: MySQL 8's default is OFF; Kiln's is ON, as MariaDB's, so that clients that ask
 	// for local files (mysql --local-infile, pymysql local_infile=True, the Go driver's
 	// allowAllFiles) work without server configuration. The client must still opt in.
