@@ -174,6 +174,7 @@ func (n *Node) drainReady() error {
 		}
 		for _, rs := range rd.ReadStates {
 			n.leaseConfirmed(rs)
+			n.readAnswered(rs)
 		}
 		if !raft.IsEmptySnap(rd.Snapshot) {
 			if err := n.installSnapshot(rd.Snapshot, rd.HardState); err != nil {

@@ -171,6 +171,7 @@ type Node struct {
 	propc chan *proposal
 	recvc chan pb.Message
 	ctlc  chan func() // runs on the loop: reports, status, membership
+	reads readWaiters // linearizable read requests waiting for their read index (readindex.go)
 	stopc chan struct{}
 	donec chan struct{} // the loop has exited
 	alldc chan struct{} // the loop and the apply goroutine have exited

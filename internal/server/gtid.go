@@ -85,6 +85,15 @@ func (p logPosition) ClusterUUID() gtid.UUID { return p.cluster }
 func (p logPosition) ServerUUID() string     { return p.server }
 func (p logPosition) Applied() uint64        { return p.n.Applied() }
 
+// ReadIndex is the node's quorum-confirmed read index (linearizable reads).
+func (p logPosition) ReadIndex(ctx context.Context) (uint64, error) {
+	idx, err := p.n.ReadIndex(ctx)
+	if errors.Is(err, repl.ErrStopped) {
+		return 0, sqlerr.New(sqlerr.ErrServerShutdown, "Server shutdown in progress")
+	}
+	return idx, err
+}
+
 // WaitApplied waits for the applied index; the node stopping is 1053, as for a commit that waited.
 func (p logPosition) WaitApplied(ctx context.Context, index uint64) error {
 	err := p.n.WaitApplied(ctx, index)

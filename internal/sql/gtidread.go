@@ -34,6 +34,9 @@ type LogPosition interface {
 	// WaitApplied returns once Applied() >= index, or with ctx's error, or an error if the node
 	// stopped.
 	WaitApplied(ctx context.Context, index uint64) error
+	// ReadIndex returns an index covering every commit acknowledged in the cluster before the
+	// call, confirmed by a quorum (kiln_read_concern = linearizable), or ctx's error.
+	ReadIndex(ctx context.Context) (uint64, error)
 }
 
 // gtidExecuted is @@gtid_executed: <cluster uuid>:1-<applied>, empty before anything is applied.

@@ -25,6 +25,24 @@ type testLogPos struct {
 	mu   sync.Mutex
 	at   uint64
 	ch   chan struct{}
+	// readIndex is what ReadIndex answers (node nil); 0: no quorum, it waits until ctx ends.
+	readIndex uint64
+	reads     int
+}
+
+func (p *testLogPos) ReadIndex(ctx context.Context) (uint64, error) {
+	if p.node != nil {
+		return p.node.ReadIndex(ctx)
+	}
+	p.mu.Lock()
+	ri := p.readIndex
+	p.reads++
+	p.mu.Unlock()
+	if ri == 0 {
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}
+	return ri, nil
 }
 
 func (p *testLogPos) ClusterUUID() gtid.UUID { u, _ := gtid.ParseUUID(testClusterUUID); return u }

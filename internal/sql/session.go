@@ -326,6 +326,9 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 	if err := s.readAfterGTID(ctx, st); err != nil {
 		return err
 	}
+	if err := s.readConcern(ctx, st); err != nil {
+		return err
+	}
 	s.ctx = ctx // lock waits deep in planning end with the statement (tablelocks.go)
 	env := &Env{s: s, ctx: ctx, params: params}
 	defer env.closeMem()

@@ -172,6 +172,10 @@ func init() {
 	// statement's own: KILL, max_execution_time).
 	defVar("kiln_read_after_gtid", Session, stringVal(""))
 	defVar("kiln_read_after_gtid_timeout", Both, intVal(60), intRange(0, 31536000))
+	// kiln_read_concern: local (this node's applied state, always committed) or linearizable
+	// (every commit acknowledged before the statement started, on any member: raft's ReadIndex,
+	// then a wait to apply it, bounded by kiln_read_after_gtid_timeout).
+	defVar("kiln_read_concern", Both, stringVal("local"))
 	defVar("gtid_purged", Global, stringVal(""))
 	defVar("gtid_next", Session, stringVal("AUTOMATIC"))
 	defVar("enforce_gtid_consistency", Global, stringVal("OFF"), readOnly)
@@ -382,6 +386,12 @@ func Validate(name string, global bool, val types.Value) (v *Var, out types.Valu
 		if _, err := gtid.Parse(types.ToString(val)); err != nil {
 			return nil, types.Null, nil, sqlerr.New(sqlerr.ErrMalformedGTIDSetSpecification, "Malformed GTID set specification '%s'.", types.ToString(val))
 		}
+	case "kiln_read_concern":
+		c := strings.ToLower(types.ToString(val))
+		if c != "local" && c != "linearizable" {
+			return nil, types.Null, nil, sqlerr.New(sqlerr.ErrWrongValueForVar, "Variable 'kiln_read_concern' can't be set to the value of '%s'", types.ToString(val))
+		}
+		val = stringVal(c)
 	case "kiln_durability":
 		d := strings.ToLower(types.ToString(val))
 		if d != "sync" && d != "async" {
