@@ -692,7 +692,7 @@ func (c *compiler) variable(x *ast.VariableExpr) (Expr, error) {
 				if err != nil {
 					return v, err
 				}
-				env.s.userVars[name] = v
+				env.s.SetUserVar(name, v)
 				return v, nil
 			}}, nil
 		}
@@ -701,7 +701,7 @@ func (c *compiler) variable(x *ast.VariableExpr) (Expr, error) {
 			t = typeOfValue(v)
 		}
 		return &closureExpr{typed: typed{t}, fn: func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return env.s.userVars[name], nil
+			return env.s.UserVar(name), nil
 		}}, nil
 	}
 	global := x.IsGlobal
@@ -714,7 +714,7 @@ func (c *compiler) variable(x *ast.VariableExpr) (Expr, error) {
 	}
 	t := typeOfValue(sv.Default)
 	return &closureExpr{typed: typed{t}, fn: func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-		return env.s.getSysVar(sv, global), nil
+		return env.s.SysVar(sv, global), nil
 	}}, nil
 }
 
@@ -847,7 +847,7 @@ func (c *compiler) funcCall(x *ast.FuncCallExpr) (Expr, error) {
 				return types.NewInt(0), nil
 			}
 			y, mo, d, h, mi, s, us := types.UnpackTime(tv.I)
-			sec := time.Date(y, time.Month(mo), d, h, mi, s, 0, env.s.location()).Unix()
+			sec := time.Date(y, time.Month(mo), d, h, mi, s, 0, env.s.Location()).Unix()
 			if sec < 0 || sec > maxUnixTime {
 				sec, us = 0, 0
 			}
@@ -858,27 +858,27 @@ func (c *compiler) funcCall(x *ast.FuncCallExpr) (Expr, error) {
 		})
 	case "database", "schema":
 		return mk(tString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			if env.s.CurDB == "" {
+			if env.s.CurrentDB() == "" {
 				return types.Null, nil
 			}
-			return types.NewString(env.s.CurDB), nil
+			return types.NewString(env.s.CurrentDB()), nil
 		})
 	case "version":
 		return mk(tString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return types.NewString(env.s.db.cfg.Version), nil
+			return types.NewString(env.s.ServerVersion()), nil
 		})
 	case "connection_id":
 		return mk(tUint, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return types.NewUint(uint64(env.s.ConnID)), nil
+			return types.NewUint(uint64(env.s.ConnectionID())), nil
 		})
 	case "user", "session_user", "system_user":
 		return mk(tString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return types.NewString(env.s.User + "@" + env.s.Host), nil
+			return types.NewString(env.s.LoginUser()), nil
 		})
 	case "current_user":
 		// The account the login matched (its host pattern), not the login itself.
 		return mk(tString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return types.NewString(env.s.acctUser + "@" + env.s.acctHost), nil
+			return types.NewString(env.s.CurrentUser()), nil
 		})
 	case "last_insert_id":
 		if len(args) == 1 {
@@ -887,20 +887,20 @@ func (c *compiler) funcCall(x *ast.FuncCallExpr) (Expr, error) {
 				if err != nil || v.IsNull() {
 					return v, err
 				}
-				env.s.lastInsertID = toUint64(v)
-				return types.NewUint(env.s.lastInsertID), nil
+				env.s.SetLastInsertID(toUint64(v))
+				return types.NewUint(env.s.LastInsertID()), nil
 			})
 		}
 		return mk(tUint, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return types.NewUint(env.s.lastInsertID), nil
+			return types.NewUint(env.s.LastInsertID()), nil
 		})
 	case "row_count":
 		return mk(tInt, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return types.NewInt(env.s.rowCount), nil
+			return types.NewInt(env.s.RowCount()), nil
 		})
 	case "found_rows":
 		return mk(tInt, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return types.NewInt(env.s.foundRows), nil
+			return types.NewInt(env.s.FoundRows()), nil
 		})
 	case "rand":
 		return mk(tDouble, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {

@@ -315,7 +315,7 @@ func maxAutoInc(env *Env, tbl *catalog.Table, col *catalog.Column) (uint64, erro
 			continue
 		}
 		lo, hi := rowenc.IndexSpan(tbl.ID, ix.ID)
-		it, err := env.s.db.txm.Engine().NewIter(lo, hi)
+		it, err := env.session().db.txm.Engine().NewIter(lo, hi)
 		if err != nil {
 			return 0, err
 		}

@@ -17,7 +17,7 @@ import (
 // Env is the state of one statement execution: its session, bound parameters, statement time, and the
 // rows of enclosing queries for correlated subqueries.
 type Env struct {
-	s        *Session
+	s        exprSession
 	ctx      context.Context
 	params   []types.Value
 	stmtTime time.Time
@@ -38,17 +38,17 @@ func (env *Env) txn() *txn.Txn {
 	if env.t != nil {
 		return env.t
 	}
-	return env.s.txn
+	return env.s.Txn()
 }
 
 func (env *Env) now() time.Time {
 	if env.stmtTime.IsZero() {
-		env.stmtTime = time.Now().In(env.s.location())
+		env.stmtTime = time.Now().In(env.s.Location())
 	}
 	return env.stmtTime
 }
 
-func (env *Env) warn(e *sqlerr.Error) { env.s.addWarning("Warning", e.Code, e.Message) }
+func (env *Env) warn(e *sqlerr.Error) { env.s.AddWarning("Warning", e.Code, e.Message) }
 
 // divByZero reports a division by zero: warning 1365, or the error when a strict INSERT/UPDATE
 // runs under ERROR_FOR_DIVISION_BY_ZERO (divZeroErr), as MySQL does.
@@ -56,7 +56,7 @@ func (env *Env) divByZero() error {
 	if env.divZeroErr {
 		return sqlerr.New(sqlerr.ErrDivisionByZero, "Division by 0")
 	}
-	env.s.addWarning("Warning", sqlerr.ErrDivisionByZero, "Division by 0")
+	env.s.AddWarning("Warning", sqlerr.ErrDivisionByZero, "Division by 0")
 	return nil
 }
 
@@ -88,7 +88,7 @@ func (env *Env) lockRow(key []byte, mode txn.LockMode) error {
 	if t.ReadOnly && mode == txn.LockExclusive {
 		return sqlerr.New(sqlerr.ErrReadOnlyTrans, "Cannot execute statement in a READ ONLY transaction.")
 	}
-	err := t.Lock(env.ctx, key, mode, env.s.lockWaitTimeout())
+	err := t.Lock(env.ctx, key, mode, env.s.LockWaitTimeout())
 	if err != nil && env.ctx.Err() != nil && !sqlerr.Is(err, sqlerr.ErrLockDeadlock) && !sqlerr.Is(err, sqlerr.ErrLockWaitTimeout) {
 		return env.interrupted()
 	}

@@ -1013,7 +1013,7 @@ func (a *aggIter) close() { a.src.close() }
 // by max_allowed_packet as MySQL documents.
 func (a *aggIter) groupConcatMax() int64 {
 	if a.gcMax == 0 {
-		a.gcMax = min(toIntLenient(a.env.s.getSysVar(sysvar.Must("group_concat_max_len"), false)), a.env.maxAllowedPacket())
+		a.gcMax = min(toIntLenient(a.env.s.SysVar(sysvar.Must("group_concat_max_len"), false)), a.env.maxAllowedPacket())
 	}
 	return a.gcMax
 }

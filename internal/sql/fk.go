@@ -135,10 +135,10 @@ func keyPrefix(t *catalog.Table, ix *catalog.Index, vals []types.Value) []byte {
 // checkParents verifies that every constraint of child has its parent row for row, locking that
 // row shared. changed, when set, limits the check to constraints whose columns changed.
 func checkParents(env *Env, child *catalog.Table, row, old []types.Value) error {
-	if len(child.ForeignKeys) == 0 || !env.s.fkChecks() {
+	if len(child.ForeignKeys) == 0 || !env.session().fkChecks() {
 		return nil
 	}
-	cat := env.s.catalog()
+	cat := env.session().catalog()
 	for _, fk := range child.ForeignKeys {
 		cc := childCols(child, fk)
 		vals := make([]types.Value, len(cc))
@@ -258,8 +258,8 @@ func childRows(env *Env, child *catalog.Table, fk *catalog.ForeignKey, vals []ty
 // onParentChange applies the constraints that reference parent to a deleted row (new == nil) or an
 // updated one.
 func onParentChange(env *Env, parent *catalog.Table, old, new []types.Value) error {
-	refs := env.s.catalog().Referencing(parent.DB, parent.Name)
-	if len(refs) == 0 || !env.s.fkChecks() {
+	refs := env.session().catalog().Referencing(parent.DB, parent.Name)
+	if len(refs) == 0 || !env.session().fkChecks() {
 		return nil
 	}
 	if env.fkDepth >= maxFKDepth {
@@ -292,7 +292,7 @@ func onParentChange(env *Env, parent *catalog.Table, old, new []types.Value) err
 			continue
 		}
 		// The child table as the current catalog has it (r.child may be stale after DDL).
-		child, okc := env.s.catalog().TableByID(r.Child.ID)
+		child, okc := env.session().catalog().TableByID(r.Child.ID)
 		if !okc {
 			continue
 		}

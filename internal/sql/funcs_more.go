@@ -121,7 +121,7 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 			if err != nil {
 				return v, err
 			}
-			return builtins.Extract(u, v, env.s.defaultWeekFormat()), nil
+			return builtins.Extract(u, v, env.s.DefaultWeekFormat()), nil
 		})
 	case "week":
 		if len(args) != 1 {
@@ -133,7 +133,7 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 			if err != nil {
 				return v, err
 			}
-			return f([]types.Value{v, types.NewInt(int64(env.s.defaultWeekFormat()))})
+			return f([]types.Value{v, types.NewInt(int64(env.s.DefaultWeekFormat()))})
 		})
 	case "timestampdiff":
 		if err := argc(2, 2); err != nil {
@@ -249,7 +249,7 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 		}
 		return mk(tUint, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			uuidShort.once.Do(func() {
-				sid := toUint64(env.s.getSysVar(sysvar.Must("server_id"), true))
+				sid := toUint64(env.s.SysVar(sysvar.Must("server_id"), true))
 				uuidShort.next.Store((sid&255)<<56 + uint64(time.Now().Unix())<<24)
 			})
 			return types.NewUint(uuidShort.next.Add(1) - 1), nil
@@ -453,11 +453,11 @@ func (c *compiler) strToDate(args []Expr) (Expr, bool, error) {
 		} else {
 			zero := f.Year == 0 && f.Month == 0 && f.Day == 0
 			switch {
-			case zero && env.s.sqlModeHas("NO_ZERO_DATE"):
+			case zero && env.s.SQLModeHas("NO_ZERO_DATE"):
 				return bad()
-			case !zero && (f.Month == 0 || f.Day == 0) && env.s.sqlModeHas("NO_ZERO_IN_DATE"):
+			case !zero && (f.Month == 0 || f.Day == 0) && env.s.SQLModeHas("NO_ZERO_IN_DATE"):
 				return bad()
-			case f.Month > 0 && f.Day > daysIn(f.Year, f.Month) && !env.s.sqlModeHas("ALLOW_INVALID_DATES"):
+			case f.Month > 0 && f.Day > daysIn(f.Year, f.Month) && !env.s.SQLModeHas("ALLOW_INVALID_DATES"):
 				return bad()
 			}
 			p := types.PackTime(f.Year, f.Month, f.Day, f.Hour, f.Minute, f.Second, f.Micro)
@@ -506,7 +506,7 @@ func fromUnixtime(env *Env, vs []types.Value, fsp int) (types.Value, error) {
 		return types.Null, nil
 	}
 	us = int64(truncMicros(int(us), fsp))
-	t := time.Unix(sec, us*1000).In(env.s.location())
+	t := time.Unix(sec, us*1000).In(env.s.Location())
 	p := types.PackTime(t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute(), t.Second(), int(us))
 	if len(vs) == 1 {
 		return types.NewDatetime(p, fsp), nil

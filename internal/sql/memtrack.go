@@ -39,8 +39,8 @@ func (env *Env) grow(n int64) error { return env.tracker().Grow(n) }
 // tracker returns the statement's memory tracker, created at first use.
 func (env *Env) tracker() *memory.Tracker {
 	if env.mem == nil {
-		quota := toIntLenient(env.s.getSysVar(sysvar.Must("kiln_mem_quota_query"), false))
-		env.mem = memory.NewTracker(env.s.db.cfg.Memory, quota)
+		quota := toIntLenient(env.s.SysVar(sysvar.Must("kiln_mem_quota_query"), false))
+		env.mem = memory.NewTracker(env.session().db.cfg.Memory, quota)
 	}
 	return env.mem
 }

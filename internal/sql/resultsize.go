@@ -14,7 +14,7 @@ const minMaxAllowedPacket = 1024
 // maxAllowedPacket is the session's max_allowed_packet, the bound of every value a function or an
 // aggregate builds.
 func (env *Env) maxAllowedPacket() int64 {
-	return toIntLenient(env.s.getSysVar(sysvar.Must("max_allowed_packet"), false))
+	return toIntLenient(env.s.SysVar(sysvar.Must("max_allowed_packet"), false))
 }
 
 // resultTooLarge reports whether a result of n bytes from function name passes max_allowed_packet,
