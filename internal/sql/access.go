@@ -71,7 +71,7 @@ type accessIter struct {
 // its bounds may read): the equality prefix becomes the start of a key (eqKey), then each kind
 // reads from there.
 func (a *access) open(env *Env, outer []types.Value) (*accessIter, error) {
-	ai := &accessIter{a: a, env: env, t: env.txn()}
+	ai := &accessIter{a: a, env: env, t: txnOf(env)}
 	key, nEq, none, err := a.eqKey(env, outer)
 	if err != nil {
 		return nil, err
@@ -425,7 +425,7 @@ func (ai *accessIter) pointRead(k []byte) ([]types.Value, bool, error) {
 	if a.idx.Primary {
 		if a.lock != 0 {
 			// Lock first, also when the row does not exist: a later insert of this key waits.
-			if err := ai.env.lockRow(k, a.lock); err != nil {
+			if err := lockRow(ai.env, k, a.lock); err != nil {
 				return nil, false, err
 			}
 			return ai.readPK(k, true)
@@ -433,7 +433,7 @@ func (ai *accessIter) pointRead(k []byte) ([]types.Value, bool, error) {
 		return ai.readPK(k, a.latest)
 	}
 	if a.lock != 0 {
-		if err := ai.env.lockRow(k, a.lock); err != nil {
+		if err := lockRow(ai.env, k, a.lock); err != nil {
 			return nil, false, err
 		}
 	}
@@ -459,7 +459,7 @@ func (ai *accessIter) entryRow(k, v []byte) ([]types.Value, bool, error) {
 	if a.idx.Primary {
 		if a.lock != 0 {
 			pk := append([]byte(nil), k...)
-			if err := ai.env.lockRow(pk, a.lock); err != nil {
+			if err := lockRow(ai.env, pk, a.lock); err != nil {
 				return nil, false, err
 			}
 			return ai.readPK(pk, true)
@@ -477,7 +477,7 @@ func (ai *accessIter) entryRow(k, v []byte) ([]types.Value, bool, error) {
 	}
 	pk := primaryKey(nil, tbl, part)
 	if a.lock != 0 {
-		if err := ai.env.lockRow(pk, a.lock); err != nil {
+		if err := lockRow(ai.env, pk, a.lock); err != nil {
 			return nil, false, err
 		}
 		return ai.readPK(pk, true)

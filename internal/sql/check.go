@@ -65,7 +65,7 @@ func checkRow(env *Env, t *catalog.Table, row []types.Value) error {
 	cc.Once.Do(func() {
 		exprs := make([]Expr, 0, len(t.Checks))
 		for _, ck := range t.Checks {
-			e, err := compileCheck(env.session(), t, ck)
+			e, err := compileCheck(sessionOf(env), t, ck)
 			if err != nil {
 				cc.Err = err
 				return

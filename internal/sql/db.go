@@ -247,7 +247,7 @@ func (st *autoIncState) load(env *Env, tbl *catalog.Table, col *catalog.Column) 
 	st.next = max(mx+1, 1)
 	if !col.Hidden {
 		st.next = max(st.next, tbl.AutoIncBase)
-		v, ok, err := env.txn().GetLatest(rowenc.AutoIncKey(tbl.ID, col.ID))
+		v, ok, err := txnOf(env).GetLatest(rowenc.AutoIncKey(tbl.ID, col.ID))
 		if err != nil {
 			return err
 		}
@@ -266,7 +266,7 @@ func (st *autoIncState) persist(env *Env, tbl *catalog.Table, col *catalog.Colum
 	if col.Hidden || st.next == 0 {
 		return
 	}
-	env.txn().Set(rowenc.AutoIncKey(tbl.ID, col.ID), binary.BigEndian.AppendUint64(nil, st.next-1))
+	txnOf(env).Set(rowenc.AutoIncKey(tbl.ID, col.ID), binary.BigEndian.AppendUint64(nil, st.next-1))
 }
 
 // observeAutoInc moves the counter past an explicitly inserted value.
@@ -315,7 +315,7 @@ func maxAutoInc(env *Env, tbl *catalog.Table, col *catalog.Column) (uint64, erro
 			continue
 		}
 		lo, hi := rowenc.IndexSpan(tbl.ID, ix.ID)
-		it, err := env.session().db.txm.Engine().NewIter(lo, hi)
+		it, err := sessionOf(env).db.txm.Engine().NewIter(lo, hi)
 		if err != nil {
 			return 0, err
 		}

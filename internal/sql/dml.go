@@ -171,7 +171,7 @@ func (s *Session) insert(env *Env, x *ast.InsertStmt) (proto.OK, error) {
 		if pl.nVisible != len(cols) {
 			return proto.OK{}, sqlerr.New(sqlerr.ErrWrongValueCount, "Column count doesn't match value count at row 1")
 		}
-		rows, err := env.materialize(pl)
+		rows, err := materialize(env, pl)
 		if err != nil {
 			return proto.OK{}, err
 		}
@@ -537,10 +537,10 @@ func dupMessage(tbl *catalog.Table, ix *catalog.Index, row []types.Value) string
 // also when absent, so a concurrent insert of the same key waits for us), and returns the first
 // existing row that holds one of them. skipPK is the row's own primary key when updating.
 func findDuplicate(env *Env, tbl *catalog.Table, row []types.Value, skipPK []byte) ([]byte, []types.Value, *catalog.Index, error) {
-	t := env.txn()
+	t := txnOf(env)
 	pk := primaryKey(nil, tbl, row)
 	if skipPK == nil || string(skipPK) != string(pk) {
-		if err := env.lockRow(pk, txn.LockExclusive); err != nil {
+		if err := lockRow(env, pk, txn.LockExclusive); err != nil {
 			return nil, nil, nil, err
 		}
 		v, ok, err := t.GetLatest(pk)
@@ -563,7 +563,7 @@ func findDuplicate(env *Env, tbl *catalog.Table, row []types.Value, skipPK []byt
 		if !unique {
 			continue // a NULL in a unique key never collides
 		}
-		if err := env.lockRow(k, txn.LockExclusive); err != nil {
+		if err := lockRow(env, k, txn.LockExclusive); err != nil {
 			return nil, nil, nil, err
 		}
 		v, ok, err := t.GetLatest(k)
@@ -581,7 +581,7 @@ func findDuplicate(env *Env, tbl *catalog.Table, row []types.Value, skipPK []byt
 		if skipPK != nil && string(opk) == string(skipPK) {
 			continue
 		}
-		if err := env.lockRow(opk, txn.LockExclusive); err != nil {
+		if err := lockRow(env, opk, txn.LockExclusive); err != nil {
 			return nil, nil, nil, err
 		}
 		rv, ok, err := t.GetLatest(opk)
@@ -606,7 +606,7 @@ func putRow(env *Env, tbl *catalog.Table, row []types.Value, old []types.Value) 
 	if err := checkRow(env, tbl, row); err != nil {
 		return err
 	}
-	t := env.txn()
+	t := txnOf(env)
 	pk := primaryKey(nil, tbl, row)
 	t.Set(pk, encodeRow(nil, tbl, row))
 	for _, ix := range tbl.Indexes[1:] {
@@ -635,7 +635,7 @@ func deleteRow(env *Env, tbl *catalog.Table, pk []byte, row []types.Value) error
 
 // removeRow removes a row and its index entries.
 func removeRow(env *Env, tbl *catalog.Table, pk []byte, row []types.Value) error {
-	t := env.txn()
+	t := txnOf(env)
 	t.Delete(pk)
 	for _, ix := range tbl.Indexes[1:] {
 		k, _, _ := secondaryKey(tbl, ix, row)
@@ -739,7 +739,7 @@ func (s *Session) update(env *Env, x *ast.UpdateStmt) (proto.OK, error) {
 		}
 		sets = append(sets, assignment{col: i, e: e})
 	}
-	rows, err := env.materialize(pl)
+	rows, err := materialize(env, pl)
 	if err != nil {
 		return proto.OK{}, err
 	}
@@ -818,7 +818,7 @@ func (s *Session) delete(env *Env, x *ast.DeleteStmt) (proto.OK, error) {
 	if err != nil {
 		return proto.OK{}, err
 	}
-	rows, err := env.materialize(pl)
+	rows, err := materialize(env, pl)
 	if err != nil {
 		return proto.OK{}, err
 	}

@@ -34,13 +34,6 @@ type Env struct {
 	mem        *memory.Tracker // the statement's memory (memtrack.go); nil until it holds rows
 }
 
-func (env *Env) txn() *txn.Txn {
-	if env.t != nil {
-		return env.t
-	}
-	return env.s.Txn()
-}
-
 func (env *Env) now() time.Time {
 	if env.stmtTime.IsZero() {
 		env.stmtTime = time.Now().In(env.s.Location())
@@ -81,19 +74,6 @@ func (env *Env) interrupted() error {
 }
 
 var errTimeout = errors.New("max_execution_time exceeded")
-
-// lockRow takes a row lock for the statement's transaction, waiting innodb_lock_wait_timeout.
-func (env *Env) lockRow(key []byte, mode txn.LockMode) error {
-	t := env.txn()
-	if t.ReadOnly && mode == txn.LockExclusive {
-		return sqlerr.New(sqlerr.ErrReadOnlyTrans, "Cannot execute statement in a READ ONLY transaction.")
-	}
-	err := t.Lock(env.ctx, key, mode, env.s.LockWaitTimeout())
-	if err != nil && env.ctx.Err() != nil && !sqlerr.Is(err, sqlerr.ErrLockDeadlock) && !sqlerr.Is(err, sqlerr.ErrLockWaitTimeout) {
-		return env.interrupted()
-	}
-	return err
-}
 
 func (env *Env) regexp(p string) (*regexp.Regexp, error) {
 	if env.reCache == nil {

@@ -269,7 +269,7 @@ func (j *joinIter) openLevel(lv *level) (rowIter, error) {
 	tr := j.env.tracker()
 	tr.Shrink(j.matBytes[j.depth])
 	before := tr.Used()
-	rows, err := j.env.materialize(lv.sub)
+	rows, err := materialize(j.env, lv.sub)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +287,7 @@ func (j *joinIter) close() {
 }
 
 // materialize runs a plan to completion (derived tables, subqueries).
-func (env *Env) materialize(pl *selectPlan) ([][]types.Value, error) {
+func materialize(env *Env, pl *selectPlan) ([][]types.Value, error) {
 	it, err := pl.open(env)
 	if err != nil {
 		return nil, err
@@ -1107,6 +1107,15 @@ const (
 	subAll
 )
 
+// subplan runs a planned subquery to completion in env (the planner's *selectPlan): the seam that
+// keeps expressions below the planner and the executor.
+type subplan interface {
+	Materialize(env *Env) ([][]types.Value, error)
+}
+
+// Materialize runs the plan to completion: a subquery expression's rows.
+func (pl *selectPlan) Materialize(env *Env) ([][]types.Value, error) { return materialize(env, pl) }
+
 // subPlan is a planned subquery.
 type subPlan struct {
 	plan *selectPlan
@@ -1121,7 +1130,7 @@ type subResult struct {
 type subqueryExpr struct {
 	typed
 	kind       subKind
-	plan       *selectPlan
+	plan       subplan
 	correlated bool
 	left       Expr
 	not        bool
@@ -1139,7 +1148,7 @@ func (s *subqueryExpr) rows(env *Env, row []types.Value) ([][]types.Value, error
 		env.outer = append(env.outer, row)
 		defer func() { env.outer = env.outer[:len(env.outer)-1] }()
 	}
-	rows, err := env.materialize(s.plan)
+	rows, err := s.plan.Materialize(env)
 	if err != nil {
 		return nil, err
 	}

@@ -3,8 +3,10 @@ package sql
 import (
 	"time"
 
+	"github.com/kiln-db/kiln/internal/memory"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
 )
 
@@ -39,10 +41,9 @@ type exprSession interface {
 	CurrentUser() string
 	// ServerVersion is VERSION().
 	ServerVersion() string
-	// Txn is the session's open transaction (the statement's unless Env overrides it).
-	Txn() *txn.Txn
-	// LockWaitTimeout is innodb_lock_wait_timeout, for row locks.
-	LockWaitTimeout() time.Duration
+	// NewMemTracker is a statement's memory tracker: kiln_mem_quota_query under the server's
+	// memory budget.
+	NewMemTracker() *memory.Tracker
 }
 
 var _ exprSession = (*Session)(nil)
@@ -65,10 +66,35 @@ func (s *Session) CurrentDB() string                                { return s.C
 func (s *Session) LoginUser() string                                { return s.User + "@" + s.Host }
 func (s *Session) CurrentUser() string                              { return s.acctUser + "@" + s.acctHost }
 func (s *Session) ServerVersion() string                            { return s.db.cfg.Version }
-func (s *Session) Txn() *txn.Txn                                    { return s.txn }
-func (s *Session) LockWaitTimeout() time.Duration                   { return s.lockWaitTimeout() }
 
-// session is the facade's *Session behind env: the executor (still in this package) needs more of
+// NewMemTracker is kiln_mem_quota_query under the server's memory budget (memtrack.go).
+func (s *Session) NewMemTracker() *memory.Tracker {
+	quota := toIntLenient(s.getSysVar(sysvar.Must("kiln_mem_quota_query"), false))
+	return memory.NewTracker(s.db.cfg.Memory, quota)
+}
+
+// sessionOf is the facade's *Session behind env: the executor (still in this package) needs more of
 // it than expressions do (catalog, foreign_key_checks, the DB's engine and user locks). Every Env
 // this package builds holds a *Session, so the assertion cannot fail.
-func (env *Env) session() *Session { return env.s.(*Session) }
+func sessionOf(env *Env) *Session { return env.s.(*Session) }
+
+// txnOf is the statement's transaction: Env's own (DDL runs in one) or the session's.
+func txnOf(env *Env) *txn.Txn {
+	if env.t != nil {
+		return env.t
+	}
+	return sessionOf(env).txn
+}
+
+// lockRow takes a row lock for the statement's transaction, waiting innodb_lock_wait_timeout.
+func lockRow(env *Env, key []byte, mode txn.LockMode) error {
+	t := txnOf(env)
+	if t.ReadOnly && mode == txn.LockExclusive {
+		return sqlerr.New(sqlerr.ErrReadOnlyTrans, "Cannot execute statement in a READ ONLY transaction.")
+	}
+	err := t.Lock(env.ctx, key, mode, sessionOf(env).lockWaitTimeout())
+	if err != nil && env.ctx.Err() != nil && !sqlerr.Is(err, sqlerr.ErrLockDeadlock) && !sqlerr.Is(err, sqlerr.ErrLockWaitTimeout) {
+		return env.interrupted()
+	}
+	return err
+}

@@ -135,10 +135,10 @@ func keyPrefix(t *catalog.Table, ix *catalog.Index, vals []types.Value) []byte {
 // checkParents verifies that every constraint of child has its parent row for row, locking that
 // row shared. changed, when set, limits the check to constraints whose columns changed.
 func checkParents(env *Env, child *catalog.Table, row, old []types.Value) error {
-	if len(child.ForeignKeys) == 0 || !env.session().fkChecks() {
+	if len(child.ForeignKeys) == 0 || !sessionOf(env).fkChecks() {
 		return nil
 	}
-	cat := env.session().catalog()
+	cat := sessionOf(env).catalog()
 	for _, fk := range child.ForeignKeys {
 		cc := childCols(child, fk)
 		vals := make([]types.Value, len(cc))
@@ -175,7 +175,7 @@ func checkParents(env *Env, child *catalog.Table, row, old []types.Value) error 
 // findReferenced reports whether parent has a row whose ix-leading columns equal vals, and locks it
 // shared.
 func findReferenced(env *Env, parent *catalog.Table, ix *catalog.Index, vals []types.Value) (bool, error) {
-	t := env.txn()
+	t := txnOf(env)
 	lo := keyPrefix(parent, ix, vals)
 	it, err := t.NewIter(lo, prefixEnd(lo), false, true)
 	if err != nil {
@@ -193,7 +193,7 @@ func findReferenced(env *Env, parent *catalog.Table, ix *catalog.Index, vals []t
 		}
 		pk = primaryKey(nil, parent, part)
 	}
-	if err := env.lockRow(pk, txn.LockShared); err != nil {
+	if err := lockRow(env, pk, txn.LockShared); err != nil {
 		return false, err
 	}
 	_, ok, err := t.GetLatest(pk)
@@ -208,7 +208,7 @@ func childRows(env *Env, child *catalog.Table, fk *catalog.ForeignKey, vals []ty
 	if ix == nil {
 		return nil, nil, fmt.Errorf("foreign key %s of %s.%s has no index", fk.Name, child.DB, child.Name)
 	}
-	t := env.txn()
+	t := txnOf(env)
 	lo := keyPrefix(child, ix, vals)
 	it, err := t.NewIter(lo, prefixEnd(lo), false, true)
 	if err != nil {
@@ -235,7 +235,7 @@ func childRows(env *Env, child *catalog.Table, fk *catalog.ForeignKey, vals []ty
 	var outPK [][]byte
 	var rows [][]types.Value
 	for _, pk := range pks {
-		if err := env.lockRow(pk, txn.LockExclusive); err != nil {
+		if err := lockRow(env, pk, txn.LockExclusive); err != nil {
 			return nil, nil, err
 		}
 		v, ok, err := t.GetLatest(pk)
@@ -258,8 +258,8 @@ func childRows(env *Env, child *catalog.Table, fk *catalog.ForeignKey, vals []ty
 // onParentChange applies the constraints that reference parent to a deleted row (new == nil) or an
 // updated one.
 func onParentChange(env *Env, parent *catalog.Table, old, new []types.Value) error {
-	refs := env.session().catalog().Referencing(parent.DB, parent.Name)
-	if len(refs) == 0 || !env.session().fkChecks() {
+	refs := sessionOf(env).catalog().Referencing(parent.DB, parent.Name)
+	if len(refs) == 0 || !sessionOf(env).fkChecks() {
 		return nil
 	}
 	if env.fkDepth >= maxFKDepth {
@@ -292,7 +292,7 @@ func onParentChange(env *Env, parent *catalog.Table, old, new []types.Value) err
 			continue
 		}
 		// The child table as the current catalog has it (r.child may be stale after DDL).
-		child, okc := env.session().catalog().TableByID(r.Child.ID)
+		child, okc := sessionOf(env).catalog().TableByID(r.Child.ID)
 		if !okc {
 			continue
 		}

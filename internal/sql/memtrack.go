@@ -4,7 +4,6 @@ import (
 	"unsafe"
 
 	"github.com/kiln-db/kiln/internal/memory"
-	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
@@ -39,8 +38,7 @@ func (env *Env) grow(n int64) error { return env.tracker().Grow(n) }
 // tracker returns the statement's memory tracker, created at first use.
 func (env *Env) tracker() *memory.Tracker {
 	if env.mem == nil {
-		quota := toIntLenient(env.s.SysVar(sysvar.Must("kiln_mem_quota_query"), false))
-		env.mem = memory.NewTracker(env.session().db.cfg.Memory, quota)
+		env.mem = env.s.NewMemTracker()
 	}
 	return env.mem
 }

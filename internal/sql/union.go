@@ -168,7 +168,7 @@ func (p *planner) unionLimit(up *unionPlan, limit *ast.Limit, parent *scope) err
 func (u *unionPlan) open(env *Env) (rowIter, error) {
 	var rows [][]types.Value
 	for i, part := range u.parts {
-		rs, err := env.materialize(part)
+		rs, err := materialize(env, part)
 		if err != nil {
 			return nil, err
 		}

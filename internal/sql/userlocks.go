@@ -131,8 +131,8 @@ func (c *compiler) userLockFunc(name string, args []Expr) (Expr, bool, error) {
 		t = tUint
 	}
 	return &closureExpr{typed: typed{t}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-		locks := &env.session().db.userLocks
-		conn := env.session().ConnID
+		locks := &sessionOf(env).db.userLocks
+		conn := sessionOf(env).ConnID
 		if name == "release_all_locks" {
 			return types.NewInt(locks.releaseAll(conn)), nil
 		}
