@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -134,7 +135,7 @@ func keyPrefix(t *catalog.Table, ix *catalog.Index, vals []types.Value) []byte {
 
 // checkParents verifies that every constraint of child has its parent row for row, locking that
 // row shared. changed, when set, limits the check to constraints whose columns changed.
-func checkParents(env *Env, child *catalog.Table, row, old []types.Value) error {
+func checkParents(env *expr.Env, child *catalog.Table, row, old []types.Value) error {
 	if len(child.ForeignKeys) == 0 || !sessionOf(env).fkChecks() {
 		return nil
 	}
@@ -174,7 +175,7 @@ func checkParents(env *Env, child *catalog.Table, row, old []types.Value) error 
 
 // findReferenced reports whether parent has a row whose ix-leading columns equal vals, and locks it
 // shared.
-func findReferenced(env *Env, parent *catalog.Table, ix *catalog.Index, vals []types.Value) (bool, error) {
+func findReferenced(env *expr.Env, parent *catalog.Table, ix *catalog.Index, vals []types.Value) (bool, error) {
 	t := txnOf(env)
 	lo := keyPrefix(parent, ix, vals)
 	it, err := t.NewIter(lo, prefixEnd(lo), false, true)
@@ -202,7 +203,7 @@ func findReferenced(env *Env, parent *catalog.Table, ix *catalog.Index, vals []t
 
 // childRows returns the child rows (primary key and row) whose fk columns equal vals, locked
 // exclusive.
-func childRows(env *Env, child *catalog.Table, fk *catalog.ForeignKey, vals []types.Value) ([][]byte, [][]types.Value, error) {
+func childRows(env *expr.Env, child *catalog.Table, fk *catalog.ForeignKey, vals []types.Value) ([][]byte, [][]types.Value, error) {
 	cc := childCols(child, fk)
 	ix := prefixIndex(child, cc)
 	if ix == nil {
@@ -257,16 +258,16 @@ func childRows(env *Env, child *catalog.Table, fk *catalog.ForeignKey, vals []ty
 
 // onParentChange applies the constraints that reference parent to a deleted row (new == nil) or an
 // updated one.
-func onParentChange(env *Env, parent *catalog.Table, old, new []types.Value) error {
+func onParentChange(env *expr.Env, parent *catalog.Table, old, new []types.Value) error {
 	refs := sessionOf(env).catalog().Referencing(parent.DB, parent.Name)
 	if len(refs) == 0 || !sessionOf(env).fkChecks() {
 		return nil
 	}
-	if env.fkDepth >= maxFKDepth {
+	if env.FKDepth >= maxFKDepth {
 		return sqlerr.New(sqlerr.ErrFKDepthExceeded, "Foreign key cascade delete/update exceeds max depth of %d.", maxFKDepth)
 	}
-	env.fkDepth++
-	defer func() { env.fkDepth-- }()
+	env.FKDepth++
+	defer func() { env.FKDepth-- }()
 	for _, r := range refs {
 		pcols := make([]int, len(r.FK.RefCols))
 		ok := true

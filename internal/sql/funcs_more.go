@@ -3,15 +3,13 @@ package sql
 import (
 	"crypto/rand"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/kiln-db/kiln/internal/sql/builtins"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -23,15 +21,15 @@ import (
 
 // moreFunc compiles such a function, or returns ok=false if name is not one. args are the
 // compiled arguments without the parser's unit/direction/selector nodes.
-func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr, bool, error) {
+func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []expr.Expr) (expr.Expr, bool, error) {
 	argc := func(lo, hi int) error {
 		if len(args) < lo || (hi >= 0 && len(args) > hi) {
 			return c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", x.FnName.O)
 		}
 		return nil
 	}
-	mk := func(t types.ColType, fn func(env *Env, row []types.Value, args []Expr) (types.Value, error)) (Expr, bool, error) {
-		return &closureExpr{typed: typed{t}, name: name, args: args, fn: fn}, true, nil
+	mk := func(t types.ColType, fn func(env *expr.Env, row []types.Value, args []expr.Expr) (types.Value, error)) (expr.Expr, bool, error) {
+		return &expr.Closure{Typed: expr.Typed{T: t}, Name: name, Args: args, Fn: fn}, true, nil
 	}
 	unit := func() string {
 		for _, a := range x.Args {
@@ -53,19 +51,19 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 				trail = d.Direction != ast.TrimLeading
 			}
 		}
-		return newFuncExpr(funcType("trim", args), "trim", builtins.TrimFunc(lead, trail), args), true, nil
+		return expr.NewFunc(expr.FuncType("trim", args), "trim", builtins.TrimFunc(lead, trail), args), true, nil
 	case "char_func":
 		// The parser appends the USING charset (or NULL) as the last argument.
 		cs := ""
-		if k, ok := args[len(args)-1].(*constExpr); ok && !k.v.IsNull() {
-			cs = strings.ToLower(types.ToString(k.v))
+		if k, ok := args[len(args)-1].(*expr.Const); ok && !k.V.IsNull() {
+			cs = strings.ToLower(types.ToString(k.V))
 		}
-		codes := make([]Expr, len(args)-1)
+		codes := make([]expr.Expr, len(args)-1)
 		for i, a := range args[:len(args)-1] {
-			codes[i] = hexNumber(a)
+			codes[i] = expr.HexNumber(a)
 		}
 		f, _, _, _ := builtins.LookupFunc("char_func")
-		e := newFuncExpr(tBytes, "char_func", f, codes)
+		e := expr.NewFunc(expr.TBytes, "char_func", f, codes)
 		if cs == "" || cs == "binary" {
 			return e, true, nil
 		}
@@ -74,11 +72,11 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 		if len(args) != 2 {
 			return nil, true, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", x.FnName.O)
 		}
-		k, ok := args[1].(*constExpr)
+		k, ok := args[1].(*expr.Const)
 		if !ok {
 			return nil, true, c.errf(sqlerr.ErrNotSupportedYet, "unsupported CONVERT form")
 		}
-		return c.convertUsing(args[0], strings.ToLower(types.ToString(k.v)), false)
+		return c.convertUsing(args[0], strings.ToLower(types.ToString(k.V)), false)
 	case "charset", "collation", "coercibility":
 		if err := argc(1, 1); err != nil {
 			return nil, true, err
@@ -86,7 +84,7 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 		var v types.Value
 		switch name {
 		case "coercibility":
-			v = types.NewInt(int64(coercibility(args[0])))
+			v = types.NewInt(int64(expr.Coercibility(args[0])))
 		case "collation":
 			v = types.NewString(c.collationName(args[0]))
 		default:
@@ -96,7 +94,7 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 			}
 			v = types.NewString(cs)
 		}
-		return newConst(v), true, nil
+		return expr.NewConst(v), true, nil
 	case "any_value":
 		if err := argc(1, 1); err != nil {
 			return nil, true, err
@@ -108,7 +106,7 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 		}
 		return args[1], true, nil
 	case "current_role":
-		return newConst(types.NewString("NONE")), true, nil
+		return expr.NewConst(types.NewString("NONE")), true, nil
 	case ast.DateLiteral, ast.TimeLiteral, ast.TimestampLiteral:
 		return c.temporalLiteral(name, args)
 	case "extract":
@@ -116,32 +114,32 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 			return nil, true, err
 		}
 		u := unit()
-		return mk(tInt, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+		return mk(expr.TInt, func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
 			v, err := a[0].Eval(env, row)
 			if err != nil {
 				return v, err
 			}
-			return builtins.Extract(u, v, env.s.DefaultWeekFormat()), nil
+			return builtins.Extract(u, v, env.Sess.DefaultWeekFormat()), nil
 		})
 	case "week":
 		if len(args) != 1 {
 			return nil, false, nil
 		}
 		f, _, _, _ := builtins.LookupFunc("week")
-		return mk(tInt, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+		return mk(expr.TInt, func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
 			v, err := a[0].Eval(env, row)
 			if err != nil {
 				return v, err
 			}
-			return f([]types.Value{v, types.NewInt(int64(env.s.DefaultWeekFormat()))})
+			return f([]types.Value{v, types.NewInt(int64(env.Sess.DefaultWeekFormat()))})
 		})
 	case "timestampdiff":
 		if err := argc(2, 2); err != nil {
 			return nil, true, err
 		}
 		u := unit()
-		return mk(tInt, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-			vs, null, err := evalArgs(env, row, a)
+		return mk(expr.TInt, func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
+			vs, null, err := expr.EvalArgs(env, row, a)
 			if err != nil || null {
 				return types.Null, err
 			}
@@ -152,12 +150,12 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 			return nil, true, err
 		}
 		u := unit()
-		t := tDT
+		t := expr.TDT
 		if dt := args[1].Type(); dt.Tp == mysql.TypeDatetime || dt.Tp == mysql.TypeTimestamp {
 			t.Frac = max(dt.Frac, 0)
 		}
-		return mk(t, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-			vs, null, err := evalArgs(env, row, a)
+		return mk(t, func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
+			vs, null, err := expr.EvalArgs(env, row, a)
 			if err != nil || null {
 				return types.Null, err
 			}
@@ -173,7 +171,7 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 				sel = g.Selector
 			}
 		}
-		return mk(tString, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+		return mk(expr.TString, func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
 			v, err := a[0].Eval(env, row)
 			if err != nil || v.IsNull() {
 				return types.Null, err
@@ -192,78 +190,76 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 		if err := argc(1, 2); err != nil {
 			return nil, true, err
 		}
-		fsp := numFsp(args[0])
-		t := tDT
+		fsp := expr.NumFsp(args[0])
+		t := expr.TDT
 		t.Frac = fsp
 		if len(args) == 2 {
-			t = tString
+			t = expr.TString
 		}
-		return mk(t, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-			vs, null, err := evalArgs(env, row, a)
+		return mk(t, func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
+			vs, null, err := expr.EvalArgs(env, row, a)
 			if err != nil || null {
 				return types.Null, err
 			}
-			return fromUnixtime(env, vs, fsp)
+			return expr.FromUnixtime(env, vs, fsp)
 		})
 	case "convert_tz":
 		if err := argc(3, 3); err != nil {
 			return nil, true, err
 		}
-		t := tDT
-		t.Frac = exprFsp(args[0])
-		return mk(t, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-			vs, null, err := evalArgs(env, row, a)
+		t := expr.TDT
+		t.Frac = expr.ExprFsp(args[0])
+		return mk(t, func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
+			vs, null, err := expr.EvalArgs(env, row, a)
 			if err != nil || null {
 				return types.Null, err
 			}
-			return convertTZ(vs, t.Frac), nil
+			return expr.ConvertTZ(vs, t.Frac), nil
 		})
 	case "utc_date":
-		return mk(tDate, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			n := env.now().UTC()
+		return mk(expr.TDate, func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
+			n := env.Now().UTC()
 			return types.NewDate(types.PackTime(n.Year(), int(n.Month()), n.Day(), 0, 0, 0, 0)), nil
 		})
 	case "curtime", "current_time", "utc_time":
 		fsp := c.constIntArg(args, 0)
-		t := tTime
+		t := expr.TTime
 		t.Frac = fsp
 		utc := name == "utc_time"
-		return mk(t, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			n := env.now()
+		return mk(t, func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
+			n := env.Now()
 			if utc {
 				n = n.UTC()
 			}
-			us := int64(n.Hour()*3600+n.Minute()*60+n.Second())*1e6 + int64(truncMicros(n.Nanosecond()/1000, fsp))
+			us := int64(n.Hour()*3600+n.Minute()*60+n.Second())*1e6 + int64(expr.TruncMicros(n.Nanosecond()/1000, fsp))
 			return types.NewDuration(us, fsp), nil
 		})
 	case "utc_timestamp":
 		fsp := c.constIntArg(args, 0)
-		t := tDT
+		t := expr.TDT
 		t.Frac = fsp
-		return mk(t, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return timeValue(env.now().UTC(), fsp), nil
+		return mk(t, func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
+			return expr.TimeValue(env.Now().UTC(), fsp), nil
 		})
 	case "uuid_short":
 		if err := argc(0, 0); err != nil {
 			return nil, true, err
 		}
-		return mk(tUint, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			uuidShort.once.Do(func() {
-				sid := toUint64(env.s.SysVar(sysvar.Must("server_id"), true))
-				uuidShort.next.Store((sid&255)<<56 + uint64(time.Now().Unix())<<24)
-			})
-			return types.NewUint(uuidShort.next.Add(1) - 1), nil
+		return mk(expr.TUint, func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
+			return types.NewUint(expr.NextUUIDShort(func() uint64 {
+				return expr.ToUint64(env.Sess.SysVar(sysvar.Must("server_id"), true))
+			})), nil
 		})
 	case "random_bytes":
 		if err := argc(1, 1); err != nil {
 			return nil, true, err
 		}
-		return mk(tBytes, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+		return mk(expr.TBytes, func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
 			v, err := a[0].Eval(env, row)
 			if err != nil || v.IsNull() {
 				return types.Null, err
 			}
-			n := toIntLenient(v)
+			n := expr.ToIntLenient(v)
 			if n < 1 || n > 1024 {
 				return types.Null, sqlerr.New(sqlerr.ErrDataOutOfRange, "length value is out of range in 'random_bytes'")
 			}
@@ -275,57 +271,11 @@ func (c *compiler) moreFunc(x *ast.FuncCallExpr, name string, args []Expr) (Expr
 		if err := argc(2, 2); err != nil {
 			return nil, true, err
 		}
-		return &closureExpr{typed: typed{tInt}, args: args, lazy: true, fn: benchmark}, true, nil
+		return &expr.Closure{Typed: expr.Typed{T: expr.TInt}, Args: args, Lazy: true, Fn: expr.Benchmark}, true, nil
 	case "regexp_like", "regexp_instr", "regexp_substr", "regexp_replace":
 		return c.regexpFunc(name, args)
 	}
 	return c.userLockFunc(name, args)
-}
-
-var uuidShort struct {
-	once sync.Once
-	next atomic.Uint64
-}
-
-// truncMicros truncates microseconds to fsp digits.
-func truncMicros(us, fsp int) int {
-	div := 1
-	for i := fsp; i < 6; i++ {
-		div *= 10
-	}
-	return us / div * div
-}
-
-// benchmark is BENCHMARK(count, expr): evaluates expr count times and returns 0; a negative count
-// is NULL with a warning. A killed statement stops it.
-func benchmark(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-	cv, err := a[0].Eval(env, row)
-	if err != nil || cv.IsNull() {
-		return types.Null, err
-	}
-	var n uint64
-	if cv.K == types.KindUint {
-		n = cv.U()
-	} else if i := toIntLenient(cv); i >= 0 {
-		n = uint64(i)
-	} else {
-		env.warn(sqlerr.New(sqlerr.ErrWrongValueForType, "Incorrect count value: '%d' for function benchmark", i))
-		return types.Null, nil
-	}
-	if _, ok := a[1].(*rowExpr); ok {
-		return types.Null, sqlerr.New(sqlerr.ErrOperandColumns, "Operand should contain 1 column(s)")
-	}
-	for i := uint64(0); i < n; i++ {
-		if i&1023 == 0 {
-			if err := env.interrupted(); err != nil {
-				return types.Null, err
-			}
-		}
-		if _, err := a[1].Eval(env, row); err != nil {
-			return types.Null, err
-		}
-	}
-	return types.NewInt(0), nil
 }
 
 // getFormats is GET_FORMAT's table.
@@ -337,51 +287,16 @@ var getFormats = map[ast.GetFormatSelectorType]map[string]string{
 }
 
 func (s *Session) defaultWeekFormat() int {
-	return int(toIntLenient(s.getSysVar(sysvar.Must("default_week_format"), false)))
-}
-
-// exprFsp is the fractional-seconds precision a time function gives a result computed from e: a
-// constant's own digits, an integer 0, a decimal its scale, a temporal value its fsp, else 6.
-func exprFsp(e Expr) int {
-	if k, ok := e.(*constExpr); ok {
-		if k.v.K == types.KindFloat {
-			return 6
-		}
-		return builtins.TimeFsp(k.v)
-	}
-	t := e.Type()
-	switch {
-	case isIntType(t), t.Tp == mysql.TypeNull, t.Tp == mysql.TypeDate:
-		return 0
-	case t.Tp == mysql.TypeNewDecimal, t.Tp == mysql.TypeDatetime, t.Tp == mysql.TypeTimestamp, t.Tp == mysql.TypeDuration:
-		return min(max(t.Frac, 0), 6)
-	}
-	return 6
-}
-
-// numFsp is the fractional precision a time function gives a result computed from the number e
-// (FROM_UNIXTIME, SEC_TO_TIME, MAKETIME's seconds): an integer 0, a decimal its scale, else 6.
-func numFsp(e Expr) int {
-	t := e.Type()
-	if k, ok := e.(*constExpr); ok {
-		t = typeOfValue(k.v)
-	}
-	switch {
-	case isIntType(t), t.Tp == mysql.TypeNull:
-		return 0
-	case t.Tp == mysql.TypeNewDecimal:
-		return min(max(t.Frac, 0), 6)
-	}
-	return 6
+	return int(expr.ToIntLenient(s.getSysVar(sysvar.Must("default_week_format"), false)))
 }
 
 // temporalLiteral is DATE 'x', TIME 'x' and TIMESTAMP 'x': parsed strictly when compiled.
-func (c *compiler) temporalLiteral(name string, args []Expr) (Expr, bool, error) {
-	k, ok := args[0].(*constExpr)
+func (c *compiler) temporalLiteral(name string, args []expr.Expr) (expr.Expr, bool, error) {
+	k, ok := args[0].(*expr.Const)
 	if len(args) != 1 || !ok {
 		return nil, true, c.errf(sqlerr.ErrNotSupportedYet, "unsupported temporal literal")
 	}
-	s := types.ToString(k.v)
+	s := types.ToString(k.V)
 	fsp := builtins.TimeFsp(types.NewString(s))
 	switch name {
 	case ast.DateLiteral:
@@ -390,45 +305,45 @@ func (c *compiler) temporalLiteral(name string, args []Expr) (Expr, bool, error)
 		if err != nil || h+mi+sec+us != 0 || strings.ContainsAny(strings.TrimSpace(s), " T:") {
 			return nil, true, c.errf(sqlerr.ErrIncorrectValue, "Incorrect DATE value: '%s'", s)
 		}
-		return newConst(types.NewDate(types.PackTime(y, m, d, 0, 0, 0, 0))), true, nil
+		return expr.NewConst(types.NewDate(types.PackTime(y, m, d, 0, 0, 0, 0))), true, nil
 	case ast.TimeLiteral:
 		us, err := types.ParseDuration(s, fsp)
 		if err != nil {
 			return nil, true, c.errf(sqlerr.ErrIncorrectValue, "Incorrect TIME value: '%s'", s)
 		}
-		e := newConst(types.NewDuration(us, fsp))
-		e.t.Frac = fsp
+		e := expr.NewConst(types.NewDuration(us, fsp))
+		e.T.Frac = fsp
 		return e, true, nil
 	}
 	p, err := types.ParseDatetime(s, fsp)
 	if err != nil {
 		return nil, true, c.errf(sqlerr.ErrIncorrectValue, "Incorrect DATETIME value: '%s'", s)
 	}
-	return newConst(types.NewDatetime(p, fsp)), true, nil
+	return expr.NewConst(types.NewDatetime(p, fsp)), true, nil
 }
 
 // strToDate is STR_TO_DATE(s, format): the result type follows a constant format (DATE, TIME or
 // DATETIME, fsp 6 with %f); a variable format gives DATETIME(6). Values that do not match, zero
 // dates and dates with zero parts (under NO_ZERO_DATE / NO_ZERO_IN_DATE) and invalid dates are
 // NULL with warning 1411.
-func (c *compiler) strToDate(args []Expr) (Expr, bool, error) {
+func (c *compiler) strToDate(args []expr.Expr) (expr.Expr, bool, error) {
 	kind, fsp := types.KindDatetime, 6
-	if k, ok := args[1].(*constExpr); ok && !k.v.IsNull() {
-		kind, fsp = builtins.StrToDateKind(types.ToString(k.v))
+	if k, ok := args[1].(*expr.Const); ok && !k.V.IsNull() {
+		kind, fsp = builtins.StrToDateKind(types.ToString(k.V))
 	}
 	var t types.ColType
 	switch kind {
 	case types.KindDate:
-		t = tDate
+		t = expr.TDate
 	case types.KindDuration:
-		t = tTime
+		t = expr.TTime
 		t.Frac = fsp
 	default:
-		t = tDT
+		t = expr.TDT
 		t.Frac = fsp
 	}
 	typeName := map[types.Kind]string{types.KindDate: "date", types.KindDuration: "time", types.KindDatetime: "datetime"}[kind]
-	return &closureExpr{typed: typed{t}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+	return &expr.Closure{Typed: expr.Typed{T: t}, Args: args, Fn: func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
 		sv, err := a[0].Eval(env, row)
 		if err != nil || sv.IsNull() {
 			return types.Null, err
@@ -439,7 +354,7 @@ func (c *compiler) strToDate(args []Expr) (Expr, bool, error) {
 		}
 		s := types.ToString(sv)
 		bad := func() (types.Value, error) {
-			env.warn(sqlerr.New(sqlerr.ErrWrongValueForType, "Incorrect datetime value: '%s' for function str_to_date", s))
+			env.Warn(sqlerr.New(sqlerr.ErrWrongValueForType, "Incorrect datetime value: '%s' for function str_to_date", s))
 			return types.Null, nil
 		}
 		f, trailing, ok := builtins.StrToDate(s, types.ToString(fv))
@@ -453,11 +368,11 @@ func (c *compiler) strToDate(args []Expr) (Expr, bool, error) {
 		} else {
 			zero := f.Year == 0 && f.Month == 0 && f.Day == 0
 			switch {
-			case zero && env.s.SQLModeHas("NO_ZERO_DATE"):
+			case zero && env.Sess.SQLModeHas("NO_ZERO_DATE"):
 				return bad()
-			case !zero && (f.Month == 0 || f.Day == 0) && env.s.SQLModeHas("NO_ZERO_IN_DATE"):
+			case !zero && (f.Month == 0 || f.Day == 0) && env.Sess.SQLModeHas("NO_ZERO_IN_DATE"):
 				return bad()
-			case f.Month > 0 && f.Day > daysIn(f.Year, f.Month) && !env.s.SQLModeHas("ALLOW_INVALID_DATES"):
+			case f.Month > 0 && f.Day > expr.DaysIn(f.Year, f.Month) && !env.Sess.SQLModeHas("ALLOW_INVALID_DATES"):
 				return bad()
 			}
 			p := types.PackTime(f.Year, f.Month, f.Day, f.Hour, f.Minute, f.Second, f.Micro)
@@ -468,123 +383,17 @@ func (c *compiler) strToDate(args []Expr) (Expr, bool, error) {
 			}
 		}
 		if trailing {
-			env.warn(sqlerr.New(sqlerr.ErrTruncatedWrongValue, "Truncated incorrect %s value: '%s'", typeName, s))
+			env.Warn(sqlerr.New(sqlerr.ErrTruncatedWrongValue, "Truncated incorrect %s value: '%s'", typeName, s))
 		}
 		return v, nil
 	}}, true, nil
 }
 
-func daysIn(y, m int) int {
-	return time.Date(y, time.Month(m)+1, 0, 0, 0, 0, 0, time.UTC).Day()
-}
-
-// maxUnixTime is the largest FROM_UNIXTIME argument (3001-01-19 03:14:07.999999 UTC).
-const maxUnixTime = 32536771199
-
-// fromUnixtime is FROM_UNIXTIME(ts[, format]) in the session time zone.
-func fromUnixtime(env *Env, vs []types.Value, fsp int) (types.Value, error) {
-	ts := vs[0]
-	var sec, us int64
-	switch ts.K {
-	case types.KindInt:
-		sec = ts.I
-	case types.KindUint:
-		if ts.U() > maxUnixTime {
-			return types.Null, nil
-		}
-		sec = ts.I
-	default:
-		d := types.ToDecimal(ts)
-		if d.Sign() < 0 || d.GreaterThanOrEqual(types.ToDecimal(types.NewInt(maxUnixTime+1))) {
-			return types.Null, nil
-		}
-		whole := d.Truncate(0)
-		sec = whole.IntPart()
-		us = d.Sub(whole).Shift(6).Truncate(0).IntPart()
-	}
-	if sec < 0 || sec > maxUnixTime {
-		return types.Null, nil
-	}
-	us = int64(truncMicros(int(us), fsp))
-	t := time.Unix(sec, us*1000).In(env.s.Location())
-	p := types.PackTime(t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute(), t.Second(), int(us))
-	if len(vs) == 1 {
-		return types.NewDatetime(p, fsp), nil
-	}
-	f, _, _, _ := builtins.LookupFunc("date_format")
-	return f([]types.Value{types.NewDatetime(p, fsp), vs[1]})
-}
-
-// tzCache holds the named time zones CONVERT_TZ loaded.
-var tzCache sync.Map // lower-case name → *time.Location (nil: unknown)
-
-// lookupTZ resolves a CONVERT_TZ zone: an offset '+HH:MM' (-13:59 to +14:00), SYSTEM, or a named
-// zone of the system's time zone database; nil when unknown.
-func lookupTZ(name string) *time.Location {
-	if len(name) > 0 && (name[0] == '+' || name[0] == '-') {
-		h, m, ok := strings.Cut(name[1:], ":")
-		if !ok || len(h) < 1 || len(h) > 2 || len(m) != 2 {
-			return nil
-		}
-		hh, mm := atoiSmall(h), atoiSmall(m)
-		off := hh*60 + mm
-		if hh < 0 || mm < 0 || mm > 59 || (name[0] == '+' && off > 14*60) || (name[0] == '-' && off > 13*60+59) {
-			return nil
-		}
-		if name[0] == '-' {
-			off = -off
-		}
-		return time.FixedZone(name, off*60)
-	}
-	key := strings.ToLower(name)
-	if l, ok := tzCache.Load(key); ok {
-		return l.(*time.Location)
-	}
-	loc, err := sysvar.ParseTimeZone(name)
-	if err != nil || name == "" || name == "Local" {
-		loc = nil
-	}
-	tzCache.Store(key, loc)
-	return loc
-}
-
-func atoiSmall(s string) int {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return -1
-		}
-		n = n*10 + int(s[i]-'0')
-	}
-	return n
-}
-
-// convertTZ is CONVERT_TZ(dt, from, to): NULL for an unknown zone or a zero date; values outside
-// the TIMESTAMP range are returned unconverted, as MySQL does.
-func convertTZ(vs []types.Value, fsp int) types.Value {
-	p, ok := builtins.DatetimeArg(vs[0])
-	if !ok {
-		return types.Null
-	}
-	from, to := lookupTZ(types.ToString(vs[1])), lookupTZ(types.ToString(vs[2]))
-	if from == nil || to == nil {
-		return types.Null
-	}
-	y, mo, d, h, mi, s, us := types.UnpackTime(p)
-	if mo == 0 || d == 0 {
-		return types.Null
-	}
-	t := time.Date(y, time.Month(mo), d, h, mi, s, us*1000, from)
-	if u := t.Unix(); u >= 0 && u <= 1<<31-1 {
-		t = t.In(to)
-		p = types.PackTime(t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute(), t.Second(), us)
-	}
-	return types.NewDatetime(p, fsp)
-}
+// lower-case name → *time.Location (nil: unknown)
 
 // convertUsing is CONVERT(e USING cs) (and CHAR(... USING cs), from binary): characters the target
 // charset cannot hold become '?'; malformed input is NULL with warning 1300.
-func (c *compiler) convertUsing(e Expr, cs string, fromBinary bool) (Expr, bool, error) {
+func (c *compiler) convertUsing(e expr.Expr, cs string, fromBinary bool) (expr.Expr, bool, error) {
 	if cs == "utf8" {
 		cs = "utf8mb3"
 	}
@@ -593,7 +402,7 @@ func (c *compiler) convertUsing(e Expr, cs string, fromBinary bool) (Expr, bool,
 		return nil, true, c.errf(sqlerr.ErrUnknownCharset, "Unknown character set: '%s'", cs)
 	}
 	if cs == "binary" {
-		return &closureExpr{typed: typed{tBytes}, args: []Expr{e}, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+		return &expr.Closure{Typed: expr.Typed{T: expr.TBytes}, Args: []expr.Expr{e}, Fn: func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
 			v, err := a[0].Eval(env, row)
 			if err != nil || v.IsNull() {
 				return types.Null, err
@@ -601,12 +410,12 @@ func (c *compiler) convertUsing(e Expr, cs string, fromBinary bool) (Expr, bool,
 			return types.NewBytes(types.ToString(v)), nil
 		}}, true, nil
 	}
-	t := tString
+	t := expr.TString
 	t.Charset, t.Collation = coll.Charset, coll.Name
-	if lt := e.Type(); isStringType(lt) && lt.Len > 0 {
+	if lt := e.Type(); expr.IsStringType(lt) && lt.Len > 0 {
 		t.Len = lt.Len
 	}
-	return &closureExpr{typed: typed{t}, args: []Expr{e}, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+	return &expr.Closure{Typed: expr.Typed{T: t}, Args: []expr.Expr{e}, Fn: func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
 		v, err := a[0].Eval(env, row)
 		if err != nil || v.IsNull() {
 			return types.Null, err
@@ -624,7 +433,7 @@ func (c *compiler) convertUsing(e Expr, cs string, fromBinary bool) (Expr, bool,
 				i += size
 			}
 			bad := s[i:min(i+3, len(s))]
-			env.warn(sqlerr.New(sqlerr.ErrInvalidCharacterString, "Invalid %s character string: '%s'", cs, strings.ToUpper(hexString([]byte(bad)))))
+			env.Warn(sqlerr.New(sqlerr.ErrInvalidCharacterString, "Invalid %s character string: '%s'", cs, strings.ToUpper(hexString([]byte(bad)))))
 			return types.Null, nil
 		}
 		return types.NewString(strings.Map(func(r rune) rune {
@@ -650,83 +459,24 @@ func hexString(b []byte) string {
 
 // collationName is COLLATION(e): an explicit COLLATE's or a column's collation, binary for
 // non-strings, the connection collation for other strings.
-func (c *compiler) collationName(e Expr) string {
+func (c *compiler) collationName(e expr.Expr) string {
 	t := e.Type()
 	switch {
-	case isJSONType(t):
+	case expr.IsJSONType(t):
 		return "utf8mb4_bin"
-	case !isStringType(t):
+	case !expr.IsStringType(t):
 		return "binary"
 	case t.Collation == "binary":
 		return "binary"
 	}
 	switch e.(type) {
-	case *collateExpr, *colExpr:
+	case *expr.Collate, *expr.Col:
 		if t.Collation != "" {
 			return t.Collation
 		}
 	}
-	if t.Collation != "" && t.Collation != tString.Collation {
+	if t.Collation != "" && t.Collation != expr.TString.Collation {
 		return t.Collation
 	}
 	return c.s.connCollation().Name
-}
-
-// coercibility is COERCIBILITY(e): 0 explicit COLLATE, 2 a column, 4 a literal string, 5 numbers
-// and temporal values, 6 NULL; a string function of other expressions takes the lowest of its
-// string arguments'.
-func coercibility(e Expr) int {
-	t := e.Type()
-	switch x := e.(type) {
-	case *collateExpr:
-		return 0
-	case *colExpr:
-		if isStringType(t) {
-			return 2
-		}
-		return 5
-	case *constExpr:
-		switch {
-		case x.v.IsNull():
-			return 6
-		case isStringType(t):
-			return 4
-		}
-		return 5
-	case *funcExpr:
-		if isStringType(t) {
-			return minCoercibility(x.args)
-		}
-	case *closureExpr:
-		if isStringType(t) {
-			return minCoercibility(x.args)
-		}
-	}
-	if t.Tp == mysql.TypeNull {
-		return 6
-	}
-	if isStringType(t) {
-		return 4
-	}
-	return 5
-}
-
-func minCoercibility(args []Expr) int {
-	m := 4
-	for _, a := range args {
-		if isStringType(a.Type()) {
-			m = min(m, coercibility(a))
-		}
-	}
-	return m
-}
-
-// collateExpr is e COLLATE name: e's value with an explicit collation.
-type collateExpr struct {
-	typed
-	e Expr
-}
-
-func (x *collateExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
-	return x.e.Eval(env, row)
 }

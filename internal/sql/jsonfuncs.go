@@ -6,6 +6,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -14,77 +15,18 @@ import (
 // expression whose static type is TypeJSON is known to hold one: that is how JSON_OBJECT('a',
 // j) embeds j's document while JSON_OBJECT('a', 'x') embeds the string "x".
 
-var tJSON = types.ColType{Tp: mysql.TypeJSON, Len: -1, Frac: -1, Collation: "binary"}
-
-func isJSONType(t types.ColType) bool { return t.Tp == mysql.TypeJSON }
-
-// jsonDocArg parses a function's document argument: a JSON-typed value or a string holding JSON
-// text (3141 if it is not).
-func jsonDocArg(fn string, pos int, e Expr, v types.Value) (any, error) {
-	if !isJSONType(e.Type()) && v.K != types.KindString && v.K != types.KindBytes {
-		return nil, sqlerr.New(sqlerr.ErrInvalidJSONTextInParam, "Invalid data type for JSON data in argument %d to function %s; a JSON string or JSON type is required.", pos, fn)
-	}
-	doc, err := types.ParseJSON(v.S)
-	if err != nil {
-		var je *types.ErrInvalidJSON
-		errors.As(err, &je)
-		return nil, sqlerr.New(sqlerr.ErrInvalidJSONTextInParam, "Invalid JSON text in argument %d to function %s: \"%s\" at position %d.", pos, fn, je.Msg, je.Pos)
-	}
-	return doc, nil
-}
-
-// jsonValueArg turns a function's value argument into a document: JSON-typed values are embedded,
-// other values become JSON scalars (strings stay strings).
-func jsonValueArg(e Expr, v types.Value) any {
-	if v.IsNull() {
-		return nil
-	}
-	if isJSONType(e.Type()) {
-		if doc, err := types.ParseJSON(v.S); err == nil {
-			return doc
-		}
-	}
-	switch v.K {
-	case types.KindInt, types.KindUint, types.KindDecimal:
-		return types.JSONNumber(types.ToString(v))
-	case types.KindFloat:
-		f := v
-		f.Frac = 0
-		return types.JSONNumber(types.ToString(f))
-	}
-	return types.ToString(v)
-}
-
-func jsonPathArg(v types.Value) (*types.JSONPath, error) {
-	p, err := types.ParseJSONPath(types.ToString(v))
-	if err != nil {
-		return nil, sqlerr.New(sqlerr.ErrInvalidJSONPath, "Invalid JSON path expression. The error is around character position %d.", len(types.ToString(v)))
-	}
-	return p, nil
-}
-
-func errWildPath() error {
-	return sqlerr.New(sqlerr.ErrInvalidJSONPathWildcard, "In this situation, path expressions may not contain the * and ** tokens or an array range.")
-}
-
-// jsonBuilders are the JSON functions whose result contains every argument.
-var jsonBuilders = map[string]bool{"json_object": true, "json_array": true, "json_quote": true,
-	"json_merge_patch": true, "json_merge_preserve": true, "json_merge": true, "json_pretty": true}
-
-func jsonResult(doc any) types.Value { return types.NewString(types.JSONText(doc)) }
-
 // jsonFunc compiles a JSON function, or returns ok=false if name is not one.
-func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
+func (c *compiler) jsonFunc(name string, args []expr.Expr) (expr.Expr, bool, error) {
 	argc := func(lo, hi int) error {
 		if len(args) < lo || (hi >= 0 && len(args) > hi) {
 			return c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", name)
 		}
 		return nil
 	}
-	mk := func(t types.ColType, f func(env *Env, vs []types.Value, a []Expr) (types.Value, error), nullIfAnyNull bool) (Expr, bool, error) {
-		builds := jsonBuilders[name]
-		return &closureExpr{typed: typed{t}, name: name, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-			vs, null, err := evalArgs(env, row, a)
+	mk := func(t types.ColType, f func(env *expr.Env, vs []types.Value, a []expr.Expr) (types.Value, error), nullIfAnyNull bool) (expr.Expr, bool, error) {
+		builds := expr.JSONBuilders[name]
+		return &expr.Closure{Typed: expr.Typed{T: t}, Name: name, Args: args, Fn: func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
+			vs, null, err := expr.EvalArgs(env, row, a)
 			if err != nil {
 				return types.Null, err
 			}
@@ -93,7 +35,7 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 			}
 			// A builder's result holds its arguments: refuse before building one that cannot fit.
 			if builds {
-				if n := argsSize(vs); n > minMaxAllowedPacket && env.resultTooLarge(name, n) {
+				if n := expr.ArgsSize(vs); n > expr.MinMaxAllowedPacket && env.ResultTooLarge(name, n) {
 					return types.Null, nil
 				}
 			}
@@ -105,15 +47,15 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 		if err := argc(2, -1); err != nil {
 			return nil, true, err
 		}
-		return mk(tJSON, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
-			doc, err := jsonDocArg(name, 1, a[0], vs[0])
+		return mk(expr.TJSON, func(_ *expr.Env, vs []types.Value, a []expr.Expr) (types.Value, error) {
+			doc, err := expr.JSONDocArg(name, 1, a[0], vs[0])
 			if err != nil {
 				return types.Null, err
 			}
 			var found []any
 			wrap := len(vs) > 2
 			for _, pv := range vs[1:] {
-				p, err := jsonPathArg(pv)
+				p, err := expr.JSONPathArg(pv)
 				if err != nil {
 					return types.Null, err
 				}
@@ -124,23 +66,23 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 				return types.Null, nil
 			}
 			if !wrap {
-				return jsonResult(found[0]), nil
+				return expr.JSONResult(found[0]), nil
 			}
-			return jsonResult(found), nil
+			return expr.JSONResult(found), nil
 		}, true)
 	case "json_unquote":
 		if err := argc(1, 1); err != nil {
 			return nil, true, err
 		}
-		t := tString
+		t := expr.TString
 		t.Len = -1
 		t.Tp = mysql.TypeLongBlob
-		return mk(t, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+		return mk(t, func(_ *expr.Env, vs []types.Value, a []expr.Expr) (types.Value, error) {
 			s := types.ToString(vs[0])
-			if isJSONType(a[0].Type()) || (len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"') {
+			if expr.IsJSONType(a[0].Type()) || (len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"') {
 				doc, err := types.ParseJSON(s)
 				if err != nil {
-					if isJSONType(a[0].Type()) {
+					if expr.IsJSONType(a[0].Type()) {
 						return types.NewString(s), nil
 					}
 					var je *types.ErrInvalidJSON
@@ -155,37 +97,37 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 		if err := argc(1, 1); err != nil {
 			return nil, true, err
 		}
-		return mk(tString, func(_ *Env, vs []types.Value, _ []Expr) (types.Value, error) {
+		return mk(expr.TString, func(_ *expr.Env, vs []types.Value, _ []expr.Expr) (types.Value, error) {
 			return types.NewString(types.JSONText(types.ToString(vs[0]))), nil
 		}, true)
 	case "json_object":
 		if len(args)%2 != 0 {
 			return nil, true, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", name)
 		}
-		return mk(tJSON, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+		return mk(expr.TJSON, func(_ *expr.Env, vs []types.Value, a []expr.Expr) (types.Value, error) {
 			m := map[string]any{}
 			for i := 0; i < len(vs); i += 2 {
 				if vs[i].IsNull() {
 					return types.Null, sqlerr.New(sqlerr.ErrJSONNullMemberName, "JSON documents may not contain NULL member names.")
 				}
-				m[types.ToString(vs[i])] = jsonValueArg(a[i+1], vs[i+1])
+				m[types.ToString(vs[i])] = expr.JSONValueArg(a[i+1], vs[i+1])
 			}
-			return jsonResult(m), nil
+			return expr.JSONResult(m), nil
 		}, false)
 	case "json_array":
-		return mk(tJSON, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+		return mk(expr.TJSON, func(_ *expr.Env, vs []types.Value, a []expr.Expr) (types.Value, error) {
 			arr := make([]any, len(vs))
 			for i := range vs {
-				arr[i] = jsonValueArg(a[i], vs[i])
+				arr[i] = expr.JSONValueArg(a[i], vs[i])
 			}
-			return jsonResult(arr), nil
+			return expr.JSONResult(arr), nil
 		}, false)
 	case "json_valid":
 		if err := argc(1, 1); err != nil {
 			return nil, true, err
 		}
-		return mk(tInt, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
-			if isJSONType(a[0].Type()) {
+		return mk(expr.TInt, func(_ *expr.Env, vs []types.Value, a []expr.Expr) (types.Value, error) {
+			if expr.IsJSONType(a[0].Type()) {
 				return types.NewInt(1), nil
 			}
 			if vs[0].K != types.KindString && vs[0].K != types.KindBytes {
@@ -200,8 +142,8 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 		if err := argc(1, 1); err != nil {
 			return nil, true, err
 		}
-		return mk(tString, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
-			doc, err := jsonDocArg(name, 1, a[0], vs[0])
+		return mk(expr.TString, func(_ *expr.Env, vs []types.Value, a []expr.Expr) (types.Value, error) {
+			doc, err := expr.JSONDocArg(name, 1, a[0], vs[0])
 			if err != nil {
 				return types.Null, err
 			}
@@ -215,22 +157,22 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 		if err := argc(1, hi); err != nil {
 			return nil, true, err
 		}
-		t := tInt
+		t := expr.TInt
 		if name == "json_keys" {
-			t = tJSON
+			t = expr.TJSON
 		}
-		return mk(t, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
-			doc, err := jsonDocArg(name, 1, a[0], vs[0])
+		return mk(t, func(_ *expr.Env, vs []types.Value, a []expr.Expr) (types.Value, error) {
+			doc, err := expr.JSONDocArg(name, 1, a[0], vs[0])
 			if err != nil {
 				return types.Null, err
 			}
 			if len(vs) > 1 {
-				p, err := jsonPathArg(vs[1])
+				p, err := expr.JSONPathArg(vs[1])
 				if err != nil {
 					return types.Null, err
 				}
 				if p.Wild() {
-					return types.Null, errWildPath()
+					return types.Null, expr.ErrWildPath()
 				}
 				found := p.Find(doc)
 				if len(found) == 0 {
@@ -248,23 +190,23 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 			if keys == nil {
 				return types.Null, nil
 			}
-			return jsonResult(keys), nil
+			return expr.JSONResult(keys), nil
 		}, true)
 	case "json_contains":
 		if err := argc(2, 3); err != nil {
 			return nil, true, err
 		}
-		return mk(tInt, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
-			doc, err := jsonDocArg(name, 1, a[0], vs[0])
+		return mk(expr.TInt, func(_ *expr.Env, vs []types.Value, a []expr.Expr) (types.Value, error) {
+			doc, err := expr.JSONDocArg(name, 1, a[0], vs[0])
 			if err != nil {
 				return types.Null, err
 			}
-			cand, err := jsonDocArg(name, 2, a[1], vs[1])
+			cand, err := expr.JSONDocArg(name, 2, a[1], vs[1])
 			if err != nil {
 				return types.Null, err
 			}
 			if len(vs) > 2 {
-				p, err := jsonPathArg(vs[2])
+				p, err := expr.JSONPathArg(vs[2])
 				if err != nil {
 					return types.Null, err
 				}
@@ -283,8 +225,8 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 		if err := argc(3, -1); err != nil {
 			return nil, true, err
 		}
-		return mk(tInt, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
-			doc, err := jsonDocArg(name, 1, a[0], vs[0])
+		return mk(expr.TInt, func(_ *expr.Env, vs []types.Value, a []expr.Expr) (types.Value, error) {
+			doc, err := expr.JSONDocArg(name, 1, a[0], vs[0])
 			if err != nil {
 				return types.Null, err
 			}
@@ -293,7 +235,7 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 				return types.Null, sqlerr.New(sqlerr.ErrJSONBadOneOrAllArg, "The oneOrAll argument to json_contains_path may take these values: 'one' or 'all'.")
 			}
 			for _, pv := range vs[2:] {
-				p, err := jsonPathArg(pv)
+				p, err := expr.JSONPathArg(pv)
 				if err != nil {
 					return types.Null, err
 				}
@@ -320,34 +262,34 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 		if err := argc(2, -1); err != nil {
 			return nil, true, err
 		}
-		return mk(tJSON, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
-			doc, err := jsonDocArg(name, 1, a[0], vs[0])
+		return mk(expr.TJSON, func(_ *expr.Env, vs []types.Value, a []expr.Expr) (types.Value, error) {
+			doc, err := expr.JSONDocArg(name, 1, a[0], vs[0])
 			if err != nil {
 				return types.Null, err
 			}
 			for _, pv := range vs[1:] {
-				p, err := jsonPathArg(pv)
+				p, err := expr.JSONPathArg(pv)
 				if err != nil {
 					return types.Null, err
 				}
 				if p.Wild() {
-					return types.Null, errWildPath()
+					return types.Null, expr.ErrWildPath()
 				}
 				if p.String() == "$" {
 					return types.Null, sqlerr.New(sqlerr.ErrInvalidJSONPath, "Invalid JSON path expression. The error is around character position 1.")
 				}
 				doc = p.Remove(doc)
 			}
-			return jsonResult(doc), nil
+			return expr.JSONResult(doc), nil
 		}, true)
 	case "json_merge_patch", "json_merge_preserve", "json_merge":
 		if err := argc(2, -1); err != nil {
 			return nil, true, err
 		}
-		return mk(tJSON, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+		return mk(expr.TJSON, func(_ *expr.Env, vs []types.Value, a []expr.Expr) (types.Value, error) {
 			var doc any
 			for i := range vs {
-				d, err := jsonDocArg(name, i+1, a[i], vs[i])
+				d, err := expr.JSONDocArg(name, i+1, a[i], vs[i])
 				if err != nil {
 					return types.Null, err
 				}
@@ -360,7 +302,7 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 					doc = types.JSONMergePreserve(doc, d)
 				}
 			}
-			return jsonResult(doc), nil
+			return expr.JSONResult(doc), nil
 		}, true)
 	case "json_array_append", "json_array_insert":
 		e, err := c.pathValuePairs(name, args, func(doc any, p *types.JSONPath, val any) (any, error) {
@@ -383,8 +325,8 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 		if err := argc(3, -1); err != nil {
 			return nil, true, err
 		}
-		return &closureExpr{typed: typed{tJSON}, name: name, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-			vs, _, err := evalArgs(env, row, a)
+		return &expr.Closure{Typed: expr.Typed{T: expr.TJSON}, Name: name, Args: args, Fn: func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
+			vs, _, err := expr.EvalArgs(env, row, a)
 			if err != nil {
 				return types.Null, err
 			}
@@ -393,7 +335,7 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 					return types.Null, nil
 				}
 			}
-			doc, err := jsonDocArg(name, 1, a[0], vs[0])
+			doc, err := expr.JSONDocArg(name, 1, a[0], vs[0])
 			if err != nil {
 				return types.Null, err
 			}
@@ -418,7 +360,7 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 				types.JSONSearch(doc, "$", match, &found, seen)
 			}
 			for _, pv := range vs[min(len(vs), 4):] {
-				p, err := jsonPathArg(pv)
+				p, err := expr.JSONPathArg(pv)
 				if err != nil {
 					return types.Null, err
 				}
@@ -430,48 +372,48 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 			case len(found) == 0:
 				return types.Null, nil
 			case len(found) == 1 || mode == "one":
-				return jsonResult(found[0]), nil
+				return expr.JSONResult(found[0]), nil
 			}
 			arr := make([]any, len(found))
 			for i, f := range found {
 				arr[i] = f
 			}
-			return jsonResult(arr), nil
+			return expr.JSONResult(arr), nil
 		}}, true, nil
 	case "json_overlaps":
 		if err := argc(2, 2); err != nil {
 			return nil, true, err
 		}
-		return mk(tInt, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
-			x, err := jsonDocArg(name, 1, a[0], vs[0])
+		return mk(expr.TInt, func(_ *expr.Env, vs []types.Value, a []expr.Expr) (types.Value, error) {
+			x, err := expr.JSONDocArg(name, 1, a[0], vs[0])
 			if err != nil {
 				return types.Null, err
 			}
-			y, err := jsonDocArg(name, 2, a[1], vs[1])
+			y, err := expr.JSONDocArg(name, 2, a[1], vs[1])
 			if err != nil {
 				return types.Null, err
 			}
-			return boolVal(types.JSONOverlaps(x, y)), nil
+			return expr.BoolVal(types.JSONOverlaps(x, y)), nil
 		}, true)
 	case "json_memberof":
 		if err := argc(2, 2); err != nil {
 			return nil, true, err
 		}
-		return mk(tInt, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
-			doc, err := jsonDocArg("member of", 2, a[1], vs[1])
+		return mk(expr.TInt, func(_ *expr.Env, vs []types.Value, a []expr.Expr) (types.Value, error) {
+			doc, err := expr.JSONDocArg("member of", 2, a[1], vs[1])
 			if err != nil {
 				return types.Null, err
 			}
-			return boolVal(types.JSONMemberOf(jsonValueArg(a[0], vs[0]), doc)), nil
+			return expr.BoolVal(types.JSONMemberOf(expr.JSONValueArg(a[0], vs[0]), doc)), nil
 		}, true)
 	case "json_pretty":
 		if err := argc(1, 1); err != nil {
 			return nil, true, err
 		}
-		t := tString
+		t := expr.TString
 		t.Tp, t.Len = mysql.TypeLongBlob, -1
-		return mk(t, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
-			doc, err := jsonDocArg(name, 1, a[0], vs[0])
+		return mk(t, func(_ *expr.Env, vs []types.Value, a []expr.Expr) (types.Value, error) {
+			doc, err := expr.JSONDocArg(name, 1, a[0], vs[0])
 			if err != nil {
 				return types.Null, err
 			}
@@ -481,43 +423,25 @@ func (c *compiler) jsonFunc(name string, args []Expr) (Expr, bool, error) {
 	return nil, false, nil
 }
 
-// castJSON is CAST(e AS JSON).
-func castJSON(e Expr) Expr {
-	return &closureExpr{typed: typed{tJSON}, args: []Expr{e}, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-		v, err := a[0].Eval(env, row)
-		if err != nil || v.IsNull() {
-			return types.Null, err
-		}
-		if v.K == types.KindString || v.K == types.KindBytes {
-			doc, err := jsonDocArg("cast_as_json", 1, a[0], v)
-			if err != nil {
-				return types.Null, err
-			}
-			return jsonResult(doc), nil
-		}
-		return jsonResult(jsonValueArg(a[0], v)), nil
-	}}
-}
-
 // pathValuePairs compiles a function of (doc, path, value[, path, value]...) that applies each pair
 // in order (JSON_SET/INSERT/REPLACE, JSON_ARRAY_APPEND/INSERT): NULL if the document or a path is
 // NULL, 3149 for a wildcard path.
-func (c *compiler) pathValuePairs(name string, args []Expr, apply func(doc any, p *types.JSONPath, val any) (any, error)) (Expr, error) {
+func (c *compiler) pathValuePairs(name string, args []expr.Expr, apply func(doc any, p *types.JSONPath, val any) (any, error)) (expr.Expr, error) {
 	if len(args) < 3 || len(args)%2 == 0 {
 		return nil, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", name)
 	}
-	return &closureExpr{typed: typed{tJSON}, name: name, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-		vs, _, err := evalArgs(env, row, a)
+	return &expr.Closure{Typed: expr.Typed{T: expr.TJSON}, Name: name, Args: args, Fn: func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
+		vs, _, err := expr.EvalArgs(env, row, a)
 		if err != nil {
 			return types.Null, err
 		}
 		if vs[0].IsNull() {
 			return types.Null, nil
 		}
-		if n := argsSize(vs); n > minMaxAllowedPacket && env.resultTooLarge(name, n) {
+		if n := expr.ArgsSize(vs); n > expr.MinMaxAllowedPacket && env.ResultTooLarge(name, n) {
 			return types.Null, nil
 		}
-		doc, err := jsonDocArg(name, 1, a[0], vs[0])
+		doc, err := expr.JSONDocArg(name, 1, a[0], vs[0])
 		if err != nil {
 			return types.Null, err
 		}
@@ -525,32 +449,17 @@ func (c *compiler) pathValuePairs(name string, args []Expr, apply func(doc any, 
 			if vs[i].IsNull() {
 				return types.Null, nil
 			}
-			p, err := jsonPathArg(vs[i])
+			p, err := expr.JSONPathArg(vs[i])
 			if err != nil {
 				return types.Null, err
 			}
 			if p.Wild() {
-				return types.Null, errWildPath()
+				return types.Null, expr.ErrWildPath()
 			}
-			if doc, err = apply(doc, p, jsonValueArg(a[i+1], vs[i+1])); err != nil {
+			if doc, err = apply(doc, p, expr.JSONValueArg(a[i+1], vs[i+1])); err != nil {
 				return types.Null, err
 			}
 		}
-		return jsonResult(doc), nil
+		return expr.JSONResult(doc), nil
 	}}, nil
-}
-
-// evalArgs evaluates every argument of a function; null reports whether any is NULL.
-func evalArgs(env *Env, row []types.Value, a []Expr) ([]types.Value, bool, error) {
-	vs := make([]types.Value, len(a))
-	null := false
-	for i, e := range a {
-		v, err := e.Eval(env, row)
-		if err != nil {
-			return nil, false, err
-		}
-		vs[i] = v
-		null = null || v.IsNull()
-	}
-	return vs, null, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/kiln-db/kiln/internal/sql/builtins"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -28,10 +29,6 @@ func parseDecimalValue(s string) (types.Value, error) {
 	return types.NewDecimal(d, frac), nil
 }
 
-// toIntLenient converts to int64 the way a LIMIT or a CAST does: rounding, clamping, never failing
-// (types.ToIntLenient; the short name is the facade's).
-func toIntLenient(v types.Value) int64 { return types.ToIntLenient(v) }
-
 // intervalFields is how many values a compound unit's string holds.
 var intervalFields = map[string]int{
 	"YEAR_MONTH": 2, "DAY_HOUR": 2, "DAY_MINUTE": 3, "DAY_SECOND": 4, "DAY_MICROSECOND": 5,
@@ -51,7 +48,7 @@ func intervalAmount(n types.Value, unit string) (months, micros int64, ok bool) 
 			d := types.ToDecimal(n)
 			return 0, d.Shift(6).Round(0).IntPart(), true
 		}
-		a := toIntLenient(n)
+		a := expr.ToIntLenient(n)
 		switch unit {
 		case "MICROSECOND":
 			return 0, a, true

@@ -1,4 +1,4 @@
-package sql
+package expr
 
 import (
 	"context"
@@ -17,55 +17,55 @@ import (
 // Env is the state of one statement execution: its session, bound parameters, statement time, and the
 // rows of enclosing queries for correlated subqueries.
 type Env struct {
-	s        exprSession
-	ctx      context.Context
-	params   []types.Value
+	Sess     Session
+	Ctx      context.Context
+	Params   []types.Value
 	stmtTime time.Time
 	outer    [][]types.Value
-	subCache map[*subqueryExpr]*subResult
+	subCache map[*Subquery]*subResult
 	reCache  map[string]*regexp.Regexp
 	rows     int      // rows examined since the last cancellation check
-	cmps     int      // sort comparisons, for the same (sortTick)
-	t        *txn.Txn // overrides the session's transaction (DDL runs in its own)
-	fkDepth  int      // nesting of foreign key cascades (fk.go)
-	// divZeroErr makes a division by zero an error (strict INSERT/UPDATE with
+	cmps     int      // sort comparisons, for the same (SortTick)
+	Txn      *txn.Txn // overrides the session's transaction (DDL runs in its own)
+	FKDepth  int      // nesting of foreign key cascades (fk.go)
+	// DivZeroErr makes a division by zero an error (strict INSERT/UPDATE with
 	// ERROR_FOR_DIVISION_BY_ZERO).
-	divZeroErr bool
-	mem        *memory.Tracker // the statement's memory (memtrack.go); nil until it holds rows
+	DivZeroErr bool
+	Mem        *memory.Tracker // the statement's memory (memtrack.go); nil until it holds rows
 }
 
-func (env *Env) now() time.Time {
+func (env *Env) Now() time.Time {
 	if env.stmtTime.IsZero() {
-		env.stmtTime = time.Now().In(env.s.Location())
+		env.stmtTime = time.Now().In(env.Sess.Location())
 	}
 	return env.stmtTime
 }
 
-func (env *Env) warn(e *sqlerr.Error) { env.s.AddWarning("Warning", e.Code, e.Message) }
+func (env *Env) Warn(e *sqlerr.Error) { env.Sess.AddWarning("Warning", e.Code, e.Message) }
 
 // divByZero reports a division by zero: warning 1365, or the error when a strict INSERT/UPDATE
 // runs under ERROR_FOR_DIVISION_BY_ZERO (divZeroErr), as MySQL does.
 func (env *Env) divByZero() error {
-	if env.divZeroErr {
+	if env.DivZeroErr {
 		return sqlerr.New(sqlerr.ErrDivisionByZero, "Division by 0")
 	}
-	env.s.AddWarning("Warning", sqlerr.ErrDivisionByZero, "Division by 0")
+	env.Sess.AddWarning("Warning", sqlerr.ErrDivisionByZero, "Division by 0")
 	return nil
 }
 
-// checkKilled returns an error once the statement was killed, its connection closed, or its
+// CheckKilled returns an error once the statement was killed, its connection closed, or its
 // max_execution_time passed. It is cheap enough to call per row.
-func (env *Env) checkKilled() error {
+func (env *Env) CheckKilled() error {
 	env.rows++
 	if env.rows&63 != 0 {
 		return nil
 	}
-	return env.interrupted()
+	return env.Interrupted()
 }
 
-func (env *Env) interrupted() error {
-	if err := env.ctx.Err(); err != nil {
-		if errors.Is(context.Cause(env.ctx), errTimeout) {
+func (env *Env) Interrupted() error {
+	if err := env.Ctx.Err(); err != nil {
+		if errors.Is(context.Cause(env.Ctx), ErrTimeout) {
 			return sqlerr.New(sqlerr.ErrQueryTimeout, "Query execution was interrupted, maximum statement execution time exceeded")
 		}
 		return sqlerr.New(sqlerr.ErrQueryInterrupted, "Query execution was interrupted")
@@ -73,7 +73,7 @@ func (env *Env) interrupted() error {
 	return nil
 }
 
-var errTimeout = errors.New("max_execution_time exceeded")
+var ErrTimeout = errors.New("max_execution_time exceeded")
 
 func (env *Env) regexp(p string) (*regexp.Regexp, error) {
 	if env.reCache == nil {
@@ -90,7 +90,7 @@ func (env *Env) regexp(p string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-func newUUID() string {
+func NewUUID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	b[6] = b[6]&0x0f | 0x10
