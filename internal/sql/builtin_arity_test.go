@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
@@ -76,4 +78,82 @@ func bindCall(s *Session, name string, argc int) (res string) {
 		return "parse"
 	}
 	return "ok" // bound; the error (if any) is the function's own
+}
+
+// TestBuiltinRegistry checks every entry of the registry (the facade's user locks included): one
+// argument too few and one too many (and, for functions taking pairs, a count between steps) give
+// 1582 naming the function as written; the bounds themselves bind. Every registered name is in
+// builtinArityFile, and every name the file records as bound by some argument count is registered,
+// so no function the switches accepted before the registry was lost.
+func TestBuiltinRegistry(t *testing.T) {
+	args := func(n int) []expr.Expr {
+		out := make([]expr.Expr, n)
+		for i := range out {
+			out[i] = expr.NewConst(types.NewInt(1))
+		}
+		return out
+	}
+	conn, _ := types.LookupCollation("utf8mb4_0900_ai_ci")
+	bind := func(name string, n int) error {
+		written := strings.ToUpper(name)
+		_, err := expr.BindBuiltin(&expr.Call{Name: name, Written: written, Args: args(n), TrimLeading: true, TrimTrailing: true,
+			Unit: "DAY", FormatSelector: "DATE", ConnCollation: conn})
+		return err
+	}
+	isArity := func(name string, err error) bool {
+		if err == nil {
+			return false
+		}
+		e := sqlerr.As(err)
+		return e.Code == sqlerr.ErrWrongParamCount &&
+			e.Message == "Incorrect parameter count in the call to native function '"+strings.ToUpper(name)+"'"
+	}
+	for _, name := range expr.BuiltinNames() {
+		b, _ := expr.LookupBuiltin(name)
+		var bad, good []int
+		if b.MinArgs > 0 {
+			bad = append(bad, b.MinArgs-1)
+		}
+		good = append(good, b.MinArgs)
+		if b.MaxArgs >= 0 {
+			bad = append(bad, b.MaxArgs+1)
+			good = append(good, b.MaxArgs)
+		}
+		if b.ArgStep > 1 {
+			bad = append(bad, b.MinArgs+1)
+			good = append(good, b.MinArgs+b.ArgStep)
+		}
+		for _, n := range bad {
+			if err := bind(name, n); !isArity(name, err) {
+				t.Errorf("%s with %d arguments: got %v, want error 1582", name, n, err)
+			}
+		}
+		for _, n := range good {
+			if err := bind(name, n); isArity(name, err) || (err != nil && sqlerr.As(err).Code == sqlerr.ErrSpDoesNotExist) {
+				t.Errorf("%s with %d arguments: got %v, want it bound", name, n, err)
+			}
+		}
+	}
+	if err := bind("no_such_function", 0); err == nil || sqlerr.As(err).Code != sqlerr.ErrSpDoesNotExist {
+		t.Errorf("unknown function: got %v, want error 1305", err)
+	}
+
+	b, err := os.ReadFile(builtinArityFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		name := strings.Fields(line)[0]
+		recorded[name] = true
+		_, registered := expr.LookupBuiltin(name)
+		if bound := strings.Contains(line, ":ok") || strings.Contains(line, ":arity"); bound && !registered {
+			t.Errorf("%s was accepted before the registry but is not registered", name)
+		}
+	}
+	for _, name := range expr.BuiltinNames() {
+		if !recorded[name] && name != expr.LiteralDate && name != expr.LiteralTime && name != expr.LiteralTimestamp {
+			t.Errorf("%s is registered but not recorded in %s", name, builtinArityFile)
+		}
+	}
 }

@@ -2,17 +2,13 @@ package sql
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"strings"
-	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
-	"github.com/shopspring/decimal"
 
-	"github.com/kiln-db/kiln/internal/sql/builtins"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
@@ -351,36 +347,6 @@ func (c *compiler) binary(x *ast.BinaryOperationExpr) (expr.Expr, error) {
 	return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported operator %s", x.Op)
 }
 
-// collationOf picks the collation for comparing operands: a column's collation wins over a literal's,
-// as MySQL's coercibility rules say; binary if any side is binary.
-func (c *compiler) collationOf(es ...expr.Expr) *types.Collation {
-	var best *types.Collation
-	for _, e := range es {
-		if ce, ok := e.(*expr.Collate); ok {
-			if coll, ok := types.LookupCollation(ce.T.Collation); ok {
-				return coll
-			}
-		}
-	}
-	for _, e := range es {
-		t := e.Type()
-		if t.Collation == "binary" && expr.IsStringType(t) {
-			coll, _ := types.LookupCollation("binary")
-			return coll
-		}
-		if _, ok := e.(*expr.Col); ok && expr.IsStringType(t) && t.Collation != "" {
-			coll, ok := types.LookupCollation(t.Collation)
-			if ok {
-				best = coll
-			}
-		}
-	}
-	if best != nil {
-		return best
-	}
-	return c.s.connCollation()
-}
-
 func (c *compiler) in(x *ast.PatternInExpr) (expr.Expr, error) {
 	e, err := c.compile(x.Expr)
 	if err != nil {
@@ -537,267 +503,53 @@ func (c *compiler) variable(x *ast.VariableExpr) (expr.Expr, error) {
 	}}, nil
 }
 
-// funcCall compiles function calls: control flow and session functions here, pure ones from types.
+// funcCall binds a function call: its arguments compiled, the parser's unit, TRIM direction and
+// GET_FORMAT selector nodes read into the call, then the builtin registry (expr.BindBuiltin)
+// checks the arity and builds the expression.
 func (c *compiler) funcCall(x *ast.FuncCallExpr) (expr.Expr, error) {
-	name := x.FnName.L
-	args := make([]expr.Expr, 0, len(x.Args))
+	call := &expr.Call{Name: x.FnName.L, Written: x.FnName.O, Args: make([]expr.Expr, 0, len(x.Args)),
+		TrimLeading: true, TrimTrailing: true}
 	for _, a := range x.Args {
-		switch a.(type) {
-		case *ast.TimeUnitExpr, *ast.TrimDirectionExpr, *ast.GetFormatSelectorExpr:
+		switch a := a.(type) {
+		case *ast.TimeUnitExpr:
+			if call.Unit == "" {
+				call.Unit = strings.ToUpper(a.Unit.String())
+			}
+			continue
+		case *ast.TrimDirectionExpr:
+			call.TrimLeading = a.Direction != ast.TrimTrailing
+			call.TrimTrailing = a.Direction != ast.TrimLeading
+			continue
+		case *ast.GetFormatSelectorExpr:
+			call.FormatSelector = getFormatSelectors[a.Selector]
 			continue
 		}
 		e, err := c.compile(a)
 		if err != nil {
 			return nil, err
 		}
-		args = append(args, e)
+		call.Args = append(call.Args, e)
 	}
-	argc := func(lo, hi int) error {
-		if len(args) < lo || len(args) > hi {
-			return c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", x.FnName.O)
-		}
-		return nil
+	if n, ok := temporalLiterals[call.Name]; ok {
+		call.Name = n
 	}
-	mk := func(t types.ColType, fn func(env *expr.Env, row []types.Value, args []expr.Expr) (types.Value, error)) (expr.Expr, error) {
-		return &expr.Closure{Typed: expr.Typed{T: t}, Args: args, Fn: fn}, nil
-	}
-	switch name {
-	case "if":
-		if err := argc(3, 3); err != nil {
-			return nil, err
-		}
-		t := expr.UnifyTypes(args[1], args[2])
-		return mk(t, func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
-			v, err := a[0].Eval(env, row)
-			if err != nil {
-				return v, err
-			}
-			b, null := types.ToBool(v)
-			var r types.Value
-			if b && !null {
-				r, err = a[1].Eval(env, row)
-			} else {
-				r, err = a[2].Eval(env, row)
-			}
-			return expr.CoerceTo(r, t), err
-		})
-	case "ifnull", "coalesce":
-		if name == "ifnull" {
-			if err := argc(2, 2); err != nil {
-				return nil, err
-			}
-		} else if err := argc(1, 1<<20); err != nil {
-			return nil, err
-		}
-		t := expr.UnifyTypes(args...)
-		return mk(t, func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
-			for _, e := range a {
-				v, err := e.Eval(env, row)
-				if err != nil || !v.IsNull() {
-					return expr.CoerceTo(v, t), err
-				}
-			}
-			return types.Null, nil
-		})
-	case "nullif":
-		if err := argc(2, 2); err != nil {
-			return nil, err
-		}
-		coll := c.collationOf(args...)
-		return mk(args[0].Type(), func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
-			v, err := a[0].Eval(env, row)
-			if err != nil || v.IsNull() {
-				return v, err
-			}
-			w, err := a[1].Eval(env, row)
-			if err != nil {
-				return w, err
-			}
-			if !w.IsNull() && types.Compare(v, w, coll) == 0 {
-				return types.Null, nil
-			}
-			return v, nil
-		})
-	case "isnull":
-		if err := argc(1, 1); err != nil {
-			return nil, err
-		}
-		return &expr.IsNull{Typed: expr.Typed{T: expr.TBool}, E: args[0], Not: false}, nil
-	case "now", "current_timestamp", "localtime", "localtimestamp", "sysdate":
-		fsp := c.constIntArg(args, 0)
-		t := expr.TDT
-		t.Frac = fsp
-		return mk(t, func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
-			return expr.TimeValue(env.Now(), fsp), nil
-		})
-	case "curdate", "current_date":
-		return mk(expr.TDate, func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
-			n := env.Now()
-			return types.NewDate(types.PackTime(n.Year(), int(n.Month()), n.Day(), 0, 0, 0, 0)), nil
-		})
-	case "unix_timestamp":
-		if len(args) == 0 {
-			return mk(expr.TInt, func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
-				return types.NewInt(env.Now().Unix()), nil
-			})
-		}
-		// A fractional argument gives a DECIMAL with its digits (UNIX_TIMESTAMP('... 00:00:00.5')).
-		fsp := expr.ExprFsp(args[0])
-		if t := args[0].Type(); expr.IsIntType(t) || t.Tp == mysql.TypeNewDecimal {
-			fsp = min(max(t.Frac, 0), 6)
-			if expr.IsIntType(t) {
-				fsp = 0
-			}
-		}
-		t := expr.TInt
-		if fsp > 0 {
-			t = expr.TDecimal
-			t.Frac = fsp
-		}
-		return mk(t, func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
-			v, err := a[0].Eval(env, row)
-			if err != nil || v.IsNull() {
-				return types.Null, err
-			}
-			dt := expr.TDT
-			dt.Frac = fsp
-			tv, _, err := types.Convert(v, &dt, types.ConvertCtx{})
-			if err != nil {
-				return types.NewInt(0), nil
-			}
-			y, mo, d, h, mi, s, us := types.UnpackTime(tv.I)
-			sec := time.Date(y, time.Month(mo), d, h, mi, s, 0, env.Sess.Location()).Unix()
-			if sec < 0 || sec > expr.MaxUnixTime {
-				sec, us = 0, 0
-			}
-			if fsp == 0 {
-				return types.NewInt(sec), nil
-			}
-			return types.NewDecimal(decimal.New(sec*1e6+int64(us), -6), fsp), nil
-		})
-	case "database", "schema":
-		return mk(expr.TString, func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
-			if env.Sess.CurrentDB() == "" {
-				return types.Null, nil
-			}
-			return types.NewString(env.Sess.CurrentDB()), nil
-		})
-	case "version":
-		return mk(expr.TString, func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
-			return types.NewString(env.Sess.ServerVersion()), nil
-		})
-	case "connection_id":
-		return mk(expr.TUint, func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
-			return types.NewUint(uint64(env.Sess.ConnectionID())), nil
-		})
-	case "user", "session_user", "system_user":
-		return mk(expr.TString, func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
-			return types.NewString(env.Sess.LoginUser()), nil
-		})
-	case "current_user":
-		// The account the login matched (its host pattern), not the login itself.
-		return mk(expr.TString, func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
-			return types.NewString(env.Sess.CurrentUser()), nil
-		})
-	case "last_insert_id":
-		if len(args) == 1 {
-			return mk(expr.TUint, func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
-				v, err := a[0].Eval(env, row)
-				if err != nil || v.IsNull() {
-					return v, err
-				}
-				env.Sess.SetLastInsertID(expr.ToUint64(v))
-				return types.NewUint(env.Sess.LastInsertID()), nil
-			})
-		}
-		return mk(expr.TUint, func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
-			return types.NewUint(env.Sess.LastInsertID()), nil
-		})
-	case "row_count":
-		return mk(expr.TInt, func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
-			return types.NewInt(env.Sess.RowCount()), nil
-		})
-	case "found_rows":
-		return mk(expr.TInt, func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
-			return types.NewInt(env.Sess.FoundRows()), nil
-		})
-	case "rand":
-		return mk(expr.TDouble, func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
-			return types.NewFloat(rand.Float64()), nil
-		})
-	case "uuid":
-		return mk(expr.TString, func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
-			return types.NewString(expr.NewUUID()), nil
-		})
-	case "sleep":
-		return mk(expr.TInt, func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
-			v, err := a[0].Eval(env, row)
-			if err != nil {
-				return v, err
-			}
-			d := time.Duration(types.ToFloat(v) * float64(time.Second))
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-t.C:
-				return types.NewInt(0), nil
-			case <-env.Ctx.Done():
-				return types.NewInt(1), nil
-			}
-		})
-	case "date_add", "adddate", "date_sub", "subdate":
-		return c.dateArith(x, args, name == "date_sub" || name == "subdate")
-	}
-	if e, ok, err := c.moreFunc(x, name, args); ok {
-		return e, err
-	}
-	if e, ok, err := c.jsonFunc(name, args); ok {
-		return e, err
-	}
-	var coll *types.Collation
-	if builtins.FuncUsesCollation(name) {
-		coll = c.collationOf(args...)
-	}
-	f, lo, hi, ok := builtins.LookupFuncCollation(name, coll)
-	if !ok {
-		return nil, c.errf(sqlerr.ErrSpDoesNotExist, "FUNCTION %s does not exist", x.FnName.O)
-	}
-	if len(args) < lo || (hi >= 0 && len(args) > hi) {
-		return nil, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", x.FnName.O)
-	}
-	fe := expr.NewFunc(expr.FuncType(name, args), name, f, args)
-	return fe, nil
+	call.ConnCollation = c.s.connCollation()
+	return expr.BindBuiltin(call)
 }
 
-func (c *compiler) dateArith(x *ast.FuncCallExpr, args []expr.Expr, sub bool) (expr.Expr, error) {
-	if len(x.Args) != 3 || len(args) != 2 {
-		return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported %s form", x.FnName.O)
-	}
-	tu, ok := x.Args[2].(*ast.TimeUnitExpr)
-	if !ok {
-		return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported %s unit", x.FnName.O)
-	}
-	unit := strings.ToUpper(tu.Unit.String())
-	return &expr.Closure{Typed: expr.Typed{T: expr.TDT}, Args: args, Fn: func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
-		d, err := a[0].Eval(env, row)
-		if err != nil || d.IsNull() {
-			return types.Null, err
-		}
-		n, err := a[1].Eval(env, row)
-		if err != nil || n.IsNull() {
-			return types.Null, err
-		}
-		return addInterval(d, n, unit, sub)
-	}}, nil
+// temporalLiterals are the parser's names of DATE 'x', TIME 'x' and TIMESTAMP 'x'.
+var temporalLiterals = map[string]string{
+	ast.DateLiteral: expr.LiteralDate, ast.TimeLiteral: expr.LiteralTime, ast.TimestampLiteral: expr.LiteralTimestamp,
 }
 
-func (c *compiler) constIntArg(args []expr.Expr, i int) int {
-	if i < len(args) {
-		if k, ok := args[i].(*expr.Const); ok {
-			return int(expr.ToIntLenient(k.V))
-		}
-	}
-	return 0
+// getFormatSelectors names GET_FORMAT's first argument for the registry's constructor.
+var getFormatSelectors = map[ast.GetFormatSelectorType]string{
+	ast.GetFormatSelectorDate: "DATE", ast.GetFormatSelectorTime: "TIME", ast.GetFormatSelectorDatetime: "DATETIME",
+}
+
+// collationOf is expr.CollationOf under the session's collation_connection.
+func (c *compiler) collationOf(es ...expr.Expr) *types.Collation {
+	return expr.CollationOf(c.s.connCollation(), es...)
 }
 
 func (c *compiler) subquery(x *ast.SubqueryExpr, kind expr.SubKind) (expr.Expr, error) {
@@ -843,4 +595,34 @@ func (c *compiler) compareSubquery(x *ast.CompareSubqueryExpr) (expr.Expr, error
 	s.Left, s.Op, s.Coll = l, x.Op.String(), c.collationOf(l)
 	s.T = expr.TBool
 	return s, nil
+}
+
+// regexp binds x [NOT] REGEXP pattern (RLIKE); expr/regexp.go says how Kiln's matching differs
+// from MySQL's ICU.
+func (c *compiler) regexp(x *ast.PatternRegexpExpr) (expr.Expr, error) {
+	e, err := c.compile(x.Expr)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.compile(x.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	not := x.Not
+	ci := expr.RegexpCI(c.s.connCollation(), e, p)
+	return &expr.Closure{Typed: expr.Typed{T: expr.TBool}, Args: []expr.Expr{e, p}, Fn: func(env *expr.Env, row []types.Value, args []expr.Expr) (types.Value, error) {
+		v, err := args[0].Eval(env, row)
+		if err != nil || v.IsNull() {
+			return types.Null, err
+		}
+		pv, err := args[1].Eval(env, row)
+		if err != nil || pv.IsNull() {
+			return types.Null, err
+		}
+		re, err := env.CompileRegexp(types.ToString(pv), ci, "", "regexp")
+		if err != nil {
+			return types.Null, err
+		}
+		return expr.BoolVal(re.MatchString(types.ToString(v)) != not), nil
+	}}, nil
 }

@@ -63,3 +63,8 @@ func lockRow(env *expr.Env, key []byte, mode txn.LockMode) error {
 	}
 	return err
 }
+
+// defaultWeekFormat is default_week_format (WEEK(d), EXTRACT(WEEK ...)).
+func (s *Session) defaultWeekFormat() int {
+	return int(expr.ToIntLenient(s.getSysVar(sysvar.Must("default_week_format"), false)))
+}

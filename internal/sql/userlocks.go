@@ -117,16 +117,17 @@ func (t *userLockTable) holder(name string) (uint32, bool) {
 	return 0, false
 }
 
-// userLockFunc compiles the user-level lock functions.
-func (c *compiler) userLockFunc(name string, args []expr.Expr) (expr.Expr, bool, error) {
-	arity := map[string]int{"get_lock": 2, "release_lock": 1, "is_free_lock": 1, "is_used_lock": 1, "release_all_locks": 0}
-	n, ok := arity[name]
-	if !ok {
-		return nil, false, nil
+// User-level locks are functions of the registry whose state is the server's (the DB's lock table):
+// the facade registers them.
+func init() {
+	for name, n := range map[string]int{"get_lock": 2, "release_lock": 1, "is_free_lock": 1, "is_used_lock": 1, "release_all_locks": 0} {
+		expr.Register(expr.Builtin{Name: name, MinArgs: n, MaxArgs: n, Build: userLockFunc})
 	}
-	if len(args) != n {
-		return nil, true, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", name)
-	}
+}
+
+// userLockFunc builds GET_LOCK, RELEASE_LOCK, IS_FREE_LOCK, IS_USED_LOCK and RELEASE_ALL_LOCKS.
+func userLockFunc(c *expr.Call) (expr.Expr, error) {
+	name, args := c.Name, c.Args
 	t := expr.TInt
 	if name == "is_used_lock" {
 		t = expr.TUint
@@ -167,5 +168,5 @@ func (c *compiler) userLockFunc(name string, args []expr.Expr) (expr.Expr, bool,
 			return types.Null, nil
 		}
 		return types.NewUint(uint64(owner)), nil
-	}}, true, nil
+	}}, nil
 }

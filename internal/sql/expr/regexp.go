@@ -12,6 +12,14 @@ import (
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
+// Regular expressions: REGEXP / RLIKE and the REGEXP_LIKE, REGEXP_INSTR, REGEXP_SUBSTR and
+// REGEXP_REPLACE functions. MySQL 8 uses ICU; Kiln uses Go's RE2 engine, which has the same
+// syntax for the common subset (classes, POSIX brackets, anchors, \b, \d, \w, \s, quantifiers,
+// non-greedy quantifiers, groups) but no back-references, look-around, possessive quantifiers or
+// atomic groups (those patterns fail with error 3690 or 3689). Case sensitivity follows the
+// collation of the arguments (case-insensitive for _ci collations, sensitive for _cs, _bin and
+// binary strings) unless match_type says otherwise. Positions count characters.
+
 // regexpErr maps a Go pattern error to MySQL's ICU error.
 func regexpErr(err error) error {
 	var se *syntax.Error

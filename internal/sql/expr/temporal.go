@@ -6,11 +6,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+
 	"github.com/kiln-db/kiln/internal/sql/builtins"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
-	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
 
 var uuidShort struct {
@@ -209,63 +210,4 @@ func ConvertTZ(vs []types.Value, fsp int) types.Value {
 		p = types.PackTime(t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute(), t.Second(), us)
 	}
 	return types.NewDatetime(p, fsp)
-}
-
-// Coercibility is COERCIBILITY(e): 0 explicit COLLATE, 2 a column, 4 a literal string, 5 numbers
-// and temporal values, 6 NULL; a string function of other expressions takes the lowest of its
-// string arguments'.
-func Coercibility(e Expr) int {
-	t := e.Type()
-	switch x := e.(type) {
-	case *Collate:
-		return 0
-	case *Col:
-		if IsStringType(t) {
-			return 2
-		}
-		return 5
-	case *Const:
-		switch {
-		case x.V.IsNull():
-			return 6
-		case IsStringType(t):
-			return 4
-		}
-		return 5
-	case *Func:
-		if IsStringType(t) {
-			return minCoercibility(x.Args)
-		}
-	case *Closure:
-		if IsStringType(t) {
-			return minCoercibility(x.Args)
-		}
-	}
-	if t.Tp == mysql.TypeNull {
-		return 6
-	}
-	if IsStringType(t) {
-		return 4
-	}
-	return 5
-}
-
-func minCoercibility(args []Expr) int {
-	m := 4
-	for _, a := range args {
-		if IsStringType(a.Type()) {
-			m = min(m, Coercibility(a))
-		}
-	}
-	return m
-}
-
-// Collate is e COLLATE name: e's value with an explicit collation.
-type Collate struct {
-	Typed
-	E Expr
-}
-
-func (x *Collate) Eval(env *Env, row []types.Value) (types.Value, error) {
-	return x.E.Eval(env, row)
 }
