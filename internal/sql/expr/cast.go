@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 )
 
+// NumType is the type of a number computed from an operand of type t (unary minus, ABS...).
 func NumType(t types.ColType) types.ColType {
 	switch t.Tp {
 	case mysql.TypeNewDecimal, mysql.TypeDouble, mysql.TypeFloat:
@@ -35,6 +36,7 @@ func (o *OuterCol) Eval(env *Env, _ []types.Value) (types.Value, error) {
 	return env.outer[n][o.Idx], nil
 }
 
+// IsNumType reports whether t is an integer, decimal or floating-point type.
 func IsNumType(t types.ColType) bool {
 	return IsIntType(t) || t.Tp == mysql.TypeNewDecimal || t.Tp == mysql.TypeDouble || t.Tp == mysql.TypeFloat
 }
@@ -59,6 +61,7 @@ func NumericContext(e Expr) Expr {
 	}}
 }
 
+// RowLen is the number of columns e has: a row constructor's items, else 1.
 func RowLen(e Expr) int {
 	if r, ok := e.(*Row); ok {
 		return len(r.Items)
@@ -66,6 +69,7 @@ func RowLen(e Expr) int {
 	return 1
 }
 
+// IsIntType reports whether t is an integer type (YEAR and BIT included).
 func IsIntType(t types.ColType) bool {
 	switch t.Tp {
 	case mysql.TypeTiny, mysql.TypeShort, mysql.TypeInt24, mysql.TypeLong, mysql.TypeLonglong, mysql.TypeYear, mysql.TypeBit:
@@ -74,6 +78,7 @@ func IsIntType(t types.ColType) bool {
 	return false
 }
 
+// ArithType is the result type of l op r for + - * / DIV %.
 func ArithType(op opcode.Op, l, r types.ColType) types.ColType {
 	isDec := func(t types.ColType) bool { return t.Tp == mysql.TypeNewDecimal }
 	isFloat := func(t types.ColType) bool {
@@ -102,6 +107,7 @@ func ArithType(op opcode.Op, l, r types.ColType) types.ColType {
 	return TInt
 }
 
+// IsStringType reports whether t is a string type (ENUM and SET included).
 func IsStringType(t types.ColType) bool {
 	switch t.Tp {
 	case mysql.TypeVarString, mysql.TypeString, mysql.TypeVarchar, mysql.TypeBlob, mysql.TypeTinyBlob, mysql.TypeMediumBlob, mysql.TypeLongBlob,
@@ -111,6 +117,7 @@ func IsStringType(t types.ColType) bool {
 	return false
 }
 
+// IsCI reports whether c is case-insensitive.
 func IsCI(c *types.Collation) bool { return strings.HasSuffix(c.Name, "_ci") }
 
 // UnifyTypes is the result type of IF/CASE/COALESCE branches.
@@ -192,6 +199,7 @@ func CastValue(env *Env, v types.Value, t types.ColType) (types.Value, error) {
 	return out, nil
 }
 
+// TimeValue is t as a DATETIME with fsp fractional digits (truncated).
 func TimeValue(t time.Time, fsp int) types.Value {
 	micro := t.Nanosecond() / 1000
 	if fsp < 6 {

@@ -34,6 +34,8 @@ type Env struct {
 	Mem        *memory.Tracker // the statement's memory (memtrack.go); nil until it holds rows
 }
 
+// Now is the statement's time in the session time zone: read once, so every NOW() of a statement
+// agrees.
 func (env *Env) Now() time.Time {
 	if env.stmtTime.IsZero() {
 		env.stmtTime = time.Now().In(env.Sess.Location())
@@ -41,6 +43,7 @@ func (env *Env) Now() time.Time {
 	return env.stmtTime
 }
 
+// Warn adds e as a warning of the statement.
 func (env *Env) Warn(e *sqlerr.Error) { env.Sess.AddWarning("Warning", e.Code, e.Message) }
 
 // divByZero reports a division by zero: warning 1365, or the error when a strict INSERT/UPDATE
@@ -63,6 +66,8 @@ func (env *Env) CheckKilled() error {
 	return env.Interrupted()
 }
 
+// Interrupted returns the error a killed, closed or timed-out statement ends with (nil while it
+// runs).
 func (env *Env) Interrupted() error {
 	if err := env.Ctx.Err(); err != nil {
 		if errors.Is(context.Cause(env.Ctx), ErrTimeout) {
@@ -90,6 +95,7 @@ func (env *Env) regexp(p string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
+// NewUUID is UUID(): random bytes with the version (1) and RFC 4122 variant bits set.
 func NewUUID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])

@@ -75,6 +75,7 @@ type Const struct {
 
 func (c *Const) Eval(*Env, []types.Value) (types.Value, error) { return c.V, nil }
 
+// NewConst is the literal v with its static type.
 func NewConst(v types.Value) *Const { return &Const{Typed: Typed{TypeOfValue(v)}, V: v} }
 
 // HexNumber is the value of a hex or bit literal in numeric context: its bytes as a big-endian
@@ -194,6 +195,8 @@ func (b *Bit) Eval(env *Env, row []types.Value) (types.Value, error) {
 	return types.Null, nil
 }
 
+// ToUint64 is v as an unsigned 64-bit integer, as MySQL's bit operators take it (rounded,
+// negative values wrap, clamped at the maximum).
 func ToUint64(v types.Value) uint64 {
 	switch v.K {
 	case types.KindUint:
@@ -261,6 +264,7 @@ var (
 	vFalse = types.NewInt(0)
 )
 
+// BoolVal is 1 or 0.
 func BoolVal(b bool) types.Value {
 	if b {
 		return vTrue
@@ -353,6 +357,7 @@ func (n *Neg) Eval(env *Env, row []types.Value) (types.Value, error) {
 	return types.Neg(v)
 }
 
+// BitNeg is ~.
 type BitNeg struct {
 	Typed
 	E Expr
@@ -566,6 +571,7 @@ type Func struct {
 	size builtins.SizeFunc // the result's length before it is built (nil: checked after)
 }
 
+// NewFunc is a call of the pure builtin f named name, with result type t.
 func NewFunc(t types.ColType, name string, f builtins.Func, args []Expr) *Func {
 	return &Func{Typed: Typed{t}, name: name, f: f, Args: args, size: builtins.LookupFuncSize(name)}
 }

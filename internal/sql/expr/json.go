@@ -10,6 +10,7 @@ import (
 
 var TJSON = types.ColType{Tp: mysql.TypeJSON, Len: -1, Frac: -1, Collation: "binary"}
 
+// IsJSONType reports whether t is JSON.
 func IsJSONType(t types.ColType) bool { return t.Tp == mysql.TypeJSON }
 
 // JSONDocArg parses a function's document argument: a JSON-typed value or a string holding JSON
@@ -49,6 +50,7 @@ func JSONValueArg(e Expr, v types.Value) any {
 	return types.ToString(v)
 }
 
+// JSONPathArg parses a path argument (error 3143 if it is not one).
 func JSONPathArg(v types.Value) (*types.JSONPath, error) {
 	p, err := types.ParseJSONPath(types.ToString(v))
 	if err != nil {
@@ -57,6 +59,7 @@ func JSONPathArg(v types.Value) (*types.JSONPath, error) {
 	return p, nil
 }
 
+// ErrWildPath is error 3149: a path with wildcards where one is not allowed.
 func ErrWildPath() error {
 	return sqlerr.New(sqlerr.ErrInvalidJSONPathWildcard, "In this situation, path expressions may not contain the * and ** tokens or an array range.")
 }
@@ -65,6 +68,7 @@ func ErrWildPath() error {
 var JSONBuilders = map[string]bool{"json_object": true, "json_array": true, "json_quote": true,
 	"json_merge_patch": true, "json_merge_preserve": true, "json_merge": true, "json_pretty": true}
 
+// JSONResult is a JSON document as a function result (its text).
 func JSONResult(doc any) types.Value { return types.NewString(types.JSONText(doc)) }
 
 // CastJSON is CAST(e AS JSON).

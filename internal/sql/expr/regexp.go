@@ -91,6 +91,8 @@ func (env *Env) CompileRegexp(pattern string, ci bool, matchType string, fn stri
 	return re, nil
 }
 
+// RegexpEval is REGEXP_LIKE, REGEXP_INSTR, REGEXP_SUBSTR or REGEXP_REPLACE (name) of the
+// evaluated arguments vs; ci is the case-insensitivity of the operands' collation.
 func RegexpEval(env *Env, name string, vs []types.Value, ci bool) (types.Value, error) {
 	subject := types.ToString(vs[0])
 	bin := vs[0].K == types.KindBytes || vs[1].K == types.KindBytes

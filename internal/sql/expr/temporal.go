@@ -104,6 +104,7 @@ func NumFsp(e Expr) int {
 	return 6
 }
 
+// DaysIn is the number of days of month m of year y.
 func DaysIn(y, m int) int {
 	return time.Date(y, time.Month(m)+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
