@@ -48,7 +48,7 @@ func (pl *selectPlan) open(env *expr.Env) (rowIter, error) {
 		if err != nil {
 			return nil, err
 		}
-		limit = expr.ToIntLenient(v)
+		limit = types.ToIntLenient(v)
 		if limit < 0 {
 			limit = 0
 		}
@@ -58,7 +58,7 @@ func (pl *selectPlan) open(env *expr.Env) (rowIter, error) {
 		if err != nil {
 			return nil, err
 		}
-		offset = max(expr.ToIntLenient(v), 0)
+		offset = max(types.ToIntLenient(v), 0)
 	}
 	if pl.sortNeeded {
 		it = &sortIter{src: it, env: env, keys: pl.order, colls: projColls(pl), limit: limit, offset: offset}
@@ -979,7 +979,7 @@ func (a *aggIter) close() { a.src.close() }
 // by max_allowed_packet as MySQL documents.
 func (a *aggIter) groupConcatMax() int64 {
 	if a.gcMax == 0 {
-		a.gcMax = min(expr.ToIntLenient(a.env.Sess.SysVar(sysvar.Must("group_concat_max_len"), false)), a.env.MaxAllowedPacket())
+		a.gcMax = min(types.ToIntLenient(a.env.Sess.SysVar(sysvar.Must("group_concat_max_len"), false)), a.env.MaxAllowedPacket())
 	}
 	return a.gcMax
 }

@@ -34,7 +34,7 @@ func (s *Session) ServerVersion() string                            { return s.d
 
 // NewMemTracker is kiln_mem_quota_query under the server's memory budget (memtrack.go).
 func (s *Session) NewMemTracker() *memory.Tracker {
-	quota := expr.ToIntLenient(s.getSysVar(sysvar.Must("kiln_mem_quota_query"), false))
+	quota := types.ToIntLenient(s.getSysVar(sysvar.Must("kiln_mem_quota_query"), false))
 	return memory.NewTracker(s.db.cfg.Memory, quota)
 }
 
@@ -66,5 +66,5 @@ func lockRow(env *expr.Env, key []byte, mode txn.LockMode) error {
 
 // defaultWeekFormat is default_week_format (WEEK(d), EXTRACT(WEEK ...)).
 func (s *Session) defaultWeekFormat() int {
-	return int(expr.ToIntLenient(s.getSysVar(sysvar.Must("default_week_format"), false)))
+	return int(types.ToIntLenient(s.getSysVar(sysvar.Must("default_week_format"), false)))
 }

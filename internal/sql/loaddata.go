@@ -483,7 +483,7 @@ func (s *Session) loadData(env *expr.Env, x *ast.LoadDataStmt, w proto.ResultWri
 		// Checked first, as in MySQL: the error does not depend on the table.
 		var ok bool
 		opener, ok = w.(LocalFileOpener)
-		if !ok || !opener.LocalFilesEnabled() || expr.ToIntLenient(s.db.globals.get(sysvar.LocalInfile)) == 0 {
+		if !ok || !opener.LocalFilesEnabled() || types.ToIntLenient(s.db.globals.get(sysvar.LocalInfile)) == 0 {
 			return ErrLocalFilesDisabled()
 		}
 	}
@@ -611,7 +611,7 @@ func (s *Session) loadDataScoped(env *expr.Env, x *ast.LoadDataStmt, opener Loca
 	}
 	defer rc.Close() // on an error, reads the rest of the file: the client is still sending it
 
-	maxField := int(expr.ToIntLenient(s.getSysVar(sysvar.Must("max_allowed_packet"), false)))
+	maxField := int(types.ToIntLenient(s.getSysVar(sysvar.Must("max_allowed_packet"), false)))
 	fr := newFieldReader(rc, format, maxField)
 	l := &loader{s: s, env: env, tbl: tbl, ins: ins, fr: fr, decode: decode, strict: strict,
 		targets: targets, inList: inList, inSet: inSet, noDefault: noDefault, sets: sets}

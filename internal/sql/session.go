@@ -121,17 +121,17 @@ func (s *Session) LastCommitPos() uint64 { return s.lastPos }
 // WaitTimeout is the session's wait_timeout.
 func (s *Session) WaitTimeout() time.Duration {
 	v := s.getSysVar(sysvar.Must("wait_timeout"), false)
-	return time.Duration(expr.ToIntLenient(v)) * time.Second
+	return time.Duration(types.ToIntLenient(v)) * time.Second
 }
 
 func (s *Session) lockWaitTimeout() time.Duration {
 	v := s.getSysVar(sysvar.Must("innodb_lock_wait_timeout"), false)
-	return time.Duration(expr.ToIntLenient(v)) * time.Second
+	return time.Duration(types.ToIntLenient(v)) * time.Second
 }
 
 func (s *Session) maxExecutionTime() time.Duration {
 	v := s.getSysVar(sysvar.Must("max_execution_time"), false)
-	return time.Duration(expr.ToIntLenient(v)) * time.Millisecond
+	return time.Duration(types.ToIntLenient(v)) * time.Millisecond
 }
 
 func (s *Session) strict() bool {

@@ -69,7 +69,7 @@ func (db *DB) GlobalInt(name string) int64 {
 	if !ok {
 		return 0
 	}
-	return expr.ToIntLenient(db.globals.get(v))
+	return types.ToIntLenient(db.globals.get(v))
 }
 
 func (s *Session) getSysVar(v *sysvar.Var, global bool) types.Value {

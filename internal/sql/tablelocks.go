@@ -12,6 +12,7 @@ import (
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
+	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
@@ -402,7 +403,7 @@ func (s *Session) stmtCtx() context.Context {
 
 func (s *Session) metadataLockTimeout() time.Duration {
 	v := s.getSysVar(sysvar.Must("lock_wait_timeout"), false)
-	return time.Duration(expr.ToIntLenient(v)) * time.Second
+	return time.Duration(types.ToIntLenient(v)) * time.Second
 }
 
 // lockTables runs LOCK TABLES: it commits, drops the session's previous locks, resolves the tables

@@ -306,14 +306,14 @@ func (u *unionPlan) orderAndLimit(env *expr.Env, it rowIter) (rowIter, error) {
 		if err != nil {
 			return nil, err
 		}
-		limit = max(expr.ToIntLenient(v), 0)
+		limit = max(types.ToIntLenient(v), 0)
 	}
 	if u.offset != nil {
 		v, err := u.offset.Eval(env, nil)
 		if err != nil {
 			return nil, err
 		}
-		offset = max(expr.ToIntLenient(v), 0)
+		offset = max(types.ToIntLenient(v), 0)
 	}
 	if len(u.order) > 0 {
 		it = &sortIter{src: it, env: env, keys: u.order, colls: u.colls}

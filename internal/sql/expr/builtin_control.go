@@ -218,7 +218,7 @@ func registerControl() {
 func (c *Call) constIntArg(args []Expr, i int) int {
 	if i < len(args) {
 		if k, ok := args[i].(*Const); ok {
-			return int(ToIntLenient(k.V))
+			return int(types.ToIntLenient(k.V))
 		}
 	}
 	return 0

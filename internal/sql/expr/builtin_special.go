@@ -228,7 +228,7 @@ func registerSpecial() {
 			if err != nil || v.IsNull() {
 				return types.Null, err
 			}
-			n := ToIntLenient(v)
+			n := types.ToIntLenient(v)
 			if n < 1 || n > 1024 {
 				return types.Null, sqlerr.New(sqlerr.ErrDataOutOfRange, "length value is out of range in 'random_bytes'")
 			}

@@ -5,11 +5,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+
 	"github.com/kiln-db/kiln/internal/sql/builtins"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
-	"github.com/pingcap/tidb/pkg/parser/mysql"
-	"github.com/pingcap/tidb/pkg/parser/opcode"
 )
 
 // Expr is a compiled expression, evaluated against one row of its scope.
@@ -100,6 +101,21 @@ type Col struct {
 }
 
 func (c *Col) Eval(_ *Env, row []types.Value) (types.Value, error) { return row[c.Idx], nil }
+
+// OuterCol reads a column of an enclosing query's current row.
+type OuterCol struct {
+	Typed
+	Depth int
+	Idx   int
+}
+
+func (o *OuterCol) Eval(env *Env, _ []types.Value) (types.Value, error) {
+	n := len(env.outer) - o.Depth
+	if n < 0 || o.Idx >= len(env.outer[n]) {
+		return types.Null, nil
+	}
+	return env.outer[n][o.Idx], nil
+}
 
 // Param reads a placeholder's bound value.
 type Param struct {

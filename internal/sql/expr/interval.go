@@ -28,7 +28,7 @@ func intervalAmount(n types.Value, unit string) (months, micros int64, ok bool) 
 			d := types.ToDecimal(n)
 			return 0, d.Shift(6).Round(0).IntPart(), true
 		}
-		a := ToIntLenient(n)
+		a := types.ToIntLenient(n)
 		switch unit {
 		case "MICROSECOND":
 			return 0, a, true

@@ -3,9 +3,10 @@ package expr
 import (
 	"errors"
 
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
-	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
 
 var TJSON = types.ColType{Tp: mysql.TypeJSON, Len: -1, Frac: -1, Collation: "binary"}

@@ -115,7 +115,7 @@ func RegexpEval(env *Env, name string, vs []types.Value, ci bool) (types.Value, 
 			matchType = types.ToString(v)
 			break
 		}
-		n := ToIntLenient(v)
+		n := types.ToIntLenient(v)
 		switch i {
 		case 0:
 			pos = n

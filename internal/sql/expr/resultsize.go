@@ -14,7 +14,7 @@ const MinMaxAllowedPacket = 1024
 // MaxAllowedPacket is the session's max_allowed_packet, the bound of every value a function or an
 // aggregate builds.
 func (env *Env) MaxAllowedPacket() int64 {
-	return ToIntLenient(env.Sess.SysVar(sysvar.Must("max_allowed_packet"), false))
+	return types.ToIntLenient(env.Sess.SysVar(sysvar.Must("max_allowed_packet"), false))
 }
 
 // ResultTooLarge reports whether a result of n bytes from function name passes max_allowed_packet,

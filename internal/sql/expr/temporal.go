@@ -47,7 +47,7 @@ func Benchmark(env *Env, row []types.Value, a []Expr) (types.Value, error) {
 	var n uint64
 	if cv.K == types.KindUint {
 		n = cv.U()
-	} else if i := ToIntLenient(cv); i >= 0 {
+	} else if i := types.ToIntLenient(cv); i >= 0 {
 		n = uint64(i)
 	} else {
 		env.Warn(sqlerr.New(sqlerr.ErrWrongValueForType, "Incorrect count value: '%d' for function benchmark", i))

@@ -4,10 +4,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kiln-db/kiln/internal/sql/types"
-	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
 // NumType is the type of a number computed from an operand of type t (unary minus, ABS...).
@@ -19,21 +20,6 @@ func NumType(t types.ColType) types.ColType {
 		return TDouble
 	}
 	return TInt
-}
-
-// OuterCol reads a column of an enclosing query's current row.
-type OuterCol struct {
-	Typed
-	Depth int
-	Idx   int
-}
-
-func (o *OuterCol) Eval(env *Env, _ []types.Value) (types.Value, error) {
-	n := len(env.outer) - o.Depth
-	if n < 0 || o.Idx >= len(env.outer[n]) {
-		return types.Null, nil
-	}
-	return env.outer[n][o.Idx], nil
 }
 
 // IsNumType reports whether t is an integer, decimal or floating-point type.
@@ -171,14 +157,14 @@ func CastValue(env *Env, v types.Value, t types.ColType) (types.Value, error) {
 			}
 			f := types.ToFloat(v)
 			if f < 0 {
-				return types.NewUint(uint64(ToIntLenient(v))), nil
+				return types.NewUint(uint64(types.ToIntLenient(v))), nil
 			}
 			return types.NewUint(ToUint64(v)), nil
 		}
 		if v.K == types.KindUint {
 			return types.NewInt(int64(v.U())), nil
 		}
-		return types.NewInt(ToIntLenient(v)), nil
+		return types.NewInt(types.ToIntLenient(v)), nil
 	case mysql.TypeDouble, mysql.TypeFloat:
 		return types.NewFloat(types.ToFloat(v)), nil
 	case mysql.TypeVarString:
@@ -238,7 +224,7 @@ func FuncType(name string, args []Expr) types.ColType {
 			}
 			if t.Tp == mysql.TypeNewDecimal && len(args) > 1 {
 				if k, ok := args[1].(*Const); ok {
-					t.Frac = max(int(ToIntLenient(k.V)), 0)
+					t.Frac = max(int(types.ToIntLenient(k.V)), 0)
 				}
 			} else if t.Tp == mysql.TypeNewDecimal {
 				t.Frac = 0
