@@ -79,8 +79,8 @@ func registerControl() {
 			return TimeValue(env.Now(), fsp), nil
 		})
 	}}, "now", "current_timestamp", "localtime", "localtimestamp", "sysdate")...)
-	Register(alias(Builtin{MinArgs: 0, MaxArgs: 0, Build: func(c *Call) (Expr, error) {
-		return c.closure(TDate, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+	Register(alias(Builtin{MinArgs: 0, MaxArgs: 0, Type: fixed(TDate), Build: func(c *Call) (Expr, error) {
+		return c.closure(c.Type, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			n := env.Now()
 			return types.NewDate(types.PackTime(n.Year(), int(n.Month()), n.Day(), 0, 0, 0, 0)), nil
 		})
@@ -127,39 +127,39 @@ func registerControl() {
 			return types.NewDecimal(decimal.New(sec*1e6+int64(us), -6), fsp), nil
 		})
 	}})
-	Register(alias(Builtin{MinArgs: 0, MaxArgs: 0, Build: func(c *Call) (Expr, error) {
-		return c.closure(TString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+	Register(alias(Builtin{MinArgs: 0, MaxArgs: 0, Type: fixed(TString), Build: func(c *Call) (Expr, error) {
+		return c.closure(c.Type, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			if env.Sess.CurrentDB() == "" {
 				return types.Null, nil
 			}
 			return types.NewString(env.Sess.CurrentDB()), nil
 		})
 	}}, "database", "schema")...)
-	Register(Builtin{Name: "version", MinArgs: 0, MaxArgs: 0, Build: func(c *Call) (Expr, error) {
-		return c.closure(TString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+	Register(Builtin{Name: "version", MinArgs: 0, MaxArgs: 0, Type: fixed(TString), Build: func(c *Call) (Expr, error) {
+		return c.closure(c.Type, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			return types.NewString(env.Sess.ServerVersion()), nil
 		})
 	}})
-	Register(Builtin{Name: "connection_id", MinArgs: 0, MaxArgs: 0, Build: func(c *Call) (Expr, error) {
-		return c.closure(TUint, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+	Register(Builtin{Name: "connection_id", MinArgs: 0, MaxArgs: 0, Type: fixed(TUint), Build: func(c *Call) (Expr, error) {
+		return c.closure(c.Type, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			return types.NewUint(uint64(env.Sess.ConnectionID())), nil
 		})
 	}})
-	Register(alias(Builtin{MinArgs: 0, MaxArgs: 0, Build: func(c *Call) (Expr, error) {
-		return c.closure(TString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+	Register(alias(Builtin{MinArgs: 0, MaxArgs: 0, Type: fixed(TString), Build: func(c *Call) (Expr, error) {
+		return c.closure(c.Type, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			return types.NewString(env.Sess.LoginUser()), nil
 		})
 	}}, "user", "session_user", "system_user")...)
-	Register(Builtin{Name: "current_user", MinArgs: 0, MaxArgs: 0, Build: func(c *Call) (Expr, error) {
+	Register(Builtin{Name: "current_user", MinArgs: 0, MaxArgs: 0, Type: fixed(TString), Build: func(c *Call) (Expr, error) {
 		// The account the login matched (its host pattern), not the login itself.
-		return c.closure(TString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+		return c.closure(c.Type, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			return types.NewString(env.Sess.CurrentUser()), nil
 		})
 	}})
-	Register(Builtin{Name: "last_insert_id", MinArgs: 0, MaxArgs: 1, Build: func(c *Call) (Expr, error) {
+	Register(Builtin{Name: "last_insert_id", MinArgs: 0, MaxArgs: 1, Type: fixed(TUint), Build: func(c *Call) (Expr, error) {
 		args := c.Args
 		if len(args) == 1 {
-			return c.closure(TUint, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+			return c.closure(c.Type, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
 				v, err := a[0].Eval(env, row)
 				if err != nil || v.IsNull() {
 					return v, err
@@ -168,32 +168,32 @@ func registerControl() {
 				return types.NewUint(env.Sess.LastInsertID()), nil
 			})
 		}
-		return c.closure(TUint, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+		return c.closure(c.Type, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			return types.NewUint(env.Sess.LastInsertID()), nil
 		})
 	}})
-	Register(Builtin{Name: "row_count", MinArgs: 0, MaxArgs: 0, Build: func(c *Call) (Expr, error) {
-		return c.closure(TInt, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+	Register(Builtin{Name: "row_count", MinArgs: 0, MaxArgs: 0, Type: fixed(TInt), Build: func(c *Call) (Expr, error) {
+		return c.closure(c.Type, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			return types.NewInt(env.Sess.RowCount()), nil
 		})
 	}})
-	Register(Builtin{Name: "found_rows", MinArgs: 0, MaxArgs: 0, Build: func(c *Call) (Expr, error) {
-		return c.closure(TInt, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+	Register(Builtin{Name: "found_rows", MinArgs: 0, MaxArgs: 0, Type: fixed(TInt), Build: func(c *Call) (Expr, error) {
+		return c.closure(c.Type, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			return types.NewInt(env.Sess.FoundRows()), nil
 		})
 	}})
-	Register(Builtin{Name: "rand", MinArgs: 0, MaxArgs: 1, Build: func(c *Call) (Expr, error) {
-		return c.closure(TDouble, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+	Register(Builtin{Name: "rand", MinArgs: 0, MaxArgs: 1, Type: fixed(TDouble), Build: func(c *Call) (Expr, error) {
+		return c.closure(c.Type, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			return types.NewFloat(rand.Float64()), nil
 		})
 	}})
-	Register(Builtin{Name: "uuid", MinArgs: 0, MaxArgs: 0, Build: func(c *Call) (Expr, error) {
-		return c.closure(TString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+	Register(Builtin{Name: "uuid", MinArgs: 0, MaxArgs: 0, Type: fixed(TString), Build: func(c *Call) (Expr, error) {
+		return c.closure(c.Type, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			return types.NewString(NewUUID()), nil
 		})
 	}})
-	Register(Builtin{Name: "sleep", MinArgs: 1, MaxArgs: 1, Build: func(c *Call) (Expr, error) {
-		return c.closure(TInt, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+	Register(Builtin{Name: "sleep", MinArgs: 1, MaxArgs: 1, Type: fixed(TInt), Build: func(c *Call) (Expr, error) {
+		return c.closure(c.Type, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
 			v, err := a[0].Eval(env, row)
 			if err != nil {
 				return v, err

@@ -12,9 +12,9 @@ import (
 
 // registerJSON registers the JSON functions (json.go holds their argument and result helpers).
 func registerJSON() {
-	Register(Builtin{Name: "json_extract", MinArgs: 2, MaxArgs: -1, Build: func(c *Call) (Expr, error) {
+	Register(Builtin{Name: "json_extract", MinArgs: 2, MaxArgs: -1, Type: fixed(TJSON), Build: func(c *Call) (Expr, error) {
 		name := c.Name
-		return c.jsonFn(TJSON, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+		return c.jsonFn(c.Type, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
 			doc, err := JSONDocArg(name, 1, a[0], vs[0])
 			if err != nil {
 				return types.Null, err
@@ -59,13 +59,13 @@ func registerJSON() {
 			return types.NewString(s), nil
 		}, true)
 	}})
-	Register(Builtin{Name: "json_quote", MinArgs: 1, MaxArgs: 1, Build: func(c *Call) (Expr, error) {
-		return c.jsonFn(TString, func(_ *Env, vs []types.Value, _ []Expr) (types.Value, error) {
+	Register(Builtin{Name: "json_quote", MinArgs: 1, MaxArgs: 1, Type: fixed(TString), Build: func(c *Call) (Expr, error) {
+		return c.jsonFn(c.Type, func(_ *Env, vs []types.Value, _ []Expr) (types.Value, error) {
 			return types.NewString(types.JSONText(types.ToString(vs[0]))), nil
 		}, true)
 	}})
-	Register(Builtin{Name: "json_object", MinArgs: 0, MaxArgs: -1, ArgStep: 2, Build: func(c *Call) (Expr, error) {
-		return c.jsonFn(TJSON, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+	Register(Builtin{Name: "json_object", MinArgs: 0, MaxArgs: -1, ArgStep: 2, Type: fixed(TJSON), Build: func(c *Call) (Expr, error) {
+		return c.jsonFn(c.Type, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
 			m := map[string]any{}
 			for i := 0; i < len(vs); i += 2 {
 				if vs[i].IsNull() {
@@ -76,8 +76,8 @@ func registerJSON() {
 			return JSONResult(m), nil
 		}, false)
 	}})
-	Register(Builtin{Name: "json_array", MinArgs: 0, MaxArgs: -1, Build: func(c *Call) (Expr, error) {
-		return c.jsonFn(TJSON, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+	Register(Builtin{Name: "json_array", MinArgs: 0, MaxArgs: -1, Type: fixed(TJSON), Build: func(c *Call) (Expr, error) {
+		return c.jsonFn(c.Type, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
 			arr := make([]any, len(vs))
 			for i := range vs {
 				arr[i] = JSONValueArg(a[i], vs[i])
@@ -85,8 +85,8 @@ func registerJSON() {
 			return JSONResult(arr), nil
 		}, false)
 	}})
-	Register(Builtin{Name: "json_valid", MinArgs: 1, MaxArgs: 1, Build: func(c *Call) (Expr, error) {
-		return c.jsonFn(TInt, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+	Register(Builtin{Name: "json_valid", MinArgs: 1, MaxArgs: 1, Type: fixed(TInt), Build: func(c *Call) (Expr, error) {
+		return c.jsonFn(c.Type, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
 			if IsJSONType(a[0].Type()) {
 				return types.NewInt(1), nil
 			}
@@ -99,9 +99,9 @@ func registerJSON() {
 			return types.NewInt(1), nil
 		}, true)
 	}})
-	Register(Builtin{Name: "json_type", MinArgs: 1, MaxArgs: 1, Build: func(c *Call) (Expr, error) {
+	Register(Builtin{Name: "json_type", MinArgs: 1, MaxArgs: 1, Type: fixed(TString), Build: func(c *Call) (Expr, error) {
 		name := c.Name
-		return c.jsonFn(TString, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+		return c.jsonFn(c.Type, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
 			doc, err := JSONDocArg(name, 1, a[0], vs[0])
 			if err != nil {
 				return types.Null, err
@@ -151,9 +151,9 @@ func registerJSON() {
 	Register(alias(lengthKeysDepth, "json_length", "json_keys")...)
 	lengthKeysDepth.MaxArgs = 1
 	Register(alias(lengthKeysDepth, "json_depth")...)
-	Register(Builtin{Name: "json_contains", MinArgs: 2, MaxArgs: 3, Build: func(c *Call) (Expr, error) {
+	Register(Builtin{Name: "json_contains", MinArgs: 2, MaxArgs: 3, Type: fixed(TInt), Build: func(c *Call) (Expr, error) {
 		name := c.Name
-		return c.jsonFn(TInt, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+		return c.jsonFn(c.Type, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
 			doc, err := JSONDocArg(name, 1, a[0], vs[0])
 			if err != nil {
 				return types.Null, err
@@ -179,9 +179,9 @@ func registerJSON() {
 			return types.NewInt(0), nil
 		}, true)
 	}})
-	Register(Builtin{Name: "json_contains_path", MinArgs: 3, MaxArgs: -1, Build: func(c *Call) (Expr, error) {
+	Register(Builtin{Name: "json_contains_path", MinArgs: 3, MaxArgs: -1, Type: fixed(TInt), Build: func(c *Call) (Expr, error) {
 		name := c.Name
-		return c.jsonFn(TInt, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+		return c.jsonFn(c.Type, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
 			doc, err := JSONDocArg(name, 1, a[0], vs[0])
 			if err != nil {
 				return types.Null, err
@@ -217,9 +217,9 @@ func registerJSON() {
 		})
 		return e, err
 	}}, "json_set", "json_insert", "json_replace")...)
-	Register(Builtin{Name: "json_remove", MinArgs: 2, MaxArgs: -1, Build: func(c *Call) (Expr, error) {
+	Register(Builtin{Name: "json_remove", MinArgs: 2, MaxArgs: -1, Type: fixed(TJSON), Build: func(c *Call) (Expr, error) {
 		name := c.Name
-		return c.jsonFn(TJSON, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+		return c.jsonFn(c.Type, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
 			doc, err := JSONDocArg(name, 1, a[0], vs[0])
 			if err != nil {
 				return types.Null, err
@@ -240,9 +240,9 @@ func registerJSON() {
 			return JSONResult(doc), nil
 		}, true)
 	}})
-	Register(alias(Builtin{MinArgs: 2, MaxArgs: -1, Build: func(c *Call) (Expr, error) {
+	Register(alias(Builtin{MinArgs: 2, MaxArgs: -1, Type: fixed(TJSON), Build: func(c *Call) (Expr, error) {
 		name := c.Name
-		return c.jsonFn(TJSON, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+		return c.jsonFn(c.Type, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
 			var doc any
 			for i := range vs {
 				d, err := JSONDocArg(name, i+1, a[i], vs[i])
@@ -338,9 +338,9 @@ func registerJSON() {
 			return JSONResult(arr), nil
 		}}, nil
 	}})
-	Register(Builtin{Name: "json_overlaps", MinArgs: 2, MaxArgs: 2, Build: func(c *Call) (Expr, error) {
+	Register(Builtin{Name: "json_overlaps", MinArgs: 2, MaxArgs: 2, Type: fixed(TInt), Build: func(c *Call) (Expr, error) {
 		name := c.Name
-		return c.jsonFn(TInt, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+		return c.jsonFn(c.Type, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
 			x, err := JSONDocArg(name, 1, a[0], vs[0])
 			if err != nil {
 				return types.Null, err
@@ -352,8 +352,8 @@ func registerJSON() {
 			return BoolVal(types.JSONOverlaps(x, y)), nil
 		}, true)
 	}})
-	Register(Builtin{Name: "json_memberof", MinArgs: 2, MaxArgs: 2, Build: func(c *Call) (Expr, error) {
-		return c.jsonFn(TInt, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
+	Register(Builtin{Name: "json_memberof", MinArgs: 2, MaxArgs: 2, Type: fixed(TInt), Build: func(c *Call) (Expr, error) {
+		return c.jsonFn(c.Type, func(_ *Env, vs []types.Value, a []Expr) (types.Value, error) {
 			doc, err := JSONDocArg("member of", 2, a[1], vs[1])
 			if err != nil {
 				return types.Null, err

@@ -91,9 +91,9 @@ func registerSpecial() {
 		name, args := c.Name, c.Args
 		return c.temporalLiteral(name, args)
 	}}, LiteralDate, LiteralTime, LiteralTimestamp)...)
-	Register(Builtin{Name: "extract", MinArgs: 1, MaxArgs: 1, Build: func(c *Call) (Expr, error) {
+	Register(Builtin{Name: "extract", MinArgs: 1, MaxArgs: 1, Type: fixed(TInt), Build: func(c *Call) (Expr, error) {
 		u := c.Unit
-		return c.named(TInt, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+		return c.named(c.Type, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
 			v, err := a[0].Eval(env, row)
 			if err != nil {
 				return v, err
@@ -101,13 +101,13 @@ func registerSpecial() {
 			return builtins.Extract(u, v, env.Sess.DefaultWeekFormat()), nil
 		})
 	}})
-	Register(Builtin{Name: "week", MinArgs: 1, MaxArgs: 2, Build: func(c *Call) (Expr, error) {
+	Register(Builtin{Name: "week", MinArgs: 1, MaxArgs: 2, Type: fixed(TInt), Build: func(c *Call) (Expr, error) {
 		args := c.Args
 		if len(args) != 1 {
 			return c.pure() // WEEK(d, mode): the library function
 		}
 		f, _, _, _ := builtins.LookupFunc("week")
-		return c.named(TInt, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+		return c.named(c.Type, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
 			v, err := a[0].Eval(env, row)
 			if err != nil {
 				return v, err
@@ -115,9 +115,9 @@ func registerSpecial() {
 			return f([]types.Value{v, types.NewInt(int64(env.Sess.DefaultWeekFormat()))})
 		})
 	}})
-	Register(Builtin{Name: "timestampdiff", MinArgs: 2, MaxArgs: 2, Build: func(c *Call) (Expr, error) {
+	Register(Builtin{Name: "timestampdiff", MinArgs: 2, MaxArgs: 2, Type: fixed(TInt), Build: func(c *Call) (Expr, error) {
 		u := c.Unit
-		return c.named(TInt, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+		return c.named(c.Type, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
 			vs, null, err := EvalArgs(env, row, a)
 			if err != nil || null {
 				return types.Null, err
@@ -140,9 +140,9 @@ func registerSpecial() {
 			return AddInterval(vs[1], vs[0], u, false)
 		})
 	}})
-	Register(Builtin{Name: "get_format", MinArgs: 1, MaxArgs: 1, Build: func(c *Call) (Expr, error) {
+	Register(Builtin{Name: "get_format", MinArgs: 1, MaxArgs: 1, Type: fixed(TString), Build: func(c *Call) (Expr, error) {
 		sel := c.FormatSelector
-		return c.named(TString, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+		return c.named(c.Type, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
 			v, err := a[0].Eval(env, row)
 			if err != nil || v.IsNull() {
 				return types.Null, err
@@ -185,8 +185,8 @@ func registerSpecial() {
 			return ConvertTZ(vs, t.Frac), nil
 		})
 	}})
-	Register(Builtin{Name: "utc_date", MinArgs: 0, MaxArgs: 0, Build: func(c *Call) (Expr, error) {
-		return c.named(TDate, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+	Register(Builtin{Name: "utc_date", MinArgs: 0, MaxArgs: 0, Type: fixed(TDate), Build: func(c *Call) (Expr, error) {
+		return c.named(c.Type, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			n := env.Now().UTC()
 			return types.NewDate(types.PackTime(n.Year(), int(n.Month()), n.Day(), 0, 0, 0, 0)), nil
 		})
@@ -215,15 +215,15 @@ func registerSpecial() {
 			return TimeValue(env.Now().UTC(), fsp), nil
 		})
 	}})
-	Register(Builtin{Name: "uuid_short", MinArgs: 0, MaxArgs: 0, Build: func(c *Call) (Expr, error) {
-		return c.named(TUint, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+	Register(Builtin{Name: "uuid_short", MinArgs: 0, MaxArgs: 0, Type: fixed(TUint), Build: func(c *Call) (Expr, error) {
+		return c.named(c.Type, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
 			return types.NewUint(NextUUIDShort(func() uint64 {
 				return ToUint64(env.Sess.SysVar(sysvar.Must("server_id"), true))
 			})), nil
 		})
 	}})
-	Register(Builtin{Name: "random_bytes", MinArgs: 1, MaxArgs: 1, Build: func(c *Call) (Expr, error) {
-		return c.named(TBytes, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+	Register(Builtin{Name: "random_bytes", MinArgs: 1, MaxArgs: 1, Type: fixed(TBytes), Build: func(c *Call) (Expr, error) {
+		return c.named(c.Type, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
 			v, err := a[0].Eval(env, row)
 			if err != nil || v.IsNull() {
 				return types.Null, err

@@ -124,6 +124,11 @@ func BindBuiltin(c *Call) (Expr, error) {
 	return b.Build(c)
 }
 
+// fixed is the type rule of a function whose result type does not depend on its arguments.
+func fixed(t types.ColType) func([]Expr) types.ColType {
+	return func([]Expr) types.ColType { return t }
+}
+
 // pure builds a function of the builtins library: its arguments evaluated, then the Go function.
 func (c *Call) pure() (Expr, error) {
 	var coll *types.Collation
