@@ -17,9 +17,9 @@ import (
 // Env is the state of one statement execution: its session, bound parameters, statement time, and the
 // rows of enclosing queries for correlated subqueries.
 type Env struct {
-	Sess     Session
-	Ctx      context.Context
-	Params   []types.Value
+	Sess     Session         // the session the statement runs in
+	Ctx      context.Context // cancelled by KILL, max_execution_time, a closed connection
+	Params   []types.Value   // the bound placeholders (Param reads them)
 	stmtTime time.Time
 	outer    [][]types.Value
 	subCache map[*Subquery]*subResult
@@ -27,7 +27,7 @@ type Env struct {
 	rows     int      // rows examined since the last cancellation check
 	cmps     int      // sort comparisons, for the same (SortTick)
 	Txn      *txn.Txn // overrides the session's transaction (DDL runs in its own)
-	FKDepth  int      // nesting of foreign key cascades (fk.go)
+	FKDepth  int      // nesting of foreign key cascades (the facade's fk.go)
 	// DivZeroErr makes a division by zero an error (strict INSERT/UPDATE with
 	// ERROR_FOR_DIVISION_BY_ZERO).
 	DivZeroErr bool
