@@ -10,9 +10,11 @@
 # deterministic cluster simulation for SEEDS seeds; `make conformance`
 # runs the whole sqllogictest corpus against Kiln (the table for
 # docs/conformance.md). `make fuzz FUZZTIME=10m` runs every Go fuzz target (scripts/fuzz.sh).
+# `make ryw RYW=10000` runs the cluster read-your-writes test through GTIDs (test/cluster) that many
+# times (CI runs 1,000).
 GO ?= go
 
-.PHONY: build run test fuzz soak soak-crash soak-cluster bench bench-commit bench-cluster bench-linkbench conformance sltrun
+.PHONY: build run test fuzz soak soak-crash soak-cluster ryw bench bench-commit bench-cluster bench-linkbench conformance sltrun
 
 build:
 	$(GO) build -o bin/kiln ./cmd/kiln
@@ -44,6 +46,12 @@ SEEDS ?= 100000
 SEED ?=
 soak-cluster:
 	KILN_SIM_SEEDS=$(SEEDS) KILN_SIM_SEED=$(SEED) $(GO) test -count=1 -timeout 0 -v -run 'TestClusterSim$$' ./internal/repl/
+
+# Read-your-writes on a 3-node cluster through GTIDs (commit on the leader, wait and read on a
+# follower): RYW iterations (docs/operations.md, "Reads on a cluster: GTIDs").
+RYW ?= 10000
+ryw: build
+	KILN_BIN=bin/kiln KILN_RYW_ITERATIONS=$(RYW) $(GO) test -count=1 -timeout 0 -v -run 'TestReadYourWritesGTID$$' ./test/cluster/
 
 bench: build
 	bench/sysbench-compare.sh

@@ -220,6 +220,7 @@ func (c *clusterFlags) setUp(cfg *server.Config, logger *slog.Logger, mysqlAddr,
 	cfg.Peers = peers
 	cfg.Join = c.join
 	cfg.ClusterID = id.ClusterID
+	cfg.ClusterUUID, cfg.ServerUUID = id.ClusterUUID, id.ServerUUID
 	tick := c.electionTimeout / 10
 	if tick < time.Millisecond {
 		return nil, fmt.Errorf("--election-timeout %v is too short", c.electionTimeout)

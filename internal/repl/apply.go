@@ -236,6 +236,6 @@ func (n *Node) applyBatch(b *engine.Batch, last uint64) error {
 		return fmt.Errorf("repl: apply to engine at %d: %w", last, err)
 	}
 	n.Stats.ApplyBatches.Add(1)
-	n.applied.Store(last)
+	n.setApplied(last)
 	return nil
 }

@@ -180,7 +180,8 @@ type Node struct {
 	// confWaiters are ChangeMembership calls waiting for their entry (loop-owned; by request id).
 	confWaiters map[uint64]chan error
 
-	applied atomic.Uint64
+	applied    atomic.Uint64
+	appliedSig appliedSignal // wakes WaitApplied (wait.go)
 	// inEngine is the highest index handed to the engine (stored before the engine batch is applied):
 	// what a memtable flush can persist. The flush barrier keeps it at or below the durable index.
 	inEngine  atomic.Uint64

@@ -453,7 +453,7 @@ func (n *Node) installSnapshot(s pb.Snapshot, rdHS pb.HardState) error {
 	if err := n.eng.ClearMarker(snapMarkerKey); err != nil {
 		return fmt.Errorf("repl: finish snapshot install: %w", err)
 	}
-	n.applied.Store(idx)
+	n.setApplied(idx)
 	n.inEngine.Store(idx)
 	n.durable.Store(idx)
 	n.commitIdx.Store(max(n.commitIdx.Load(), idx))

@@ -97,6 +97,11 @@ func (c clusterView) Generation() sql.Generation {
 type ClusterIdentity struct {
 	ClusterID string `json:"cluster_id"`
 	NodeID    uint64 `json:"node_id"`
+	// ClusterUUID is the cluster's GTID source id (derived from ClusterID, so every member has the
+	// same one), ServerUUID this node's @@server_uuid (random, once). Both are recorded on the first
+	// start, or on the first start of a build that has them (gtid.go).
+	ClusterUUID string `json:"cluster_uuid,omitempty"`
+	ServerUUID  string `json:"server_uuid,omitempty"`
 }
 
 // LoadClusterIdentity returns the identity recorded in dataDir, recording want on the first start
@@ -119,18 +124,8 @@ func LoadClusterIdentity(dataDir string, want ClusterIdentity, newID string) (Cl
 		if want.ClusterID == "" || want.NodeID == 0 {
 			return ClusterIdentity{}, fmt.Errorf("%s: no cluster recorded and no cluster or node id given", p)
 		}
-		js, _ := json.Marshal(want)
-		tmp := p + ".tmp"
-		if err := os.WriteFile(tmp, append(js, '\n'), 0o644); err != nil {
-			return ClusterIdentity{}, fmt.Errorf("record cluster identity: %w", err)
-		}
-		if err := syncPath(tmp); err != nil {
-			return ClusterIdentity{}, err
-		}
-		if err := os.Rename(tmp, p); err != nil {
-			return ClusterIdentity{}, fmt.Errorf("record cluster identity: %w", err)
-		}
-		return want, syncPath(dataDir)
+		fillUUIDs(&want)
+		return want, writeClusterIdentity(dataDir, want)
 	}
 	if err != nil {
 		return ClusterIdentity{}, fmt.Errorf("read %s: %w", p, err)
@@ -145,7 +140,31 @@ func LoadClusterIdentity(dataDir string, want ClusterIdentity, newID string) (Cl
 	if want.ClusterID != "" && want.ClusterID != got.ClusterID {
 		return ClusterIdentity{}, fmt.Errorf("data directory %s belongs to cluster %s, not %s: refusing to start", dataDir, got.ClusterID, want.ClusterID)
 	}
+	if got.ClusterUUID == "" || got.ServerUUID == "" {
+		// Recorded by a build without GTIDs: the UUIDs are recorded now, once.
+		fillUUIDs(&got)
+		if err := writeClusterIdentity(dataDir, got); err != nil {
+			return ClusterIdentity{}, err
+		}
+	}
 	return got, nil
+}
+
+// writeClusterIdentity records id in DATA/CLUSTER atomically (temporary file, fsync, rename).
+func writeClusterIdentity(dataDir string, id ClusterIdentity) error {
+	p := filepath.Join(dataDir, "CLUSTER")
+	js, _ := json.Marshal(id)
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, append(js, '\n'), 0o644); err != nil {
+		return fmt.Errorf("record cluster identity: %w", err)
+	}
+	if err := syncPath(tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return fmt.Errorf("record cluster identity: %w", err)
+	}
+	return syncPath(dataDir)
 }
 
 // clusterMembers is the SQL layer's cluster status rows, from the node's view.

@@ -78,6 +78,11 @@ type Config struct {
 	TickInterval  time.Duration
 	ElectionTicks int
 	PrimaryAddr   func(id uint64) string
+
+	// ClusterUUID and ServerUUID are the GTID identities (ClusterIdentity; "" derives them for this
+	// process: a cluster UUID from ClusterID, a random server UUID).
+	ClusterUUID, ServerUUID string
+
 	// PeerMySQLAddr is a member's MySQL address as its peers learned it ("" if unknown), and
 	// MySQLAddr this node's own (the cluster status tables).
 	PeerMySQLAddr func(id uint64) string
@@ -186,6 +191,13 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	locks := txn.NewLockManager(txn.DefaultLockConfig())
 	txm := txn.NewManager(eng, locks, committer{n: node, primary: primary})
+	logPos, err := newLogPosition(node, cfg)
+	if err != nil {
+		node.Stop()
+		eng.Close()
+		lg.Close()
+		return nil, fmt.Errorf("cluster uuid: %w", err)
+	}
 	var cluster sql.Cluster
 	if cfg.Transport != nil {
 		cluster = clusterView{n: node, applier: applier, primary: primary}
@@ -194,7 +206,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	// callbacks on s, which exists before its DB does.
 	s := &Server{cfg: cfg, log: cfg.Logger, eng: eng, lg: lg, node: node, locks: locks, started: time.Now(), sessions: map[uint32]*Session{}}
 	db, err := sql.Open(ctx, txm, sql.Config{Version: cfg.Version, LockWaitTimeout: cfg.LockWaitTimeout, MaxConnections: cfg.MaxConnections, Durability: cfg.Durability, BeforeImages: cfg.BeforeImages,
-		SecureFilePriv: cfg.SecureFilePriv, Cluster: cluster, Memory: cfg.Memory,
+		SecureFilePriv: cfg.SecureFilePriv, Cluster: cluster, LogPosition: logPos, Memory: cfg.Memory,
 		SSLCert: cfg.SSLCert, SSLKey: cfg.SSLKey, SSLCA: cfg.SSLCA, RequireSecureTransport: cfg.RequireSecureTransport,
 		Processes: s.processes, Kill: s.kill, Status: s.status, ClusterMembers: s.clusterMembers, FlushAuthCache: s.flushAuthCache})
 	if err != nil {
@@ -316,6 +328,7 @@ func (s *Server) OpenSession(ctx context.Context, info proto.ConnInfo) (proto.Se
 		ss.sql.SetAccount(info.Account.User, info.Account.Host)
 	}
 	ss.sql.FoundRowsFlag = info.Capabilities&clientFoundRows != 0
+	ss.sql.SingleStatement = info.Capabilities&clientMultiStatements == 0
 	ss.sql.SetHandshakeCollation(info.Collation)
 	ss.sql.SSLVersion, ss.sql.SSLCipher = info.TLSVersion, info.TLSCipher
 	if info.DB != "" {
@@ -331,7 +344,12 @@ func (s *Server) OpenSession(ctx context.Context, info proto.ConnInfo) (proto.Se
 	return ss, nil
 }
 
-const clientFoundRows = 2
+// Capability flags the SQL layer acts on (protocol constants; the server does not import the
+// protocol package).
+const (
+	clientFoundRows       = 2
+	clientMultiStatements = 1 << 16
+)
 
 // flushAuthCache is the SQL layer's Config.FlushAuthCache: account changes reach the protocol's
 // cache through the server, which the protocol server is attached to after the DB is open.
@@ -520,6 +538,9 @@ func (ss *Session) ResetConnection(ctx context.Context) error {
 	ss.sql.SSLVersion, ss.sql.SSLCipher = old.SSLVersion, old.SSLCipher
 	return nil
 }
+
+// SetMultiStatements follows COM_SET_OPTION (proto.MultiStatementsSetter).
+func (ss *Session) SetMultiStatements(on bool) { ss.sql.SingleStatement = !on }
 
 // IdleTimeout implements the protocol Session (wait_timeout).
 func (ss *Session) IdleTimeout() time.Duration { return ss.sql.WaitTimeout() }

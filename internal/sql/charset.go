@@ -41,6 +41,7 @@ func (s *Session) clientArgs(args []types.Value) {
 
 // resultWriter wraps w so that string results reach the client in character_set_results.
 func (s *Session) resultWriter(w proto.ResultWriter) proto.ResultWriter {
+	w = s.gtidTracker(w) // session_track_gtids (gtidread.go)
 	if s.charsetVar("character_set_results") != "latin1" {
 		return w
 	}

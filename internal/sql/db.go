@@ -46,6 +46,9 @@ type Config struct {
 	RequireSecureTransport bool
 	// Cluster, if set, says whether this node takes writes and when its catalog must be reloaded.
 	Cluster Cluster
+	// LogPosition, if set, is the node's log position as GTIDs show it (gtidread.go: @@gtid_executed,
+	// session_track_gtids, WAIT_FOR_EXECUTED_GTID_SET); nil: no GTIDs are executed.
+	LogPosition LogPosition
 	// Memory is the server-wide memory account every statement's tracker reserves from (nil: no
 	// server-wide limit; kiln_mem_quota_query still bounds each statement).
 	Memory *memory.Account

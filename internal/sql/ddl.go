@@ -106,7 +106,7 @@ func (s *Session) runDDL(env *expr.Env, st ast.StmtNode, w proto.ResultWriter, m
 	for _, id := range ddl.resetAuto {
 		db.resetAutoInc(id)
 	}
-	return w.OK(proto.OK{Warnings: s.warningCount()}, more)
+	return w.OK(proto.OK{AffectedRows: ddl.affected, Warnings: s.warningCount()}, more)
 }
 
 type ddlCtx struct {
@@ -120,6 +120,9 @@ type ddlCtx struct {
 	builds    map[uint64][]uint32 // table id -> indexes whose entries the record builds (logBuilds)
 	rw        rewriter            // tables whose rows an ALTER converts (ddl_column.go)
 	locked    []string            // databases whose metadata locks the statement holds exclusively
+	// affected is the statement's affected-row count, as MySQL reports it for DDL: 1 for CREATE
+	// DATABASE, the tables and views removed for DROP DATABASE, 0 otherwise.
+	affected uint64
 }
 
 func (d *ddlCtx) dbName(n string) (string, error) {
@@ -168,6 +171,7 @@ func (d *ddlCtx) createDatabase(x *ast.CreateDatabaseStmt) error {
 		}
 	}
 	d.cat.PutDB(db)
+	d.affected = 1
 	return catalog.SaveDB(d.t, db)
 }
 
@@ -184,9 +188,11 @@ func (d *ddlCtx) dropDatabase(x *ast.DropDatabaseStmt) error {
 	}
 	for _, t := range d.cat.Tables(db.Name) {
 		d.dropTable(t)
+		d.affected++
 	}
 	for _, v := range d.cat.Views(db.Name) {
 		d.dropView(v)
+		d.affected++
 	}
 	d.cat.RemoveDB(name)
 	d.t.Delete(rowenc.DBDefKey(strings.ToLower(db.Name)))

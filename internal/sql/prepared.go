@@ -152,6 +152,9 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 		ctx, cancel = context.WithTimeoutCause(ctx, d, expr.ErrTimeout)
 		defer cancel()
 	}
+	if err := s.readAfterGTID(ctx, p.stmt); err != nil {
+		return err
+	}
 	s.ctx = ctx // lock waits end with the statement (tablelocks.go)
 	defer func() { s.ctx = nil }()
 	for _, db := range p.dbs {

@@ -35,7 +35,9 @@ func TestResultSizeBound(t *testing.T) {
 	db := testDB(t)
 	s := db.NewSession(1, "root", "localhost", "")
 	const limit = 1 << 16
-	mustExec(t, s, "SET SESSION max_allowed_packet = 65536")
+	// Only SET GLOBAL changes max_allowed_packet (1621 for SESSION); a new session takes it.
+	mustExec(t, s, "SET GLOBAL max_allowed_packet = 65536")
+	s = db.NewSession(2, "root", "localhost", "")
 	mustExec(t, s, "SET @big = REPEAT('ab', 20000)") // 40,000 bytes: fits, twice does not
 	tests := []struct {
 		name, over, within string

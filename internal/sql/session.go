@@ -36,6 +36,10 @@ type Session struct {
 	acctOf        *acl
 	CurDB         string
 	FoundRowsFlag bool // CLIENT_FOUND_ROWS: UPDATE reports matched rather than changed rows
+	// SingleStatement refuses a query text holding more than one statement (1064), as MySQL does
+	// for a client that did not ask for CLIENT_MULTI_STATEMENTS: a stacked statement appended to
+	// injected text does not run. The zero value (embedded use, tests) accepts several.
+	SingleStatement bool
 	// Table locks (tablelocks.go): LOCK TABLES' locks (table key -> WRITE), FLUSH TABLES WITH
 	// READ LOCK, the tables the open transaction uses, and the statement's context for lock waits.
 	tlocks     map[string]bool
@@ -251,6 +255,21 @@ func parseErrorMessage(err error) string {
 	return prefix + " " + msg
 }
 
+// multiStatementError is MySQL's answer to a second statement from a client without
+// CLIENT_MULTI_STATEMENTS: a syntax error near the text after the first statement (first).
+func multiStatementError(text, first string) error {
+	off := 0
+	if i := strings.Index(text, first); i >= 0 {
+		off = i + len(first)
+	}
+	for off < len(text) && strings.IndexByte("; \t\r\n", text[off]) >= 0 {
+		off++
+	}
+	line := 1 + strings.Count(text[:off], "\n")
+	near := strings.TrimRight(text[off:], "; \t\r\n")
+	return sqlerr.New(sqlerr.ErrParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '%s' at line %d", near, line)
+}
+
 // Query runs statement text (possibly several statements) and writes each result.
 func (s *Session) Query(ctx context.Context, text string, w proto.ResultWriter) error {
 	text = s.clientText(text)
@@ -261,6 +280,9 @@ func (s *Session) Query(ctx context.Context, text string, w proto.ResultWriter) 
 	}
 	if len(stmts) == 0 {
 		return sqlerr.New(sqlerr.ErrEmptyQuery, "Query was empty")
+	}
+	if len(stmts) > 1 && s.SingleStatement {
+		return multiStatementError(text, stmts[0].Text())
 	}
 	for i, st := range stmts {
 		more := i < len(stmts)-1
@@ -300,6 +322,9 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 		return err
 	}
 	if err := s.readBarrier(ctx); err != nil {
+		return err
+	}
+	if err := s.readAfterGTID(ctx, st); err != nil {
 		return err
 	}
 	s.ctx = ctx // lock waits deep in planning end with the statement (tablelocks.go)

@@ -90,6 +90,10 @@ func (s *Session) getSysVar(v *sysvar.Var, global bool) types.Value {
 		if s.db.readOnlyNow() {
 			return intVal(1)
 		}
+	case "gtid_executed", "server_uuid":
+		if x, ok := s.gtidSysVar(v.Name); ok {
+			return x
+		}
 	}
 	if !global && v.Scope != sysvar.Global {
 		if x, ok := s.vars[v.Name]; ok {
@@ -113,6 +117,11 @@ func (s *Session) setSysVar(name string, global bool, val types.Value) error {
 	if v.Name == "require_secure_transport" {
 		if on, _ := types.ToBool(val); on && s.db.cfg.SSLCert == "" {
 			return sqlerr.New(sqlerr.ErrNoSecureTransportsConfigured, "No secure transports (SSL or Shared Memory) are configured, unable to set --require_secure_transport=ON.")
+		}
+	}
+	if v.Name == "kiln_read_after_gtid" {
+		if err := s.checkReadAfterGTID(val); err != nil {
+			return err
 		}
 	}
 	if warn != nil {

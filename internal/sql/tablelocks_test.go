@@ -70,7 +70,7 @@ func lockSessions(t *testing.T, n int) []lockSess {
 		out[i] = lockSess{t: t, s: db.NewSession(uint32(i+1), "root", "localhost", "")}
 		t.Cleanup(out[i].s.Close)
 	}
-	out[0].expect("CREATE DATABASE d", "ok affected=0")
+	out[0].expect("CREATE DATABASE d", "ok affected=1")
 	for i := range out {
 		out[i].expect("USE d", "ok affected=0")
 	}

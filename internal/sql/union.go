@@ -164,23 +164,46 @@ func (p *planner) unionLimit(up *unionPlan, limit *ast.Limit, parent *scope) err
 }
 
 // open runs the union: the members are materialised and combined left to right, as MySQL and
-// MariaDB evaluate them (INTERSECT's higher precedence arrives from the parser as a nested
-// member), then sorted and limited.
+// MariaDB evaluate them, except that INTERSECT binds tighter than UNION and EXCEPT (MySQL 8.0.31,
+// MariaDB 10.4): the parser hands over a flat list, so a run of members joined by INTERSECT is
+// combined first and enters the left-to-right chain as one operand. Then the rows are sorted and
+// limited.
 func (u *unionPlan) open(env *expr.Env) (rowIter, error) {
 	var rows [][]types.Value
-	for i, part := range u.parts {
-		rs, err := materialize(env, part)
+	for i := 0; i < len(u.parts); {
+		term, err := u.member(env, i)
 		if err != nil {
 			return nil, err
 		}
-		for j := range rs {
-			rs[j] = rs[j][:part.nVisible]
+		j := i + 1
+		for ; j < len(u.parts) && (u.ops[j] == ast.Intersect || u.ops[j] == ast.IntersectAll); j++ {
+			rs, err := u.member(env, j)
+			if err != nil {
+				return nil, err
+			}
+			if term, err = u.combine(env, j, term, rs); err != nil {
+				return nil, err
+			}
 		}
-		if rows, err = u.combine(env, i, rows, rs); err != nil {
+		if rows, err = u.combine(env, i, rows, term); err != nil {
 			return nil, err
 		}
+		i = j
 	}
 	return u.orderAndLimit(env, &sliceIter{rows: rows})
+}
+
+// member materialises member i's rows, cut to its visible columns.
+func (u *unionPlan) member(env *expr.Env, i int) ([][]types.Value, error) {
+	part := u.parts[i]
+	rs, err := materialize(env, part)
+	if err != nil {
+		return nil, err
+	}
+	for j := range rs {
+		rs[j] = rs[j][:part.nVisible]
+	}
+	return rs, nil
 }
 
 // combine applies member i's operator to the rows so far and the member's rows rs.

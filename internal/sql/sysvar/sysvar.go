@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kiln-db/kiln/internal/sql/gtid"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -43,9 +44,12 @@ type Var struct {
 	Scope    Scope
 	Default  types.Value
 	ReadOnly bool
-	IsBool   bool // values are 0 or 1 (ON/OFF, TRUE/FALSE accepted)
-	IsInt    bool // values are integers clipped to [Min, Max] (Max 0: no upper bound)
-	Min, Max int64
+	// SessionReadOnly: the session value is the global one copied at connect and only SET GLOBAL
+	// changes it (max_allowed_packet, net_buffer_length: the protocol layer sized its buffers by it).
+	SessionReadOnly bool
+	IsBool          bool // values are 0 or 1 (ON/OFF, TRUE/FALSE accepted)
+	IsInt           bool // values are integers clipped to [Min, Max] (Max 0: no upper bound)
+	Min, Max        int64
 }
 
 var vars = map[string]*Var{}
@@ -70,8 +74,9 @@ func defVar(name string, scope Scope, def types.Value, opts ...func(*Var)) {
 }
 
 // readOnly, boolean and intRange are defVar's options.
-func readOnly(v *Var) { v.ReadOnly = true }
-func boolean(v *Var)  { v.IsBool = true }
+func readOnly(v *Var)        { v.ReadOnly = true }
+func sessionReadOnly(v *Var) { v.SessionReadOnly = true }
+func boolean(v *Var)         { v.IsBool = true }
 func intRange(lo, hi int64) func(*Var) {
 	return func(v *Var) { v.IsInt, v.Min, v.Max = true, lo, hi }
 }
@@ -96,8 +101,8 @@ func init() {
 	defVar("wait_timeout", Both, intVal(28800), intRange(1, 31536000))
 	defVar("net_write_timeout", Both, intVal(60), intRange(1, 31536000))
 	defVar("net_read_timeout", Both, intVal(30), intRange(1, 31536000))
-	defVar("net_buffer_length", Both, intVal(16384))
-	defVar("max_allowed_packet", Both, intVal(64<<20), intRange(1024, 1<<30))
+	defVar("net_buffer_length", Both, intVal(16384), intRange(1024, 1<<20), sessionReadOnly)
+	defVar("max_allowed_packet", Both, intVal(64<<20), intRange(1024, 1<<30), sessionReadOnly)
 	defVar("max_execution_time", Both, intVal(0), intRange(0, 1<<32-1))
 	defVar("max_connections", Global, intVal(151), intRange(1, 100000))
 	defVar("sql_mode", Both, stringVal("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"))
@@ -156,10 +161,17 @@ func init() {
 	defVar("session_track_transaction_info", Both, stringVal("OFF"))
 	defVar("binlog_format", Both, stringVal("ROW"))
 	defVar("log_bin", Global, intVal(1), readOnly)
-	defVar("gtid_mode", Global, stringVal("OFF"), readOnly)
-	// Read by mysqldump (--set-gtid-purged) and replication tools; Kiln has no MySQL GTIDs. A dump of
-	// a GTID server sets gtid_purged, mysqlbinlog's output gtid_next: accepted, without effect.
+	// GTIDs are Kiln's log positions: <cluster uuid>:<log index> (internal/sql/gtidread.go).
+	// gtid_executed and server_uuid are computed when read. A dump of a MySQL GTID server sets
+	// gtid_purged, mysqlbinlog's output gtid_next: accepted, without effect.
+	defVar("gtid_mode", Global, stringVal("ON"), readOnly)
 	defVar("gtid_executed", Global, stringVal(""), readOnly)
+	defVar("server_uuid", Global, stringVal(""), readOnly)
+	// kiln_read_after_gtid: a GTID set every following read waits for (as WAIT_FOR_EXECUTED_GTID_SET
+	// does) before it runs, up to kiln_read_after_gtid_timeout seconds (0: no limit but the
+	// statement's own: KILL, max_execution_time).
+	defVar("kiln_read_after_gtid", Session, stringVal(""))
+	defVar("kiln_read_after_gtid_timeout", Both, intVal(60), intRange(0, 31536000))
 	defVar("gtid_purged", Global, stringVal(""))
 	defVar("gtid_next", Session, stringVal("AUTOMATIC"))
 	defVar("enforce_gtid_consistency", Global, stringVal("OFF"), readOnly)
@@ -271,6 +283,9 @@ func Validate(name string, global bool, val types.Value) (v *Var, out types.Valu
 	if global && v.Scope == Session {
 		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrLocalVariable, "Variable '%s' is a SESSION variable and can't be used with SET GLOBAL", name)
 	}
+	if !global && v.SessionReadOnly {
+		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrVariableIsReadonly, "SESSION variable '%s' is read-only. Use SET GLOBAL to assign the value", name)
+	}
 	if !global && v.Scope == Global {
 		return nil, types.Null, nil, sqlerr.New(sqlerr.ErrGlobalVariable, "Variable '%s' is a GLOBAL variable and should be set with SET GLOBAL", name)
 	}
@@ -345,6 +360,24 @@ func Validate(name string, global bool, val types.Value) (v *Var, out types.Valu
 			return nil, types.Null, nil, sqlerr.New(sqlerr.ErrUnknownCharset, "Unknown character set: '%s'", types.ToString(val))
 		}
 		val = stringVal(cs)
+	case "session_track_gtids":
+		// An ENUM: its names (any case) or their ordinals.
+		names := []string{"OFF", "OWN_GTID", "ALL_GTIDS"}
+		g := strings.ToUpper(types.ToString(val))
+		if n, err := strconv.Atoi(g); err == nil && n >= 0 && n < len(names) {
+			g = names[n]
+		}
+		if !slices.Contains(names, g) {
+			return nil, types.Null, nil, sqlerr.New(sqlerr.ErrWrongValueForVar, "Variable 'session_track_gtids' can't be set to the value of '%s'", types.ToString(val))
+		}
+		val = stringVal(g)
+	case "kiln_read_after_gtid":
+		if val.IsNull() {
+			val = stringVal("")
+		}
+		if _, err := gtid.Parse(types.ToString(val)); err != nil {
+			return nil, types.Null, nil, sqlerr.New(sqlerr.ErrMalformedGTIDSetSpecification, "Malformed GTID set specification '%s'.", types.ToString(val))
+		}
 	case "kiln_durability":
 		d := strings.ToLower(types.ToString(val))
 		if d != "sync" && d != "async" {

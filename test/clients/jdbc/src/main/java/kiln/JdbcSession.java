@@ -374,6 +374,10 @@ public final class JdbcSession {
         section("meta.rs", () -> resultSetMetadata(a));
         section("unicode", () -> unicode(a));
         section("errors", () -> errors(a));
+        if (kiln) {
+            // MariaDB has neither session_track_gtids nor WAIT_FOR_EXECUTED_GTID_SET.
+            section("gtid", this::gtids);
+        }
         String trustStore = System.getenv("KILN_JDBC_TRUSTSTORE");
         if (trustStore != null && !trustStore.isEmpty()) {
             section("tls", () -> tls(trustStore));
@@ -1380,6 +1384,60 @@ public final class JdbcSession {
         try (Statement st = a.createStatement(); ResultSet rs = st.executeQuery("SELECT '😀' AS `列ñ`")) {
             eq("unicode.label", "列ñ", rs.getMetaData().getColumnLabel(1));
             check("unicode.literal", rs.next() && "😀".equals(rs.getString(1)), "literal not read back");
+        }
+    }
+
+    /**
+     * GTIDs (Kiln's log positions): with trackSessionState=true and session_track_gtids = OWN_GTID,
+     * the driver parses SESSION_TRACK_GTIDS from the OK packet of each commit (a text statement
+     * and a server-prepared one) into uuid:index; the index grows, @@gtid_executed (uuid:1-n)
+     * covers it, and WAIT_FOR_EXECUTED_GTID_SET(gtid, 1) returns 0 for it.
+     */
+    void gtids() throws Exception {
+        try (Connection c = open(DB, "sslMode=DISABLED&trackSessionState=true")) {
+            ServerSession ss = c.unwrap(JdbcConnection.class).getSession().getServerSession();
+            check("gtid.tracking", ss.isSessionStateTrackingEnabled(), "the driver did not enable session state tracking");
+            exec(c, "SET session_track_gtids = OWN_GTID");
+            exec(c, "CREATE TABLE gtid_t (id INT PRIMARY KEY)");
+            String executed = queryString(c, "SELECT @@gtid_executed");
+            check("gtid.executed", executed.matches("[0-9a-f-]{36}:1-[0-9]+"), "@@gtid_executed " + executed);
+            String uuid = executed.substring(0, 36);
+            long last = 0;
+            for (int i = 1; i <= 2; i++) {
+                if (i == 1) {
+                    exec(c, "INSERT INTO gtid_t VALUES (1)");
+                } else {
+                    try (PreparedStatement ps = serverPrepare("gtid.prepared", c, "INSERT INTO gtid_t VALUES (?)")) {
+                        ps.setInt(1, 2);
+                        ps.executeUpdate();
+                    }
+                }
+                String got = null;
+                var changes = ss.getServerSessionStateController().getSessionStateChanges();
+                if (changes != null) {
+                    for (var ch : changes.getSessionStateChangesList()) {
+                        if (ch.getType() == com.mysql.cj.protocol.ServerSessionStateController.SESSION_TRACK_GTIDS) {
+                            got = ch.getValues().get(0);
+                        }
+                    }
+                }
+                if (!check("gtid.own." + i, got != null && got.matches(uuid + ":[0-9]+"), "SESSION_TRACK_GTIDS after a commit: " + got)) {
+                    continue;
+                }
+                long idx = Long.parseLong(got.substring(37));
+                check("gtid.own." + i + ".grows", idx > last, "GTID index " + idx + " after " + last);
+                last = idx;
+                long upTo = Long.parseLong(queryString(c, "SELECT @@gtid_executed").substring(39));
+                check("gtid.own." + i + ".executed", upTo >= idx, "@@gtid_executed up to " + upTo + " < " + idx);
+                try (PreparedStatement ps = c.prepareStatement("SELECT WAIT_FOR_EXECUTED_GTID_SET(?, 1)")) {
+                    ps.setString(1, got);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        eq("gtid.own." + i + ".wait", 0L, rs.getLong(1));
+                    }
+                }
+            }
+            expectError("gtid.malformed", 1772, "HY000", () -> queryLong(c, "SELECT WAIT_FOR_EXECUTED_GTID_SET('not a set')"));
         }
     }
 
