@@ -12,7 +12,8 @@
 //     selector, and the connection collation) and BindBuiltin looks the name up: 1305 when it is
 //     unknown, 1582 ("Incorrect parameter count in the call to native function '%s'", the name as
 //     written) when the count is not the entry's, else the entry's constructor builds the node.
-//     The facade registers the functions whose state is the server's (GET_LOCK & co.) with Register
+//     The facade registers the functions whose state is the server's (GET_LOCK & co.,
+//     WAIT_FOR_EXECUTED_GTID_SET) with Register
 //     from its init; the builtins library (internal/sql/builtins) supplies every name no entry here
 //     defines.
 //  2. The executor makes one Env per statement: its Session (the consumer-side interface of what
