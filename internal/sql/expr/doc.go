@@ -13,9 +13,8 @@
 //     unknown, 1582 ("Incorrect parameter count in the call to native function '%s'", the name as
 //     written) when the count is not the entry's, else the entry's constructor builds the node.
 //     The facade registers the functions whose state is the server's (GET_LOCK & co.,
-//     WAIT_FOR_EXECUTED_GTID_SET) with Register
-//     from its init; the builtins library (internal/sql/builtins) supplies every name no entry here
-//     defines.
+//     WAIT_FOR_EXECUTED_GTID_SET) with Register from its init; the builtins library
+//     (internal/sql/builtins) supplies every name no entry here defines.
 //  2. The executor makes one Env per statement: its Session (the consumer-side interface of what
 //     expressions read and write of the session: warnings, system and user variables, sql_mode,
 //     time zone, LAST_INSERT_ID, FOUND_ROWS, ROW_COUNT, connection id, current database and user),
