@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -30,9 +31,9 @@ type access struct {
 	tbl      *catalog.Table
 	kind     accessKind
 	idx      *catalog.Index
-	eq       []Expr // values for the first len(eq) index columns
-	in       []Expr // accBatch: values for index column len(eq)
-	lo, hi   Expr   // accRange: bounds on index column len(eq); nil = open
+	eq       []expr.Expr // values for the first len(eq) index columns
+	in       []expr.Expr // accBatch: values for index column len(eq)
+	lo, hi   expr.Expr   // accRange: bounds on index column len(eq); nil = open
 	loIncl   bool
 	hiIncl   bool
 	ors      []orRange // accRanges
@@ -45,7 +46,7 @@ type access struct {
 
 // orRange is one disjunct of an OR of ranges on a column; nil bounds are open.
 type orRange struct {
-	lo, hi         Expr
+	lo, hi         expr.Expr
 	loIncl, hiIncl bool
 }
 
@@ -58,7 +59,7 @@ type rowIter interface {
 // accessIter runs an access.
 type accessIter struct {
 	a      *access
-	env    *Env
+	env    *expr.Env
 	t      *txn.Txn
 	keys   [][]byte      // point/batch keys still to read
 	spans  [][2][]byte   // remaining key ranges [lo, hi) to scan, in scan order (IN lists, OR of ranges)
@@ -70,8 +71,8 @@ type accessIter struct {
 // open starts reading the access path for one outer row (outer holds the earlier levels' values
 // its bounds may read): the equality prefix becomes the start of a key (eqKey), then each kind
 // reads from there.
-func (a *access) open(env *Env, outer []types.Value) (*accessIter, error) {
-	ai := &accessIter{a: a, env: env, t: env.txn()}
+func (a *access) open(env *expr.Env, outer []types.Value) (*accessIter, error) {
+	ai := &accessIter{a: a, env: env, t: txnOf(env)}
 	key, nEq, none, err := a.eqKey(env, outer)
 	if err != nil {
 		return nil, err
@@ -103,7 +104,7 @@ func (a *access) open(env *Env, outer []types.Value) (*accessIter, error) {
 // value that does not convert exactly to the column type makes the rest of the key useless, so
 // nEq stops short and the caller scans what the exact part allows (the filter still runs). none
 // reports a NULL value: col = NULL matches nothing.
-func (a *access) eqKey(env *Env, outer []types.Value) (key []byte, nEq int, none bool, err error) {
+func (a *access) eqKey(env *expr.Env, outer []types.Value) (key []byte, nEq int, none bool, err error) {
 	tbl, ix := a.tbl, a.idx
 	prefix := rowenc.IndexPrefix(nil, tbl.ID, ix.ID)
 	key = append([]byte(nil), prefix...)
@@ -153,7 +154,7 @@ func (ai *accessIter) openBatch(key []byte, nEq int, outer []types.Value) (*acce
 		before := len(arena)
 		arena, _ = keyPart(append(arena, key...), kv, tbl, ix, nEq)
 		ends = append(ends, len(arena))
-		if err := env.grow(int64(len(arena)-before) + 32); err != nil {
+		if err := env.Grow(int64(len(arena)-before) + 32); err != nil {
 			return nil, err
 		}
 	}
@@ -267,7 +268,7 @@ func (ai *accessIter) openRanges(prefix []byte, nEq int, outer []types.Value) (*
 		lower := append(append([]byte(nil), prefix...), 0x01) // non-NULL values
 		upper := prefixEnd(prefix)
 		empty := false
-		bound := func(e Expr, incl, isLo bool) bool {
+		bound := func(e expr.Expr, incl, isLo bool) bool {
 			v, err := e.Eval(ai.env, outer)
 			if err != nil || v.IsNull() {
 				empty = true
@@ -341,10 +342,10 @@ func keyValue(v types.Value, col *catalog.Column) (types.Value, bool) {
 	if err != nil || len(warns) > 0 {
 		return types.Null, false
 	}
-	if types.Compare(out, v, nil) != 0 && !(isStringType(col.Type) && (v.K == types.KindString || v.K == types.KindBytes)) {
+	if types.Compare(out, v, nil) != 0 && !(expr.IsStringType(col.Type) && (v.K == types.KindString || v.K == types.KindBytes)) {
 		return types.Null, false
 	}
-	if isStringType(col.Type) && v.K != types.KindString && v.K != types.KindBytes {
+	if expr.IsStringType(col.Type) && v.K != types.KindString && v.K != types.KindBytes {
 		// A number compared with a string column compares as numbers: '1.0' = 1.
 		return types.Null, false
 	}
@@ -354,7 +355,7 @@ func keyValue(v types.Value, col *catalog.Column) (types.Value, bool) {
 // next returns the next row of the table (all columns; for covering reads only the index's columns).
 func (ai *accessIter) next() ([]types.Value, error) {
 	for !ai.done {
-		if err := ai.env.checkKilled(); err != nil {
+		if err := ai.env.CheckKilled(); err != nil {
 			return nil, err
 		}
 		if ai.it == nil {
@@ -425,7 +426,7 @@ func (ai *accessIter) pointRead(k []byte) ([]types.Value, bool, error) {
 	if a.idx.Primary {
 		if a.lock != 0 {
 			// Lock first, also when the row does not exist: a later insert of this key waits.
-			if err := ai.env.lockRow(k, a.lock); err != nil {
+			if err := lockRow(ai.env, k, a.lock); err != nil {
 				return nil, false, err
 			}
 			return ai.readPK(k, true)
@@ -433,7 +434,7 @@ func (ai *accessIter) pointRead(k []byte) ([]types.Value, bool, error) {
 		return ai.readPK(k, a.latest)
 	}
 	if a.lock != 0 {
-		if err := ai.env.lockRow(k, a.lock); err != nil {
+		if err := lockRow(ai.env, k, a.lock); err != nil {
 			return nil, false, err
 		}
 	}
@@ -459,7 +460,7 @@ func (ai *accessIter) entryRow(k, v []byte) ([]types.Value, bool, error) {
 	if a.idx.Primary {
 		if a.lock != 0 {
 			pk := append([]byte(nil), k...)
-			if err := ai.env.lockRow(pk, a.lock); err != nil {
+			if err := lockRow(ai.env, pk, a.lock); err != nil {
 				return nil, false, err
 			}
 			return ai.readPK(pk, true)
@@ -477,7 +478,7 @@ func (ai *accessIter) entryRow(k, v []byte) ([]types.Value, bool, error) {
 	}
 	pk := primaryKey(nil, tbl, part)
 	if a.lock != 0 {
-		if err := ai.env.lockRow(pk, a.lock); err != nil {
+		if err := lockRow(ai.env, pk, a.lock); err != nil {
 			return nil, false, err
 		}
 		return ai.readPK(pk, true)

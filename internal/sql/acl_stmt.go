@@ -12,6 +12,7 @@ import (
 
 	kauth "github.com/kiln-db/kiln/internal/auth"
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -48,8 +49,8 @@ func (c *aclChange) drop(user, host string) {
 
 // runACL runs an account statement: an implicit commit (as DDL), then one transaction that
 // writes the changed accounts, committed before the new accounts are visible.
-func (s *Session) runACL(env *Env, st ast.StmtNode, w proto.ResultWriter, more bool) error {
-	if err := s.commit(env.ctx); err != nil {
+func (s *Session) runACL(env *expr.Env, st ast.StmtNode, w proto.ResultWriter, more bool) error {
+	if err := s.commit(env.Ctx); err != nil {
 		return err
 	}
 	db := s.db
@@ -86,7 +87,7 @@ func (s *Session) runACL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 		t.Rollback()
 		return err
 	}
-	pos, err := t.Commit(env.ctx)
+	pos, err := t.Commit(env.Ctx)
 	if err != nil {
 		return commitError(err)
 	}
@@ -687,7 +688,7 @@ func (s *Session) showGrants(x *ast.ShowStmt) (*selectPlan, error) {
 		return nil, sqlerr.New(sqlerr.ErrNonexistingGrant, "There is no such grant defined for user '%s' on host '%s'", user, host)
 	}
 	lines := grantLines(a)
-	return staticPlan([]vcol{stringCol("Grants for " + a.User + "@" + a.Host)}, func(*Env) ([][]types.Value, error) {
+	return staticPlan([]vcol{stringCol("Grants for " + a.User + "@" + a.Host)}, func(*expr.Env) ([][]types.Value, error) {
 		rows := make([][]types.Value, len(lines))
 		for i, l := range lines {
 			rows[i] = []types.Value{stringVal(l)}
@@ -771,7 +772,7 @@ func (s *Session) showCreateUser(x *ast.ShowStmt) (*selectPlan, error) {
 	}
 	fmt.Fprintf(&b, " REQUIRE %s PASSWORD EXPIRE DEFAULT ACCOUNT %s PASSWORD HISTORY DEFAULT PASSWORD REUSE INTERVAL DEFAULT PASSWORD REQUIRE CURRENT DEFAULT", req, lock)
 	line := b.String()
-	return staticPlan([]vcol{stringCol("CREATE USER for " + a.User + "@" + a.Host)}, func(*Env) ([][]types.Value, error) {
+	return staticPlan([]vcol{stringCol("CREATE USER for " + a.User + "@" + a.Host)}, func(*expr.Env) ([][]types.Value, error) {
 		return [][]types.Value{{stringVal(line)}}, nil
 	}), nil
 }

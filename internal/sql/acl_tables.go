@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
@@ -32,7 +33,7 @@ func (s *Session) grantTable(name string) (*selectPlan, bool) {
 			stringCol("plugin"), stringCol("authentication_string"), stringCol("password_expired"), stringCol("password_last_changed"),
 			intCol("password_lifetime"), stringCol("account_locked"), stringCol("Password_reuse_history"), stringCol("Password_reuse_time"),
 			stringCol("Password_require_current"), stringCol("User_attributes"))
-		return staticPlan(cols, func(*Env) ([][]types.Value, error) {
+		return staticPlan(cols, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range sortedAccounts(l) {
 				r := []types.Value{stringVal(a.Host), stringVal(a.User)}
@@ -54,7 +55,7 @@ func (s *Session) grantTable(name string) (*selectPlan, bool) {
 		for _, b := range dbBits {
 			cols = append(cols, stringCol(privColumns[bitIndex(b)]))
 		}
-		return staticPlan(cols, func(*Env) ([][]types.Value, error) {
+		return staticPlan(cols, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range sortedAccounts(l) {
 				for _, d := range sortedKeys(a.DBs) {
@@ -69,7 +70,7 @@ func (s *Session) grantTable(name string) (*selectPlan, bool) {
 		}), true
 	case "tables_priv":
 		cols := []vcol{stringCol("Host"), stringCol("Db"), stringCol("User"), stringCol("Table_name"), stringCol("Grantor"), stringCol("Timestamp"), stringCol("Table_priv"), stringCol("Column_priv")}
-		return staticPlan(cols, func(*Env) ([][]types.Value, error) {
+		return staticPlan(cols, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range sortedAccounts(l) {
 				for _, k := range sortedKeys(a.Tables) {
@@ -151,7 +152,7 @@ func (s *Session) privTable(name string) (*selectPlan, bool) {
 	}
 	switch strings.ToUpper(name) {
 	case "USER_PRIVILEGES":
-		return staticPlan([]vcol{stringCol("GRANTEE"), stringCol("TABLE_CATALOG"), stringCol("PRIVILEGE_TYPE"), stringCol("IS_GRANTABLE")}, func(*Env) ([][]types.Value, error) {
+		return staticPlan([]vcol{stringCol("GRANTEE"), stringCol("TABLE_CATALOG"), stringCol("PRIVILEGE_TYPE"), stringCol("IS_GRANTABLE")}, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range accts {
 				names := a.Global.names()
@@ -168,7 +169,7 @@ func (s *Session) privTable(name string) (*selectPlan, bool) {
 			return rows, nil
 		}), true
 	case "SCHEMA_PRIVILEGES":
-		return staticPlan([]vcol{stringCol("GRANTEE"), stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("PRIVILEGE_TYPE"), stringCol("IS_GRANTABLE")}, func(*Env) ([][]types.Value, error) {
+		return staticPlan([]vcol{stringCol("GRANTEE"), stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("PRIVILEGE_TYPE"), stringCol("IS_GRANTABLE")}, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range accts {
 				for _, d := range sortedKeys(a.DBs) {
@@ -180,7 +181,7 @@ func (s *Session) privTable(name string) (*selectPlan, bool) {
 			return rows, nil
 		}), true
 	case "TABLE_PRIVILEGES":
-		return staticPlan([]vcol{stringCol("GRANTEE"), stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("PRIVILEGE_TYPE"), stringCol("IS_GRANTABLE")}, func(*Env) ([][]types.Value, error) {
+		return staticPlan([]vcol{stringCol("GRANTEE"), stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("PRIVILEGE_TYPE"), stringCol("IS_GRANTABLE")}, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range accts {
 				for _, k := range sortedKeys(a.Tables) {
@@ -244,7 +245,7 @@ func (s *Session) filterListing(name string, pl *selectPlan) *selectPlan {
 		return pl
 	}
 	inner := pl.static
-	pl.static = func(env *Env) ([][]types.Value, error) {
+	pl.static = func(env *expr.Env) ([][]types.Value, error) {
 		rows, err := inner(env)
 		if err != nil {
 			return nil, err

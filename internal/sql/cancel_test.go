@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -151,13 +152,13 @@ func TestOperatorsCheckCancellation(t *testing.T) {
 	defer s.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	env := &Env{s: s, ctx: ctx}
+	env := &expr.Env{Sess: s, Ctx: ctx}
 	onePlan := &selectPlan{width: 1}
 	ops := []struct {
 		name string
 		it   rowIter
 	}{
-		{"filter", &filterIter{src: &endless{}, env: env, cond: newConst(types.NewInt(0))}},
+		{"filter", &filterIter{src: &endless{}, env: env, cond: expr.NewConst(types.NewInt(0))}},
 		{"distinct", &distinctIter{src: &endless{dup: true}, env: env, n: 1, seen: map[string]struct{}{}, colls: []*types.Collation{nil}}},
 		{"sort", &sortIter{src: &endless{}, env: env, keys: []sortKey{{idx: 0}}, colls: []*types.Collation{nil}, limit: -1}},
 		{"aggregate", &aggIter{pl: onePlan, env: env, src: &endless{}}},
@@ -184,11 +185,11 @@ func TestOperatorsCheckCancellation(t *testing.T) {
 		})
 	}
 	t.Run("in-list", func(t *testing.T) {
-		list := make([]Expr, 100000)
+		list := make([]expr.Expr, 100000)
 		for i := range list {
-			list[i] = newConst(types.NewInt(int64(i + 1)))
+			list[i] = expr.NewConst(types.NewInt(int64(i + 1)))
 		}
-		in := &inExpr{e: newConst(types.NewInt(0)), list: list}
+		in := &expr.In{E: expr.NewConst(types.NewInt(0)), List: list}
 		if _, err := in.Eval(env, nil); !sqlerr.Is(err, sqlerr.ErrQueryInterrupted) {
 			t.Fatalf("got %v, want 1317", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -40,7 +41,7 @@ func (d *ddlCtx) buildCheck(t *catalog.Table, c *ast.Constraint, n int) (*catalo
 	return ck, nil
 }
 
-func compileCheck(s *Session, t *catalog.Table, ck *catalog.CheckConstraint) (Expr, error) {
+func compileCheck(s *Session, t *catalog.Table, ck *catalog.CheckConstraint) (expr.Expr, error) {
 	stmts, _, err := s.parser.ParseSQL("SELECT " + ck.Expr)
 	if err != nil || len(stmts) != 1 {
 		return nil, sqlerr.New(sqlerr.ErrColumnCheckConstraintReferencesOtherColumn, "Column check constraint '%s' references other column.", ck.Name)
@@ -57,15 +58,15 @@ func compileCheck(s *Session, t *catalog.Table, ck *catalog.CheckConstraint) (Ex
 }
 
 // checkRow evaluates t's enforced constraints on row.
-func checkRow(env *Env, t *catalog.Table, row []types.Value) error {
+func checkRow(env *expr.Env, t *catalog.Table, row []types.Value) error {
 	if len(t.Checks) == 0 {
 		return nil
 	}
 	cc := t.CheckCache
 	cc.Once.Do(func() {
-		exprs := make([]Expr, 0, len(t.Checks))
+		exprs := make([]expr.Expr, 0, len(t.Checks))
 		for _, ck := range t.Checks {
-			e, err := compileCheck(env.s, t, ck)
+			e, err := compileCheck(sessionOf(env), t, ck)
 			if err != nil {
 				cc.Err = err
 				return
@@ -77,7 +78,7 @@ func checkRow(env *Env, t *catalog.Table, row []types.Value) error {
 	if cc.Err != nil {
 		return cc.Err
 	}
-	exprs := cc.Exprs.([]Expr)
+	exprs := cc.Exprs.([]expr.Expr)
 	for i, ck := range t.Checks {
 		if !ck.Enforced {
 			continue

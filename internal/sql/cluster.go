@@ -8,6 +8,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 
@@ -173,7 +174,7 @@ func (s *Session) clusterTable(db, name string) (*selectPlan, bool) {
 	switch {
 	case strings.EqualFold(db, "information_schema") && strings.EqualFold(name, "KILN_CLUSTER_MEMBERS"):
 		return staticPlan([]vcol{intCol("MEMBER_ID"), stringCol("RAFT_ADDRESS"), stringCol("MYSQL_ADDRESS"), stringCol("MEMBER_ROLE"), stringCol("MEMBER_STATE"), stringCol("IS_VOTER"), intCol("MATCH_INDEX"), stringCol("IS_THIS_NODE")},
-			func(*Env) ([][]types.Value, error) {
+			func(*expr.Env) ([][]types.Value, error) {
 				var out [][]types.Value
 				for _, m := range rows() {
 					out = append(out, []types.Value{types.NewUint(m.ID), stringVal(m.RaftAddr), stringVal(m.MySQLAddr), stringVal(m.Role), stringVal(m.State), stringVal(yesNo(m.Voter)), types.NewUint(m.MatchIndex), stringVal(yesNo(m.Self))})
@@ -182,7 +183,7 @@ func (s *Session) clusterTable(db, name string) (*selectPlan, bool) {
 			}), true
 	case strings.EqualFold(db, "performance_schema") && strings.EqualFold(name, "replication_group_members"):
 		return staticPlan([]vcol{stringCol("CHANNEL_NAME"), stringCol("MEMBER_ID"), stringCol("MEMBER_HOST"), intCol("MEMBER_PORT"), stringCol("MEMBER_STATE"), stringCol("MEMBER_ROLE"), stringCol("MEMBER_VERSION"), stringCol("MEMBER_COMMUNICATION_STACK")},
-			func(*Env) ([][]types.Value, error) {
+			func(*expr.Env) ([][]types.Value, error) {
 				var out [][]types.Value
 				for _, m := range rows() {
 					host, port := types.Null, types.Null

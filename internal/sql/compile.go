@@ -2,18 +2,15 @@ package sql
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"strings"
-	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
-	"github.com/shopspring/decimal"
 
-	"github.com/kiln-db/kiln/internal/sql/builtins"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -68,7 +65,7 @@ type compiler struct {
 	aggTypes []types.ColType
 	aggBase  int
 	// aliases resolves names not found in the scope to select-list expressions (HAVING, ORDER BY).
-	aliases func(name string) (Expr, bool)
+	aliases func(name string) (expr.Expr, bool)
 	// aliasFirst, when set, says which names resolve to a select-list alias before a column of
 	// the scope (HAVING: an alias wins unless the name is a GROUP BY column, as in MySQL).
 	aliasFirst func(name string) bool
@@ -78,7 +75,7 @@ type compiler struct {
 	correlated bool
 	params     *int // number of placeholders seen, shared across a statement
 	// insertValues: the row VALUES(col) refers to in ON DUPLICATE KEY UPDATE.
-	valuesRow func(name string) (Expr, error)
+	valuesRow func(name string) (expr.Expr, error)
 	planSub   func(c *compiler, sel ast.ResultSetNode) (*subPlan, error)
 }
 
@@ -86,18 +83,18 @@ func (c *compiler) errf(code uint16, format string, args ...any) error {
 	return sqlerr.New(code, format, args...)
 }
 
-func (c *compiler) compile(n ast.ExprNode) (Expr, error) {
+func (c *compiler) compile(n ast.ExprNode) (expr.Expr, error) {
 	if err := c.s.enterExpr(); err != nil {
 		return nil, err
 	}
 	defer c.s.leaveExpr()
 	switch x := n.(type) {
 	case *driver.ValueExpr:
-		k := newConst(datumValue(&x.Datum))
-		k.hex = x.Datum.Kind() == driver.KindBinaryLiteral
+		k := expr.NewConst(datumValue(&x.Datum))
+		k.Hex = x.Datum.Kind() == driver.KindBinaryLiteral
 		return k, nil
 	case *driver.ParamMarkerExpr:
-		return &paramExpr{typed{tString}, x.Order}, nil
+		return &expr.Param{Typed: expr.Typed{T: expr.TString}, Idx: x.Order}, nil
 	case *ast.ParenthesesExpr:
 		return c.compile(x.Expr)
 	case *ast.ColumnNameExpr:
@@ -111,20 +108,20 @@ func (c *compiler) compile(n ast.ExprNode) (Expr, error) {
 		}
 		switch x.Op {
 		case opcode.Minus:
-			if k, ok := e.(*constExpr); ok && !k.v.IsNull() {
-				v, err := types.Neg(k.v)
+			if k, ok := e.(*expr.Const); ok && !k.V.IsNull() {
+				v, err := types.Neg(k.V)
 				if err == nil {
-					return newConst(v), nil
+					return expr.NewConst(v), nil
 				}
 			}
-			e = numericContext(e)
-			return &negExpr{typed{numType(e.Type())}, e}, nil
+			e = expr.NumericContext(e)
+			return &expr.Neg{Typed: expr.Typed{T: expr.NumType(e.Type())}, E: e}, nil
 		case opcode.Plus:
 			return e, nil
 		case opcode.Not, opcode.Not2:
-			return &notExpr{typed{tBool}, e}, nil
+			return &expr.Not{Typed: expr.Typed{T: expr.TBool}, E: e}, nil
 		case opcode.BitNeg:
-			return &bitNegExpr{typed{tUint}, e}, nil
+			return &expr.BitNeg{Typed: expr.Typed{T: expr.TUint}, E: e}, nil
 		}
 		return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported unary operator %s", x.Op)
 	case *ast.IsNullExpr:
@@ -132,13 +129,13 @@ func (c *compiler) compile(n ast.ExprNode) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &isNullExpr{typed{tBool}, e, x.Not}, nil
+		return &expr.IsNull{Typed: expr.Typed{T: expr.TBool}, E: e, Not: x.Not}, nil
 	case *ast.IsTruthExpr:
 		e, err := c.compile(x.Expr)
 		if err != nil {
 			return nil, err
 		}
-		return &isTruthExpr{typed{tBool}, e, x.Not, x.True != 0}, nil
+		return &expr.IsTruth{Typed: expr.Typed{T: expr.TBool}, E: e, Not: x.Not, True: x.True != 0}, nil
 	case *ast.PatternInExpr:
 		return c.in(x)
 	case *ast.BetweenExpr:
@@ -154,7 +151,7 @@ func (c *compiler) compile(n ast.ExprNode) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &betweenExpr{typed{tBool}, e, lo, hi, x.Not, c.collationOf(e, lo, hi)}, nil
+		return &expr.Between{Typed: expr.Typed{T: expr.TBool}, E: e, Lo: lo, Hi: hi, Not: x.Not, Coll: c.collationOf(e, lo, hi)}, nil
 	case *ast.PatternLikeOrIlikeExpr:
 		e, err := c.compile(x.Expr)
 		if err != nil {
@@ -165,14 +162,14 @@ func (c *compiler) compile(n ast.ExprNode) (Expr, error) {
 			return nil, err
 		}
 		coll := c.collationOf(e, p)
-		fold := !x.IsLike || (coll != nil && isCI(coll))
-		return &likeExpr{typed{tBool}, e, p, x.Not, x.Escape, fold}, nil
+		fold := !x.IsLike || (coll != nil && expr.IsCI(coll))
+		return &expr.Like{Typed: expr.Typed{T: expr.TBool}, E: e, Pat: p, Not: x.Not, Escape: x.Escape, Fold: fold}, nil
 	case *ast.FuncCallExpr:
 		return c.funcCall(x)
 	case *ast.AggregateFuncExpr:
 		for i, a := range c.aggs {
 			if a == x {
-				return &colExpr{typed{c.aggTypes[i]}, c.aggBase + i, x.F}, nil
+				return &expr.Col{Typed: expr.Typed{T: c.aggTypes[i]}, Idx: c.aggBase + i, Name: x.F}, nil
 			}
 		}
 		return nil, c.errf(sqlerr.ErrInvalidGroupFuncUse, "Invalid use of group function")
@@ -183,24 +180,24 @@ func (c *compiler) compile(n ast.ExprNode) (Expr, error) {
 	case *ast.VariableExpr:
 		return c.variable(x)
 	case *ast.SubqueryExpr:
-		return c.subquery(x, subScalar)
+		return c.subquery(x, expr.SubScalar)
 	case *ast.ExistsSubqueryExpr:
 		sq, ok := x.Sel.(*ast.SubqueryExpr)
 		if !ok {
 			return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported EXISTS operand")
 		}
-		e, err := c.subquery(sq, subExists)
+		e, err := c.subquery(sq, expr.SubExists)
 		if err != nil {
 			return nil, err
 		}
 		if x.Not {
-			return &notExpr{typed{tBool}, e}, nil
+			return &expr.Not{Typed: expr.Typed{T: expr.TBool}, E: e}, nil
 		}
 		return e, nil
 	case *ast.CompareSubqueryExpr:
 		return c.compareSubquery(x)
 	case *ast.RowExpr:
-		items := make([]Expr, len(x.Values))
+		items := make([]expr.Expr, len(x.Values))
 		for i, v := range x.Values {
 			e, err := c.compile(v)
 			if err != nil {
@@ -208,10 +205,10 @@ func (c *compiler) compile(n ast.ExprNode) (Expr, error) {
 			}
 			items[i] = e
 		}
-		return &rowExpr{typed{tNull}, items}, nil
+		return &expr.Row{Typed: expr.Typed{T: expr.TNull}, Items: items}, nil
 	case *ast.ValuesExpr:
 		if c.valuesRow == nil {
-			return newConst(types.Null), nil
+			return expr.NewConst(types.Null), nil
 		}
 		return c.valuesRow(x.Column.Name.Name.L)
 	case *ast.DefaultExpr:
@@ -226,11 +223,11 @@ func (c *compiler) compile(n ast.ExprNode) (Expr, error) {
 			return nil, c.errf(sqlerr.ErrUnknownCollation, "Unknown collation: '%s'", x.Collate)
 		}
 		t := e.Type()
-		if !isStringType(t) {
+		if !expr.IsStringType(t) {
 			return e, nil
 		}
 		t.Collation, t.Charset = coll.Name, coll.Charset
-		return &collateExpr{typed{t}, e}, nil
+		return &expr.Collate{Typed: expr.Typed{T: t}, E: e}, nil
 	case *ast.TimeUnitExpr, *ast.TrimDirectionExpr:
 		return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported expression")
 	case *ast.PatternRegexpExpr:
@@ -270,17 +267,7 @@ func datumValue(d *driver.Datum) types.Value {
 	return types.NewString(fmt.Sprint(d.GetValue()))
 }
 
-func numType(t types.ColType) types.ColType {
-	switch t.Tp {
-	case mysql.TypeNewDecimal, mysql.TypeDouble, mysql.TypeFloat:
-		return t
-	case mysql.TypeVarString, mysql.TypeString, mysql.TypeVarchar, mysql.TypeBlob:
-		return tDouble
-	}
-	return tInt
-}
-
-func (c *compiler) column(n *ast.ColumnName) (Expr, error) {
+func (c *compiler) column(n *ast.ColumnName) (expr.Expr, error) {
 	db, tbl, name := n.Schema.O, n.Table.O, n.Name.O
 	if tbl == "" && c.aliasFirst != nil && c.aliases != nil && c.aliasFirst(name) {
 		if e, ok := c.aliases(name); ok {
@@ -304,7 +291,7 @@ func (c *compiler) column(n *ast.ColumnName) (Expr, error) {
 		if depth == 0 {
 			c.refs |= 1 << uint(col.level)
 			col.used = true
-			return &colExpr{typed{col.t}, i, col.name}, nil
+			return &expr.Col{Typed: expr.Typed{T: col.t}, Idx: i, Name: col.name}, nil
 		}
 		c.correlated = true
 		col.used = true
@@ -312,7 +299,7 @@ func (c *compiler) column(n *ast.ColumnName) (Expr, error) {
 			m.correlated = true
 		}
 		sc.childRefs |= 1 << uint(col.level)
-		return &outerColExpr{typed{col.t}, depth, i}, nil
+		return &expr.OuterCol{Typed: expr.Typed{T: col.t}, Depth: depth, Idx: i}, nil
 	}
 	full := name
 	if tbl != "" {
@@ -321,22 +308,7 @@ func (c *compiler) column(n *ast.ColumnName) (Expr, error) {
 	return nil, c.errf(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", full)
 }
 
-// outerColExpr reads a column of an enclosing query's current row.
-type outerColExpr struct {
-	typed
-	depth int
-	idx   int
-}
-
-func (o *outerColExpr) Eval(env *Env, _ []types.Value) (types.Value, error) {
-	n := len(env.outer) - o.depth
-	if n < 0 || o.idx >= len(env.outer[n]) {
-		return types.Null, nil
-	}
-	return env.outer[n][o.idx], nil
-}
-
-func (c *compiler) binary(x *ast.BinaryOperationExpr) (Expr, error) {
+func (c *compiler) binary(x *ast.BinaryOperationExpr) (expr.Expr, error) {
 	l, err := c.compile(x.L)
 	if err != nil {
 		return nil, err
@@ -347,143 +319,35 @@ func (c *compiler) binary(x *ast.BinaryOperationExpr) (Expr, error) {
 	}
 	switch x.Op {
 	case opcode.LogicAnd, opcode.LogicOr, opcode.LogicXor:
-		return &logicExpr{typed{tBool}, x.Op, l, r}, nil
+		return &expr.Logic{Typed: expr.Typed{T: expr.TBool}, Op: x.Op, L: l, R: r}, nil
 	case opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.NullEQ:
-		lr, lok := l.(*rowExpr)
-		rr, rok := r.(*rowExpr)
+		lr, lok := l.(*expr.Row)
+		rr, rok := r.(*expr.Row)
 		if lok || rok {
-			if !lok || !rok || len(lr.items) != len(rr.items) {
-				return nil, c.errf(sqlerr.ErrOperandColumns, "Operand should contain %d column(s)", rowLen(l))
+			if !lok || !rok || len(lr.Items) != len(rr.Items) {
+				return nil, c.errf(sqlerr.ErrOperandColumns, "Operand should contain %d column(s)", expr.RowLen(l))
 			}
 			if x.Op != opcode.EQ && x.Op != opcode.NE {
 				return nil, c.errf(sqlerr.ErrNotSupportedYet, "row comparison with %s", x.Op)
 			}
-			return &rowCmpExpr{typed{tBool}, lr.items, [][]Expr{rr.items}, x.Op == opcode.NE, nil}, nil
+			return &expr.RowCmp{Typed: expr.Typed{T: expr.TBool}, L: lr.Items, Rs: [][]expr.Expr{rr.Items}, Not: x.Op == opcode.NE, Coll: nil}, nil
 		}
-		if isNumType(l.Type()) || isNumType(r.Type()) {
+		if expr.IsNumType(l.Type()) || expr.IsNumType(r.Type()) {
 			// ENUM/SET compared with a number compare their index / bitmask.
-			l, r = numericContext(l), numericContext(r)
+			l, r = expr.NumericContext(l), expr.NumericContext(r)
 		}
-		return &cmpExpr{typed{tBool}, x.Op, l, r, c.collationOf(l, r)}, nil
+		return &expr.Cmp{Typed: expr.Typed{T: expr.TBool}, Op: x.Op, L: l, R: r, Coll: c.collationOf(l, r)}, nil
 	case opcode.Plus, opcode.Minus, opcode.Mul, opcode.Div, opcode.IntDiv, opcode.Mod:
-		l, r = numericContext(l), numericContext(r)
-		return &arithExpr{typed{arithType(x.Op, l.Type(), r.Type())}, x.Op, l, r}, nil
+		l, r = expr.NumericContext(l), expr.NumericContext(r)
+		return &expr.Arith{Typed: expr.Typed{T: expr.ArithType(x.Op, l.Type(), r.Type())}, Op: x.Op, L: l, R: r}, nil
 	case opcode.And, opcode.Or, opcode.Xor, opcode.LeftShift, opcode.RightShift:
-		l, r = numericContext(l), numericContext(r)
-		return &bitExpr{typed{tUint}, x.Op, l, r}, nil
+		l, r = expr.NumericContext(l), expr.NumericContext(r)
+		return &expr.Bit{Typed: expr.Typed{T: expr.TUint}, Op: x.Op, L: l, R: r}, nil
 	}
 	return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported operator %s", x.Op)
 }
 
-func isNumType(t types.ColType) bool {
-	return isIntType(t) || t.Tp == mysql.TypeNewDecimal || t.Tp == mysql.TypeDouble || t.Tp == mysql.TypeFloat
-}
-
-// numericContext wraps an ENUM or SET operand so that it evaluates to its index or bitmask, as
-// MySQL does wherever a number is expected; other operands are returned as they are.
-func numericContext(e Expr) Expr {
-	e = hexNumber(e)
-	t := e.Type()
-	if t.Tp != mysql.TypeEnum && t.Tp != mysql.TypeSet {
-		return e
-	}
-	return &closureExpr{typed: typed{tUint}, args: []Expr{e}, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-		v, err := a[0].Eval(env, row)
-		if err != nil || v.IsNull() {
-			return v, err
-		}
-		if t.Tp == mysql.TypeEnum {
-			return types.NewUint(uint64(types.EnumIndex(&t, v.S))), nil
-		}
-		return types.NewUint(types.SetMask(&t, v.S)), nil
-	}}
-}
-
-func rowLen(e Expr) int {
-	if r, ok := e.(*rowExpr); ok {
-		return len(r.items)
-	}
-	return 1
-}
-
-func isIntType(t types.ColType) bool {
-	switch t.Tp {
-	case mysql.TypeTiny, mysql.TypeShort, mysql.TypeInt24, mysql.TypeLong, mysql.TypeLonglong, mysql.TypeYear, mysql.TypeBit:
-		return true
-	}
-	return false
-}
-
-func arithType(op opcode.Op, l, r types.ColType) types.ColType {
-	isDec := func(t types.ColType) bool { return t.Tp == mysql.TypeNewDecimal }
-	isFloat := func(t types.ColType) bool {
-		return t.Tp == mysql.TypeDouble || t.Tp == mysql.TypeFloat || (!isIntType(t) && !isDec(t) && t.Tp != mysql.TypeNull)
-	}
-	switch {
-	case op == opcode.IntDiv:
-		return tInt
-	case isFloat(l) || isFloat(r):
-		return tDouble
-	case op == opcode.Div:
-		t := tDecimal
-		t.Frac = max(l.Frac, 0) + 4
-		return t
-	case isDec(l) || isDec(r):
-		t := tDecimal
-		if op == opcode.Mul {
-			t.Frac = max(l.Frac, 0) + max(r.Frac, 0)
-		} else {
-			t.Frac = max(max(l.Frac, r.Frac), 0)
-		}
-		return t
-	case l.Unsigned || r.Unsigned:
-		return tUint
-	}
-	return tInt
-}
-
-// collationOf picks the collation for comparing operands: a column's collation wins over a literal's,
-// as MySQL's coercibility rules say; binary if any side is binary.
-func (c *compiler) collationOf(es ...Expr) *types.Collation {
-	var best *types.Collation
-	for _, e := range es {
-		if ce, ok := e.(*collateExpr); ok {
-			if coll, ok := types.LookupCollation(ce.t.Collation); ok {
-				return coll
-			}
-		}
-	}
-	for _, e := range es {
-		t := e.Type()
-		if t.Collation == "binary" && isStringType(t) {
-			coll, _ := types.LookupCollation("binary")
-			return coll
-		}
-		if _, ok := e.(*colExpr); ok && isStringType(t) && t.Collation != "" {
-			coll, ok := types.LookupCollation(t.Collation)
-			if ok {
-				best = coll
-			}
-		}
-	}
-	if best != nil {
-		return best
-	}
-	return c.s.connCollation()
-}
-
-func isStringType(t types.ColType) bool {
-	switch t.Tp {
-	case mysql.TypeVarString, mysql.TypeString, mysql.TypeVarchar, mysql.TypeBlob, mysql.TypeTinyBlob, mysql.TypeMediumBlob, mysql.TypeLongBlob,
-		mysql.TypeEnum, mysql.TypeSet:
-		return true
-	}
-	return false
-}
-
-func isCI(c *types.Collation) bool { return strings.HasSuffix(c.Name, "_ci") }
-
-func (c *compiler) in(x *ast.PatternInExpr) (Expr, error) {
+func (c *compiler) in(x *ast.PatternInExpr) (expr.Expr, error) {
 	e, err := c.compile(x.Expr)
 	if err != nil {
 		return nil, err
@@ -493,44 +357,44 @@ func (c *compiler) in(x *ast.PatternInExpr) (Expr, error) {
 		if !ok {
 			return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported IN operand")
 		}
-		s, err := c.subquery(sq, subIn)
+		s, err := c.subquery(sq, expr.SubIn)
 		if err != nil {
 			return nil, err
 		}
-		in := s.(*subqueryExpr)
-		in.left = e
-		in.not = x.Not
-		in.coll = c.collationOf(e)
+		in := s.(*expr.Subquery)
+		in.Left = e
+		in.Not = x.Not
+		in.Coll = c.collationOf(e)
 		return in, nil
 	}
-	list := make([]Expr, len(x.List))
+	list := make([]expr.Expr, len(x.List))
 	for i, le := range x.List {
 		if list[i], err = c.compile(le); err != nil {
 			return nil, err
 		}
 	}
-	if r, ok := e.(*rowExpr); ok {
-		rs := make([][]Expr, len(list))
+	if r, ok := e.(*expr.Row); ok {
+		rs := make([][]expr.Expr, len(list))
 		for i, le := range list {
-			lr, ok := le.(*rowExpr)
-			if !ok || len(lr.items) != len(r.items) {
-				return nil, c.errf(sqlerr.ErrOperandColumns, "Operand should contain %d column(s)", len(r.items))
+			lr, ok := le.(*expr.Row)
+			if !ok || len(lr.Items) != len(r.Items) {
+				return nil, c.errf(sqlerr.ErrOperandColumns, "Operand should contain %d column(s)", len(r.Items))
 			}
-			rs[i] = lr.items
+			rs[i] = lr.Items
 		}
-		return &rowCmpExpr{typed{tBool}, r.items, rs, x.Not, nil}, nil
+		return &expr.RowCmp{Typed: expr.Typed{T: expr.TBool}, L: r.Items, Rs: rs, Not: x.Not, Coll: nil}, nil
 	}
-	in := &inExpr{typed: typed{tBool}, e: e, list: list, not: x.Not, coll: c.collationOf(append([]Expr{e}, list...)...)}
-	in.ints, in.intsNull, in.allInts = constIntSet(list)
+	in := &expr.In{Typed: expr.Typed{T: expr.TBool}, E: e, List: list, Not: x.Not, Coll: c.collationOf(append([]expr.Expr{e}, list...)...)}
+	in.Ints, in.IntsNull, in.AllInts = expr.ConstIntSet(list)
 	return in, nil
 }
 
-func (c *compiler) caseExpr(x *ast.CaseExpr) (Expr, error) {
-	ce := &caseExpr{}
+func (c *compiler) caseExpr(x *ast.CaseExpr) (expr.Expr, error) {
+	ce := &expr.Case{}
 	var err error
-	var all []Expr
+	var all []expr.Expr
 	if x.Value != nil {
-		if ce.value, err = c.compile(x.Value); err != nil {
+		if ce.Value, err = c.compile(x.Value); err != nil {
 			return nil, err
 		}
 	}
@@ -543,62 +407,24 @@ func (c *compiler) caseExpr(x *ast.CaseExpr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		ce.whens = append(ce.whens, we)
-		ce.thens = append(ce.thens, te)
+		ce.Whens = append(ce.Whens, we)
+		ce.Thens = append(ce.Thens, te)
 		all = append(all, te)
 	}
 	if x.ElseClause != nil {
-		if ce.els, err = c.compile(x.ElseClause); err != nil {
+		if ce.Els, err = c.compile(x.ElseClause); err != nil {
 			return nil, err
 		}
-		all = append(all, ce.els)
+		all = append(all, ce.Els)
 	}
-	if ce.value != nil {
-		ce.coll = c.collationOf(append([]Expr{ce.value}, ce.whens...)...)
+	if ce.Value != nil {
+		ce.Coll = c.collationOf(append([]expr.Expr{ce.Value}, ce.Whens...)...)
 	}
-	ce.t = unifyTypes(all...)
+	ce.T = expr.UnifyTypes(all...)
 	return ce, nil
 }
 
-// unifyTypes is the result type of IF/CASE/COALESCE branches.
-func unifyTypes(es ...Expr) types.ColType {
-	res := tNull
-	for _, e := range es {
-		t := e.Type()
-		if t.Tp == mysql.TypeNull {
-			continue
-		}
-		if res.Tp == mysql.TypeNull {
-			res = t
-			continue
-		}
-		switch {
-		case isStringType(res) || isStringType(t):
-			if res.Collation == "binary" && isStringType(res) || t.Collation == "binary" && isStringType(t) {
-				res = tBytes
-			} else {
-				res = tString
-			}
-		case res.Tp == t.Tp:
-			if t.Frac > res.Frac {
-				res.Frac = t.Frac
-			}
-		case res.Tp == mysql.TypeDouble || t.Tp == mysql.TypeDouble || res.Tp == mysql.TypeFloat || t.Tp == mysql.TypeFloat:
-			res = tDouble
-		case res.Tp == mysql.TypeNewDecimal || t.Tp == mysql.TypeNewDecimal:
-			d := tDecimal
-			d.Frac = max(res.Frac, t.Frac, 0)
-			res = d
-		case isIntType(res) && isIntType(t):
-			res = tInt
-		default:
-			res = tString
-		}
-	}
-	return res
-}
-
-func (c *compiler) cast(x *ast.FuncCastExpr) (Expr, error) {
+func (c *compiler) cast(x *ast.FuncCastExpr) (expr.Expr, error) {
 	e, err := c.compile(x.Expr)
 	if err != nil {
 		return nil, err
@@ -607,12 +433,12 @@ func (c *compiler) cast(x *ast.FuncCastExpr) (Expr, error) {
 	t := types.ColType{Tp: ft.GetType(), Len: ft.GetFlen(), Frac: ft.GetDecimal(), Unsigned: mysql.HasUnsignedFlag(ft.GetFlag()), Charset: ft.GetCharset(), Collation: ft.GetCollate()}
 	switch t.Tp {
 	case mysql.TypeJSON:
-		return castJSON(e), nil
+		return expr.CastJSON(e), nil
 	case mysql.TypeLonglong:
 		if t.Unsigned {
-			t = tUint
+			t = expr.TUint
 		} else {
-			t = tInt
+			t = expr.TInt
 		}
 	case mysql.TypeVarString, mysql.TypeString, mysql.TypeVarchar:
 		if ft.GetCharset() == "binary" || x.FunctionType == ast.CastBinaryOperator {
@@ -629,57 +455,16 @@ func (c *compiler) cast(x *ast.FuncCastExpr) (Expr, error) {
 			t.Frac = 0
 		}
 	}
-	return &closureExpr{typed: typed{t}, args: []Expr{e}, fn: func(env *Env, row []types.Value, args []Expr) (types.Value, error) {
+	return &expr.Closure{Typed: expr.Typed{T: t}, Args: []expr.Expr{e}, Fn: func(env *expr.Env, row []types.Value, args []expr.Expr) (types.Value, error) {
 		v, err := args[0].Eval(env, row)
 		if err != nil || v.IsNull() {
 			return types.Null, err
 		}
-		return castValue(env, v, t)
+		return expr.CastValue(env, v, t)
 	}}, nil
 }
 
-// castValue is CAST(v AS t): never an error for bad data, a warning and the best value instead.
-func castValue(env *Env, v types.Value, t types.ColType) (types.Value, error) {
-	switch t.Tp {
-	case mysql.TypeLonglong:
-		if t.Unsigned {
-			if v.K == types.KindInt {
-				return types.NewUint(uint64(v.I)), nil
-			}
-			if v.K == types.KindUint {
-				return v, nil
-			}
-			f := types.ToFloat(v)
-			if f < 0 {
-				return types.NewUint(uint64(toIntLenient(v))), nil
-			}
-			return types.NewUint(toUint64(v)), nil
-		}
-		if v.K == types.KindUint {
-			return types.NewInt(int64(v.U())), nil
-		}
-		return types.NewInt(toIntLenient(v)), nil
-	case mysql.TypeDouble, mysql.TypeFloat:
-		return types.NewFloat(types.ToFloat(v)), nil
-	case mysql.TypeVarString:
-		s := types.ToString(v)
-		if t.Len > 0 && len([]rune(s)) > t.Len {
-			s = string([]rune(s)[:t.Len])
-		}
-		if t.Collation == "binary" {
-			return types.NewBytes(s), nil
-		}
-		return types.NewString(s), nil
-	}
-	out, _, err := types.Convert(v, &t, types.ConvertCtx{Strict: false})
-	if err != nil {
-		env.warn(sqlerr.As(err))
-		return types.Null, nil
-	}
-	return out, nil
-}
-
-func (c *compiler) variable(x *ast.VariableExpr) (Expr, error) {
+func (c *compiler) variable(x *ast.VariableExpr) (expr.Expr, error) {
 	name := strings.ToLower(x.Name)
 	if !x.IsSystem {
 		if x.Value != nil {
@@ -687,21 +472,21 @@ func (c *compiler) variable(x *ast.VariableExpr) (Expr, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &closureExpr{typed: typed{val.Type()}, args: []Expr{val}, fn: func(env *Env, row []types.Value, args []Expr) (types.Value, error) {
+			return &expr.Closure{Typed: expr.Typed{T: val.Type()}, Args: []expr.Expr{val}, Fn: func(env *expr.Env, row []types.Value, args []expr.Expr) (types.Value, error) {
 				v, err := args[0].Eval(env, row)
 				if err != nil {
 					return v, err
 				}
-				env.s.userVars[name] = v
+				env.Sess.SetUserVar(name, v)
 				return v, nil
 			}}, nil
 		}
-		t := tString
+		t := expr.TString
 		if v, ok := c.s.userVars[name]; ok {
-			t = typeOfValue(v)
+			t = expr.TypeOfValue(v)
 		}
-		return &closureExpr{typed: typed{t}, fn: func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return env.s.userVars[name], nil
+		return &expr.Closure{Typed: expr.Typed{T: t}, Fn: func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
+			return env.Sess.UserVar(name), nil
 		}}, nil
 	}
 	global := x.IsGlobal
@@ -712,380 +497,62 @@ func (c *compiler) variable(x *ast.VariableExpr) (Expr, error) {
 	if x.ExplicitScope && !global && sv.Scope == sysvar.Global {
 		return nil, c.errf(sqlerr.ErrIncorrectGlobalLocalVar, "Variable '%s' is a GLOBAL variable", x.Name)
 	}
-	t := typeOfValue(sv.Default)
-	return &closureExpr{typed: typed{t}, fn: func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-		return env.s.getSysVar(sv, global), nil
+	t := expr.TypeOfValue(sv.Default)
+	return &expr.Closure{Typed: expr.Typed{T: t}, Fn: func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
+		return env.Sess.SysVar(sv, global), nil
 	}}, nil
 }
 
-// funcCall compiles function calls: control flow and session functions here, pure ones from types.
-func (c *compiler) funcCall(x *ast.FuncCallExpr) (Expr, error) {
-	name := x.FnName.L
-	args := make([]Expr, 0, len(x.Args))
+// funcCall binds a function call: its arguments compiled, the parser's unit, TRIM direction and
+// GET_FORMAT selector nodes read into the call, then the builtin registry (expr.BindBuiltin)
+// checks the arity and builds the expression.
+func (c *compiler) funcCall(x *ast.FuncCallExpr) (expr.Expr, error) {
+	call := &expr.Call{Name: x.FnName.L, Written: x.FnName.O, Args: make([]expr.Expr, 0, len(x.Args)),
+		TrimLeading: true, TrimTrailing: true}
 	for _, a := range x.Args {
-		switch a.(type) {
-		case *ast.TimeUnitExpr, *ast.TrimDirectionExpr, *ast.GetFormatSelectorExpr:
+		switch a := a.(type) {
+		case *ast.TimeUnitExpr:
+			if call.Unit == "" {
+				call.Unit = strings.ToUpper(a.Unit.String())
+			}
+			continue
+		case *ast.TrimDirectionExpr:
+			call.TrimLeading = a.Direction != ast.TrimTrailing
+			call.TrimTrailing = a.Direction != ast.TrimLeading
+			continue
+		case *ast.GetFormatSelectorExpr:
+			call.FormatSelector = getFormatSelectors[a.Selector]
 			continue
 		}
 		e, err := c.compile(a)
 		if err != nil {
 			return nil, err
 		}
-		args = append(args, e)
+		call.Args = append(call.Args, e)
 	}
-	argc := func(lo, hi int) error {
-		if len(args) < lo || len(args) > hi {
-			return c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", x.FnName.O)
-		}
-		return nil
+	if n, ok := temporalLiterals[call.Name]; ok {
+		call.Name = n
 	}
-	mk := func(t types.ColType, fn func(env *Env, row []types.Value, args []Expr) (types.Value, error)) (Expr, error) {
-		return &closureExpr{typed: typed{t}, args: args, fn: fn}, nil
-	}
-	switch name {
-	case "if":
-		if err := argc(3, 3); err != nil {
-			return nil, err
-		}
-		t := unifyTypes(args[1], args[2])
-		return mk(t, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-			v, err := a[0].Eval(env, row)
-			if err != nil {
-				return v, err
-			}
-			b, null := types.ToBool(v)
-			var r types.Value
-			if b && !null {
-				r, err = a[1].Eval(env, row)
-			} else {
-				r, err = a[2].Eval(env, row)
-			}
-			return coerceTo(r, t), err
-		})
-	case "ifnull", "coalesce":
-		if name == "ifnull" {
-			if err := argc(2, 2); err != nil {
-				return nil, err
-			}
-		} else if err := argc(1, 1<<20); err != nil {
-			return nil, err
-		}
-		t := unifyTypes(args...)
-		return mk(t, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-			for _, e := range a {
-				v, err := e.Eval(env, row)
-				if err != nil || !v.IsNull() {
-					return coerceTo(v, t), err
-				}
-			}
-			return types.Null, nil
-		})
-	case "nullif":
-		if err := argc(2, 2); err != nil {
-			return nil, err
-		}
-		coll := c.collationOf(args...)
-		return mk(args[0].Type(), func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-			v, err := a[0].Eval(env, row)
-			if err != nil || v.IsNull() {
-				return v, err
-			}
-			w, err := a[1].Eval(env, row)
-			if err != nil {
-				return w, err
-			}
-			if !w.IsNull() && types.Compare(v, w, coll) == 0 {
-				return types.Null, nil
-			}
-			return v, nil
-		})
-	case "isnull":
-		if err := argc(1, 1); err != nil {
-			return nil, err
-		}
-		return &isNullExpr{typed{tBool}, args[0], false}, nil
-	case "now", "current_timestamp", "localtime", "localtimestamp", "sysdate":
-		fsp := c.constIntArg(args, 0)
-		t := tDT
-		t.Frac = fsp
-		return mk(t, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return timeValue(env.now(), fsp), nil
-		})
-	case "curdate", "current_date":
-		return mk(tDate, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			n := env.now()
-			return types.NewDate(types.PackTime(n.Year(), int(n.Month()), n.Day(), 0, 0, 0, 0)), nil
-		})
-	case "unix_timestamp":
-		if len(args) == 0 {
-			return mk(tInt, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-				return types.NewInt(env.now().Unix()), nil
-			})
-		}
-		// A fractional argument gives a DECIMAL with its digits (UNIX_TIMESTAMP('... 00:00:00.5')).
-		fsp := exprFsp(args[0])
-		if t := args[0].Type(); isIntType(t) || t.Tp == mysql.TypeNewDecimal {
-			fsp = min(max(t.Frac, 0), 6)
-			if isIntType(t) {
-				fsp = 0
-			}
-		}
-		t := tInt
-		if fsp > 0 {
-			t = tDecimal
-			t.Frac = fsp
-		}
-		return mk(t, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-			v, err := a[0].Eval(env, row)
-			if err != nil || v.IsNull() {
-				return types.Null, err
-			}
-			dt := tDT
-			dt.Frac = fsp
-			tv, _, err := types.Convert(v, &dt, types.ConvertCtx{})
-			if err != nil {
-				return types.NewInt(0), nil
-			}
-			y, mo, d, h, mi, s, us := types.UnpackTime(tv.I)
-			sec := time.Date(y, time.Month(mo), d, h, mi, s, 0, env.s.location()).Unix()
-			if sec < 0 || sec > maxUnixTime {
-				sec, us = 0, 0
-			}
-			if fsp == 0 {
-				return types.NewInt(sec), nil
-			}
-			return types.NewDecimal(decimal.New(sec*1e6+int64(us), -6), fsp), nil
-		})
-	case "database", "schema":
-		return mk(tString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			if env.s.CurDB == "" {
-				return types.Null, nil
-			}
-			return types.NewString(env.s.CurDB), nil
-		})
-	case "version":
-		return mk(tString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return types.NewString(env.s.db.cfg.Version), nil
-		})
-	case "connection_id":
-		return mk(tUint, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return types.NewUint(uint64(env.s.ConnID)), nil
-		})
-	case "user", "session_user", "system_user":
-		return mk(tString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return types.NewString(env.s.User + "@" + env.s.Host), nil
-		})
-	case "current_user":
-		// The account the login matched (its host pattern), not the login itself.
-		return mk(tString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return types.NewString(env.s.acctUser + "@" + env.s.acctHost), nil
-		})
-	case "last_insert_id":
-		if len(args) == 1 {
-			return mk(tUint, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-				v, err := a[0].Eval(env, row)
-				if err != nil || v.IsNull() {
-					return v, err
-				}
-				env.s.lastInsertID = toUint64(v)
-				return types.NewUint(env.s.lastInsertID), nil
-			})
-		}
-		return mk(tUint, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return types.NewUint(env.s.lastInsertID), nil
-		})
-	case "row_count":
-		return mk(tInt, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return types.NewInt(env.s.rowCount), nil
-		})
-	case "found_rows":
-		return mk(tInt, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return types.NewInt(env.s.foundRows), nil
-		})
-	case "rand":
-		return mk(tDouble, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return types.NewFloat(rand.Float64()), nil
-		})
-	case "uuid":
-		return mk(tString, func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
-			return types.NewString(newUUID()), nil
-		})
-	case "sleep":
-		return mk(tInt, func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-			v, err := a[0].Eval(env, row)
-			if err != nil {
-				return v, err
-			}
-			d := time.Duration(types.ToFloat(v) * float64(time.Second))
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-t.C:
-				return types.NewInt(0), nil
-			case <-env.ctx.Done():
-				return types.NewInt(1), nil
-			}
-		})
-	case "date_add", "adddate", "date_sub", "subdate":
-		return c.dateArith(x, args, name == "date_sub" || name == "subdate")
-	}
-	if e, ok, err := c.moreFunc(x, name, args); ok {
-		return e, err
-	}
-	if e, ok, err := c.jsonFunc(name, args); ok {
-		return e, err
-	}
-	var coll *types.Collation
-	if builtins.FuncUsesCollation(name) {
-		coll = c.collationOf(args...)
-	}
-	f, lo, hi, ok := builtins.LookupFuncCollation(name, coll)
-	if !ok {
-		return nil, c.errf(sqlerr.ErrSpDoesNotExist, "FUNCTION %s does not exist", x.FnName.O)
-	}
-	if len(args) < lo || (hi >= 0 && len(args) > hi) {
-		return nil, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", x.FnName.O)
-	}
-	fe := newFuncExpr(funcType(name, args), name, f, args)
-	return fe, nil
+	call.ConnCollation = c.s.connCollation()
+	return expr.BindBuiltin(call)
 }
 
-func (c *compiler) dateArith(x *ast.FuncCallExpr, args []Expr, sub bool) (Expr, error) {
-	if len(x.Args) != 3 || len(args) != 2 {
-		return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported %s form", x.FnName.O)
-	}
-	tu, ok := x.Args[2].(*ast.TimeUnitExpr)
-	if !ok {
-		return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported %s unit", x.FnName.O)
-	}
-	unit := strings.ToUpper(tu.Unit.String())
-	return &closureExpr{typed: typed{tDT}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-		d, err := a[0].Eval(env, row)
-		if err != nil || d.IsNull() {
-			return types.Null, err
-		}
-		n, err := a[1].Eval(env, row)
-		if err != nil || n.IsNull() {
-			return types.Null, err
-		}
-		return addInterval(d, n, unit, sub)
-	}}, nil
+// temporalLiterals are the parser's names of DATE 'x', TIME 'x' and TIMESTAMP 'x'.
+var temporalLiterals = map[string]string{
+	ast.DateLiteral: expr.LiteralDate, ast.TimeLiteral: expr.LiteralTime, ast.TimestampLiteral: expr.LiteralTimestamp,
 }
 
-func (c *compiler) constIntArg(args []Expr, i int) int {
-	if i < len(args) {
-		if k, ok := args[i].(*constExpr); ok {
-			return int(toIntLenient(k.v))
-		}
-	}
-	return 0
+// getFormatSelectors names GET_FORMAT's first argument for the registry's constructor.
+var getFormatSelectors = map[ast.GetFormatSelectorType]string{
+	ast.GetFormatSelectorDate: "DATE", ast.GetFormatSelectorTime: "TIME", ast.GetFormatSelectorDatetime: "DATETIME",
 }
 
-func timeValue(t time.Time, fsp int) types.Value {
-	micro := t.Nanosecond() / 1000
-	if fsp < 6 {
-		div := 1
-		for i := fsp; i < 6; i++ {
-			div *= 10
-		}
-		micro = micro / div * div
-	}
-	return types.NewDatetime(types.PackTime(t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute(), t.Second(), micro), fsp)
+// collationOf is expr.CollationOf under the session's collation_connection.
+func (c *compiler) collationOf(es ...expr.Expr) *types.Collation {
+	return expr.CollationOf(c.s.connCollation(), es...)
 }
 
-// funcType is the static result type of a pure builtin.
-func funcType(name string, args []Expr) types.ColType {
-	switch name {
-	case "length", "octet_length", "char_length", "character_length", "instr", "locate", "position",
-		"ascii", "strcmp", "sign", "year", "month", "day", "dayofmonth", "hour", "minute", "second",
-		"dayofweek", "dayofyear", "weekday", "datediff", "to_days", "bit_length", "week", "quarter",
-		"microsecond", "ord", "field", "find_in_set", "bit_count", "interval", "time_to_sec", "period_add",
-		"period_diff", "to_seconds", "weekofyear", "yearweek", "is_ipv4", "is_ipv6", "is_ipv4_compat",
-		"is_ipv4_mapped", "is_uuid":
-		return tInt
-	case "crc32", "inet_aton":
-		return tUint
-	case "abs", "mod":
-		if len(args) > 0 {
-			return numType(args[0].Type())
-		}
-	case "round", "truncate", "floor", "ceil", "ceiling":
-		if len(args) > 0 {
-			t := numType(args[0].Type())
-			if name == "floor" || name == "ceil" || name == "ceiling" {
-				if t.Tp == mysql.TypeNewDecimal || isIntType(t) {
-					return tInt
-				}
-			}
-			if t.Tp == mysql.TypeNewDecimal && len(args) > 1 {
-				if k, ok := args[1].(*constExpr); ok {
-					t.Frac = max(int(toIntLenient(k.v)), 0)
-				}
-			} else if t.Tp == mysql.TypeNewDecimal {
-				t.Frac = 0
-			}
-			return t
-		}
-	case "sqrt", "pow", "power", "exp", "ln", "log", "log2", "log10", "pi", "sin", "cos", "tan", "rand", "radians",
-		"degrees", "atan", "atan2", "asin", "acos", "cot":
-		return tDouble
-	case "greatest", "least":
-		return unifyTypes(args...)
-	case "date", "last_day", "makedate", "from_days":
-		return tDate
-	case "time":
-		t := tTime
-		t.Frac = exprFsp(args[0])
-		return t
-	case "sec_to_time":
-		t := tTime
-		t.Frac = numFsp(args[0])
-		return t
-	case "maketime":
-		t := tTime
-		t.Frac = numFsp(args[2])
-		return t
-	case "timediff":
-		t := tTime
-		t.Frac = max(exprFsp(args[0]), exprFsp(args[1]))
-		return t
-	case "timestamp":
-		t := tDT
-		t.Frac = exprFsp(args[0])
-		if len(args) > 1 {
-			t.Frac = max(t.Frac, exprFsp(args[1]))
-		}
-		return t
-	case "addtime", "subtime":
-		fsp := max(exprFsp(args[0]), exprFsp(args[1]))
-		switch args[0].Type().Tp {
-		case mysql.TypeDuration:
-			t := tTime
-			t.Frac = fsp
-			return t
-		case mysql.TypeDatetime, mysql.TypeTimestamp, mysql.TypeDate:
-			t := tDT
-			t.Frac = fsp
-			return t
-		}
-		return tString
-	case "char_func", "from_base64", "inet6_aton", "uuid_to_bin", "unhex":
-		return tBytes
-	case "hex", "md5", "sha1", "sha", "sha2", "inet6_ntoa", "inet_ntoa", "bin_to_uuid", "to_base64", "conv", "bin",
-		"oct", "format", "date_format", "time_format", "dayname", "monthname":
-		return tString
-	}
-	if len(args) > 0 {
-		for _, a := range args {
-			if a.Type().Collation == "binary" && isStringType(a.Type()) {
-				return tBytes
-			}
-		}
-	}
-	return tString
-}
-
-func (c *compiler) subquery(x *ast.SubqueryExpr, kind subKind) (Expr, error) {
+func (c *compiler) subquery(x *ast.SubqueryExpr, kind expr.SubKind) (expr.Expr, error) {
 	// Levels the subquery reads from this query count as read by the expression holding it, so
 	// the condition is placed where those levels' rows exist.
 	saved := c.sc.childRefs
@@ -1097,17 +564,17 @@ func (c *compiler) subquery(x *ast.SubqueryExpr, kind subKind) (Expr, error) {
 		return nil, err
 	}
 	corr := sp.plan.correlated
-	if kind != subExists && sp.plan.nVisible != 1 {
+	if kind != expr.SubExists && sp.plan.nVisible != 1 {
 		return nil, sqlerr.New(sqlerr.ErrOperandColumns, "Operand should contain 1 column(s)")
 	}
-	t := tBool
-	if kind == subScalar {
+	t := expr.TBool
+	if kind == expr.SubScalar {
 		t = sp.plan.proj[0].Type()
 	}
-	return &subqueryExpr{typed: typed{t}, kind: kind, plan: sp.plan, correlated: corr}, nil
+	return &expr.Subquery{Typed: expr.Typed{T: t}, Kind: kind, Plan: sp.plan, Correlated: corr}, nil
 }
 
-func (c *compiler) compareSubquery(x *ast.CompareSubqueryExpr) (Expr, error) {
+func (c *compiler) compareSubquery(x *ast.CompareSubqueryExpr) (expr.Expr, error) {
 	l, err := c.compile(x.L)
 	if err != nil {
 		return nil, err
@@ -1116,25 +583,46 @@ func (c *compiler) compareSubquery(x *ast.CompareSubqueryExpr) (Expr, error) {
 	if !ok {
 		return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported subquery comparison")
 	}
-	kind := subAny
+	kind := expr.SubAny
 	if x.All {
-		kind = subAll
+		kind = expr.SubAll
 	}
 	e, err := c.subquery(sq, kind)
 	if err != nil {
 		return nil, err
 	}
-	s := e.(*subqueryExpr)
-	s.left, s.op, s.coll = l, x.Op.String(), c.collationOf(l)
-	s.t = tBool
+	s := e.(*expr.Subquery)
+	s.Left, s.Op, s.Coll = l, x.Op.String(), c.collationOf(l)
+	s.T = expr.TBool
 	return s, nil
 }
 
-func opFromString(s string) opcode.Op {
-	for _, op := range []opcode.Op{opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE} {
-		if op.String() == s {
-			return op
-		}
+// regexp binds x [NOT] REGEXP pattern (RLIKE); expr/regexp.go says how Kiln's matching differs
+// from MySQL's ICU.
+func (c *compiler) regexp(x *ast.PatternRegexpExpr) (expr.Expr, error) {
+	e, err := c.compile(x.Expr)
+	if err != nil {
+		return nil, err
 	}
-	return opcode.EQ
+	p, err := c.compile(x.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	not := x.Not
+	ci := expr.RegexpCI(c.s.connCollation(), e, p)
+	return &expr.Closure{Typed: expr.Typed{T: expr.TBool}, Args: []expr.Expr{e, p}, Fn: func(env *expr.Env, row []types.Value, args []expr.Expr) (types.Value, error) {
+		v, err := args[0].Eval(env, row)
+		if err != nil || v.IsNull() {
+			return types.Null, err
+		}
+		pv, err := args[1].Eval(env, row)
+		if err != nil || pv.IsNull() {
+			return types.Null, err
+		}
+		re, err := env.CompileRegexp(types.ToString(pv), ci, "", "regexp")
+		if err != nil {
+			return types.Null, err
+		}
+		return expr.BoolVal(re.MatchString(types.ToString(v)) != not), nil
+	}}, nil
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/memory"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -227,7 +228,7 @@ func (db *DB) Catalog() *catalog.Catalog { return db.cat.Load() }
 func (db *DB) setDeadlockDetect(on bool) { db.txm.Locks.SetDeadlockDetect(on) }
 
 // nextAutoInc allocates n consecutive auto-increment values for a table.
-func (db *DB) nextAutoInc(env *Env, tbl *catalog.Table, col *catalog.Column, n uint64) (uint64, error) {
+func (db *DB) nextAutoInc(env *expr.Env, tbl *catalog.Table, col *catalog.Column, n uint64) (uint64, error) {
 	st := db.autoIncFor(tbl.ID, col.ID)
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -243,7 +244,7 @@ func (db *DB) nextAutoInc(env *Env, tbl *catalog.Table, col *catalog.Column, n u
 // load initializes the counter: past the largest value stored, past the persisted counter (so a
 // restart does not reuse values of deleted rows, as MySQL 8 persists it) and at least the table's
 // AUTO_INCREMENT option.
-func (st *autoIncState) load(env *Env, tbl *catalog.Table, col *catalog.Column) error {
+func (st *autoIncState) load(env *expr.Env, tbl *catalog.Table, col *catalog.Column) error {
 	if st.loaded {
 		return nil
 	}
@@ -254,7 +255,7 @@ func (st *autoIncState) load(env *Env, tbl *catalog.Table, col *catalog.Column) 
 	st.next = max(mx+1, 1)
 	if !col.Hidden {
 		st.next = max(st.next, tbl.AutoIncBase)
-		v, ok, err := env.txn().GetLatest(rowenc.AutoIncKey(tbl.ID, col.ID))
+		v, ok, err := txnOf(env).GetLatest(rowenc.AutoIncKey(tbl.ID, col.ID))
 		if err != nil {
 			return err
 		}
@@ -269,15 +270,15 @@ func (st *autoIncState) load(env *Env, tbl *catalog.Table, col *catalog.Column) 
 // persist writes the highest value handed out into the statement's transaction, so that it is
 // logged and survives a restart with the rows (the hidden row id of tables without a primary key
 // needs no persisting: nobody sees it).
-func (st *autoIncState) persist(env *Env, tbl *catalog.Table, col *catalog.Column) {
+func (st *autoIncState) persist(env *expr.Env, tbl *catalog.Table, col *catalog.Column) {
 	if col.Hidden || st.next == 0 {
 		return
 	}
-	env.txn().Set(rowenc.AutoIncKey(tbl.ID, col.ID), binary.BigEndian.AppendUint64(nil, st.next-1))
+	txnOf(env).Set(rowenc.AutoIncKey(tbl.ID, col.ID), binary.BigEndian.AppendUint64(nil, st.next-1))
 }
 
 // observeAutoInc moves the counter past an explicitly inserted value.
-func (db *DB) observeAutoInc(env *Env, tbl *catalog.Table, col *catalog.Column, v uint64) error {
+func (db *DB) observeAutoInc(env *expr.Env, tbl *catalog.Table, col *catalog.Column, v uint64) error {
 	st := db.autoIncFor(tbl.ID, col.ID)
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -316,13 +317,13 @@ func (db *DB) resetAutoInc(id uint64) {
 
 // maxAutoInc finds the largest value of the auto-increment column in the latest committed state, from
 // the last entry of an index that starts with it (MySQL requires one).
-func maxAutoInc(env *Env, tbl *catalog.Table, col *catalog.Column) (uint64, error) {
+func maxAutoInc(env *expr.Env, tbl *catalog.Table, col *catalog.Column) (uint64, error) {
 	for _, ix := range tbl.Indexes {
 		if len(ix.Offsets) == 0 || ix.Offsets[0] != col.Offset {
 			continue
 		}
 		lo, hi := rowenc.IndexSpan(tbl.ID, ix.ID)
-		it, err := env.s.db.txm.Engine().NewIter(lo, hi)
+		it, err := sessionOf(env).db.txm.Engine().NewIter(lo, hi)
 		if err != nil {
 			return 0, err
 		}
@@ -344,7 +345,7 @@ func maxAutoInc(env *Env, tbl *catalog.Table, col *catalog.Column) (uint64, erro
 		if v.K == types.KindFloat {
 			return uint64(v.F), nil
 		}
-		return toUint64(v), nil
+		return expr.ToUint64(v), nil
 	}
 	return 0, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -22,8 +23,8 @@ import (
 // runDDL commits any open transaction (DDL causes an implicit commit, as in MySQL), takes the
 // metadata lock exclusively, and applies the change through one transaction: catalog keys and data
 // changes (index builds, range deletions) commit together or not at all.
-func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more bool) error {
-	if err := s.commit(env.ctx); err != nil {
+func (s *Session) runDDL(env *expr.Env, st ast.StmtNode, w proto.ResultWriter, more bool) error {
+	if err := s.commit(env.Ctx); err != nil {
 		return err
 	}
 	db := s.db
@@ -39,7 +40,7 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 	}
 	for _, n := range names {
 		m := db.mdlFor(n)
-		if err := m.lock(env.ctx, s.metadataLockTimeout()); err != nil {
+		if err := m.lock(env.Ctx, s.metadataLockTimeout()); err != nil {
 			if s.tlocks != nil {
 				db.tableLocks.waitingForDDL(s, nil)
 			}
@@ -55,9 +56,9 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 	cur := db.Catalog()
 	next := cur.Copy()
 	t := db.txm.Begin(txn.RepeatableRead, false)
-	ddl := &ddlCtx{s: s, env: &Env{s: s, ctx: env.ctx}, cat: next, t: t, locked: names}
-	ddl.env.t = t
-	ddl.env.mem = env.tracker() // the statement's one memory account, closed by its caller
+	ddl := &ddlCtx{s: s, env: &expr.Env{Sess: s, Ctx: env.Ctx}, cat: next, t: t, locked: names}
+	ddl.env.Txn = t
+	ddl.env.Mem = env.Tracker() // the statement's one memory account, closed by its caller
 	var err error
 	switch x := st.(type) {
 	case *ast.CreateDatabaseStmt:
@@ -96,7 +97,7 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 		return err
 	}
 	catalog.SaveNextTableID(t, next.NextTableID())
-	pos, err := t.Commit(env.ctx)
+	pos, err := t.Commit(env.Ctx)
 	if err != nil {
 		return commitError(err)
 	}
@@ -110,7 +111,7 @@ func (s *Session) runDDL(env *Env, st ast.StmtNode, w proto.ResultWriter, more b
 
 type ddlCtx struct {
 	s         *Session
-	env       *Env
+	env       *expr.Env
 	cat       *catalog.Catalog
 	t         *txn.Txn
 	noop      bool
@@ -1085,7 +1086,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 				} else if col.HasDefault && !col.DefaultNow {
 					col.Absent = col.Default
 				} else if col.DefaultNow {
-					col.Absent = timeValue(d.env.now(), max(col.Type.Frac, 0))
+					col.Absent = expr.TimeValue(d.env.Now(), max(col.Type.Frac, 0))
 				}
 				// Existing rows read the new column as Absent: no row is rewritten.
 				pos := len(nt.Columns)

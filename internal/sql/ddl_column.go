@@ -203,7 +203,7 @@ func (d *ddlCtx) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 	n := 0
 	for ; it.Valid(); it.Next() {
 		// ALTER converts every row in one transaction: KILL and shutdown must reach it.
-		if err := d.env.checkKilled(); err != nil {
+		if err := d.env.CheckKilled(); err != nil {
 			it.Close()
 			return err
 		}
@@ -240,7 +240,7 @@ func (d *ddlCtx) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 	if pkChanged {
 		seen := map[string]bool{}
 		for _, r := range rows {
-			if err := d.env.checkKilled(); err != nil {
+			if err := d.env.CheckKilled(); err != nil {
 				return err
 			}
 			k := primaryKey(nil, nt, r.row)
@@ -256,7 +256,7 @@ func (d *ddlCtx) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 		seen[i] = map[string]bool{}
 	}
 	for _, r := range rows {
-		if err := d.env.checkKilled(); err != nil {
+		if err := d.env.CheckKilled(); err != nil {
 			return err
 		}
 		d.t.Set(primaryKey(nil, nt, r.row), encodeRow(nil, nt, r.row))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -16,7 +17,7 @@ import (
 )
 
 // runDML plans and runs INSERT, REPLACE, UPDATE and DELETE inside the statement scope.
-func (s *Session) runDML(env *Env, st ast.StmtNode, w proto.ResultWriter, more bool) error {
+func (s *Session) runDML(env *expr.Env, st ast.StmtNode, w proto.ResultWriter, more bool) error {
 	var ok proto.OK
 	err := s.stmtScope(env, func() error {
 		var err error
@@ -103,7 +104,7 @@ func tableScope(tbl *catalog.Table, alias string) *scope {
 }
 
 // insert runs INSERT / REPLACE, with IGNORE, ON DUPLICATE KEY UPDATE and INSERT ... SELECT.
-func (s *Session) insert(env *Env, x *ast.InsertStmt) (proto.OK, error) {
+func (s *Session) insert(env *expr.Env, x *ast.InsertStmt) (proto.OK, error) {
 	tbl, _, err := s.tableRef(x.Table.TableRefs)
 	if err != nil {
 		return proto.OK{}, err
@@ -134,17 +135,17 @@ func (s *Session) insert(env *Env, x *ast.InsertStmt) (proto.OK, error) {
 	p := &planner{s: s}
 	c := p.newCompiler(&scope{})
 	ins := &inserter{env: env, s: s, tbl: tbl, ignore: x.IgnoreErr, replace: x.IsReplace, strict: s.strict() && !x.IgnoreErr}
-	env.divZeroErr = ins.strict && s.sqlModeHas("ERROR_FOR_DIVISION_BY_ZERO")
+	env.DivZeroErr = ins.strict && s.sqlModeHas("ERROR_FOR_DIVISION_BY_ZERO")
 	// ON DUPLICATE KEY UPDATE compiles against the existing row; VALUES(col) reads the new row.
 	if len(x.OnDuplicate) > 0 {
 		sc := tableScope(tbl, tbl.Name)
 		uc := p.newCompiler(sc)
-		uc.valuesRow = func(name string) (Expr, error) {
+		uc.valuesRow = func(name string) (expr.Expr, error) {
 			i := tbl.Col(name)
 			if i < 0 {
 				return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", name)
 			}
-			return &closureExpr{typed: typed{tbl.Columns[i].Type}, fn: func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+			return &expr.Closure{Typed: expr.Typed{T: tbl.Columns[i].Type}, Fn: func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
 				if ins.newRow == nil {
 					return types.Null, nil
 				}
@@ -171,12 +172,12 @@ func (s *Session) insert(env *Env, x *ast.InsertStmt) (proto.OK, error) {
 		if pl.nVisible != len(cols) {
 			return proto.OK{}, sqlerr.New(sqlerr.ErrWrongValueCount, "Column count doesn't match value count at row 1")
 		}
-		rows, err := env.materialize(pl)
+		rows, err := materialize(env, pl)
 		if err != nil {
 			return proto.OK{}, err
 		}
 		for _, r := range rows {
-			if err := env.checkKilled(); err != nil {
+			if err := env.CheckKilled(); err != nil {
 				return proto.OK{}, err
 			}
 			vals := make([]types.Value, len(cols))
@@ -188,7 +189,7 @@ func (s *Session) insert(env *Env, x *ast.InsertStmt) (proto.OK, error) {
 	} else {
 		lists := x.Lists
 		for ri, list := range lists {
-			if err := env.checkKilled(); err != nil {
+			if err := env.CheckKilled(); err != nil {
 				return proto.OK{}, err
 			}
 			if len(list) != len(cols) && !(len(list) == 0 && len(x.Columns) == 0) {
@@ -235,12 +236,12 @@ func (s *Session) insert(env *Env, x *ast.InsertStmt) (proto.OK, error) {
 
 type assignment struct {
 	col int
-	e   Expr
+	e   expr.Expr
 }
 
 // inserter carries the state of one INSERT statement.
 type inserter struct {
-	env              *Env
+	env              *expr.Env
 	s                *Session
 	tbl              *catalog.Table
 	ignore, replace  bool
@@ -363,7 +364,7 @@ func (ins *inserter) defaultValue(col *catalog.Column) (types.Value, error) {
 	case col.Hidden || col.AutoInc:
 		return types.Null, nil
 	case col.DefaultNow:
-		return timeValue(ins.env.now(), max(col.Type.Frac, 0)), nil
+		return expr.TimeValue(ins.env.Now(), max(col.Type.Frac, 0)), nil
 	case col.HasDefault:
 		return col.Default, nil
 	case !col.NotNull:
@@ -412,11 +413,11 @@ func (ins *inserter) fillAuto(row []types.Value, given []bool) error {
 		}
 		row[ci] = cv
 		if f := types.ToFloat(cv); f > 0 {
-			if err := ins.s.db.observeAutoInc(ins.env, tbl, col, toUint64(cv)); err != nil {
+			if err := ins.s.db.observeAutoInc(ins.env, tbl, col, expr.ToUint64(cv)); err != nil {
 				return err
 			}
 			// The OK packet reports an explicitly inserted auto-increment value too.
-			ins.lastExplicitAuto = toUint64(cv)
+			ins.lastExplicitAuto = expr.ToUint64(cv)
 		}
 	}
 	return nil
@@ -484,7 +485,7 @@ func (ins *inserter) write(row []types.Value) error {
 				ins.affected++ // CLIENT_FOUND_ROWS: an unchanged duplicate counts as found
 			}
 			if ai := tbl.AutoIncCol; ai >= 0 && !tbl.Columns[ai].Hidden && ins.firstAutoID == 0 {
-				ins.lastExplicitAuto = toUint64(dupRow[ai])
+				ins.lastExplicitAuto = expr.ToUint64(dupRow[ai])
 			}
 			ins.dups++
 			return nil
@@ -536,11 +537,11 @@ func dupMessage(tbl *catalog.Table, ix *catalog.Index, row []types.Value) string
 // findDuplicate locks and checks every unique key the row would take (primary and unique secondary,
 // also when absent, so a concurrent insert of the same key waits for us), and returns the first
 // existing row that holds one of them. skipPK is the row's own primary key when updating.
-func findDuplicate(env *Env, tbl *catalog.Table, row []types.Value, skipPK []byte) ([]byte, []types.Value, *catalog.Index, error) {
-	t := env.txn()
+func findDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK []byte) ([]byte, []types.Value, *catalog.Index, error) {
+	t := txnOf(env)
 	pk := primaryKey(nil, tbl, row)
 	if skipPK == nil || string(skipPK) != string(pk) {
-		if err := env.lockRow(pk, txn.LockExclusive); err != nil {
+		if err := lockRow(env, pk, txn.LockExclusive); err != nil {
 			return nil, nil, nil, err
 		}
 		v, ok, err := t.GetLatest(pk)
@@ -563,7 +564,7 @@ func findDuplicate(env *Env, tbl *catalog.Table, row []types.Value, skipPK []byt
 		if !unique {
 			continue // a NULL in a unique key never collides
 		}
-		if err := env.lockRow(k, txn.LockExclusive); err != nil {
+		if err := lockRow(env, k, txn.LockExclusive); err != nil {
 			return nil, nil, nil, err
 		}
 		v, ok, err := t.GetLatest(k)
@@ -581,7 +582,7 @@ func findDuplicate(env *Env, tbl *catalog.Table, row []types.Value, skipPK []byt
 		if skipPK != nil && string(opk) == string(skipPK) {
 			continue
 		}
-		if err := env.lockRow(opk, txn.LockExclusive); err != nil {
+		if err := lockRow(env, opk, txn.LockExclusive); err != nil {
 			return nil, nil, nil, err
 		}
 		rv, ok, err := t.GetLatest(opk)
@@ -602,11 +603,11 @@ func findDuplicate(env *Env, tbl *catalog.Table, row []types.Value, skipPK []byt
 
 // putRow writes a row and its index entries. old, when set, is the previous version under the same
 // primary key: index entries that did not change are not rewritten.
-func putRow(env *Env, tbl *catalog.Table, row []types.Value, old []types.Value) error {
+func putRow(env *expr.Env, tbl *catalog.Table, row []types.Value, old []types.Value) error {
 	if err := checkRow(env, tbl, row); err != nil {
 		return err
 	}
-	t := env.txn()
+	t := txnOf(env)
 	pk := primaryKey(nil, tbl, row)
 	t.Set(pk, encodeRow(nil, tbl, row))
 	for _, ix := range tbl.Indexes[1:] {
@@ -626,7 +627,7 @@ func putRow(env *Env, tbl *catalog.Table, row []types.Value, old []types.Value) 
 
 // deleteRow removes a row and its index entries, after the foreign keys that reference the table
 // acted on its child rows. The caller holds the row's lock.
-func deleteRow(env *Env, tbl *catalog.Table, pk []byte, row []types.Value) error {
+func deleteRow(env *expr.Env, tbl *catalog.Table, pk []byte, row []types.Value) error {
 	if err := onParentChange(env, tbl, row, nil); err != nil {
 		return err
 	}
@@ -634,8 +635,8 @@ func deleteRow(env *Env, tbl *catalog.Table, pk []byte, row []types.Value) error
 }
 
 // removeRow removes a row and its index entries.
-func removeRow(env *Env, tbl *catalog.Table, pk []byte, row []types.Value) error {
-	t := env.txn()
+func removeRow(env *expr.Env, tbl *catalog.Table, pk []byte, row []types.Value) error {
+	t := txnOf(env)
 	t.Delete(pk)
 	for _, ix := range tbl.Indexes[1:] {
 		k, _, _ := secondaryKey(tbl, ix, row)
@@ -645,7 +646,7 @@ func removeRow(env *Env, tbl *catalog.Table, pk []byte, row []types.Value) error
 }
 
 // updateRow replaces old by new (same or different primary key), checking unique keys.
-func updateRow(env *Env, tbl *catalog.Table, pk []byte, old, new []types.Value, strict bool, rowNum int) (bool, error) {
+func updateRow(env *expr.Env, tbl *catalog.Table, pk []byte, old, new []types.Value, strict bool, rowNum int) (bool, error) {
 	same := true
 	for i := range old {
 		if old[i].K != new[i].K || types.Compare(old[i], new[i], nil) != 0 && !(old[i].IsNull() && new[i].IsNull()) {
@@ -698,13 +699,13 @@ func (s *Session) targetPlan(tbl *catalog.Table, alias string, where ast.ExprNod
 	// Return whole rows, hidden columns included.
 	pl.proj = pl.proj[:0]
 	for i, c := range tbl.Columns {
-		pl.proj = append(pl.proj, &colExpr{typed{c.Type}, i, c.Name})
+		pl.proj = append(pl.proj, &expr.Col{Typed: expr.Typed{T: c.Type}, Idx: i, Name: c.Name})
 	}
 	pl.nVisible = len(pl.proj)
 	return pl, nil
 }
 
-func (s *Session) update(env *Env, x *ast.UpdateStmt) (proto.OK, error) {
+func (s *Session) update(env *expr.Env, x *ast.UpdateStmt) (proto.OK, error) {
 	if x.MultipleTable {
 		return proto.OK{}, sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table UPDATE is not supported yet")
 	}
@@ -716,7 +717,7 @@ func (s *Session) update(env *Env, x *ast.UpdateStmt) (proto.OK, error) {
 	if err != nil {
 		return proto.OK{}, err
 	}
-	env.divZeroErr = s.strict() && !x.IgnoreErr && s.sqlModeHas("ERROR_FOR_DIVISION_BY_ZERO")
+	env.DivZeroErr = s.strict() && !x.IgnoreErr && s.sqlModeHas("ERROR_FOR_DIVISION_BY_ZERO")
 	c := (&planner{s: s}).newCompiler(tableScope(tbl, alias))
 	var sets []assignment
 	for _, a := range x.List {
@@ -727,10 +728,10 @@ func (s *Session) update(env *Env, x *ast.UpdateStmt) (proto.OK, error) {
 		if i < 0 || tbl.Columns[i].Hidden {
 			return proto.OK{}, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", a.Column.Name.O)
 		}
-		var e Expr
+		var e expr.Expr
 		if _, ok := a.Expr.(*ast.DefaultExpr); ok {
 			col := tbl.Columns[i]
-			e = &closureExpr{typed: typed{col.Type}, fn: func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+			e = &expr.Closure{Typed: expr.Typed{T: col.Type}, Fn: func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
 				ins := &inserter{env: env, s: s, tbl: tbl, strict: s.strict()}
 				return ins.defaultValue(col)
 			}}
@@ -739,7 +740,7 @@ func (s *Session) update(env *Env, x *ast.UpdateStmt) (proto.OK, error) {
 		}
 		sets = append(sets, assignment{col: i, e: e})
 	}
-	rows, err := env.materialize(pl)
+	rows, err := materialize(env, pl)
 	if err != nil {
 		return proto.OK{}, err
 	}
@@ -747,7 +748,7 @@ func (s *Session) update(env *Env, x *ast.UpdateStmt) (proto.OK, error) {
 	ins := &inserter{env: env, s: s, tbl: tbl, strict: strict}
 	var matched, changed uint64
 	for ri, old := range rows {
-		if err := env.checkKilled(); err != nil {
+		if err := env.CheckKilled(); err != nil {
 			return proto.OK{}, err
 		}
 		ins.row = ri + 1
@@ -766,7 +767,7 @@ func (s *Session) update(env *Env, x *ast.UpdateStmt) (proto.OK, error) {
 		}
 		for ci, col := range tbl.Columns {
 			if col.OnUpdateNow && !assigned(sets, ci) && !rowsEqual(old, nr) {
-				nr[ci] = timeValue(env.now(), max(col.Type.Frac, 0))
+				nr[ci] = expr.TimeValue(env.Now(), max(col.Type.Frac, 0))
 			}
 		}
 		ok, err := updateRow(env, tbl, primaryKey(nil, tbl, old), old, nr, strict, ri+1)
@@ -806,7 +807,7 @@ func rowsEqual(a, b []types.Value) bool {
 	return true
 }
 
-func (s *Session) delete(env *Env, x *ast.DeleteStmt) (proto.OK, error) {
+func (s *Session) delete(env *expr.Env, x *ast.DeleteStmt) (proto.OK, error) {
 	if x.IsMultiTable {
 		return proto.OK{}, sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table DELETE is not supported yet")
 	}
@@ -818,12 +819,12 @@ func (s *Session) delete(env *Env, x *ast.DeleteStmt) (proto.OK, error) {
 	if err != nil {
 		return proto.OK{}, err
 	}
-	rows, err := env.materialize(pl)
+	rows, err := materialize(env, pl)
 	if err != nil {
 		return proto.OK{}, err
 	}
 	for _, r := range rows {
-		if err := env.checkKilled(); err != nil {
+		if err := env.CheckKilled(); err != nil {
 			return proto.OK{}, err
 		}
 		if err := deleteRow(env, tbl, primaryKey(nil, tbl, r), r); err != nil {

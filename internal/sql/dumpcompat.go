@@ -12,6 +12,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/infoschema"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
@@ -62,7 +63,7 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 		for i, n := range names {
 			cols[i] = stringCol(n)
 		}
-		return staticPlan(cols, func(*Env) ([][]types.Value, error) { return nil, nil }), true
+		return staticPlan(cols, func(*expr.Env) ([][]types.Value, error) { return nil, nil }), true
 	}
 	cat := s.catalog()
 	switch name {
@@ -70,7 +71,7 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 		// One row per table, with NULL partition fields: what MySQL shows for a table without
 		// partitions (mysqldump looks up the tablespaces of a schema's tables here).
 		return staticPlan([]vcol{stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("PARTITION_NAME"), stringCol("SUBPARTITION_NAME"), intCol("PARTITION_ORDINAL_POSITION"), intCol("SUBPARTITION_ORDINAL_POSITION"), stringCol("PARTITION_METHOD"), stringCol("SUBPARTITION_METHOD"), stringCol("PARTITION_EXPRESSION"), stringCol("SUBPARTITION_EXPRESSION"), stringCol("PARTITION_DESCRIPTION"), intCol("TABLE_ROWS"), intCol("AVG_ROW_LENGTH"), intCol("DATA_LENGTH"), intCol("MAX_DATA_LENGTH"), intCol("INDEX_LENGTH"), intCol("DATA_FREE"), stringCol("CREATE_TIME"), stringCol("UPDATE_TIME"), stringCol("CHECK_TIME"), intCol("CHECKSUM"), stringCol("PARTITION_COMMENT"), stringCol("NODEGROUP"), stringCol("TABLESPACE_NAME")},
-			func(*Env) ([][]types.Value, error) {
+			func(*expr.Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, dbn := range cat.DBNames() {
 					for _, t := range cat.Tables(dbn) {
@@ -86,7 +87,7 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 			}), true
 	case "TABLE_CONSTRAINTS":
 		return staticPlan([]vcol{stringCol("CONSTRAINT_CATALOG"), stringCol("CONSTRAINT_SCHEMA"), stringCol("CONSTRAINT_NAME"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("CONSTRAINT_TYPE"), stringCol("ENFORCED")},
-			func(*Env) ([][]types.Value, error) {
+			func(*expr.Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, dbn := range cat.DBNames() {
 					for _, t := range cat.Tables(dbn) {
@@ -109,7 +110,7 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 			}), true
 	case "KEY_COLUMN_USAGE":
 		return staticPlan([]vcol{stringCol("CONSTRAINT_CATALOG"), stringCol("CONSTRAINT_SCHEMA"), stringCol("CONSTRAINT_NAME"), stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("COLUMN_NAME"), intCol("ORDINAL_POSITION"), intCol("POSITION_IN_UNIQUE_CONSTRAINT"), stringCol("REFERENCED_TABLE_SCHEMA"), stringCol("REFERENCED_TABLE_NAME"), stringCol("REFERENCED_COLUMN_NAME")},
-			func(*Env) ([][]types.Value, error) {
+			func(*expr.Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, dbn := range cat.DBNames() {
 					for _, t := range cat.Tables(dbn) {
@@ -128,7 +129,7 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 			}), true
 	case "CHECK_CONSTRAINTS":
 		return staticPlan([]vcol{stringCol("CONSTRAINT_CATALOG"), stringCol("CONSTRAINT_SCHEMA"), stringCol("CONSTRAINT_NAME"), stringCol("CHECK_CLAUSE")},
-			func(*Env) ([][]types.Value, error) {
+			func(*expr.Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, dbn := range cat.DBNames() {
 					for _, t := range cat.Tables(dbn) {
@@ -142,18 +143,18 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 	case "VIEWS":
 		return staticPlan([]vcol{stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("VIEW_DEFINITION"), stringCol("CHECK_OPTION"),
 			stringCol("IS_UPDATABLE"), stringCol("DEFINER"), stringCol("SECURITY_TYPE"), stringCol("CHARACTER_SET_CLIENT"), stringCol("COLLATION_CONNECTION")},
-			func(*Env) ([][]types.Value, error) { return infoschema.ViewRows(cat), nil }), true
+			func(*expr.Env) ([][]types.Value, error) { return infoschema.ViewRows(cat), nil }), true
 	case "REFERENTIAL_CONSTRAINTS":
 		return staticPlan([]vcol{stringCol("CONSTRAINT_CATALOG"), stringCol("CONSTRAINT_SCHEMA"), stringCol("CONSTRAINT_NAME"),
 			stringCol("UNIQUE_CONSTRAINT_CATALOG"), stringCol("UNIQUE_CONSTRAINT_SCHEMA"), stringCol("UNIQUE_CONSTRAINT_NAME"), stringCol("MATCH_OPTION"),
 			stringCol("UPDATE_RULE"), stringCol("DELETE_RULE"), stringCol("TABLE_NAME"), stringCol("REFERENCED_TABLE_NAME")},
-			func(*Env) ([][]types.Value, error) { return referentialRows(cat), nil }), true
+			func(*expr.Env) ([][]types.Value, error) { return referentialRows(cat), nil }), true
 	case "ENGINES":
-		return staticPlan([]vcol{stringCol("ENGINE"), stringCol("SUPPORT"), stringCol("COMMENT"), stringCol("TRANSACTIONS"), stringCol("XA"), stringCol("SAVEPOINTS")}, func(*Env) ([][]types.Value, error) {
+		return staticPlan([]vcol{stringCol("ENGINE"), stringCol("SUPPORT"), stringCol("COMMENT"), stringCol("TRANSACTIONS"), stringCol("XA"), stringCol("SAVEPOINTS")}, func(*expr.Env) ([][]types.Value, error) {
 			return [][]types.Value{{stringVal("InnoDB"), stringVal("DEFAULT"), stringVal("Kiln: pebble LSM under a replicated binlog"), stringVal("YES"), stringVal("NO"), stringVal("YES")}}, nil
 		}), true
 	case "CHARACTER_SETS":
-		return staticPlan([]vcol{stringCol("CHARACTER_SET_NAME"), stringCol("DEFAULT_COLLATE_NAME"), stringCol("DESCRIPTION"), intCol("MAXLEN")}, func(*Env) ([][]types.Value, error) {
+		return staticPlan([]vcol{stringCol("CHARACTER_SET_NAME"), stringCol("DEFAULT_COLLATE_NAME"), stringCol("DESCRIPTION"), intCol("MAXLEN")}, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, r := range infoschema.CharsetRows() {
 				rows = append(rows, []types.Value{r[0], r[2], r[1], r[3]})
@@ -161,7 +162,7 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 			return rows, nil
 		}), true
 	case "COLLATIONS":
-		return staticPlan([]vcol{stringCol("COLLATION_NAME"), stringCol("CHARACTER_SET_NAME"), intCol("ID"), stringCol("IS_DEFAULT"), stringCol("IS_COMPILED"), intCol("SORTLEN"), stringCol("PAD_ATTRIBUTE")}, func(*Env) ([][]types.Value, error) {
+		return staticPlan([]vcol{stringCol("COLLATION_NAME"), stringCol("CHARACTER_SET_NAME"), intCol("ID"), stringCol("IS_DEFAULT"), stringCol("IS_COMPILED"), intCol("SORTLEN"), stringCol("PAD_ATTRIBUTE")}, func(*expr.Env) ([][]types.Value, error) {
 			return infoschema.CollationRows(), nil
 		}), true
 	}
@@ -205,7 +206,7 @@ func emptyShow(tp ast.ShowStmtType) (*selectPlan, bool) {
 	for i, n := range names {
 		cols[i] = stringCol(n)
 	}
-	return staticPlan(cols, func(*Env) ([][]types.Value, error) { return nil, nil }), true
+	return staticPlan(cols, func(*expr.Env) ([][]types.Value, error) { return nil, nil }), true
 }
 
 // showWhere adds the condition of SHOW ... WHERE to a SHOW plan: it reads the result's columns by
@@ -226,7 +227,7 @@ func (s *Session) showWhere(pl *selectPlan, where ast.ExprNode) error {
 // autoIncNext is the next AUTO_INCREMENT value of a table as SHOW CREATE TABLE and
 // information_schema.TABLES report it: the counter if this server has used it, else the largest
 // value + 1, and at least the AUTO_INCREMENT table option. 0 if the table has no such column.
-func (s *Session) autoIncNext(env *Env, t *catalog.Table) (uint64, error) {
+func (s *Session) autoIncNext(env *expr.Env, t *catalog.Table) (uint64, error) {
 	if t.AutoIncCol < 0 {
 		return 0, nil
 	}
@@ -261,7 +262,7 @@ func showCreateDatabase(d *catalog.Database, ifNotExists bool) string {
 
 // autoIncValue is the AUTO_INCREMENT column of information_schema.TABLES and SHOW TABLE STATUS: the
 // next value, or NULL for a table without an AUTO_INCREMENT column.
-func (s *Session) autoIncValue(env *Env, t *catalog.Table) (types.Value, error) {
+func (s *Session) autoIncValue(env *expr.Env, t *catalog.Table) (types.Value, error) {
 	if t.AutoIncCol < 0 {
 		return types.Null, nil
 	}

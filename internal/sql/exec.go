@@ -10,13 +10,14 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
 // open starts executing a plan. outer is the enclosing query's current row (correlated subqueries).
-func (pl *selectPlan) open(env *Env) (rowIter, error) {
+func (pl *selectPlan) open(env *expr.Env) (rowIter, error) {
 	if pl.union != nil {
 		return pl.union.open(env)
 	}
@@ -47,7 +48,7 @@ func (pl *selectPlan) open(env *Env) (rowIter, error) {
 		if err != nil {
 			return nil, err
 		}
-		limit = toIntLenient(v)
+		limit = types.ToIntLenient(v)
 		if limit < 0 {
 			limit = 0
 		}
@@ -57,7 +58,7 @@ func (pl *selectPlan) open(env *Env) (rowIter, error) {
 		if err != nil {
 			return nil, err
 		}
-		offset = max(toIntLenient(v), 0)
+		offset = max(types.ToIntLenient(v), 0)
 	}
 	if pl.sortNeeded {
 		it = &sortIter{src: it, env: env, keys: pl.order, colls: projColls(pl), limit: limit, offset: offset}
@@ -75,7 +76,7 @@ func projColls(pl *selectPlan) []*types.Collation {
 	out := make([]*types.Collation, len(pl.proj))
 	for i, e := range pl.proj {
 		t := e.Type()
-		if isStringType(t) && t.Collation != "" {
+		if expr.IsStringType(t) && t.Collation != "" {
 			out[i], _ = types.LookupCollation(t.Collation)
 		}
 	}
@@ -85,7 +86,7 @@ func projColls(pl *selectPlan) []*types.Collation {
 // joinIter runs the FROM levels as nested loops and yields combined rows.
 type joinIter struct {
 	pl      *selectPlan
-	env     *Env
+	env     *expr.Env
 	cache   [][][]types.Value // per level: filtered rows of an independent inner level, read once
 	nocache []bool
 	row     []types.Value
@@ -122,7 +123,7 @@ func (j *joinIter) next() ([]types.Value, error) {
 	for {
 		// Inner levels served from memory (the cache below, derived tables) never reach storage's
 		// check: every step of the nested loop counts.
-		if err := j.env.checkKilled(); err != nil {
+		if err := j.env.CheckKilled(); err != nil {
 			return nil, err
 		}
 		L := j.depth
@@ -236,7 +237,7 @@ func (j *joinIter) openLevel(lv *level) (rowIter, error) {
 			if r == nil {
 				break
 			}
-			if err := j.env.checkKilled(); err != nil {
+			if err := j.env.CheckKilled(); err != nil {
 				return nil, err
 			}
 			if lv.filter != nil {
@@ -250,7 +251,7 @@ func (j *joinIter) openLevel(lv *level) (rowIter, error) {
 				}
 			}
 			rows = append(rows, r)
-			if err := j.env.growRow(r); err != nil {
+			if err := j.env.GrowRow(r); err != nil {
 				return nil, err
 			}
 			if len(rows) > maxJoinCacheRows {
@@ -266,10 +267,10 @@ func (j *joinIter) openLevel(lv *level) (rowIter, error) {
 	if j.matBytes == nil {
 		j.matBytes = make([]int64, len(j.pl.levels))
 	}
-	tr := j.env.tracker()
+	tr := j.env.Tracker()
 	tr.Shrink(j.matBytes[j.depth])
 	before := tr.Used()
-	rows, err := j.env.materialize(lv.sub)
+	rows, err := materialize(j.env, lv.sub)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +288,7 @@ func (j *joinIter) close() {
 }
 
 // materialize runs a plan to completion (derived tables, subqueries).
-func (env *Env) materialize(pl *selectPlan) ([][]types.Value, error) {
+func materialize(env *expr.Env, pl *selectPlan) ([][]types.Value, error) {
 	it, err := pl.open(env)
 	if err != nil {
 		return nil, err
@@ -302,10 +303,10 @@ func (env *Env) materialize(pl *selectPlan) ([][]types.Value, error) {
 		if r == nil {
 			return rows, nil
 		}
-		if err := env.checkKilled(); err != nil {
+		if err := env.CheckKilled(); err != nil {
 			return nil, err
 		}
-		if err := env.growRow(r); err != nil {
+		if err := env.GrowRow(r); err != nil {
 			return nil, err
 		}
 		rows = append(rows, r)
@@ -329,8 +330,8 @@ func (s *sliceIter) close() {}
 
 type filterIter struct {
 	src  rowIter
-	env  *Env
-	cond Expr
+	env  *expr.Env
+	cond expr.Expr
 }
 
 func (f *filterIter) next() ([]types.Value, error) {
@@ -340,7 +341,7 @@ func (f *filterIter) next() ([]types.Value, error) {
 			return nil, err
 		}
 		// A filter that rejects everything loops here for as long as its source has rows.
-		if err := f.env.checkKilled(); err != nil {
+		if err := f.env.CheckKilled(); err != nil {
 			return nil, err
 		}
 		v, err := f.cond.Eval(f.env, r)
@@ -356,8 +357,8 @@ func (f *filterIter) close() { f.src.close() }
 
 type projIter struct {
 	src  rowIter
-	env  *Env
-	proj []Expr
+	env  *expr.Env
+	proj []expr.Expr
 }
 
 func (p *projIter) next() ([]types.Value, error) {
@@ -455,7 +456,7 @@ func appendLen(buf []byte, n int) []byte {
 
 type distinctIter struct {
 	src   rowIter
-	env   *Env
+	env   *expr.Env
 	n     int
 	seen  map[string]struct{}
 	colls []*types.Collation
@@ -469,7 +470,7 @@ func (d *distinctIter) next() ([]types.Value, error) {
 			return nil, err
 		}
 		// Duplicates loop here without returning.
-		if err := d.env.checkKilled(); err != nil {
+		if err := d.env.CheckKilled(); err != nil {
 			return nil, err
 		}
 		d.buf = d.buf[:0]
@@ -479,7 +480,7 @@ func (d *distinctIter) next() ([]types.Value, error) {
 		if _, ok := d.seen[string(d.buf)]; ok {
 			continue
 		}
-		if err := d.env.grow(int64(len(d.buf)) + mapEntryOverhead); err != nil {
+		if err := d.env.Grow(int64(len(d.buf)) + expr.MapEntryOverhead); err != nil {
 			return nil, err
 		}
 		d.seen[string(d.buf)] = struct{}{}
@@ -492,7 +493,7 @@ func (d *distinctIter) close() { d.src.close() }
 // offset+limit rows.
 type sortIter struct {
 	src           rowIter
-	env           *Env
+	env           *expr.Env
 	keys          []sortKey
 	colls         []*types.Collation
 	limit, offset int64
@@ -512,10 +513,10 @@ func (s *sortIter) next() ([]types.Value, error) {
 			if r == nil {
 				break
 			}
-			if err := s.env.checkKilled(); err != nil {
+			if err := s.env.CheckKilled(); err != nil {
 				return nil, err
 			}
-			if err := s.env.growRow(r); err != nil {
+			if err := s.env.GrowRow(r); err != nil {
 				return nil, err
 			}
 			s.rows = append(s.rows, r)
@@ -533,41 +534,6 @@ func (s *sortIter) next() ([]types.Value, error) {
 }
 func (s *sortIter) close() { s.src.close() }
 
-// sortAborted is what a comparison panics with once the statement is cancelled: sort.SliceStable
-// cannot be stopped otherwise, and sorting a million rows takes seconds. sortSlice recovers it.
-type sortAborted struct{ err error }
-
-// sortCancellable runs a sort whose comparisons call env.sortTick, and returns the statement's
-// interruption if a comparison saw it.
-func (env *Env) sortCancellable(sortFn func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			a, ok := r.(sortAborted)
-			if !ok {
-				panic(r)
-			}
-			err = a.err
-		}
-	}()
-	sortFn()
-	return nil
-}
-
-// sortTick counts a comparison and checks for cancellation every 1024th: the comparison itself
-// costs tens of nanoseconds, a context check about as much.
-func (env *Env) sortTick() {
-	env.cmps++
-	if env.cmps&1023 == 0 {
-		env.sortCheck()
-	}
-}
-
-func (env *Env) sortCheck() {
-	if err := env.interrupted(); err != nil {
-		panic(sortAborted{err})
-	}
-}
-
 // sortRows sorts stably. Strings under a non-binary collation are compared by their collation keys,
 // computed once per row rather than once per comparison.
 func (s *sortIter) sortRows() error {
@@ -578,9 +544,9 @@ func (s *sortIter) sortRows() error {
 		}
 	}
 	if !keyed || len(s.rows) < 8 {
-		return s.env.sortCancellable(func() {
+		return s.env.SortCancellable(func() {
 			sort.SliceStable(s.rows, func(a, b int) bool {
-				s.env.sortTick()
+				s.env.SortTick()
 				return compareRows(s.rows[a], s.rows[b], s.keys, s.colls) < 0
 			})
 		})
@@ -591,7 +557,7 @@ func (s *sortIter) sortRows() error {
 	}
 	krs := make([]keyedRow, len(s.rows))
 	for i, r := range s.rows {
-		if err := s.env.checkKilled(); err != nil {
+		if err := s.env.CheckKilled(); err != nil {
 			return err
 		}
 		krs[i].row = r
@@ -603,9 +569,9 @@ func (s *sortIter) sortRows() error {
 			}
 		}
 	}
-	err := s.env.sortCancellable(func() {
+	err := s.env.SortCancellable(func() {
 		sort.SliceStable(krs, func(a, b int) bool {
-			s.env.sortTick()
+			s.env.SortTick()
 			x, y := &krs[a], &krs[b]
 			for j, k := range s.keys {
 				var c int
@@ -661,7 +627,7 @@ func compareRows(a, b []types.Value, keys []sortKey, colls []*types.Collation) i
 // followed by the aggregate values, which is what post-aggregation expressions are compiled against.
 type aggIter struct {
 	pl     *selectPlan
-	env    *Env
+	env    *expr.Env
 	src    rowIter
 	out    [][]types.Value
 	i      int
@@ -718,7 +684,7 @@ func (a *aggIter) load() error {
 	var key []byte
 	colls := make([]*types.Collation, len(pl.groupBy))
 	for i, e := range pl.groupBy {
-		if t := e.Type(); isStringType(t) {
+		if t := e.Type(); expr.IsStringType(t) {
 			colls[i], _ = types.LookupCollation(t.Collation)
 		}
 	}
@@ -730,7 +696,7 @@ func (a *aggIter) load() error {
 		if r == nil {
 			break
 		}
-		if err := a.env.checkKilled(); err != nil {
+		if err := a.env.CheckKilled(); err != nil {
 			return err
 		}
 		key = key[:0]
@@ -743,7 +709,7 @@ func (a *aggIter) load() error {
 		}
 		g, ok := groups[string(key)]
 		if !ok {
-			if err := a.env.grow(int64(len(key)) + mapEntryOverhead + rowBytes(r) + int64(len(pl.aggs))*aggStateBytes); err != nil {
+			if err := a.env.Grow(int64(len(key)) + expr.MapEntryOverhead + expr.RowBytes(r) + int64(len(pl.aggs))*aggStateBytes); err != nil {
 				return err
 			}
 			g = &group{first: r, states: make([]aggState, len(pl.aggs))}
@@ -761,7 +727,7 @@ func (a *aggIter) load() error {
 		order = append(order, &group{first: make([]types.Value, pl.width), states: make([]aggState, len(pl.aggs))})
 	}
 	for _, g := range order {
-		if err := a.env.checkKilled(); err != nil {
+		if err := a.env.CheckKilled(); err != nil {
 			return err
 		}
 		row := make([]types.Value, pl.width+len(pl.aggs))
@@ -831,7 +797,7 @@ func (a *aggIter) seenBefore(spec *aggSpec, st *aggState, vals []types.Value) (b
 	if _, ok := st.seen[string(k)]; ok {
 		return true, nil
 	}
-	if err := a.env.grow(int64(len(k)) + mapEntryOverhead); err != nil {
+	if err := a.env.Grow(int64(len(k)) + expr.MapEntryOverhead); err != nil {
 		return false, err
 	}
 	st.seen[string(k)] = struct{}{}
@@ -863,7 +829,7 @@ func (a *aggIter) fold(spec *aggSpec, st *aggState, vals []types.Value) error {
 			return nil
 		}
 		var coll *types.Collation
-		if t := spec.args[0].Type(); isStringType(t) {
+		if t := spec.args[0].Type(); expr.IsStringType(t) {
 			coll, _ = types.LookupCollation(t.Collation)
 		}
 		c := types.Compare(v, st.val, coll)
@@ -873,7 +839,7 @@ func (a *aggIter) fold(spec *aggSpec, st *aggState, vals []types.Value) error {
 	case "group_concat":
 		if len(spec.order) > 0 {
 			// The order is known only at the end: keep the rows (counted against the quota).
-			if err := a.env.growRow(vals); err != nil {
+			if err := a.env.GrowRow(vals); err != nil {
 				return err
 			}
 			st.parts = append(st.parts, vals)
@@ -884,12 +850,12 @@ func (a *aggIter) fold(spec *aggSpec, st *aggState, vals []types.Value) error {
 		if !st.hasVal {
 			st.bits = ^uint64(0)
 		}
-		st.bits &= toUint64(v)
+		st.bits &= expr.ToUint64(v)
 		st.hasVal = true
 	case "bit_or":
-		st.bits |= toUint64(v)
+		st.bits |= expr.ToUint64(v)
 	case "bit_xor":
-		st.bits ^= toUint64(v)
+		st.bits ^= expr.ToUint64(v)
 	case "std", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp":
 		// Welford's recurrence, as MySQL computes variances.
 		f := types.ToFloat(v)
@@ -939,7 +905,7 @@ func (a *aggIter) finalize(spec *aggSpec, st *aggState) types.Value {
 		if len(spec.order) > 0 {
 			colls := make([]*types.Collation, len(spec.args))
 			for i, e := range spec.args {
-				if t := e.Type(); isStringType(t) {
+				if t := e.Type(); expr.IsStringType(t) {
 					colls[i], _ = types.LookupCollation(t.Collation)
 				}
 			}
@@ -971,7 +937,7 @@ func (a *aggIter) finalize(spec *aggSpec, st *aggState) types.Value {
 		for i, p := range st.parts {
 			arr[i] = jsonAggDoc(p[0])
 		}
-		return jsonResult(arr)
+		return expr.JSONResult(arr)
 	case "json_objectagg":
 		if st.count == 0 || a.jsonTooLarge(spec, st) {
 			return types.Null
@@ -980,7 +946,7 @@ func (a *aggIter) finalize(spec *aggSpec, st *aggState) types.Value {
 		for _, p := range st.parts {
 			m[p[0].S] = jsonAggDoc(p[1])
 		}
-		return jsonResult(m)
+		return expr.JSONResult(m)
 	case "bit_and":
 		if !st.hasVal {
 			return types.NewUint(^uint64(0))
@@ -1013,7 +979,7 @@ func (a *aggIter) close() { a.src.close() }
 // by max_allowed_packet as MySQL documents.
 func (a *aggIter) groupConcatMax() int64 {
 	if a.gcMax == 0 {
-		a.gcMax = min(toIntLenient(a.env.s.getSysVar(sysvar.Must("group_concat_max_len"), false)), a.env.maxAllowedPacket())
+		a.gcMax = min(types.ToIntLenient(a.env.Sess.SysVar(sysvar.Must("group_concat_max_len"), false)), a.env.MaxAllowedPacket())
 	}
 	return a.gcMax
 }
@@ -1041,12 +1007,12 @@ func (a *aggIter) concatPart(spec *aggSpec, st *aggState, vals []types.Value, n 
 		}
 	}
 	if st.cut {
-		a.env.warn(sqlerr.New(sqlerr.ErrCutValueGroupConcat, "Row %d was cut by GROUP_CONCAT()", n))
+		a.env.Warn(sqlerr.New(sqlerr.ErrCutValueGroupConcat, "Row %d was cut by GROUP_CONCAT()", n))
 	}
 	if len(spec.order) > 0 {
 		return nil // the rows were counted as they were kept
 	}
-	return a.env.grow(int64(len(st.text) - before))
+	return a.env.Grow(int64(len(st.text) - before))
 }
 
 func (st *aggState) appendCut(s string, limit int64) {
@@ -1068,13 +1034,13 @@ func (a *aggIter) jsonPart(spec *aggSpec, st *aggState, part []types.Value) erro
 		st.textBytes += int64(len(part[i].S)) + 1
 	}
 	if a.packet == 0 {
-		a.packet = a.env.maxAllowedPacket()
+		a.packet = a.env.MaxAllowedPacket()
 	}
 	if st.textBytes > a.packet {
 		st.cut, st.parts = true, nil
 		return nil
 	}
-	if err := a.env.growRow(part); err != nil {
+	if err := a.env.GrowRow(part); err != nil {
 		return err
 	}
 	st.parts = append(st.parts, part)
@@ -1082,13 +1048,13 @@ func (a *aggIter) jsonPart(spec *aggSpec, st *aggState, part []types.Value) erro
 }
 
 func (a *aggIter) jsonTooLarge(spec *aggSpec, st *aggState) bool {
-	return st.cut && a.env.resultTooLarge(spec.fn, st.textBytes)
+	return st.cut && a.env.ResultTooLarge(spec.fn, st.textBytes)
 }
 
 // jsonAggValue turns a JSON aggregate's argument into the JSON text of its document (JSON-typed
 // values are embedded, other values become scalars, NULL is null).
-func jsonAggValue(e Expr, v types.Value) types.Value {
-	return types.NewString(types.JSONText(jsonValueArg(e, v)))
+func jsonAggValue(e expr.Expr, v types.Value) types.Value {
+	return types.NewString(types.JSONText(expr.JSONValueArg(e, v)))
 }
 
 func jsonAggDoc(v types.Value) any {
@@ -1096,147 +1062,12 @@ func jsonAggDoc(v types.Value) any {
 	return doc
 }
 
-// subKind is how a subquery's result is used.
-type subKind uint8
-
-const (
-	subScalar subKind = iota
-	subExists
-	subIn
-	subAny
-	subAll
-)
+// Materialize runs the plan to completion: a subquery expression's rows.
+func (pl *selectPlan) Materialize(env *expr.Env) ([][]types.Value, error) {
+	return materialize(env, pl)
+}
 
 // subPlan is a planned subquery.
 type subPlan struct {
 	plan *selectPlan
-}
-
-type subResult struct {
-	rows [][]types.Value
-}
-
-// subqueryExpr evaluates a subquery: once per statement when it is not correlated, per outer row
-// when it is.
-type subqueryExpr struct {
-	typed
-	kind       subKind
-	plan       *selectPlan
-	correlated bool
-	left       Expr
-	not        bool
-	op         string // for ANY/ALL: the comparison
-	coll       *types.Collation
-}
-
-func (s *subqueryExpr) rows(env *Env, row []types.Value) ([][]types.Value, error) {
-	if !s.correlated {
-		if r, ok := env.subCache[s]; ok {
-			return r.rows, nil
-		}
-	}
-	if s.correlated {
-		env.outer = append(env.outer, row)
-		defer func() { env.outer = env.outer[:len(env.outer)-1] }()
-	}
-	rows, err := env.materialize(s.plan)
-	if err != nil {
-		return nil, err
-	}
-	if !s.correlated {
-		if env.subCache == nil {
-			env.subCache = map[*subqueryExpr]*subResult{}
-		}
-		env.subCache[s] = &subResult{rows: rows}
-	}
-	return rows, nil
-}
-
-func (s *subqueryExpr) Eval(env *Env, row []types.Value) (types.Value, error) {
-	var left types.Value
-	if s.left != nil {
-		var err error
-		if left, err = s.left.Eval(env, row); err != nil {
-			return types.Null, err
-		}
-	}
-	var before int64
-	if s.correlated {
-		before = env.tracker().Used()
-	}
-	rows, err := s.rows(env, row)
-	if err != nil {
-		return types.Null, err
-	}
-	if s.correlated {
-		// A correlated subquery's rows are dropped after this row: give their memory back.
-		defer env.tracker().Shrink(env.tracker().Used() - before)
-	}
-	switch s.kind {
-	case subScalar:
-		if len(rows) == 0 {
-			return types.Null, nil
-		}
-		if len(rows) > 1 {
-			return types.Null, sqlerr.New(sqlerr.ErrSubqueryNo1Row, "Subquery returns more than 1 row")
-		}
-		return rows[0][0], nil
-	case subExists:
-		return boolVal(len(rows) > 0), nil
-	case subIn:
-		if len(rows) == 0 {
-			return boolVal(s.not), nil
-		}
-		if left.IsNull() {
-			return types.Null, nil
-		}
-		sawNull := false
-		for _, r := range rows {
-			// Each outer row walks the whole result: rows x outer rows comparisons.
-			if err := env.checkKilled(); err != nil {
-				return types.Null, err
-			}
-			if r[0].IsNull() {
-				sawNull = true
-				continue
-			}
-			if types.Compare(left, r[0], s.coll) == 0 {
-				return boolVal(!s.not), nil
-			}
-		}
-		if sawNull {
-			return types.Null, nil
-		}
-		return boolVal(s.not), nil
-	case subAny, subAll:
-		if len(rows) == 0 {
-			return boolVal(s.kind == subAll), nil
-		}
-		if left.IsNull() {
-			return types.Null, nil
-		}
-		sawNull := false
-		for _, r := range rows {
-			// Each outer row walks the whole result: rows x outer rows comparisons.
-			if err := env.checkKilled(); err != nil {
-				return types.Null, err
-			}
-			if r[0].IsNull() {
-				sawNull = true
-				continue
-			}
-			ok := cmpResult(opFromString(s.op), types.Compare(left, r[0], s.coll))
-			if s.kind == subAny && ok {
-				return vTrue, nil
-			}
-			if s.kind == subAll && !ok {
-				return vFalse, nil
-			}
-		}
-		if sawNull {
-			return types.Null, nil
-		}
-		return boolVal(s.kind == subAll), nil
-	}
-	return types.Null, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -134,11 +135,11 @@ func keyPrefix(t *catalog.Table, ix *catalog.Index, vals []types.Value) []byte {
 
 // checkParents verifies that every constraint of child has its parent row for row, locking that
 // row shared. changed, when set, limits the check to constraints whose columns changed.
-func checkParents(env *Env, child *catalog.Table, row, old []types.Value) error {
-	if len(child.ForeignKeys) == 0 || !env.s.fkChecks() {
+func checkParents(env *expr.Env, child *catalog.Table, row, old []types.Value) error {
+	if len(child.ForeignKeys) == 0 || !sessionOf(env).fkChecks() {
 		return nil
 	}
-	cat := env.s.catalog()
+	cat := sessionOf(env).catalog()
 	for _, fk := range child.ForeignKeys {
 		cc := childCols(child, fk)
 		vals := make([]types.Value, len(cc))
@@ -174,8 +175,8 @@ func checkParents(env *Env, child *catalog.Table, row, old []types.Value) error 
 
 // findReferenced reports whether parent has a row whose ix-leading columns equal vals, and locks it
 // shared.
-func findReferenced(env *Env, parent *catalog.Table, ix *catalog.Index, vals []types.Value) (bool, error) {
-	t := env.txn()
+func findReferenced(env *expr.Env, parent *catalog.Table, ix *catalog.Index, vals []types.Value) (bool, error) {
+	t := txnOf(env)
 	lo := keyPrefix(parent, ix, vals)
 	it, err := t.NewIter(lo, prefixEnd(lo), false, true)
 	if err != nil {
@@ -193,7 +194,7 @@ func findReferenced(env *Env, parent *catalog.Table, ix *catalog.Index, vals []t
 		}
 		pk = primaryKey(nil, parent, part)
 	}
-	if err := env.lockRow(pk, txn.LockShared); err != nil {
+	if err := lockRow(env, pk, txn.LockShared); err != nil {
 		return false, err
 	}
 	_, ok, err := t.GetLatest(pk)
@@ -202,13 +203,13 @@ func findReferenced(env *Env, parent *catalog.Table, ix *catalog.Index, vals []t
 
 // childRows returns the child rows (primary key and row) whose fk columns equal vals, locked
 // exclusive.
-func childRows(env *Env, child *catalog.Table, fk *catalog.ForeignKey, vals []types.Value) ([][]byte, [][]types.Value, error) {
+func childRows(env *expr.Env, child *catalog.Table, fk *catalog.ForeignKey, vals []types.Value) ([][]byte, [][]types.Value, error) {
 	cc := childCols(child, fk)
 	ix := prefixIndex(child, cc)
 	if ix == nil {
 		return nil, nil, fmt.Errorf("foreign key %s of %s.%s has no index", fk.Name, child.DB, child.Name)
 	}
-	t := env.txn()
+	t := txnOf(env)
 	lo := keyPrefix(child, ix, vals)
 	it, err := t.NewIter(lo, prefixEnd(lo), false, true)
 	if err != nil {
@@ -235,7 +236,7 @@ func childRows(env *Env, child *catalog.Table, fk *catalog.ForeignKey, vals []ty
 	var outPK [][]byte
 	var rows [][]types.Value
 	for _, pk := range pks {
-		if err := env.lockRow(pk, txn.LockExclusive); err != nil {
+		if err := lockRow(env, pk, txn.LockExclusive); err != nil {
 			return nil, nil, err
 		}
 		v, ok, err := t.GetLatest(pk)
@@ -257,16 +258,16 @@ func childRows(env *Env, child *catalog.Table, fk *catalog.ForeignKey, vals []ty
 
 // onParentChange applies the constraints that reference parent to a deleted row (new == nil) or an
 // updated one.
-func onParentChange(env *Env, parent *catalog.Table, old, new []types.Value) error {
-	refs := env.s.catalog().Referencing(parent.DB, parent.Name)
-	if len(refs) == 0 || !env.s.fkChecks() {
+func onParentChange(env *expr.Env, parent *catalog.Table, old, new []types.Value) error {
+	refs := sessionOf(env).catalog().Referencing(parent.DB, parent.Name)
+	if len(refs) == 0 || !sessionOf(env).fkChecks() {
 		return nil
 	}
-	if env.fkDepth >= maxFKDepth {
+	if env.FKDepth >= maxFKDepth {
 		return sqlerr.New(sqlerr.ErrFKDepthExceeded, "Foreign key cascade delete/update exceeds max depth of %d.", maxFKDepth)
 	}
-	env.fkDepth++
-	defer func() { env.fkDepth-- }()
+	env.FKDepth++
+	defer func() { env.FKDepth-- }()
 	for _, r := range refs {
 		pcols := make([]int, len(r.FK.RefCols))
 		ok := true
@@ -292,7 +293,7 @@ func onParentChange(env *Env, parent *catalog.Table, old, new []types.Value) err
 			continue
 		}
 		// The child table as the current catalog has it (r.child may be stale after DDL).
-		child, okc := env.s.catalog().TableByID(r.Child.ID)
+		child, okc := sessionOf(env).catalog().TableByID(r.Child.ID)
 		if !okc {
 			continue
 		}

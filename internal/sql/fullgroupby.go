@@ -5,6 +5,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
@@ -50,8 +51,8 @@ func (s *Session) fullGroupBy() bool { return s.sqlModeHas("ONLY_FULL_GROUP_BY")
 func newGroupCheck(sc *scope, pl *selectPlan, sel *ast.SelectStmt, groupNodes []ast.ExprNode) *groupCheck {
 	g := &groupCheck{sc: sc, pl: pl, grouped: map[int]bool{}, exprs: map[string]bool{}, levelsOK: map[int]bool{}, noGroup: sel.GroupBy == nil}
 	for _, e := range pl.groupBy {
-		if ce, ok := e.(*colExpr); ok {
-			g.grouped[ce.idx] = true
+		if ce, ok := e.(*expr.Col); ok {
+			g.grouped[ce.Idx] = true
 		}
 	}
 	for _, n := range groupNodes {

@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/gtid"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -97,7 +98,7 @@ func (s *Session) waitForGTIDs(ctx context.Context, index uint64, timeout time.D
 		return nil
 	}
 	if ctx.Err() != nil {
-		return (&Env{s: s, ctx: ctx}).interrupted()
+		return (&expr.Env{Sess: s, Ctx: ctx}).Interrupted()
 	}
 	if wctx.Err() != nil && errors.Is(context.Cause(wctx), errGTIDWaitTimeout) {
 		return errGTIDWaitTimeout
@@ -113,19 +114,19 @@ var (
 	readAfterTimeoutVar = sysvar.Must("kiln_read_after_gtid_timeout")
 )
 
-// gtidFunc compiles WAIT_FOR_EXECUTED_GTID_SET(set [, timeout]): 0 once the set is executed here,
+// WAIT_FOR_EXECUTED_GTID_SET is a function of the registry whose state is the server's (the applied
+// index and the cluster's GTIDs): the facade registers it.
+func init() {
+	expr.Register(expr.Builtin{Name: "wait_for_executed_gtid_set", MinArgs: 1, MaxArgs: 2, Build: gtidFunc})
+}
+
+// gtidFunc builds WAIT_FOR_EXECUTED_GTID_SET(set [, timeout]): 0 once the set is executed here,
 // 1 when timeout seconds passed first (0 or no timeout: wait without limit, as MySQL), MySQL's
 // errors for a malformed set (1772), a NULL set (1772 'NULL') and a NULL or negative timeout
 // (1210; NULL with a warning outside strict mode), and 1210 for another UUID (waitIndex). The wait
 // ends with the statement: KILL QUERY, max_execution_time.
-func (c *compiler) gtidFunc(name string, args []Expr) (Expr, bool, error) {
-	if name != "wait_for_executed_gtid_set" {
-		return nil, false, nil
-	}
-	if len(args) < 1 || len(args) > 2 {
-		return nil, true, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", name)
-	}
-	return &closureExpr{typed: typed{tInt}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+func gtidFunc(c *expr.Call) (expr.Expr, error) {
+	return &expr.Closure{Typed: expr.Typed{T: expr.TInt}, Args: c.Args, Fn: func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
 		v, err := a[0].Eval(env, row)
 		if err != nil {
 			return types.Null, err
@@ -141,10 +142,10 @@ func (c *compiler) gtidFunc(name string, args []Expr) (Expr, bool, error) {
 			}
 			secs := types.ToFloat(tv)
 			if tv.IsNull() || secs < 0 {
-				if tv.IsNull() || env.s.strict() {
+				if tv.IsNull() || sessionOf(env).strict() {
 					return types.Null, sqlerr.New(sqlerr.ErrWrongArguments, "Incorrect arguments to WAIT_FOR_EXECUTED_GTID_SET.")
 				}
-				env.s.addWarning("Warning", sqlerr.ErrWrongArguments, "Incorrect arguments to WAIT_FOR_EXECUTED_GTID_SET.")
+				env.Sess.AddWarning("Warning", sqlerr.ErrWrongArguments, "Incorrect arguments to WAIT_FOR_EXECUTED_GTID_SET.")
 				return types.Null, nil
 			}
 			timeout = time.Duration(secs * float64(time.Second))
@@ -157,11 +158,11 @@ func (c *compiler) gtidFunc(name string, args []Expr) (Expr, bool, error) {
 		if err != nil {
 			return types.Null, sqlerr.New(sqlerr.ErrMalformedGTIDSetSpecification, "Malformed GTID set specification '%s'.", text)
 		}
-		idx, err := env.s.waitIndex(set, "WAIT_FOR_EXECUTED_GTID_SET")
+		idx, err := sessionOf(env).waitIndex(set, "WAIT_FOR_EXECUTED_GTID_SET")
 		if err != nil {
 			return types.Null, err
 		}
-		switch err := env.s.waitForGTIDs(env.ctx, idx, timeout); {
+		switch err := sessionOf(env).waitForGTIDs(env.Ctx, idx, timeout); {
 		case err == nil:
 			return types.NewInt(0), nil
 		case errors.Is(err, errGTIDWaitTimeout):
@@ -169,7 +170,7 @@ func (c *compiler) gtidFunc(name string, args []Expr) (Expr, bool, error) {
 		default:
 			return types.Null, err
 		}
-	}}, true, nil
+	}}, nil
 }
 
 // checkReadAfterGTID refuses a kiln_read_after_gtid that names another cluster's UUID (the syntax
@@ -205,7 +206,7 @@ func (s *Session) readAfterGTID(ctx context.Context, st ast.StmtNode) error {
 	if s.db.cfg.LogPosition.Applied() >= idx {
 		return nil
 	}
-	timeout := time.Duration(toIntLenient(s.getSysVar(readAfterTimeoutVar, false))) * time.Second
+	timeout := time.Duration(types.ToIntLenient(s.getSysVar(readAfterTimeoutVar, false))) * time.Second
 	err = s.waitForGTIDs(ctx, idx, timeout)
 	if errors.Is(err, errGTIDWaitTimeout) {
 		return sqlerr.New(sqlerr.ErrQueryTimeout, "Query execution was interrupted, kiln_read_after_gtid_timeout (%s) exceeded while this node waited to apply '%s' (applied here: %s)",

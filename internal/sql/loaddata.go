@@ -14,6 +14,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -475,14 +476,14 @@ func validPrefix(b []byte, charset string) string {
 }
 
 // loadData runs LOAD DATA.
-func (s *Session) loadData(env *Env, x *ast.LoadDataStmt, w proto.ResultWriter, more bool) error {
+func (s *Session) loadData(env *expr.Env, x *ast.LoadDataStmt, w proto.ResultWriter, more bool) error {
 	local := x.FileLocRef == ast.FileLocClient
 	var opener LocalFileOpener
 	if local {
 		// Checked first, as in MySQL: the error does not depend on the table.
 		var ok bool
 		opener, ok = w.(LocalFileOpener)
-		if !ok || !opener.LocalFilesEnabled() || toIntLenient(s.db.globals.get(sysvar.LocalInfile)) == 0 {
+		if !ok || !opener.LocalFilesEnabled() || types.ToIntLenient(s.db.globals.get(sysvar.LocalInfile)) == 0 {
 			return ErrLocalFilesDisabled()
 		}
 	}
@@ -504,7 +505,7 @@ func (s *Session) loadData(env *Env, x *ast.LoadDataStmt, w proto.ResultWriter, 
 }
 
 // loadDataScoped runs LOAD DATA in the statement's scope; opener is nil without LOCAL.
-func (s *Session) loadDataScoped(env *Env, x *ast.LoadDataStmt, opener LocalFileOpener) (proto.OK, error) {
+func (s *Session) loadDataScoped(env *expr.Env, x *ast.LoadDataStmt, opener LocalFileOpener) (proto.OK, error) {
 	tbl, err := s.lookupTable(x.Table.Schema.O, x.Table.Name.O)
 	if err != nil {
 		return proto.OK{}, err
@@ -610,7 +611,7 @@ func (s *Session) loadDataScoped(env *Env, x *ast.LoadDataStmt, opener LocalFile
 	}
 	defer rc.Close() // on an error, reads the rest of the file: the client is still sending it
 
-	maxField := int(toIntLenient(s.getSysVar(sysvar.Must("max_allowed_packet"), false)))
+	maxField := int(types.ToIntLenient(s.getSysVar(sysvar.Must("max_allowed_packet"), false)))
 	fr := newFieldReader(rc, format, maxField)
 	l := &loader{s: s, env: env, tbl: tbl, ins: ins, fr: fr, decode: decode, strict: strict,
 		targets: targets, inList: inList, inSet: inSet, noDefault: noDefault, sets: sets}
@@ -648,9 +649,9 @@ func (s *Session) compileLoadSets(tbl *catalog.Table, list []*ast.Assignment, in
 			return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", a.Column.Name.O)
 		}
 		col := tbl.Columns[i]
-		var e Expr
+		var e expr.Expr
 		if _, ok := a.Expr.(*ast.DefaultExpr); ok {
-			e = &closureExpr{typed: typed{col.Type}, fn: func(env *Env, _ []types.Value, _ []Expr) (types.Value, error) {
+			e = &expr.Closure{Typed: expr.Typed{T: col.Type}, Fn: func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
 				ins := &inserter{env: env, s: s, tbl: tbl, strict: s.strict()}
 				return ins.defaultValue(col)
 			}}
@@ -669,7 +670,7 @@ func (s *Session) compileLoadSets(tbl *catalog.Table, list []*ast.Assignment, in
 // loader is the state of one LOAD DATA's row loop.
 type loader struct {
 	s       *Session
-	env     *Env
+	env     *expr.Env
 	tbl     *catalog.Table
 	ins     *inserter
 	fr      *fieldReader
@@ -714,7 +715,7 @@ func (l *loader) run(skip uint64) error {
 	}
 	rowNum := 1
 	for {
-		if err := l.env.checkKilled(); err != nil {
+		if err := l.env.CheckKilled(); err != nil {
 			return err
 		}
 		l.row = make([]types.Value, len(l.tbl.Columns))
@@ -816,7 +817,7 @@ func (l *loader) nullValue(col *catalog.Column, rowNum int) (types.Value, error)
 		return types.Null, nil
 	}
 	if col.Type.Tp == mysql.TypeTimestamp {
-		return timeValue(l.env.now(), max(col.Type.Frac, 0)), nil
+		return expr.TimeValue(l.env.Now(), max(col.Type.Frac, 0)), nil
 	}
 	err := l.warnOrFail(sqlerr.ErrWarnNullToNotNull,
 		fmt.Sprintf("Column set to default value; NULL supplied to NOT NULL column '%s' at row %d", col.Name, rowNum))
@@ -833,7 +834,7 @@ func (l *loader) missingValue(col *catalog.Column) types.Value {
 	case !col.NotNull && (!col.HasDefault || col.Default.IsNull()) && !col.DefaultNow:
 		return types.Null
 	case col.NotNull && col.Type.Tp == mysql.TypeTimestamp:
-		return timeValue(l.env.now(), max(col.Type.Frac, 0))
+		return expr.TimeValue(l.env.Now(), max(col.Type.Frac, 0))
 	}
 	return implicitDefault(col)
 }

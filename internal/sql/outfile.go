@@ -14,6 +14,7 @@ import (
 	pmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -118,7 +119,7 @@ func markDumpfile(stmts []ast.StmtNode) {
 
 // selectIntoFile runs a query whose rows go to a file on the server; the client gets an OK with
 // the number of rows written.
-func (s *Session) selectIntoFile(env *Env, n ast.ResultSetNode, into *ast.SelectIntoOption, w proto.ResultWriter, more bool) error {
+func (s *Session) selectIntoFile(env *expr.Env, n ast.ResultSetNode, into *ast.SelectIntoOption, w proto.ResultWriter, more bool) error {
 	path, err := s.db.secureFile(into.FileName)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -26,8 +27,8 @@ type level struct {
 	alias  string
 	off    int
 	width  int
-	left   bool // LEFT JOIN: an unmatched outer row gets NULLs here
-	filter Expr // conditions checked once this level's row is placed
+	left   bool      // LEFT JOIN: an unmatched outer row gets NULLs here
+	filter expr.Expr // conditions checked once this level's row is placed
 	conds  []*conjunct
 	hints  []*ast.IndexHint
 	indep  bool // reads nothing of earlier levels: its filtered rows can be read once per execution
@@ -36,7 +37,7 @@ type level struct {
 // aggSpec is one aggregate function.
 type aggSpec struct {
 	fn       string
-	args     []Expr
+	args     []expr.Expr
 	distinct bool
 	star     bool
 	sep      string
@@ -54,29 +55,29 @@ type sortKey struct {
 type selectPlan struct {
 	levels     []*level
 	width      int
-	where      Expr // post-join filter
+	where      expr.Expr // post-join filter
 	grouped    bool
-	groupBy    []Expr
+	groupBy    []expr.Expr
 	aggs       []aggSpec
-	having     Expr
-	proj       []Expr
+	having     expr.Expr
+	proj       []expr.Expr
 	nVisible   int
 	distinct   bool
 	order      []sortKey
 	sortNeeded bool
-	limit      Expr
-	offset     Expr
+	limit      expr.Expr
+	offset     expr.Expr
 	cols       []proto.Column
 	lock       txn.LockMode
 	union      *unionPlan
 	correlated bool
 	// static produces the rows of a virtual table (information_schema, SHOW).
-	static func(env *Env) ([][]types.Value, error)
+	static func(env *expr.Env) ([][]types.Value, error)
 }
 
 // conjunct is one AND-ed condition with the FROM levels it reads.
 type conjunct struct {
-	e    Expr
+	e    expr.Expr
 	refs uint64
 	node ast.ExprNode
 }
@@ -477,7 +478,7 @@ func (b *selectBuilder) usingConditions() error {
 // read a LEFT-joined level (then they filter after the join: pl.where).
 func (b *selectBuilder) placeConjuncts() error {
 	pl, c := b.pl, b.c
-	var post []Expr
+	var post []expr.Expr
 	for li, it := range b.items {
 		for _, n := range splitAnd(it.on, nil) {
 			c.refs = 0
@@ -682,7 +683,7 @@ func (b *selectBuilder) planSelectList(fieldProj []int) error {
 					continue
 				}
 				sc.cols[i].used = true
-				pl.proj = append(pl.proj, &colExpr{typed{col.t}, i, col.name})
+				pl.proj = append(pl.proj, &expr.Col{Typed: expr.Typed{T: col.t}, Idx: i, Name: col.name})
 				projNames = append(projNames, resultColumn(col.name, &sc.cols[i], col.t))
 				n++
 			}
@@ -711,9 +712,9 @@ func (b *selectBuilder) planSelectList(fieldProj []int) error {
 			name = fieldName(f)
 		}
 		var sc0 *scopeCol
-		if ce, ok := e.(*colExpr); ok && !pl.grouped || ok && ce.idx < pl.width {
+		if ce, ok := e.(*expr.Col); ok && !pl.grouped || ok && ce.Idx < pl.width {
 			if _, isCol := f.Expr.(*ast.ColumnNameExpr); isCol {
-				sc0 = &sc.cols[ce.idx]
+				sc0 = &sc.cols[ce.Idx]
 			}
 		}
 		pl.proj = append(pl.proj, e)
@@ -763,7 +764,7 @@ func (b *selectBuilder) planHaving() error {
 	fields := sel.Fields.Fields
 	hc := b.post2
 	inAlias := false
-	hc.aliases = func(name string) (Expr, bool) {
+	hc.aliases = func(name string) (expr.Expr, bool) {
 		fi := findField(fields, name)
 		if fi < 0 || inAlias {
 			return nil, false
@@ -835,9 +836,9 @@ func (b *selectBuilder) planOrderBy(fieldProj []int) error {
 		}
 		// Reuse a visible column when the ORDER BY expression is the same column.
 		idx := -1
-		if ce, ok := e.(*colExpr); ok {
+		if ce, ok := e.(*expr.Col); ok {
 			for i := 0; i < pl.nVisible; i++ {
-				if pe, ok := pl.proj[i].(*colExpr); ok && pe.idx == ce.idx {
+				if pe, ok := pl.proj[i].(*expr.Col); ok && pe.Idx == ce.Idx {
 					idx = i
 					break
 				}
@@ -853,7 +854,7 @@ func (b *selectBuilder) planOrderBy(fieldProj []int) error {
 	for i, k := range pl.order {
 		if tp := pl.proj[k.idx].Type().Tp; tp == mysql.TypeEnum || tp == mysql.TypeSet {
 			pl.order[i].idx = len(pl.proj)
-			pl.proj = append(pl.proj, numericContext(pl.proj[k.idx]))
+			pl.proj = append(pl.proj, expr.NumericContext(pl.proj[k.idx]))
 		}
 	}
 	pl.sortNeeded = len(pl.order) > 0
@@ -923,7 +924,7 @@ func (b *selectBuilder) chooseLevelAccess() {
 				lv.acc.latest = true
 			}
 		}
-		var es []Expr
+		var es []expr.Expr
 		lv.indep = lv.acc != nil && lv.acc.lock == 0 && !lv.left
 		for _, cj := range lv.conds {
 			es = append(es, cj.e)
@@ -941,7 +942,7 @@ func (b *selectBuilder) chooseLevelAccess() {
 // boundsIndependent reports whether an access path's bounds read nothing of the earlier levels, so
 // that its rows are the same for every outer row (the level can then be read once per execution).
 func boundsIndependent(a *access, sc *scope) bool {
-	bounds := append(append(append([]Expr(nil), a.eq...), a.in...), a.lo, a.hi)
+	bounds := append(append(append([]expr.Expr(nil), a.eq...), a.in...), a.lo, a.hi)
 	for _, r := range a.ors {
 		bounds = append(bounds, r.lo, r.hi)
 	}
@@ -967,44 +968,44 @@ func maxLevel(refs uint64, min int) int {
 	return m
 }
 
-func andAll(es []Expr) Expr {
+func andAll(es []expr.Expr) expr.Expr {
 	if len(es) == 0 {
 		return nil
 	}
 	e := es[0]
 	for _, x := range es[1:] {
-		e = &logicExpr{typed{tBool}, opcode.LogicAnd, e, x}
+		e = &expr.Logic{Typed: expr.Typed{T: expr.TBool}, Op: opcode.LogicAnd, L: e, R: x}
 	}
 	return e
 }
 
 // andAlso is andAll(append(conjuncts, x)) for e = andAll(conjuncts): the same tree, built on e.
-func andAlso(e, x Expr) Expr {
+func andAlso(e, x expr.Expr) expr.Expr {
 	if e == nil {
 		return x
 	}
-	return &logicExpr{typed{tBool}, opcode.LogicAnd, e, x}
+	return &expr.Logic{Typed: expr.Typed{T: expr.TBool}, Op: opcode.LogicAnd, L: e, R: x}
 }
 
 // checkGroupedField enforces nothing yet: without ONLY_FULL_GROUP_BY a non-aggregated column takes
 // the value of the group's first row, which is what the aggregation operator provides.
-func (p *planner) checkGroupedField(*scope, ast.ExprNode, Expr) error { return nil }
+func (p *planner) checkGroupedField(*scope, ast.ExprNode, expr.Expr) error { return nil }
 
 // resultColumn describes a select-list column for the client.
 func resultColumn(name string, sc *scopeCol, t types.ColType) proto.Column {
 	col := proto.Column{Name: name, Type: wireType(t), Length: displayLength(t), Charset: collationID(t)}
 	if t.Frac > 0 {
 		col.Decimals = byte(t.Frac)
-	} else if t.Tp == mysql.TypeDouble || t.Tp == mysql.TypeFloat || isStringType(t) {
+	} else if t.Tp == mysql.TypeDouble || t.Tp == mysql.TypeFloat || expr.IsStringType(t) {
 		col.Decimals = 31
-		if isStringType(t) {
+		if expr.IsStringType(t) {
 			col.Decimals = 0
 		}
 	}
 	if t.Unsigned {
 		col.Flags |= uint16(mysql.UnsignedFlag)
 	}
-	if t.Collation == "binary" || !isStringType(t) {
+	if t.Collation == "binary" || !expr.IsStringType(t) {
 		col.Flags |= uint16(mysql.BinaryFlag)
 	}
 	if sc != nil {
@@ -1057,8 +1058,8 @@ func wireType(t types.ColType) byte {
 }
 
 func collationID(t types.ColType) uint16 {
-	if !isStringType(t) || t.Collation == "binary" || t.Collation == "" {
-		if isStringType(t) && t.Collation == "" {
+	if !expr.IsStringType(t) || t.Collation == "binary" || t.Collation == "" {
+		if expr.IsStringType(t) && t.Collation == "" {
 			return 255
 		}
 		return 63
@@ -1166,41 +1167,41 @@ func aggResultType(a aggSpec) types.ColType {
 	}
 	switch a.fn {
 	case "count":
-		return tInt
+		return expr.TInt
 	case "sum":
-		if isIntType(at) || at.Tp == mysql.TypeNewDecimal {
-			t := tDecimal
+		if expr.IsIntType(at) || at.Tp == mysql.TypeNewDecimal {
+			t := expr.TDecimal
 			t.Frac = max(at.Frac, 0)
-			if isIntType(at) {
+			if expr.IsIntType(at) {
 				t.Frac = 0
 			}
 			return t
 		}
-		return tDouble
+		return expr.TDouble
 	case "avg":
-		if isIntType(at) || at.Tp == mysql.TypeNewDecimal {
-			t := tDecimal
+		if expr.IsIntType(at) || at.Tp == mysql.TypeNewDecimal {
+			t := expr.TDecimal
 			t.Frac = max(at.Frac, 0) + 4
 			return t
 		}
-		return tDouble
+		return expr.TDouble
 	case "min", "max":
 		return at
 	case "group_concat":
-		t := tString
+		t := expr.TString
 		for _, e := range a.args[:len(a.args)-a.nOrder] {
-			if et := e.Type(); et.Collation == "binary" && isStringType(et) {
-				t = tBytes
+			if et := e.Type(); et.Collation == "binary" && expr.IsStringType(et) {
+				t = expr.TBytes
 			}
 		}
 		t.Len = 1024
 		return t
 	case "json_arrayagg", "json_objectagg":
-		return tJSON
+		return expr.TJSON
 	case "bit_and", "bit_or", "bit_xor":
-		return tUint
+		return expr.TUint
 	case "std", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp":
-		return tDouble
+		return expr.TDouble
 	}
 	return at
 }

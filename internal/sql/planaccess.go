@@ -10,36 +10,37 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 )
 
 // refsOf returns the FROM levels an expression reads, and false if it contains something whose
 // dependencies we cannot see (then it is never used as an index bound).
-func refsOf(e Expr, sc *scope) (uint64, bool) {
+func refsOf(e expr.Expr, sc *scope) (uint64, bool) {
 	switch x := e.(type) {
-	case *constExpr, *paramExpr:
+	case *expr.Const, *expr.Param:
 		return 0, true
-	case *colExpr:
-		if x.idx < len(sc.cols) {
-			return 1 << uint(sc.cols[x.idx].level), true
+	case *expr.Col:
+		if x.Idx < len(sc.cols) {
+			return 1 << uint(sc.cols[x.Idx].level), true
 		}
 		return 0, false
-	case *outerColExpr:
+	case *expr.OuterCol:
 		return 0, true
-	case *arithExpr:
-		return refs2(sc, x.l, x.r)
-	case *bitExpr:
-		return refs2(sc, x.l, x.r)
-	case *negExpr:
-		return refsOf(x.e, sc)
-	case *funcExpr:
-		return refs2(sc, x.args...)
-	case *closureExpr:
-		return refs2(sc, x.args...)
+	case *expr.Arith:
+		return refs2(sc, x.L, x.R)
+	case *expr.Bit:
+		return refs2(sc, x.L, x.R)
+	case *expr.Neg:
+		return refsOf(x.E, sc)
+	case *expr.Func:
+		return refs2(sc, x.Args...)
+	case *expr.Closure:
+		return refs2(sc, x.Args...)
 	}
 	return 0, false
 }
 
-func refs2(sc *scope, es ...Expr) (uint64, bool) {
+func refs2(sc *scope, es ...expr.Expr) (uint64, bool) {
 	var r uint64
 	for _, e := range es {
 		x, ok := refsOf(e, sc)
@@ -55,7 +56,7 @@ func refs2(sc *scope, es ...Expr) (uint64, bool) {
 type bound struct {
 	col  int // scope index
 	op   opcode.Op
-	vals []Expr // EQ: 1, IN: n, range: 1 (BETWEEN: lo, hi)
+	vals []expr.Expr // EQ: 1, IN: n, range: 1 (BETWEEN: lo, hi)
 	isIn bool
 }
 
@@ -71,9 +72,9 @@ type orBound struct {
 type accessCandidate struct {
 	ix       *catalog.Index
 	kind     accessKind
-	eq       []Expr // values for the leading index columns (accPoint: all of them)
-	in       []Expr // accBatch: the IN list on the next column
-	lo, hi   Expr   // accRange: bounds on the next column; nil = open
+	eq       []expr.Expr // values for the leading index columns (accPoint: all of them)
+	in       []expr.Expr // accBatch: the IN list on the next column
+	lo, hi   expr.Expr   // accRange: bounds on the next column; nil = open
 	loIncl   bool
 	hiIncl   bool
 	ors      []orRange // accRanges: an OR of ranges on the next column
@@ -216,16 +217,16 @@ func fullScan(a *access) {
 }
 
 // onThis returns the scope index of e if it is a column of the level being planned.
-func (ch *accessChooser) onThis(e Expr) (int, bool) {
-	ce, ok := e.(*colExpr)
-	if !ok || ce.idx < ch.lv.off || ce.idx >= ch.lv.off+ch.lv.width {
+func (ch *accessChooser) onThis(e expr.Expr) (int, bool) {
+	ce, ok := e.(*expr.Col)
+	if !ok || ce.Idx < ch.lv.off || ce.Idx >= ch.lv.off+ch.lv.width {
 		return 0, false
 	}
-	return ce.idx, true
+	return ce.Idx, true
 }
 
 // usable reports whether values are known when the level opens: they read only earlier levels.
-func (ch *accessChooser) usable(es ...Expr) bool {
+func (ch *accessChooser) usable(es ...expr.Expr) bool {
 	r, ok := refs2(ch.sc, es...)
 	return ok && r&^ch.before == 0
 }
@@ -245,29 +246,29 @@ func (ch *accessChooser) collectBounds() []bound {
 	var bounds []bound
 	for _, cj := range ch.lv.conds {
 		switch x := cj.e.(type) {
-		case *cmpExpr:
-			if x.op == opcode.NE || x.op == opcode.NullEQ {
+		case *expr.Cmp:
+			if x.Op == opcode.NE || x.Op == opcode.NullEQ {
 				continue
 			}
-			if ci, ok := ch.onThis(x.l); ok && ch.usable(x.r) && (x.op == opcode.EQ || ch.rangeOK(ci)) {
-				bounds = append(bounds, bound{col: ci, op: x.op, vals: []Expr{x.r}})
-			} else if ci, ok := ch.onThis(x.r); ok && ch.usable(x.l) && (x.op == opcode.EQ || ch.rangeOK(ci)) {
-				bounds = append(bounds, bound{col: ci, op: flipOp(x.op), vals: []Expr{x.l}})
+			if ci, ok := ch.onThis(x.L); ok && ch.usable(x.R) && (x.Op == opcode.EQ || ch.rangeOK(ci)) {
+				bounds = append(bounds, bound{col: ci, op: x.Op, vals: []expr.Expr{x.R}})
+			} else if ci, ok := ch.onThis(x.R); ok && ch.usable(x.L) && (x.Op == opcode.EQ || ch.rangeOK(ci)) {
+				bounds = append(bounds, bound{col: ci, op: flipOp(x.Op), vals: []expr.Expr{x.L}})
 			}
-		case *inExpr:
-			if x.not {
+		case *expr.In:
+			if x.Not {
 				continue
 			}
-			if ci, ok := ch.onThis(x.e); ok && ch.usable(x.list...) {
-				bounds = append(bounds, bound{col: ci, op: opcode.In, vals: x.list, isIn: true})
+			if ci, ok := ch.onThis(x.E); ok && ch.usable(x.List...) {
+				bounds = append(bounds, bound{col: ci, op: opcode.In, vals: x.List, isIn: true})
 			}
-		case *betweenExpr:
-			if x.not {
+		case *expr.Between:
+			if x.Not {
 				continue
 			}
-			if ci, ok := ch.onThis(x.e); ok && ch.usable(x.lo, x.hi) && ch.rangeOK(ci) {
-				bounds = append(bounds, bound{col: ci, op: opcode.GE, vals: []Expr{x.lo}})
-				bounds = append(bounds, bound{col: ci, op: opcode.LE, vals: []Expr{x.hi}})
+			if ci, ok := ch.onThis(x.E); ok && ch.usable(x.Lo, x.Hi) && ch.rangeOK(ci) {
+				bounds = append(bounds, bound{col: ci, op: opcode.GE, vals: []expr.Expr{x.Lo}})
+				bounds = append(bounds, bound{col: ci, op: opcode.LE, vals: []expr.Expr{x.Hi}})
 			}
 		}
 	}
@@ -277,7 +278,7 @@ func (ch *accessChooser) collectBounds() []bound {
 // collectOrBounds appends to ors the level's conditions that are an OR of ranges on one column.
 func (ch *accessChooser) collectOrBounds(ors []orBound) []orBound {
 	for _, cj := range ch.lv.conds {
-		if l, ok := cj.e.(*logicExpr); ok && l.op == opcode.LogicOr {
+		if l, ok := cj.e.(*expr.Logic); ok && l.Op == opcode.LogicOr {
 			if ci, rs, ok := ch.leafRanges(l); ok {
 				ors = append(ors, orBound{col: ci, ranges: rs})
 			}
@@ -287,26 +288,26 @@ func (ch *accessChooser) collectOrBounds(ors []orBound) []orBound {
 }
 
 // leafRanges turns an OR tree whose leaves all bound the same column into its ranges.
-func (ch *accessChooser) leafRanges(e Expr) (int, []orRange, bool) {
+func (ch *accessChooser) leafRanges(e expr.Expr) (int, []orRange, bool) {
 	switch x := e.(type) {
-	case *logicExpr:
-		if x.op != opcode.LogicOr {
+	case *expr.Logic:
+		if x.Op != opcode.LogicOr {
 			return 0, nil, false
 		}
-		c1, r1, ok1 := ch.leafRanges(x.l)
-		c2, r2, ok2 := ch.leafRanges(x.r)
+		c1, r1, ok1 := ch.leafRanges(x.L)
+		c2, r2, ok2 := ch.leafRanges(x.R)
 		if !ok1 || !ok2 || c1 != c2 {
 			return 0, nil, false
 		}
 		return c1, append(r1, r2...), true
-	case *cmpExpr:
-		ci, ok := ch.onThis(x.l)
-		other, op := x.r, x.op
+	case *expr.Cmp:
+		ci, ok := ch.onThis(x.L)
+		other, op := x.R, x.Op
 		if !ok {
-			if ci, ok = ch.onThis(x.r); !ok {
+			if ci, ok = ch.onThis(x.R); !ok {
 				return 0, nil, false
 			}
-			other, op = x.l, flipOp(x.op)
+			other, op = x.L, flipOp(x.Op)
 		}
 		if !ch.usable(other) || (op != opcode.EQ && !ch.rangeOK(ci)) {
 			return 0, nil, false
@@ -319,14 +320,14 @@ func (ch *accessChooser) leafRanges(e Expr) (int, []orRange, bool) {
 		case opcode.GT, opcode.GE:
 			return ci, []orRange{{lo: other, loIncl: op == opcode.GE}}, true
 		}
-	case *betweenExpr:
-		if ci, ok := ch.onThis(x.e); ok && !x.not && ch.usable(x.lo, x.hi) {
-			return ci, []orRange{{lo: x.lo, hi: x.hi, loIncl: true, hiIncl: true}}, true
+	case *expr.Between:
+		if ci, ok := ch.onThis(x.E); ok && !x.Not && ch.usable(x.Lo, x.Hi) {
+			return ci, []orRange{{lo: x.Lo, hi: x.Hi, loIncl: true, hiIncl: true}}, true
 		}
-	case *inExpr:
-		if ci, ok := ch.onThis(x.e); ok && !x.not && ch.usable(x.list...) {
+	case *expr.In:
+		if ci, ok := ch.onThis(x.E); ok && !x.Not && ch.usable(x.List...) {
 			var rs []orRange
-			for _, v := range x.list {
+			for _, v := range x.List {
 				rs = append(rs, orRange{lo: v, hi: v, loIncl: true, hiIncl: true})
 			}
 			return ci, rs, true
@@ -562,8 +563,8 @@ func orderColumns(pl *selectPlan, lv *level) ([]int, bool, bool) {
 	var cols []int
 	desc := false
 	for i, k := range pl.order {
-		ce, ok := pl.proj[k.idx].(*colExpr)
-		if !ok || ce.idx < lv.off || ce.idx >= lv.off+lv.width {
+		ce, ok := pl.proj[k.idx].(*expr.Col)
+		if !ok || ce.Idx < lv.off || ce.Idx >= lv.off+lv.width {
 			return nil, false, false
 		}
 		if i == 0 {
@@ -571,7 +572,7 @@ func orderColumns(pl *selectPlan, lv *level) ([]int, bool, bool) {
 		} else if k.desc != desc {
 			return nil, false, false
 		}
-		cols = append(cols, ce.idx-lv.off)
+		cols = append(cols, ce.Idx-lv.off)
 	}
 	return cols, desc, true
 }

@@ -9,6 +9,7 @@ import (
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -148,7 +149,7 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 	s.warnings = s.warnings[:0]
 	if d := s.maxExecutionTime(); d > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, d, errTimeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, d, expr.ErrTimeout)
 		defer cancel()
 	}
 	if err := s.readAfterGTID(ctx, p.stmt); err != nil {
@@ -165,7 +166,7 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 				s.releaseMDL()
 			}
 			if ctx.Err() != nil {
-				return (&Env{s: s, ctx: ctx}).interrupted()
+				return (&expr.Env{Sess: s, Ctx: ctx}).Interrupted()
 			}
 			return err
 		}
@@ -176,7 +177,7 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 				s.releaseMDL()
 			}
 			if ctx.Err() != nil {
-				return (&Env{s: s, ctx: ctx}).interrupted()
+				return (&expr.Env{Sess: s, Ctx: ctx}).Interrupted()
 			}
 			return err
 		}
@@ -186,8 +187,8 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 			return err
 		}
 	}
-	env := &Env{s: s, ctx: ctx, params: args}
-	defer env.closeMem()
+	env := &expr.Env{Sess: s, Ctx: ctx, Params: args}
+	defer env.CloseMem()
 	pl := p.plan
 	var err error
 	if sel, ok := rs.(*ast.SelectStmt); ok && sel.From == nil && !hasSubquery(rs) {
@@ -199,7 +200,7 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 		s.releaseMDL()
 	}
 	if err != nil && ctx.Err() != nil && !sqlerr.Is(err, sqlerr.ErrLockDeadlock) {
-		if ie := env.interrupted(); ie != nil {
+		if ie := env.Interrupted(); ie != nil {
 			err = ie
 		}
 	}
@@ -210,7 +211,7 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 func (s *Session) CloseStmt(id uint32) { delete(s.stmts, id) }
 
 // sqlPrepared runs PREPARE / EXECUTE / DEALLOCATE PREPARE statements.
-func (s *Session) sqlPrepared(env *Env, st ast.StmtNode, w proto.ResultWriter, more bool) error {
+func (s *Session) sqlPrepared(env *expr.Env, st ast.StmtNode, w proto.ResultWriter, more bool) error {
 	switch x := st.(type) {
 	case *ast.PrepareStmt:
 		text := x.SQLText
@@ -256,7 +257,7 @@ func (s *Session) sqlPrepared(env *Env, st ast.StmtNode, w proto.ResultWriter, m
 				return err
 			}
 		}
-		return s.execPrepared(env.ctx, p, args, w, more)
+		return s.execPrepared(env.Ctx, p, args, w, more)
 	case *ast.DeallocateStmt:
 		id, ok := s.named[strings.ToLower(x.Name)]
 		if !ok {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -124,17 +125,17 @@ func (s *Session) LastCommitPos() uint64 { return s.lastPos }
 // WaitTimeout is the session's wait_timeout.
 func (s *Session) WaitTimeout() time.Duration {
 	v := s.getSysVar(sysvar.Must("wait_timeout"), false)
-	return time.Duration(toIntLenient(v)) * time.Second
+	return time.Duration(types.ToIntLenient(v)) * time.Second
 }
 
 func (s *Session) lockWaitTimeout() time.Duration {
 	v := s.getSysVar(sysvar.Must("innodb_lock_wait_timeout"), false)
-	return time.Duration(toIntLenient(v)) * time.Second
+	return time.Duration(types.ToIntLenient(v)) * time.Second
 }
 
 func (s *Session) maxExecutionTime() time.Duration {
 	v := s.getSysVar(sysvar.Must("max_execution_time"), false)
-	return time.Duration(toIntLenient(v)) * time.Millisecond
+	return time.Duration(types.ToIntLenient(v)) * time.Millisecond
 }
 
 func (s *Session) strict() bool {
@@ -307,7 +308,7 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 		switch st.(type) {
 		case *ast.SelectStmt, *ast.SetOprStmt: // a UNION is a SELECT statement too
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeoutCause(ctx, d, errTimeout)
+			ctx, cancel = context.WithTimeoutCause(ctx, d, expr.ErrTimeout)
 			defer cancel()
 		}
 	}
@@ -330,14 +331,14 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 		return err
 	}
 	s.ctx = ctx // lock waits deep in planning end with the statement (tablelocks.go)
-	env := &Env{s: s, ctx: ctx, params: params}
-	defer env.closeMem()
+	env := &expr.Env{Sess: s, Ctx: ctx, Params: params}
+	defer env.CloseMem()
 	err := s.dispatch(env, st, w, more)
 	if s.txn == nil {
 		s.releaseMDL()
 	}
 	if err != nil && ctx.Err() != nil && !sqlerr.Is(err, sqlerr.ErrLockDeadlock) {
-		if ie := env.interrupted(); ie != nil {
+		if ie := env.Interrupted(); ie != nil {
 			err = ie
 		}
 	}
@@ -350,7 +351,7 @@ func selectsDiagnostics(st ast.StmtNode) bool {
 	return strings.Contains(t, "warning_count") || strings.Contains(t, "error_count")
 }
 
-func (s *Session) dispatch(env *Env, st ast.StmtNode, w proto.ResultWriter, more bool) error {
+func (s *Session) dispatch(env *expr.Env, st ast.StmtNode, w proto.ResultWriter, more bool) error {
 	switch x := st.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		return s.runQuery(env, x.(ast.ResultSetNode), w, more)
@@ -359,7 +360,7 @@ func (s *Session) dispatch(env *Env, st ast.StmtNode, w proto.ResultWriter, more
 	case *ast.LoadDataStmt:
 		return s.loadData(env, x, w, more)
 	case *ast.BeginStmt:
-		if err := s.commit(env.ctx); err != nil {
+		if err := s.commit(env.Ctx); err != nil {
 			return err
 		}
 		s.unlockTableLocks() // not the global read lock, as in MySQL
@@ -373,7 +374,7 @@ func (s *Session) dispatch(env *Env, st ast.StmtNode, w proto.ResultWriter, more
 		}
 		return w.OK(proto.OK{}, more)
 	case *ast.CommitStmt:
-		if err := s.commit(env.ctx); err != nil {
+		if err := s.commit(env.Ctx); err != nil {
 			return err
 		}
 		return w.OK(s.okWithPos(proto.OK{}), more)
@@ -458,7 +459,7 @@ func (s *Session) dispatch(env *Env, st ast.StmtNode, w proto.ResultWriter, more
 		// --single-transaction sends it inside its snapshot transaction (after FLUSH TABLES WITH
 		// READ LOCK with --source-data), which must go on.
 		if s.tlocks != nil {
-			if err := s.commit(env.ctx); err != nil {
+			if err := s.commit(env.Ctx); err != nil {
 				return err
 			}
 		}
@@ -617,7 +618,7 @@ func (s *Session) okWithPos(ok proto.OK) proto.OK {
 // stmtScope runs fn as one statement inside the session's transaction: a failed statement rolls back
 // only itself, except a deadlock, which rolls back the whole transaction (as InnoDB). In autocommit
 // mode the statement's own transaction commits at the end.
-func (s *Session) stmtScope(env *Env, fn func() error) error {
+func (s *Session) stmtScope(env *expr.Env, fn func() error) error {
 	autocommitStmt := s.txn == nil && s.Autocommit()
 	if err := s.ensureTxn(); err != nil {
 		return err
@@ -635,13 +636,13 @@ func (s *Session) stmtScope(env *Env, fn func() error) error {
 		return err
 	}
 	if autocommitStmt {
-		return s.commit(env.ctx)
+		return s.commit(env.Ctx)
 	}
 	return nil
 }
 
 // runQuery executes a SELECT and streams its rows.
-func (s *Session) runQuery(env *Env, n ast.ResultSetNode, w proto.ResultWriter, more bool) error {
+func (s *Session) runQuery(env *expr.Env, n ast.ResultSetNode, w proto.ResultWriter, more bool) error {
 	if into := selectInto(n); into != nil {
 		return s.selectIntoFile(env, n, into, w, more)
 	}
@@ -664,7 +665,7 @@ func (s *Session) planQuery(n ast.ResultSetNode) (*selectPlan, error) {
 	return (&planner{s: s}).planResultSet(n, nil)
 }
 
-func (s *Session) streamPlan(env *Env, pl *selectPlan, w proto.ResultWriter, more bool) error {
+func (s *Session) streamPlan(env *expr.Env, pl *selectPlan, w proto.ResultWriter, more bool) error {
 	it, err := pl.open(env)
 	if err != nil {
 		return err

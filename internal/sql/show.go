@@ -10,6 +10,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/infoschema"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -23,14 +24,14 @@ type vcol struct {
 }
 
 // stringCol and intCol declare a string (VARCHAR) or integer (BIGINT) column of a virtual result.
-func stringCol(name string) vcol { return vcol{name, tString} }
-func intCol(name string) vcol    { return vcol{name, tInt} }
+func stringCol(name string) vcol { return vcol{name, expr.TString} }
+func intCol(name string) vcol    { return vcol{name, expr.TInt} }
 
-func staticPlan(cols []vcol, rows func(env *Env) ([][]types.Value, error)) *selectPlan {
+func staticPlan(cols []vcol, rows func(env *expr.Env) ([][]types.Value, error)) *selectPlan {
 	pl := &selectPlan{static: rows}
 	for i, c := range cols {
 		pl.cols = append(pl.cols, resultColumn(c.name, nil, c.t))
-		pl.proj = append(pl.proj, &colExpr{typed{c.t}, i, c.name})
+		pl.proj = append(pl.proj, &expr.Col{Typed: expr.Typed{T: c.t}, Idx: i, Name: c.name})
 	}
 	pl.nVisible = len(cols)
 	return pl
@@ -78,7 +79,7 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 	switch strings.ToUpper(name) {
 	case "SCHEMATA":
 		return staticPlan([]vcol{stringCol("CATALOG_NAME"), stringCol("SCHEMA_NAME"), stringCol("DEFAULT_CHARACTER_SET_NAME"), stringCol("DEFAULT_COLLATION_NAME"), stringCol("SQL_PATH"), stringCol("DEFAULT_ENCRYPTION")},
-			func(*Env) ([][]types.Value, error) {
+			func(*expr.Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, n := range append([]string{"information_schema", "mysql", "performance_schema", "sys"}, cat.DBNames()...) {
 					cs, coll := "utf8mb4", "utf8mb4_0900_ai_ci"
@@ -91,7 +92,7 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 			}), true
 	case "TABLES":
 		return staticPlan([]vcol{stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("TABLE_TYPE"), stringCol("ENGINE"), intCol("VERSION"), stringCol("ROW_FORMAT"), intCol("TABLE_ROWS"), intCol("AVG_ROW_LENGTH"), intCol("DATA_LENGTH"), intCol("MAX_DATA_LENGTH"), intCol("INDEX_LENGTH"), intCol("DATA_FREE"), intCol("AUTO_INCREMENT"), stringCol("CREATE_TIME"), stringCol("UPDATE_TIME"), stringCol("CHECK_TIME"), stringCol("TABLE_COLLATION"), intCol("CHECKSUM"), stringCol("CREATE_OPTIONS"), stringCol("TABLE_COMMENT")},
-			func(env *Env) ([][]types.Value, error) {
+			func(env *expr.Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, dbn := range cat.DBNames() {
 					for _, t := range cat.Tables(dbn) {
@@ -107,7 +108,7 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 			}), true
 	case "COLUMNS":
 		return staticPlan([]vcol{stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("COLUMN_NAME"), intCol("ORDINAL_POSITION"), stringCol("COLUMN_DEFAULT"), stringCol("IS_NULLABLE"), stringCol("DATA_TYPE"), intCol("CHARACTER_MAXIMUM_LENGTH"), intCol("CHARACTER_OCTET_LENGTH"), intCol("NUMERIC_PRECISION"), intCol("NUMERIC_SCALE"), intCol("DATETIME_PRECISION"), stringCol("CHARACTER_SET_NAME"), stringCol("COLLATION_NAME"), stringCol("COLUMN_TYPE"), stringCol("COLUMN_KEY"), stringCol("EXTRA"), stringCol("PRIVILEGES"), stringCol("COLUMN_COMMENT"), stringCol("GENERATION_EXPRESSION")},
-			func(*Env) ([][]types.Value, error) {
+			func(*expr.Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, dbn := range cat.DBNames() {
 					for _, t := range cat.Tables(dbn) {
@@ -129,7 +130,7 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 								null = "NO"
 							}
 							cs, coll := types.Null, types.Null
-							if isStringType(ct) && ct.Collation != "binary" {
+							if expr.IsStringType(ct) && ct.Collation != "binary" {
 								cs, coll = stringVal(ct.Charset), stringVal(ct.Collation)
 							}
 							l := infoschema.ColLengths(ct)
@@ -141,7 +142,7 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 			}), true
 	case "STATISTICS":
 		return staticPlan([]vcol{stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), intCol("NON_UNIQUE"), stringCol("INDEX_SCHEMA"), stringCol("INDEX_NAME"), intCol("SEQ_IN_INDEX"), stringCol("COLUMN_NAME"), stringCol("COLLATION"), intCol("CARDINALITY"), intCol("SUB_PART"), stringCol("PACKED"), stringCol("NULLABLE"), stringCol("INDEX_TYPE"), stringCol("COMMENT"), stringCol("INDEX_COMMENT"), stringCol("IS_VISIBLE"), stringCol("EXPRESSION")},
-			func(*Env) ([][]types.Value, error) {
+			func(*expr.Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, dbn := range cat.DBNames() {
 					for _, t := range cat.Tables(dbn) {
@@ -153,7 +154,7 @@ func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
 				return rows, nil
 			}), true
 	case "PROCESSLIST":
-		return staticPlan([]vcol{intCol("ID"), stringCol("USER"), stringCol("HOST"), stringCol("DB"), stringCol("COMMAND"), intCol("TIME"), stringCol("STATE"), stringCol("INFO")}, func(*Env) ([][]types.Value, error) {
+		return staticPlan([]vcol{intCol("ID"), stringCol("USER"), stringCol("HOST"), stringCol("DB"), stringCol("COMMAND"), intCol("TIME"), stringCol("STATE"), stringCol("INFO")}, func(*expr.Env) ([][]types.Value, error) {
 			return s.processRows(), nil
 		}), true
 	}
@@ -202,7 +203,7 @@ func columnInfo(t *catalog.Table, c *catalog.Column) colInfo {
 			r.extra += " on update CURRENT_TIMESTAMP"
 		}
 	}
-	if isStringType(c.Type) && c.Type.Collation != "binary" {
+	if expr.IsStringType(c.Type) && c.Type.Collation != "binary" {
 		r.charset, r.coll = stringVal(c.Type.Charset), stringVal(c.Type.Collation)
 	}
 	return r
@@ -232,7 +233,7 @@ func (s *Session) processRows() [][]types.Value {
 }
 
 // show runs SHOW statements.
-func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more bool) error {
+func (s *Session) show(env *expr.Env, x *ast.ShowStmt, w proto.ResultWriter, more bool) error {
 	var pl *selectPlan
 	cat := s.catalog()
 	like := func(name string) bool {
@@ -264,7 +265,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 	}
 	switch x.Tp {
 	case ast.ShowDatabases:
-		pl = staticPlan([]vcol{stringCol("Database")}, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan([]vcol{stringCol("Database")}, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			names := append([]string{"information_schema", "mysql", "performance_schema", "sys"}, cat.DBNames()...)
 			sort.Strings(names)
@@ -284,7 +285,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 		if x.Full {
 			cols = append(cols, stringCol("Table_type"))
 		}
-		pl = staticPlan(cols, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan(cols, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			all := s.allPrivileged()
 			for _, t := range cat.Tables(db) {
@@ -334,7 +335,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 		if x.Full {
 			cols = append(cols, stringCol("Privileges"), stringCol("Comment"))
 		}
-		pl = staticPlan(cols, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan(cols, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, c := range t.VisibleColumns() {
 				if !like(c.Name) {
@@ -363,7 +364,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, x.Table.Name.O)
 		}
 		pl = staticPlan([]vcol{stringCol("Table"), intCol("Non_unique"), stringCol("Key_name"), intCol("Seq_in_index"), stringCol("Column_name"), stringCol("Collation"), intCol("Cardinality"), intCol("Sub_part"), stringCol("Packed"), stringCol("Null"), stringCol("Index_type"), stringCol("Comment"), stringCol("Index_comment"), stringCol("Visible"), stringCol("Expression")},
-			func(*Env) ([][]types.Value, error) {
+			func(*expr.Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, r := range infoschema.IndexRows(t) {
 					rows = append(rows, append(r, stringVal("YES"), types.Null))
@@ -371,7 +372,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 				return rows, nil
 			})
 	case ast.ShowVariables:
-		pl = staticPlan([]vcol{stringCol("Variable_name"), stringCol("Value")}, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan([]vcol{stringCol("Variable_name"), stringCol("Value")}, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, n := range sysvar.Names() {
 				if !like(n) {
@@ -383,7 +384,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			return rows, nil
 		})
 	case ast.ShowStatus:
-		pl = staticPlan([]vcol{stringCol("Variable_name"), stringCol("Value")}, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan([]vcol{stringCol("Variable_name"), stringCol("Value")}, func(*expr.Env) ([][]types.Value, error) {
 			st := map[string]string{}
 			if s.db.cfg.Status != nil {
 				st = s.db.cfg.Status()
@@ -408,7 +409,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 		})
 	case ast.ShowWarnings, ast.ShowErrors:
 		warns := append([]sqlerr.Warning(nil), s.warnings...)
-		pl = staticPlan([]vcol{stringCol("Level"), vcol{"Code", types.ColType{Tp: mysql.TypeLong, Len: 4, Unsigned: true, Collation: "binary"}}, stringCol("Message")}, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan([]vcol{stringCol("Level"), vcol{"Code", types.ColType{Tp: mysql.TypeLong, Len: 4, Unsigned: true, Collation: "binary"}}, stringCol("Message")}, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, w := range warns {
 				if x.Tp == ast.ShowErrors && w.Level != "Error" {
@@ -419,7 +420,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			return rows, nil
 		})
 	case ast.ShowProcessList:
-		pl = staticPlan([]vcol{intCol("Id"), stringCol("User"), stringCol("Host"), stringCol("db"), stringCol("Command"), intCol("Time"), stringCol("State"), stringCol("Info")}, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan([]vcol{intCol("Id"), stringCol("User"), stringCol("Host"), stringCol("db"), stringCol("Command"), intCol("Time"), stringCol("State"), stringCol("Info")}, func(*expr.Env) ([][]types.Value, error) {
 			return s.processRows(), nil
 		})
 	case ast.ShowCreateTable, ast.ShowCreateView:
@@ -429,13 +430,13 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 		}
 		if ddl := systemLogTable(db, x.Table.Name.O); ddl != "" && x.Tp == ast.ShowCreateTable {
 			name := strings.ToLower(x.Table.Name.O)
-			pl = staticPlan([]vcol{stringCol("Table"), stringCol("Create Table")}, func(*Env) ([][]types.Value, error) {
+			pl = staticPlan([]vcol{stringCol("Table"), stringCol("Create Table")}, func(*expr.Env) ([][]types.Value, error) {
 				return [][]types.Value{{stringVal(name), stringVal(ddl)}}, nil
 			})
 			break
 		}
 		if v, isView := cat.View(db, x.Table.Name.O); isView {
-			pl = staticPlan([]vcol{stringCol("View"), stringCol("Create View"), stringCol("character_set_client"), stringCol("collation_connection")}, func(*Env) ([][]types.Value, error) {
+			pl = staticPlan([]vcol{stringCol("View"), stringCol("Create View"), stringCol("character_set_client"), stringCol("collation_connection")}, func(*expr.Env) ([][]types.Value, error) {
 				return [][]types.Value{{stringVal(v.Name), stringVal(showCreateView(v)), stringVal(v.Charset), stringVal(v.Collation)}}, nil
 			})
 			break
@@ -452,7 +453,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			return err
 		}
 		ddl := showCreateTable(t, ai)
-		pl = staticPlan([]vcol{stringCol("Table"), stringCol("Create Table")}, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan([]vcol{stringCol("Table"), stringCol("Create Table")}, func(*expr.Env) ([][]types.Value, error) {
 			return [][]types.Value{{stringVal(t.Name), stringVal(ddl)}}, nil
 		})
 	case ast.ShowCreateDatabase:
@@ -460,15 +461,15 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 		if !ok {
 			return sqlerr.New(sqlerr.ErrBadDB, "Unknown database '%s'", x.DBName)
 		}
-		pl = staticPlan([]vcol{stringCol("Database"), stringCol("Create Database")}, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan([]vcol{stringCol("Database"), stringCol("Create Database")}, func(*expr.Env) ([][]types.Value, error) {
 			return [][]types.Value{{stringVal(d.Name), stringVal(showCreateDatabase(d, x.IfNotExists))}}, nil
 		})
 	case ast.ShowEngines:
-		pl = staticPlan([]vcol{stringCol("Engine"), stringCol("Support"), stringCol("Comment"), stringCol("Transactions"), stringCol("XA"), stringCol("Savepoints")}, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan([]vcol{stringCol("Engine"), stringCol("Support"), stringCol("Comment"), stringCol("Transactions"), stringCol("XA"), stringCol("Savepoints")}, func(*expr.Env) ([][]types.Value, error) {
 			return [][]types.Value{{stringVal("InnoDB"), stringVal("DEFAULT"), stringVal("Kiln: pebble LSM under a replicated binlog"), stringVal("YES"), stringVal("NO"), stringVal("YES")}}, nil
 		})
 	case ast.ShowCollation:
-		pl = staticPlan([]vcol{stringCol("Collation"), stringCol("Charset"), intCol("Id"), stringCol("Default"), stringCol("Compiled"), intCol("Sortlen"), stringCol("Pad_attribute")}, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan([]vcol{stringCol("Collation"), stringCol("Charset"), intCol("Id"), stringCol("Default"), stringCol("Compiled"), intCol("Sortlen"), stringCol("Pad_attribute")}, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, r := range infoschema.CollationRows() {
 				if like(r[0].S) {
@@ -478,7 +479,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			return rows, nil
 		})
 	case ast.ShowCharset:
-		pl = staticPlan([]vcol{stringCol("Charset"), stringCol("Description"), stringCol("Default collation"), intCol("Maxlen")}, func(*Env) ([][]types.Value, error) {
+		pl = staticPlan([]vcol{stringCol("Charset"), stringCol("Description"), stringCol("Default collation"), intCol("Maxlen")}, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, r := range infoschema.CharsetRows() {
 				if like(r[0].S) {
@@ -493,7 +494,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			return err
 		}
 		pl = staticPlan([]vcol{stringCol("Name"), stringCol("Engine"), intCol("Version"), stringCol("Row_format"), intCol("Rows"), intCol("Avg_row_length"), intCol("Data_length"), intCol("Max_data_length"), intCol("Index_length"), intCol("Data_free"), intCol("Auto_increment"), stringCol("Create_time"), stringCol("Update_time"), stringCol("Check_time"), stringCol("Collation"), stringCol("Checksum"), stringCol("Create_options"), stringCol("Comment")},
-			func(env *Env) ([][]types.Value, error) {
+			func(env *expr.Env) ([][]types.Value, error) {
 				var rows [][]types.Value
 				for _, t := range cat.Tables(db) {
 					if like(t.Name) && s.visibleTable(db, t.Name) {
@@ -536,7 +537,7 @@ func (s *Session) show(env *Env, x *ast.ShowStmt, w proto.ResultWriter, more boo
 			return err
 		}
 	case ast.ShowPlugins, ast.ShowGrants, ast.ShowPrivileges, ast.ShowOpenTables:
-		pl = staticPlan([]vcol{stringCol("Name")}, func(*Env) ([][]types.Value, error) { return nil, nil })
+		pl = staticPlan([]vcol{stringCol("Name")}, func(*expr.Env) ([][]types.Value, error) { return nil, nil })
 		if x.Tp == ast.ShowGrants {
 			var err error
 			if pl, err = s.showGrants(x); err != nil {
@@ -562,7 +563,7 @@ func showCreateTable(t *catalog.Table, autoInc uint64) string {
 	var lines []string
 	for _, c := range t.VisibleColumns() {
 		l := fmt.Sprintf("  %s %s", quoteIdent(c.Name), c.Type.SQL())
-		if isStringType(c.Type) && c.Type.Collation != "binary" && c.Type.Collation != t.Collation {
+		if expr.IsStringType(c.Type) && c.Type.Collation != "binary" && c.Type.Collation != t.Collation {
 			l += fmt.Sprintf(" CHARACTER SET %s COLLATE %s", c.Type.Charset, c.Type.Collation)
 		}
 		if c.NotNull {
@@ -649,7 +650,7 @@ func quoteIdent(s string) string {
 }
 
 // explain shows the chosen access path of each table (tests of the planner use it).
-func (s *Session) explain(env *Env, x *ast.ExplainStmt, w proto.ResultWriter, more bool) error {
+func (s *Session) explain(env *expr.Env, x *ast.ExplainStmt, w proto.ResultWriter, more bool) error {
 	if sh, ok := x.Stmt.(*ast.ShowStmt); ok {
 		return s.show(env, sh, w, more)
 	}
@@ -677,7 +678,7 @@ func (s *Session) explain(env *Env, x *ast.ExplainStmt, w proto.ResultWriter, mo
 		return err
 	}
 	rows := explainRows(pl, 1)
-	out := staticPlan([]vcol{intCol("id"), stringCol("table"), stringCol("access"), stringCol("extra")}, func(*Env) ([][]types.Value, error) { return rows, nil })
+	out := staticPlan([]vcol{intCol("id"), stringCol("table"), stringCol("access"), stringCol("extra")}, func(*expr.Env) ([][]types.Value, error) { return rows, nil })
 	return s.streamPlan(env, out, w, more)
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -72,7 +73,7 @@ func (db *DB) GlobalInt(name string) int64 {
 	if !ok {
 		return 0
 	}
-	return toIntLenient(db.globals.get(v))
+	return types.ToIntLenient(db.globals.get(v))
 }
 
 func (s *Session) getSysVar(v *sysvar.Var, global bool) types.Value {
@@ -158,7 +159,7 @@ func (s *Session) setSysVar(name string, global bool, val types.Value) error {
 }
 
 // set runs SET statements: system variables, user variables, NAMES, CHARACTER SET, TRANSACTION.
-func (s *Session) set(env *Env, x *ast.SetStmt) error {
+func (s *Session) set(env *expr.Env, x *ast.SetStmt) error {
 	for _, a := range x.Variables {
 		name := strings.ToLower(a.Name)
 		// The parser marks SET NAMES / SET CHARACTER SET as not system variables.

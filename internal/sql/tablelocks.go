@@ -10,7 +10,9 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
+	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
@@ -401,13 +403,13 @@ func (s *Session) stmtCtx() context.Context {
 
 func (s *Session) metadataLockTimeout() time.Duration {
 	v := s.getSysVar(sysvar.Must("lock_wait_timeout"), false)
-	return time.Duration(toIntLenient(v)) * time.Second
+	return time.Duration(types.ToIntLenient(v)) * time.Second
 }
 
 // lockTables runs LOCK TABLES: it commits, drops the session's previous locks, resolves the tables
 // (a view stands for the tables its definition reads) and takes all the locks at once.
-func (s *Session) lockTables(env *Env, x *ast.LockTablesStmt, w proto.ResultWriter, more bool) error {
-	if err := s.commit(env.ctx); err != nil {
+func (s *Session) lockTables(env *expr.Env, x *ast.LockTablesStmt, w proto.ResultWriter, more bool) error {
+	if err := s.commit(env.Ctx); err != nil {
 		return err
 	}
 	s.unlockTables()
@@ -448,7 +450,7 @@ func (s *Session) lockTables(env *Env, x *ast.LockTablesStmt, w proto.ResultWrit
 			return err
 		}
 	}
-	if err := s.db.tableLocks.lock(env.ctx, s, reqs, s.metadataLockTimeout()); err != nil {
+	if err := s.db.tableLocks.lock(env.Ctx, s, reqs, s.metadataLockTimeout()); err != nil {
 		return err
 	}
 	s.tlocks = reqs
@@ -456,12 +458,12 @@ func (s *Session) lockTables(env *Env, x *ast.LockTablesStmt, w proto.ResultWrit
 }
 
 // flushWithReadLock runs FLUSH TABLES WITH READ LOCK.
-func (s *Session) flushWithReadLock(env *Env, w proto.ResultWriter, more bool) error {
-	if err := s.commit(env.ctx); err != nil {
+func (s *Session) flushWithReadLock(env *expr.Env, w proto.ResultWriter, more bool) error {
+	if err := s.commit(env.Ctx); err != nil {
 		return err
 	}
 	s.unlockTables()
-	if err := s.db.tableLocks.lockGlobal(env.ctx, s, s.metadataLockTimeout()); err != nil {
+	if err := s.db.tableLocks.lockGlobal(env.Ctx, s, s.metadataLockTimeout()); err != nil {
 		return err
 	}
 	s.globalRead = true

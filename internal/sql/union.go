@@ -5,6 +5,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -15,8 +16,8 @@ type unionPlan struct {
 	parts  []*selectPlan
 	ops    []ast.SetOprType // ops[i] combines the result so far with parts[i] (i >= 1)
 	order  []sortKey
-	limit  Expr
-	offset Expr
+	limit  expr.Expr
+	offset expr.Expr
 	colls  []*types.Collation
 }
 
@@ -96,14 +97,14 @@ func unionColumns(up *unionPlan) *selectPlan {
 	pl := &selectPlan{union: up, nVisible: first.nVisible}
 	pl.cols = append(pl.cols, first.cols[:first.nVisible]...)
 	for ci := range pl.cols {
-		var es []Expr
+		var es []expr.Expr
 		for _, part := range up.parts {
-			es = append(es, &constExpr{typed: typed{part.proj[ci].Type()}, v: types.Null})
+			es = append(es, &expr.Const{Typed: expr.Typed{T: part.proj[ci].Type()}, V: types.Null})
 		}
-		t := unifyTypes(es...)
+		t := expr.UnifyTypes(es...)
 		pl.cols[ci] = resultColumn(pl.cols[ci].Name, nil, t)
-		pl.proj = append(pl.proj, &colExpr{typed{t}, ci, pl.cols[ci].Name})
-		if isStringType(t) {
+		pl.proj = append(pl.proj, &expr.Col{Typed: expr.Typed{T: t}, Idx: ci, Name: pl.cols[ci].Name})
+		if expr.IsStringType(t) {
 			c, _ := types.LookupCollation(t.Collation)
 			up.colls = append(up.colls, c)
 		} else {
@@ -167,7 +168,7 @@ func (p *planner) unionLimit(up *unionPlan, limit *ast.Limit, parent *scope) err
 // MariaDB 10.4): the parser hands over a flat list, so a run of members joined by INTERSECT is
 // combined first and enters the left-to-right chain as one operand. Then the rows are sorted and
 // limited.
-func (u *unionPlan) open(env *Env) (rowIter, error) {
+func (u *unionPlan) open(env *expr.Env) (rowIter, error) {
 	var rows [][]types.Value
 	for i := 0; i < len(u.parts); {
 		term, err := u.member(env, i)
@@ -193,9 +194,9 @@ func (u *unionPlan) open(env *Env) (rowIter, error) {
 }
 
 // member materialises member i's rows, cut to its visible columns.
-func (u *unionPlan) member(env *Env, i int) ([][]types.Value, error) {
+func (u *unionPlan) member(env *expr.Env, i int) ([][]types.Value, error) {
 	part := u.parts[i]
-	rs, err := env.materialize(part)
+	rs, err := materialize(env, part)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +207,7 @@ func (u *unionPlan) member(env *Env, i int) ([][]types.Value, error) {
 }
 
 // combine applies member i's operator to the rows so far and the member's rows rs.
-func (u *unionPlan) combine(env *Env, i int, rows, rs [][]types.Value) ([][]types.Value, error) {
+func (u *unionPlan) combine(env *expr.Env, i int, rows, rs [][]types.Value) ([][]types.Value, error) {
 	if i == 0 {
 		if len(u.parts) > 1 && u.ops[1] != ast.UnionAll && u.ops[1] != ast.ExceptAll && u.ops[1] != ast.IntersectAll {
 			return u.dedupe(env, rs)
@@ -247,11 +248,11 @@ func (u *unionPlan) key(r []types.Value) string {
 }
 
 // dedupe keeps the first of each set of equal rows, in place.
-func (u *unionPlan) dedupe(env *Env, rows [][]types.Value) ([][]types.Value, error) {
+func (u *unionPlan) dedupe(env *expr.Env, rows [][]types.Value) ([][]types.Value, error) {
 	seen := map[string]struct{}{}
 	out := rows[:0]
 	for _, r := range rows {
-		if err := env.checkKilled(); err != nil {
+		if err := env.CheckKilled(); err != nil {
 			return nil, err
 		}
 		k := u.key(r)
@@ -265,10 +266,10 @@ func (u *unionPlan) dedupe(env *Env, rows [][]types.Value) ([][]types.Value, err
 }
 
 // countKeys counts the rows of rs by key.
-func (u *unionPlan) countKeys(env *Env, rs [][]types.Value) (map[string]int, error) {
+func (u *unionPlan) countKeys(env *expr.Env, rs [][]types.Value) (map[string]int, error) {
 	count := map[string]int{}
 	for _, r := range rs {
-		if err := env.checkKilled(); err != nil {
+		if err := env.CheckKilled(); err != nil {
 			return nil, err
 		}
 		count[u.key(r)]++
@@ -278,14 +279,14 @@ func (u *unionPlan) countKeys(env *Env, rs [][]types.Value) (map[string]int, err
 
 // except drops, in place, the rows that rs has: with all (EXCEPT ALL) one row per row of rs,
 // otherwise every equal row.
-func (u *unionPlan) except(env *Env, rows, rs [][]types.Value, all bool) ([][]types.Value, error) {
+func (u *unionPlan) except(env *expr.Env, rows, rs [][]types.Value, all bool) ([][]types.Value, error) {
 	count, err := u.countKeys(env, rs)
 	if err != nil {
 		return nil, err
 	}
 	out := rows[:0]
 	for _, r := range rows {
-		if err := env.checkKilled(); err != nil {
+		if err := env.CheckKilled(); err != nil {
 			return nil, err
 		}
 		k := u.key(r)
@@ -301,14 +302,14 @@ func (u *unionPlan) except(env *Env, rows, rs [][]types.Value, all bool) ([][]ty
 }
 
 // intersect keeps, in place, the rows that rs has, each as many times as rs has it at most.
-func (u *unionPlan) intersect(env *Env, rows, rs [][]types.Value) ([][]types.Value, error) {
+func (u *unionPlan) intersect(env *expr.Env, rows, rs [][]types.Value) ([][]types.Value, error) {
 	count, err := u.countKeys(env, rs)
 	if err != nil {
 		return nil, err
 	}
 	out := rows[:0]
 	for _, r := range rows {
-		if err := env.checkKilled(); err != nil {
+		if err := env.CheckKilled(); err != nil {
 			return nil, err
 		}
 		k := u.key(r)
@@ -321,21 +322,21 @@ func (u *unionPlan) intersect(env *Env, rows, rs [][]types.Value) ([][]types.Val
 }
 
 // orderAndLimit puts the union's ORDER BY and LIMIT over its rows.
-func (u *unionPlan) orderAndLimit(env *Env, it rowIter) (rowIter, error) {
+func (u *unionPlan) orderAndLimit(env *expr.Env, it rowIter) (rowIter, error) {
 	limit, offset := int64(-1), int64(0)
 	if u.limit != nil {
 		v, err := u.limit.Eval(env, nil)
 		if err != nil {
 			return nil, err
 		}
-		limit = max(toIntLenient(v), 0)
+		limit = max(types.ToIntLenient(v), 0)
 	}
 	if u.offset != nil {
 		v, err := u.offset.Eval(env, nil)
 		if err != nil {
 			return nil, err
 		}
-		offset = max(toIntLenient(v), 0)
+		offset = max(types.ToIntLenient(v), 0)
 	}
 	if len(u.order) > 0 {
 		it = &sortIter{src: it, env: env, keys: u.order, colls: u.colls}

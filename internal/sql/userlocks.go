@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -38,7 +39,7 @@ func userLockName(v types.Value) (string, error) {
 }
 
 // getLock waits up to timeout (forever if negative) for the lock: 1 when taken, 0 on timeout.
-func (t *userLockTable) getLock(env *Env, name string, conn uint32, timeout time.Duration) (types.Value, error) {
+func (t *userLockTable) getLock(env *expr.Env, name string, conn uint32, timeout time.Duration) (types.Value, error) {
 	var timer <-chan time.Time
 	if timeout >= 0 {
 		tm := time.NewTimer(timeout)
@@ -67,8 +68,8 @@ func (t *userLockTable) getLock(env *Env, name string, conn uint32, timeout time
 		case <-wait:
 		case <-timer:
 			return types.NewInt(0), nil
-		case <-env.ctx.Done():
-			return types.Null, env.interrupted()
+		case <-env.Ctx.Done():
+			return types.Null, env.Interrupted()
 		}
 	}
 }
@@ -116,23 +117,24 @@ func (t *userLockTable) holder(name string) (uint32, bool) {
 	return 0, false
 }
 
-// userLockFunc compiles the user-level lock functions.
-func (c *compiler) userLockFunc(name string, args []Expr) (Expr, bool, error) {
-	arity := map[string]int{"get_lock": 2, "release_lock": 1, "is_free_lock": 1, "is_used_lock": 1, "release_all_locks": 0}
-	n, ok := arity[name]
-	if !ok {
-		return nil, false, nil
+// User-level locks are functions of the registry whose state is the server's (the DB's lock table):
+// the facade registers them.
+func init() {
+	for name, n := range map[string]int{"get_lock": 2, "release_lock": 1, "is_free_lock": 1, "is_used_lock": 1, "release_all_locks": 0} {
+		expr.Register(expr.Builtin{Name: name, MinArgs: n, MaxArgs: n, Build: userLockFunc})
 	}
-	if len(args) != n {
-		return nil, true, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", name)
-	}
-	t := tInt
+}
+
+// userLockFunc builds GET_LOCK, RELEASE_LOCK, IS_FREE_LOCK, IS_USED_LOCK and RELEASE_ALL_LOCKS.
+func userLockFunc(c *expr.Call) (expr.Expr, error) {
+	name, args := c.Name, c.Args
+	t := expr.TInt
 	if name == "is_used_lock" {
-		t = tUint
+		t = expr.TUint
 	}
-	return &closureExpr{typed: typed{t}, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-		locks := &env.s.db.userLocks
-		conn := env.s.ConnID
+	return &expr.Closure{Typed: expr.Typed{T: t}, Args: args, Fn: func(env *expr.Env, row []types.Value, a []expr.Expr) (types.Value, error) {
+		locks := &sessionOf(env).db.userLocks
+		conn := sessionOf(env).ConnID
 		if name == "release_all_locks" {
 			return types.NewInt(locks.releaseAll(conn)), nil
 		}
@@ -160,11 +162,11 @@ func (c *compiler) userLockFunc(name string, args []Expr) (Expr, bool, error) {
 		}
 		owner, held := locks.holder(lock)
 		if name == "is_free_lock" {
-			return boolVal(!held), nil
+			return expr.BoolVal(!held), nil
 		}
 		if !held {
 			return types.Null, nil
 		}
 		return types.NewUint(uint64(owner)), nil
-	}}, true, nil
+	}}, nil
 }

@@ -19,6 +19,7 @@ import (
 	"encoding/hex"
 	"hash/crc32"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -1263,4 +1264,15 @@ func formatParts(buf []byte, t timeParts, f string) ([]byte, bool) {
 		}
 	}
 	return buf, true
+}
+
+// FuncNames lists the library's functions (sorted): the SQL layer's builtin registry registers
+// each of them.
+func FuncNames() []string {
+	names := make([]string, 0, len(funcTable))
+	for n := range funcTable {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }

@@ -1,4 +1,4 @@
-package sql
+package expr
 
 import (
 	"errors"
@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -50,9 +48,9 @@ func regexpErr(err error) error {
 	return sqlerr.New(sqlerr.ErrRegexpRuleSyntax, "Syntax error in regular expression on line 1, character 1.")
 }
 
-// compileRegexp compiles pattern with the flags of match_type (c i m n u) on top of the
+// CompileRegexp compiles pattern with the flags of match_type (c i m n u) on top of the
 // collation's case sensitivity; fn names the function for error 1210.
-func (env *Env) compileRegexp(pattern string, ci bool, matchType string, fn string) (*regexp.Regexp, error) {
+func (env *Env) CompileRegexp(pattern string, ci bool, matchType string, fn string) (*regexp.Regexp, error) {
 	if pattern == "" {
 		return nil, sqlerr.New(sqlerr.ErrRegexpIllegalArgument, "Illegal argument to a regular expression.")
 	}
@@ -93,69 +91,9 @@ func (env *Env) compileRegexp(pattern string, ci bool, matchType string, fn stri
 	return re, nil
 }
 
-// regexpCI says whether matching operands of these expressions ignores case by default.
-func (c *compiler) regexpCI(es ...Expr) bool {
-	coll := c.collationOf(es...)
-	return coll != nil && !coll.IsBinary() && isCI(coll)
-}
-
-func (c *compiler) regexp(x *ast.PatternRegexpExpr) (Expr, error) {
-	e, err := c.compile(x.Expr)
-	if err != nil {
-		return nil, err
-	}
-	p, err := c.compile(x.Pattern)
-	if err != nil {
-		return nil, err
-	}
-	not := x.Not
-	ci := c.regexpCI(e, p)
-	return &closureExpr{typed: typed{tBool}, args: []Expr{e, p}, fn: func(env *Env, row []types.Value, args []Expr) (types.Value, error) {
-		v, err := args[0].Eval(env, row)
-		if err != nil || v.IsNull() {
-			return types.Null, err
-		}
-		pv, err := args[1].Eval(env, row)
-		if err != nil || pv.IsNull() {
-			return types.Null, err
-		}
-		re, err := env.compileRegexp(types.ToString(pv), ci, "", "regexp")
-		if err != nil {
-			return types.Null, err
-		}
-		return boolVal(re.MatchString(types.ToString(v)) != not), nil
-	}}, nil
-}
-
-// regexpFunc compiles REGEXP_LIKE, REGEXP_INSTR, REGEXP_SUBSTR and REGEXP_REPLACE.
-func (c *compiler) regexpFunc(name string, args []Expr) (Expr, bool, error) {
-	arity := map[string][2]int{"regexp_like": {2, 3}, "regexp_instr": {2, 6}, "regexp_substr": {2, 5}, "regexp_replace": {3, 6}}[name]
-	if len(args) < arity[0] || len(args) > arity[1] {
-		return nil, true, c.errf(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", name)
-	}
-	ci := c.regexpCI(args[0], args[1])
-	t := tInt
-	if name == "regexp_substr" || name == "regexp_replace" {
-		t = funcType(name, args[:1])
-		t.Len = max(args[0].Type().Len, 255)
-	}
-	return &closureExpr{typed: typed{t}, name: name, args: args, fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
-		vs := make([]types.Value, len(a))
-		for i, e := range a {
-			v, err := e.Eval(env, row)
-			if err != nil {
-				return types.Null, err
-			}
-			if v.IsNull() {
-				return types.Null, nil
-			}
-			vs[i] = v
-		}
-		return regexpEval(env, name, vs, ci)
-	}}, true, nil
-}
-
-func regexpEval(env *Env, name string, vs []types.Value, ci bool) (types.Value, error) {
+// RegexpEval is REGEXP_LIKE, REGEXP_INSTR, REGEXP_SUBSTR or REGEXP_REPLACE (name) of the
+// evaluated arguments vs; ci is the case-insensitivity of the operands' collation.
+func RegexpEval(env *Env, name string, vs []types.Value, ci bool) (types.Value, error) {
 	subject := types.ToString(vs[0])
 	bin := vs[0].K == types.KindBytes || vs[1].K == types.KindBytes
 	if bin {
@@ -177,7 +115,7 @@ func regexpEval(env *Env, name string, vs []types.Value, ci bool) (types.Value, 
 			matchType = types.ToString(v)
 			break
 		}
-		n := toIntLenient(v)
+		n := types.ToIntLenient(v)
 		switch i {
 		case 0:
 			pos = n
@@ -187,12 +125,12 @@ func regexpEval(env *Env, name string, vs []types.Value, ci bool) (types.Value, 
 			retOpt = n
 		}
 	}
-	re, err := env.compileRegexp(types.ToString(vs[1]), ci, matchType, name)
+	re, err := env.CompileRegexp(types.ToString(vs[1]), ci, matchType, name)
 	if err != nil {
 		return types.Null, err
 	}
 	if name == "regexp_like" {
-		return boolVal(re.MatchString(subject)), nil
+		return BoolVal(re.MatchString(subject)), nil
 	}
 	// The byte offset of character pos.
 	nchars := utf8.RuneCountInString(subject)
@@ -234,7 +172,7 @@ func regexpEval(env *Env, name string, vs []types.Value, ci bool) (types.Value, 
 			}
 			// Each match may add the whole replacement: stop as soon as the result passes
 			// max_allowed_packet rather than after building all of it.
-			if out.Len() > minMaxAllowedPacket && env.resultTooLarge(name, int64(out.Len()+len(subject)-m[1])) {
+			if out.Len() > MinMaxAllowedPacket && env.ResultTooLarge(name, int64(out.Len()+len(subject)-m[1])) {
 				return types.Null, nil
 			}
 			last = m[1]
