@@ -7,7 +7,9 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
+	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
@@ -26,7 +28,7 @@ func (s *Session) readConcern(ctx context.Context, st ast.StmtNode) error {
 	if lp == nil || !readsTables(st) || s.getSysVar(readConcernVar, false).S != "linearizable" {
 		return nil
 	}
-	timeout := time.Duration(toIntLenient(s.getSysVar(readAfterTimeoutVar, false))) * time.Second
+	timeout := time.Duration(types.ToIntLenient(s.getSysVar(readAfterTimeoutVar, false))) * time.Second
 	wctx := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -42,7 +44,7 @@ func (s *Session) readConcern(ctx context.Context, st ast.StmtNode) error {
 		// What was waited for may be DDL: the catalog loaded before the wait may be older.
 		return s.db.syncCluster()
 	case ctx.Err() != nil:
-		return (&Env{s: s, ctx: ctx}).interrupted()
+		return (&expr.Env{Sess: s, Ctx: ctx}).Interrupted()
 	case wctx.Err() != nil && errors.Is(context.Cause(wctx), errGTIDWaitTimeout):
 		return sqlerr.New(sqlerr.ErrQueryTimeout, "Query execution was interrupted, kiln_read_after_gtid_timeout (%s) exceeded before a quorum confirmed the read position of a linearizable read (kiln_read_concern); this node may be cut off from the cluster's majority", timeout)
 	}
