@@ -126,3 +126,35 @@ func TestPrivNames(t *testing.T) {
 		t.Error("QuoteAccount does not double backquotes")
 	}
 }
+
+// storedAccount is an account record as Kiln has written it since accounts existed (the JSON
+// field names and the privilege bits are the on-disk format).
+const storedAccount = `{"user":"u","host":"%","plugin":"caching_sha2_password","auth_string":"$A$005$x","ssl_type":"ANY","locked":true,"global":1025,"dynamic":["BACKUP_ADMIN"],"dynamic_grant":["BACKUP_ADMIN"],"dbs":{"D":3},"tables":{"d\u0000t":4}}`
+
+// TestAccountStoredForm pins the stored form byte for byte, and that it loads back with the
+// derived lookups built.
+func TestAccountStoredForm(t *testing.T) {
+	st := memStore{}
+	a := &Account{User: "u", Host: "%", Plugin: "caching_sha2_password", AuthString: "$A$005$x", SSLType: "ANY", Locked: true,
+		Global: PrivSelect | PrivGrant, Dynamic: []string{"BACKUP_ADMIN"}, DynamicGrant: []string{"BACKUP_ADMIN"},
+		DBs: map[string]Priv{"D": PrivSelect | PrivInsert}, Tables: map[string]Priv{"d\x00t": PrivUpdate}}
+	a.Init()
+	if err := SaveAccount(st, a); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	for _, v := range st {
+		got = string(v)
+	}
+	if len(st) != 1 || got != storedAccount {
+		t.Fatalf("stored form changed:\n got %s\nwant %s", got, storedAccount)
+	}
+	l, err := LoadAccounts(st.get, st.scan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, ok := l.Get("u", "%")
+	if !ok || b.TablePrivs("D", "T") != PrivSelect|PrivGrant|PrivInsert|PrivUpdate {
+		t.Fatalf("loaded %+v %v: privileges on d.t not derived", b, ok)
+	}
+}
