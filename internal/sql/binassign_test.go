@@ -141,6 +141,16 @@ func TestBinaryStringAssignment(t *testing.T) {
 	if out := mustQ(t, s, "SELECT m FROM l WHERE id = 1"); out != all.String()+"\n" {
 		t.Fatalf("latin1 client reads %q", out)
 	}
+	// character_set_results = NULL (what Connector/J sets): each column in its own charset, so
+	// the latin1 column's bytes again, and a utf8mb4 column's UTF-8.
+	mustQ(t, s, "SET NAMES utf8mb4")
+	mustQ(t, s, "SET character_set_results = NULL")
+	if out := mustQ(t, s, "SELECT m FROM l WHERE id = 1"); out != all.String()+"\n" {
+		t.Fatalf("character_set_results NULL reads %q", out)
+	}
+	if out := mustQ(t, s, "SELECT CONVERT(m USING utf8mb4) FROM l WHERE id = 1"); out != types.Latin1Decode(all.String())+"\n" {
+		t.Fatalf("character_set_results NULL, utf8mb4 expression reads %q", out)
+	}
 	mustQ(t, s, "SET NAMES utf8mb4")
 	if out := mustQ(t, s, "SELECT CHAR_LENGTH(m) FROM l WHERE id = 1"); out != "256\n" {
 		t.Fatalf("CHAR_LENGTH: %q", out)
