@@ -134,6 +134,11 @@ func (s *Session) insert(env *Env, x *ast.InsertStmt) (proto.OK, error) {
 	p := &planner{s: s}
 	c := p.newCompiler(&scope{})
 	ins := &inserter{env: env, s: s, tbl: tbl, ignore: x.IgnoreErr, replace: x.IsReplace, strict: s.strict() && !x.IgnoreErr}
+	if len(x.Lists) > 1 || x.Select != nil {
+		// Many rows: their duplicate-key checks seek one engine iterator (see txn.LatestReader).
+		ins.latest = env.txn().NewLatestReader(rowenc.TableSpan(tbl.ID))
+		defer ins.latest.Close()
+	}
 	env.divZeroErr = ins.strict && s.sqlModeHas("ERROR_FOR_DIVISION_BY_ZERO")
 	// ON DUPLICATE KEY UPDATE compiles against the existing row; VALUES(col) reads the new row.
 	if len(x.OnDuplicate) > 0 {
@@ -257,6 +262,7 @@ type inserter struct {
 	firstAutoID      uint64
 	allocated        uint64 // id allocated for the row being written
 	lastExplicitAuto uint64
+	latest           *txn.LatestReader // the duplicate-key checks' reads, for many rows; nil: GetLatest
 }
 
 // insertValues builds the full row from target columns and defaults, converts it, and writes it.
@@ -429,7 +435,7 @@ func (ins *inserter) write(row []types.Value) error {
 		if attempt > 100 {
 			return sqlerr.New(sqlerr.ErrUnknownError, "too many duplicate-key retries on %s", tbl.Name)
 		}
-		dupKey, dupRow, dupIdx, err := findDuplicate(env, tbl, row, nil)
+		dupKey, dupRow, dupIdx, err := findDuplicate(env, tbl, row, nil, ins.latest)
 		if err != nil {
 			return err
 		}
@@ -535,9 +541,10 @@ func dupMessage(tbl *catalog.Table, ix *catalog.Index, row []types.Value) string
 
 // findDuplicate locks and checks every unique key the row would take (primary and unique secondary,
 // also when absent, so a concurrent insert of the same key waits for us), and returns the first
-// existing row that holds one of them. skipPK is the row's own primary key when updating.
-func findDuplicate(env *Env, tbl *catalog.Table, row []types.Value, skipPK []byte) ([]byte, []types.Value, *catalog.Index, error) {
-	t := env.txn()
+// existing row that holds one of them. skipPK is the row's own primary key when updating. lr, when
+// set, does the reads (the same current reads as GetLatest, through one iterator).
+func findDuplicate(env *Env, tbl *catalog.Table, row []types.Value, skipPK []byte, lr *txn.LatestReader) ([]byte, []types.Value, *catalog.Index, error) {
+	t := latestGetter{env.txn(), lr}
 	pk := primaryKey(nil, tbl, row)
 	if skipPK == nil || string(skipPK) != string(pk) {
 		if err := env.lockRow(pk, txn.LockExclusive); err != nil {
@@ -600,6 +607,19 @@ func findDuplicate(env *Env, tbl *catalog.Table, row []types.Value, skipPK []byt
 	return nil, nil, nil, nil
 }
 
+// latestGetter reads through a LatestReader when there is one, else with GetLatest.
+type latestGetter struct {
+	t  *txn.Txn
+	lr *txn.LatestReader
+}
+
+func (g latestGetter) GetLatest(k []byte) ([]byte, bool, error) {
+	if g.lr != nil {
+		return g.lr.Get(k)
+	}
+	return g.t.GetLatest(k)
+}
+
 // putRow writes a row and its index entries. old, when set, is the previous version under the same
 // primary key: index entries that did not change are not rewritten.
 func putRow(env *Env, tbl *catalog.Table, row []types.Value, old []types.Value) error {
@@ -657,7 +677,7 @@ func updateRow(env *Env, tbl *catalog.Table, pk []byte, old, new []types.Value, 
 		return false, nil
 	}
 	newPK := primaryKey(nil, tbl, new)
-	_, dupRow, dupIdx, err := findDuplicate(env, tbl, new, pk)
+	_, dupRow, dupIdx, err := findDuplicate(env, tbl, new, pk, nil)
 	if err != nil {
 		return false, err
 	}

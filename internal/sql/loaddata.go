@@ -14,6 +14,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -550,6 +551,8 @@ func (s *Session) loadDataScoped(env *Env, x *ast.LoadDataStmt, opener LocalFile
 	replace := x.OnDuplicate == ast.OnDuplicateKeyHandlingReplace
 	strict := s.strict() && !ignore
 	ins := &inserter{env: env, s: s, tbl: tbl, ignore: ignore, replace: replace, strict: strict}
+	ins.latest = env.txn().NewLatestReader(rowenc.TableSpan(tbl.ID))
+	defer ins.latest.Close()
 
 	// SET col = expr, compiled against the row being built. User variables of the column list are
 	// strings while the statement runs: compile with that type, then put the old values back.
