@@ -6,6 +6,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
+	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
@@ -209,6 +210,12 @@ func (s *Session) insert(env *Env, x *ast.InsertStmt) (proto.OK, error) {
 			for i, n := range list {
 				if _, ok := n.(*ast.DefaultExpr); ok {
 					isDefault[i] = true
+					continue
+				}
+				if ve, ok := n.(*driver.ValueExpr); ok {
+					// A literal is its value (what its compiled constant evaluates to), without
+					// building an expression per value of a many-row INSERT.
+					vals[i] = datumValue(&ve.Datum)
 					continue
 				}
 				e, err := c.compile(n)
