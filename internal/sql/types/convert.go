@@ -693,12 +693,14 @@ func (st *convState) toStringCol(v Value, t *ColType) (Value, error) {
 		// A binary string (a BLOB-typed parameter, X'..', _binary '..', a BINARY/BLOB value) is
 		// not converted into a latin1 column: each byte is one latin1 character, so any bytes are
 		// stored unchanged, as MySQL and MariaDB do (String::needs_conversion is false from
-		// binary). Kiln holds latin1 text as UTF-8, so the bytes are decoded here.
+		// binary). Kiln holds latin1 text as UTF-8, so the bytes are decoded here, into
+		// characters latin1 holds by construction (no charset check).
 		s = Latin1Decode(s)
-	}
-	s, err := st.checkCharset(s, t)
-	if err != nil {
-		return Null, err
+	} else {
+		var err error
+		if s, err = st.checkCharset(s, t); err != nil {
+			return Null, err
+		}
 	}
 	isChar := t.Tp == mysql.TypeString
 	if isChar {
