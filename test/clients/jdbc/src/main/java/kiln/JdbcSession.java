@@ -45,7 +45,8 @@ import java.util.TreeSet;
  * inserts, commit and rollback seen from a second connection, statements with a trailing ';',
  * multi-statement results, long data and a value over 16 MiB, cursor fetch and streaming,
  * DatabaseMetaData (the driver's default and useInformationSchema=true) and result-set metadata,
- * 4-byte UTF-8, bytes 0x00-0xFF in a latin1 column (hex literal, setBytes), and errors 1062/1064/1146/1054 with the connection staying usable. Uses its own
+ * 4-byte UTF-8, bytes 0x00-0xFF in a latin1 column (hex literal, setBytes), and errors
+ * 1062/1064/1146/1054 with the connection staying usable. Uses its own
  * database kiln_jdbc, dropped at the end unless KILN_JDBC_KEEP is set.
  *
  * Every check has an id. A failing check prints "FAIL id: ..." and the run exits 1 at the end.
