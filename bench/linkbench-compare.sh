@@ -11,7 +11,8 @@
 # $KILN_BIN, default bin/kiln, durability sync), then runs, with the same
 # flags on both:
 #   1. load     kiln bench linkbench --nodes $NODES --load-threads $LOAD_THREADS
-#               --duration 0 --skip-check
+#               --duration 0 --skip-check; the server's CPU time is read
+#               around this step too (server CPU us per loaded row)
 #   2. requests kiln bench linkbench --skip-load --threads $THREADS
 #               --duration $DURATION --skip-check; the server's CPU time
 #               (utime+stime from /proc) is read around this step
@@ -26,7 +27,7 @@
 # Environment: NODES (100000), THREADS (4), LOAD_THREADS (4), DURATION
 # (60s), SEED (1), SERVERS ("mariadb kiln"), OUT, KEEP=1, KILN_FLAGS
 # (extra `kiln serve` flags), LINKBENCH_FLAGS (extra flags for every step,
-# e.g. --prepared=false).
+# e.g. --jdbc=false for the older Go workload).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -61,17 +62,20 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 failures=0
-declare -A cpu
+declare -A cpu loadcpu
 for s in $servers; do
   log "=== $s"
   port=$("$repo/scripts/$s.sh" start "$work/$s") || die "$s did not start"
   pid=$(cat "$work/$s/pid")
   common=(--addr "127.0.0.1:$port" --nodes "$nodes" --seed "$seed" "${extra[@]}")
+  l0=$(proc_cpu_ticks "$pid")
   if ! "$bin" bench linkbench "${common[@]}" --load-threads "$load_threads" --duration 0 --skip-check --json \
     >"$out/linkbench.$s.load.json"; then
     log "FAIL $s: load"
     failures=$((failures + 1))
   fi
+  l1=$(proc_cpu_ticks "$pid")
+  loadcpu[$s]=$(awk -v t=$((l1 - l0)) -v hz="$clk_tck" 'BEGIN { printf "%.2f", t / hz }')
   c0=$(proc_cpu_ticks "$pid")
   if ! "$bin" bench linkbench "${common[@]}" --skip-load --threads "$threads" --duration "$duration" --skip-check --json \
     >"$out/linkbench.$s.requests.json"; then
@@ -91,7 +95,7 @@ done
 # The table: one column per server, in $SERVERS order.
 md=$out/linkbench.md
 cpu_args=()
-for s in $servers; do cpu_args+=("$s=${cpu[$s]}"); done
+for s in $servers; do cpu_args+=("$s=${cpu[$s]}:${loadcpu[$s]}"); done
 {
   echo "## LinkBench: ${servers// / vs }"
   echo
@@ -104,7 +108,8 @@ import json, sys
 
 out = sys.argv[1]
 servers = [a.split("=", 1)[0] for a in sys.argv[2:]]
-cpu = {a.split("=", 1)[0]: float(a.split("=", 1)[1] or 0) for a in sys.argv[2:]}
+cpu = {a.split("=", 1)[0]: float(a.split("=", 1)[1].split(":")[0] or 0) for a in sys.argv[2:]}
+loadcpu = {a.split("=", 1)[0]: float(a.split("=", 1)[1].split(":")[1] or 0) for a in sys.argv[2:]}
 
 
 def load(s, step):
@@ -147,6 +152,14 @@ for t in ("nodetable", "linktable", "counttable"):
         vals.append(m[0] if m else None)
     row(f"load {t}, rows/s", vals)
 row("links loaded per node", [L[s].get("links_per_node") for s in servers], "{:.2f}")
+
+
+def loaded_rows(s):
+    return sum(t["rows"] for t in L[s].get("tables", []))
+
+
+row("server CPU us per row (load)",
+    [loadcpu[s] * 1e6 / loaded_rows(s) if loaded_rows(s) else None for s in servers], "{:.1f}")
 row("requests, ops/s", [R[s].get("ops_per_sec") for s in servers])
 row("server CPU us per op (request phase)",
     [cpu[s] * 1e6 / R[s]["ops"] if R[s].get("ops") else None for s in servers], "{:.1f}")

@@ -44,7 +44,15 @@ type Engine struct {
 	fs          vfs.FS
 	dir         string
 	beforeFlush atomic.Pointer[func()]
+	// gen counts the batches applied (and snapshot ingests): see Generation.
+	gen atomic.Uint64
 }
+
+// Generation counts the changes made to the latest state (applied batches, ingests), each
+// counted once it is visible. An iterator opened after reading Generation() == g sees the latest
+// value of every key for as long as Generation() is still g: a reader of many keys can keep one
+// iterator instead of a Get per key (a Get builds an iterator stack of its own).
+func (e *Engine) Generation() uint64 { return e.gen.Load() }
 
 // SetBeforeFlush installs f to run before every memtable flush, before the flush writes anything
 // (pebble's FlushBegin, called with the DB's mutex held: f must not call back into the engine). The
@@ -111,7 +119,10 @@ func (e *Engine) Get(key []byte) ([]byte, bool, error) { return get(e.db, key) }
 // turns false. The zero Iterator is not usable: NewIter returns one only with a nil error.
 type Iterator struct{ p *pebble.Iterator }
 
-func (i *Iterator) First() bool  { return i.p.First() }
+func (i *Iterator) First() bool { return i.p.First() }
+func (i *Iterator) SeekGE(k []byte) bool {
+	return i.p.SeekGE(k)
+}
 func (i *Iterator) Last() bool   { return i.p.Last() }
 func (i *Iterator) Next() bool   { return i.p.Next() }
 func (i *Iterator) Prev() bool   { return i.p.Prev() }
@@ -211,6 +222,7 @@ func (e *Engine) Apply(b *Batch, pos uint64, sync bool) error {
 	if err := b.b.Commit(wo); err != nil {
 		return fmt.Errorf("engine apply at %d: %w", pos, err)
 	}
+	e.gen.Add(1)
 	return nil
 }
 

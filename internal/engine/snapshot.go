@@ -137,6 +137,7 @@ func (l *SnapshotLoader) Install(marker, markerVal []byte) error {
 			return fmt.Errorf("engine: ingest snapshot: %w", err)
 		}
 	}
+	e.gen.Add(1)
 	_ = e.fs.RemoveAll(l.dir)
 	return nil
 }

@@ -39,28 +39,46 @@ func (s *Session) clientArgs(args []types.Value) {
 	}
 }
 
-// resultWriter wraps w so that string results reach the client in character_set_results.
+// resultWriter wraps w so that string results reach the client in character_set_results. When
+// character_set_results is NULL or binary, MySQL sends each column in its own character set: the
+// values of latin1 columns (which Kiln holds as UTF-8) go out as latin1 bytes, as their column
+// metadata says (Connector/J sets character_set_results = NULL and decodes by that metadata).
 func (s *Session) resultWriter(w proto.ResultWriter) proto.ResultWriter {
 	w = s.gtidTracker(w) // session_track_gtids (gtidread.go)
-	if s.charsetVar("character_set_results") != "latin1" {
-		return w
+	switch s.charsetVar("character_set_results") {
+	case "latin1", "", "binary":
+		return &charsetWriter{ResultWriter: w, s: s}
 	}
-	return &charsetWriter{ResultWriter: w, s: s}
+	return w
 }
 
 type charsetWriter struct {
 	proto.ResultWriter
 	s      *Session
-	latin1 bool
+	latin1 bool   // some column is converted
 	conv   []bool // per column: a character string to convert
 }
 
+// latin1Collation reports whether the collation id is one of latin1's.
+func latin1Collation(id uint16) bool {
+	c, ok := types.CollationByID(id)
+	return ok && c.Charset == "latin1"
+}
+
 func (c *charsetWriter) Columns(cols []proto.Column) error {
-	c.latin1 = c.s.charsetVar("character_set_results") == "latin1"
-	if !c.latin1 {
+	rs := c.s.charsetVar("character_set_results")
+	c.latin1 = false
+	c.conv = c.conv[:0]
+	if rs != "latin1" {
+		// NULL or binary: only the latin1 columns, and their metadata stays.
+		for _, col := range cols {
+			conv := col.Charset != 63 && latin1Collation(col.Charset)
+			c.conv = append(c.conv, conv)
+			c.latin1 = c.latin1 || conv
+		}
 		return c.ResultWriter.Columns(cols)
 	}
-	c.conv = c.conv[:0]
+	c.latin1 = true
 	out := make([]proto.Column, len(cols))
 	for i, col := range cols {
 		out[i] = col

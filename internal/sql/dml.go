@@ -6,6 +6,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
+	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
@@ -135,6 +136,11 @@ func (s *Session) insert(env *expr.Env, x *ast.InsertStmt) (proto.OK, error) {
 	p := &planner{s: s}
 	c := p.newCompiler(&scope{})
 	ins := &inserter{env: env, s: s, tbl: tbl, ignore: x.IgnoreErr, replace: x.IsReplace, strict: s.strict() && !x.IgnoreErr}
+	if len(x.Lists) > 1 || x.Select != nil {
+		// Many rows: their duplicate-key checks seek one engine iterator (see txn.LatestReader).
+		ins.latest = txnOf(env).NewLatestReader(rowenc.TableSpan(tbl.ID))
+		defer ins.latest.Close()
+	}
 	env.DivZeroErr = ins.strict && s.sqlModeHas("ERROR_FOR_DIVISION_BY_ZERO")
 	// ON DUPLICATE KEY UPDATE compiles against the existing row; VALUES(col) reads the new row.
 	if len(x.OnDuplicate) > 0 {
@@ -207,6 +213,12 @@ func (s *Session) insert(env *expr.Env, x *ast.InsertStmt) (proto.OK, error) {
 					isDefault[i] = true
 					continue
 				}
+				if ve, ok := n.(*driver.ValueExpr); ok {
+					// A literal is its value (what its compiled constant evaluates to), without
+					// building an expression per value of a many-row INSERT.
+					vals[i] = datumValue(&ve.Datum)
+					continue
+				}
 				e, err := c.compile(n)
 				if err != nil {
 					return proto.OK{}, err
@@ -258,6 +270,7 @@ type inserter struct {
 	firstAutoID      uint64
 	allocated        uint64 // id allocated for the row being written
 	lastExplicitAuto uint64
+	latest           *txn.LatestReader // the duplicate-key checks' reads, for many rows; nil: GetLatest
 }
 
 // insertValues builds the full row from target columns and defaults, converts it, and writes it.
@@ -430,7 +443,7 @@ func (ins *inserter) write(row []types.Value) error {
 		if attempt > 100 {
 			return sqlerr.New(sqlerr.ErrUnknownError, "too many duplicate-key retries on %s", tbl.Name)
 		}
-		dupKey, dupRow, dupIdx, err := findDuplicate(env, tbl, row, nil)
+		dupKey, dupRow, dupIdx, err := findDuplicate(env, tbl, row, nil, ins.latest)
 		if err != nil {
 			return err
 		}
@@ -536,9 +549,10 @@ func dupMessage(tbl *catalog.Table, ix *catalog.Index, row []types.Value) string
 
 // findDuplicate locks and checks every unique key the row would take (primary and unique secondary,
 // also when absent, so a concurrent insert of the same key waits for us), and returns the first
-// existing row that holds one of them. skipPK is the row's own primary key when updating.
-func findDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK []byte) ([]byte, []types.Value, *catalog.Index, error) {
-	t := txnOf(env)
+// existing row that holds one of them. skipPK is the row's own primary key when updating. lr, when
+// set, does the reads (the same current reads as GetLatest, through one iterator).
+func findDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK []byte, lr *txn.LatestReader) ([]byte, []types.Value, *catalog.Index, error) {
+	t := latestGetter{txnOf(env), lr}
 	pk := primaryKey(nil, tbl, row)
 	if skipPK == nil || string(skipPK) != string(pk) {
 		if err := lockRow(env, pk, txn.LockExclusive); err != nil {
@@ -601,6 +615,19 @@ func findDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK 
 	return nil, nil, nil, nil
 }
 
+// latestGetter reads through a LatestReader when there is one, else with GetLatest.
+type latestGetter struct {
+	t  *txn.Txn
+	lr *txn.LatestReader
+}
+
+func (g latestGetter) GetLatest(k []byte) ([]byte, bool, error) {
+	if g.lr != nil {
+		return g.lr.Get(k)
+	}
+	return g.t.GetLatest(k)
+}
+
 // putRow writes a row and its index entries. old, when set, is the previous version under the same
 // primary key: index entries that did not change are not rewritten.
 func putRow(env *expr.Env, tbl *catalog.Table, row []types.Value, old []types.Value) error {
@@ -658,7 +685,7 @@ func updateRow(env *expr.Env, tbl *catalog.Table, pk []byte, old, new []types.Va
 		return false, nil
 	}
 	newPK := primaryKey(nil, tbl, new)
-	_, dupRow, dupIdx, err := findDuplicate(env, tbl, new, pk)
+	_, dupRow, dupIdx, err := findDuplicate(env, tbl, new, pk, nil)
 	if err != nil {
 		return false, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -551,6 +552,8 @@ func (s *Session) loadDataScoped(env *expr.Env, x *ast.LoadDataStmt, opener Loca
 	replace := x.OnDuplicate == ast.OnDuplicateKeyHandlingReplace
 	strict := s.strict() && !ignore
 	ins := &inserter{env: env, s: s, tbl: tbl, ignore: ignore, replace: replace, strict: strict}
+	ins.latest = txnOf(env).NewLatestReader(rowenc.TableSpan(tbl.ID))
+	defer ins.latest.Close()
 
 	// SET col = expr, compiled against the row being built. User variables of the column list are
 	// strings while the statement runs: compile with that type, then put the old values back.

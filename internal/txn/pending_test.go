@@ -103,6 +103,11 @@ func TestEarlyLockRelease(t *testing.T) {
 	if _, ok, _ := t2.Get([]byte("k")); ok {
 		t.Fatal("a snapshot read saw a pending version")
 	}
+	lr := t2.NewLatestReader([]byte("a"), []byte("z"))
+	if v, ok, _ := lr.Get([]byte("j")); !ok || string(v) != "x" {
+		t.Fatalf("LatestReader read of j: %q %v, want the pending x", v, ok)
+	}
+	lr.Close()
 	if got := scan(t, t2, "a", "z", false, true); got != "j=x k=1 " {
 		t.Fatalf("current scan: %q, want the pending versions", got)
 	}

@@ -171,15 +171,18 @@ func (t *Txn) Lock(ctx context.Context, key []byte, mode LockMode, wait time.Dur
 }
 
 // Set writes key=val in the write set.
-func (t *Txn) Set(key, val []byte) {
-	t.record(key)
-	t.ws.set(string(key), val, false)
-}
+func (t *Txn) Set(key, val []byte) { t.write(key, val, false) }
 
 // Delete deletes key in the write set.
-func (t *Txn) Delete(key []byte) {
-	t.record(key)
-	t.ws.set(string(key), nil, true)
+func (t *Txn) Delete(key []byte) { t.write(key, nil, true) }
+
+// write puts the entry and records what it replaced for RollbackTo, with one tree descent and one
+// copy of the key (a bulk INSERT writes two or more keys per row).
+func (t *Txn) write(key, val []byte, del bool) {
+	k := string(key)
+	t.ws.seq++
+	prev, ok := t.ws.tree.ReplaceOrInsert(wsEntry{key: k, val: val, del: del, seq: t.ws.seq})
+	t.undo = append(t.undo, undoRec{key: k, prev: prev.val, prevDel: prev.del, existed: ok})
 }
 
 // DeleteRange deletes [lo, hi) (DROP/TRUNCATE TABLE, DROP INDEX): constant size whatever the range holds.
@@ -190,11 +193,6 @@ func (t *Txn) DeleteRange(lo, hi []byte) {
 	// before it; later writes win. Record order keeps that: see WriteSet.
 	t.ws.seq++
 	t.ws.ranges[len(t.ws.ranges)-1].seq = t.ws.seq
-}
-
-func (t *Txn) record(key []byte) {
-	prev, del, ok := t.ws.getEntry(key)
-	t.undo = append(t.undo, undoRec{key: string(key), prev: prev, prevDel: del, existed: ok})
 }
 
 // Savepoint returns a marker for RollbackTo.
@@ -378,11 +376,6 @@ func (w *WriteSet) set(key string, val []byte, del bool) {
 }
 
 func (w *WriteSet) remove(key string) { w.tree.Delete(wsEntry{key: key}) }
-
-func (w *WriteSet) getEntry(key []byte) ([]byte, bool, bool) {
-	e, ok := w.tree.Get(wsEntry{key: string(key)})
-	return e.val, e.del, ok
-}
 
 // get returns an entry unless a later range deletion covers it.
 func (w *WriteSet) get(key []byte) ([]byte, bool, bool) {

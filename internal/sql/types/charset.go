@@ -1,7 +1,5 @@
 package types
 
-import "strings"
-
 // MySQL's latin1 is Windows-1252 with the five bytes that code page leaves undefined mapped to the
 // C1 controls of the same value, so every byte 0x00-0xFF round-trips through Kiln's UTF-8 strings.
 
@@ -19,25 +17,33 @@ var cp1252Rev = func() map[rune]byte {
 	return m
 }()
 
+// latin1UTF8 holds the UTF-8 encoding of bytes 0x80-0xFF read as latin1.
+var latin1UTF8 = func() (t [128]string) {
+	for i := range t {
+		c := 0x80 + i
+		r := rune(c)
+		if c < 0xA0 {
+			r = cp1252High[c-0x80]
+		}
+		t[i] = string(r)
+	}
+	return t
+}()
+
 // Latin1Decode turns latin1 bytes into UTF-8.
 func Latin1Decode(s string) string {
 	if isASCII(s) {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s) + len(s)/2)
+	out := make([]byte, 0, len(s)+len(s)/2)
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c < 0x80:
-			b.WriteByte(c)
-		case c < 0xA0:
-			b.WriteRune(cp1252High[c-0x80])
-		default:
-			b.WriteRune(rune(c))
+		if c := s[i]; c < 0x80 {
+			out = append(out, c)
+		} else {
+			out = append(out, latin1UTF8[c-0x80]...)
 		}
 	}
-	return b.String()
+	return string(out)
 }
 
 // Latin1Encode turns UTF-8 into latin1; characters latin1 lacks become '?', as MySQL converts.

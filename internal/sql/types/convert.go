@@ -571,35 +571,49 @@ func maxRune(charset string) rune {
 	return utf8.MaxRune
 }
 
+// badString is MySQL's 1366 for a string value: the offending bytes from the first bad character on
+// are shown as Field_longstr::check_string_copy_error shows them (convert_to_printable with at most
+// 6 bytes: printable ASCII as itself, other bytes as \xHH, "..." when more bytes follow).
 func (st *convState) badString(bad string) *sqlerr.Error {
-	var b strings.Builder
-	n := min(len(bad), 4)
-	if r, size := utf8.DecodeRuneInString(bad); r != utf8.RuneError {
-		n = size
-	} else {
-		n = 1
-	}
-	for i := 0; i < n && i < len(bad); i++ {
-		b.WriteString(`\x`)
-		b.WriteByte("0123456789ABCDEF"[bad[i]>>4])
-		b.WriteByte("0123456789ABCDEF"[bad[i]&15])
-	}
-	if len(bad) > n {
-		b.WriteString("...")
-	}
-	return sqlerr.New(sqlerr.ErrTruncatedWrongValueForField, "Incorrect string value: '%s' for column '%s' at row %d", b.String(), st.cc.Column, st.row())
+	return sqlerr.New(sqlerr.ErrTruncatedWrongValueForField, "Incorrect string value: '%s' for column '%s' at row %d", printableBytes(bad, 6), st.cc.Column, st.row())
 }
 
-// checkCharset returns s with characters the charset cannot hold replaced by '?' (and reports
-// them), or s itself.
-func (st *convState) checkCharset(s string, t *ColType) (string, error) {
-	cs := t.Charset
-	if cs == "" {
-		if c, ok := LookupCollation(t.Collation); ok {
-			cs = c.Charset
+// printableBytes renders the first n bytes of s as MySQL's convert_to_printable does.
+func printableBytes(s string, n int) string {
+	var b strings.Builder
+	k := min(len(s), n)
+	for i := 0; i < k; i++ {
+		c := s[i]
+		if c >= 0x20 && c <= 0x7F {
+			b.WriteByte(c)
+			continue
 		}
+		b.WriteString(`\x`)
+		b.WriteByte("0123456789ABCDEF"[c>>4])
+		b.WriteByte("0123456789ABCDEF"[c&15])
 	}
-	lim := maxRune(cs)
+	if len(s) > k {
+		b.WriteString("...")
+	}
+	return b.String()
+}
+
+// colCharset returns the character set of a string column.
+func colCharset(t *ColType) string {
+	if t.Charset != "" {
+		return t.Charset
+	}
+	if c, ok := LookupCollation(t.Collation); ok {
+		return c.Charset
+	}
+	return ""
+}
+
+// checkCharset checks s against the column's charset as MySQL's Field_string/Field_varstring::store
+// does (well_formed_copy_nchars): the value is cut before the first byte sequence that is not
+// valid UTF-8 (a malformed source string is not converted further), and characters the charset
+// cannot hold become '?'. Either is reported once per value (1366: an error in strict mode).
+func (st *convState) checkCharset(s string, t *ColType) (string, error) {
 	ascii := true
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
@@ -610,10 +624,21 @@ func (st *convState) checkCharset(s string, t *ColType) (string, error) {
 	if ascii {
 		return s, nil
 	}
+	cs := colCharset(t)
+	lim := maxRune(cs)
 	var out []byte
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size <= 1) || r > lim && !(cs == "latin1" && Latin1Has(r)) {
+		if r == utf8.RuneError && size <= 1 {
+			if out == nil {
+				if err := st.fail(st.badString(s[i:])); err != nil {
+					return "", err
+				}
+				return s[:i], nil
+			}
+			return string(out), nil
+		}
+		if r > lim && !(cs == "latin1" && Latin1Has(r)) {
 			if out == nil {
 				if err := st.fail(st.badString(s[i:])); err != nil {
 					return "", err
@@ -664,9 +689,18 @@ func (st *convState) toStringCol(v Value, t *ColType) (Value, error) {
 		}
 		return NewBytes(s), nil
 	}
-	s, err := st.checkCharset(s, t)
-	if err != nil {
-		return Null, err
+	if v.K == KindBytes && colCharset(t) == "latin1" {
+		// A binary string (a BLOB-typed parameter, X'..', _binary '..', a BINARY/BLOB value) is
+		// not converted into a latin1 column: each byte is one latin1 character, so any bytes are
+		// stored unchanged, as MySQL and MariaDB do (String::needs_conversion is false from
+		// binary). Kiln holds latin1 text as UTF-8, so the bytes are decoded here, into
+		// characters latin1 holds by construction (no charset check).
+		s = Latin1Decode(s)
+	} else {
+		var err error
+		if s, err = st.checkCharset(s, t); err != nil {
+			return Null, err
+		}
 	}
 	isChar := t.Tp == mysql.TypeString
 	if isChar {

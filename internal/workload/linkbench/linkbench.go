@@ -65,9 +65,14 @@ type Config struct {
 	Seed        uint64
 	SkipLoad    bool
 	SkipCheck   bool
-	Prepared    bool // server-side prepared statements in the request phase (else text protocol)
-	MaxRetries  int  // retries of an operation after deadlock (1213) / lock wait timeout (1205)
-	Mix         Mix
+	// JDBC sends what the original LinkBench sends through Connector/J (jdbc.go): latin1
+	// tables, random-byte payloads, LinkStoreMysql's text statements with literal values, two
+	// connections per requester. False is the older Go workload: the server's default
+	// charset, ASCII payloads, and Prepared's choice of protocol in the request phase.
+	JDBC       bool
+	Prepared   bool // without JDBC: server-side prepared statements in the request phase (else text protocol)
+	MaxRetries int  // retries of an operation after deadlock (1213) / lock wait timeout (1205)
+	Mix        Mix
 
 	Progress io.Writer // progress lines (stderr); nil for none
 }
@@ -75,7 +80,7 @@ type Config struct {
 // DefaultConfig is the CLI's defaults.
 func DefaultConfig() Config {
 	return Config{Addr: "127.0.0.1:3306", User: "root", DB: "linkbench", Nodes: 100000, LoadThreads: 4,
-		Threads: 4, Duration: 60 * time.Second, Seed: 1, Prepared: true, MaxRetries: 10, Mix: DefaultMix}
+		Threads: 4, Duration: 60 * time.Second, Seed: 1, JDBC: true, Prepared: true, MaxRetries: 10, Mix: DefaultMix}
 }
 
 // Report is everything a run measured.
@@ -153,8 +158,21 @@ func (c *Config) connector(db string) (driver.Connector, error) {
 	mc.Addr = c.Addr
 	mc.DBName = db
 	mc.Timeout = 10 * time.Second
-	mc.InterpolateParams = !c.Prepared
+	mc.InterpolateParams = !c.Prepared && !c.JDBC
+	// LinkStoreMysql appends "; commit;" to a transaction's last statement (allowMultiQueries).
+	mc.MultiStatements = c.JDBC
 	return mysql.NewConnector(mc)
+}
+
+// client names the request-phase protocol for the report.
+func (c *Config) client() string {
+	switch {
+	case c.JDBC:
+		return "jdbc"
+	case c.Prepared:
+		return "prepared"
+	}
+	return "text"
 }
 
 func (c *Config) open(db string, conns int) (*sql.DB, error) {
@@ -193,7 +211,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return rep, err
 		}
 	}
-	db, err := cfg.open(cfg.DB, max(cfg.LoadThreads, cfg.Threads)+1)
+	reqConns := cfg.Threads
+	if cfg.JDBC {
+		reqConns *= 2 // LinkStoreMysql's read-write and read-only connections
+	}
+	db, err := cfg.open(cfg.DB, max(cfg.LoadThreads, reqConns)+1)
 	if err != nil {
 		return rep, err
 	}
@@ -202,7 +224,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return rep, fmt.Errorf("linkbench: connect %s: %w", cfg.Addr, err)
 	}
 	if !cfg.SkipLoad {
-		if rep.Load, err = load(ctx, db, wl); err != nil {
+		ld := load
+		if cfg.JDBC {
+			ld = loadJDBC
+		}
+		if rep.Load, err = ld(ctx, db, wl); err != nil {
 			return rep, err
 		}
 	}

@@ -83,7 +83,11 @@ func createSchema(ctx context.Context, cfg *Config) error {
 	if _, err := conn.ExecContext(ctx, "USE "+q); err != nil {
 		return fmt.Errorf("linkbench: USE %s: %w", q, err)
 	}
-	for _, s := range Schema {
+	schema := Schema
+	if cfg.JDBC {
+		schema = JDBCSchema
+	}
+	for _, s := range schema {
 		if _, err := conn.ExecContext(ctx, s); err != nil {
 			return fmt.Errorf("linkbench: %s: %w", firstLine(s), err)
 		}

@@ -20,7 +20,10 @@ func (r *Report) WriteText(out io.Writer) error {
 	}
 	if q := r.Request; q != nil {
 		ps := "server-side prepared statements"
-		if !q.Prepared {
+		switch {
+		case q.Client == "jdbc":
+			ps = "LinkStoreMysql's text statements (JDBC mode)"
+		case !q.Prepared:
 			ps = "text protocol"
 		}
 		p("\nrequests: %d threads, %s, %.1f s: %d ops, %.1f ops/s, %d errors, %d retries\n",

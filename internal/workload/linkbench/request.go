@@ -80,6 +80,7 @@ type OpReport struct {
 // RequestReport is the request phase.
 type RequestReport struct {
 	Threads   int        `json:"threads"`
+	Client    string     `json:"client"` // jdbc (LinkStoreMysql's text statements), prepared, or text
 	Prepared  bool       `json:"prepared"`
 	Seconds   float64    `json:"seconds"`
 	Ops       uint64     `json:"ops"`
@@ -157,7 +158,7 @@ func requests(ctx context.Context, db *sql.DB, wl *workload) (*RequestReport, er
 	for _, w := range workers {
 		w.close()
 	}
-	rep := &RequestReport{Threads: cfg.Threads, Prepared: cfg.Prepared, Seconds: elapsed.Seconds()}
+	rep := &RequestReport{Threads: cfg.Threads, Client: cfg.client(), Prepared: cfg.Prepared && !cfg.JDBC, Seconds: elapsed.Seconds()}
 	for _, op := range Ops() {
 		rep.Mix = append(rep.Mix, MixShare{op.String(), cfg.Mix[op]})
 		var s opStats
@@ -191,7 +192,8 @@ type worker struct {
 	db    *sql.DB
 	id    int
 	rng   *rand.Rand
-	conn  *sql.Conn
+	conn  *sql.Conn // the read-write connection in the JDBC mode
+	ro    *sql.Conn // the JDBC mode's read-only (autocommit) connection
 	stmts [numStmts]*sql.Stmt
 	stats [numOps]opStats
 	tail  []tailLink // getlinklist results cut at RangeLimit: there may be older links
@@ -208,6 +210,11 @@ func (w *worker) connect(ctx context.Context) error {
 		return err
 	}
 	w.conn = conn
+	if w.wl.cfg.JDBC {
+		conn.Close()
+		w.conn = nil
+		return w.connectJDBC(ctx)
+	}
 	if !w.wl.cfg.Prepared {
 		return nil
 	}
@@ -230,6 +237,10 @@ func (w *worker) close() {
 	if w.conn != nil {
 		w.conn.Close()
 		w.conn = nil
+	}
+	if w.ro != nil {
+		w.ro.Close()
+		w.ro = nil
 	}
 }
 
@@ -312,6 +323,9 @@ func (w *worker) recover(ctx context.Context, err error) {
 // body draws the operation's parameters once (a retry repeats the same
 // operation) and returns the function that runs it, reporting rows.
 func (w *worker) body(op Op) func(context.Context) (int64, error) {
+	if w.wl.cfg.JDBC {
+		return w.bodyJDBC(op)
+	}
 	wl, rng := w.wl, w.rng
 	linkType := func() uint64 { return DefaultLinkType + rng.Uint64N(LinkTypeCount) }
 	switch op {
@@ -536,6 +550,12 @@ func (w *worker) deleteLink(ctx context.Context, id1, id2, lt uint64) (int64, er
 // queries, as LinkBenchRequest does.
 func (w *worker) linkList(ctx context.Context, id1, lt, maxTime uint64, offset, tailIdx int) (int64, error) {
 	rows, err := w.query(ctx, stGetLinkList, id1, lt, 0, maxTime, RangeLimit, offset)
+	return w.collectLinkList(rows, err, tailIdx)
+}
+
+// collectLinkList reads a getlinklist result; a full page (RangeLimit rows) records its oldest
+// link for later history queries, and a history query (tailIdx >= 0) updates or drops its entry.
+func (w *worker) collectLinkList(rows *sql.Rows, err error, tailIdx int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}

@@ -45,7 +45,8 @@ import java.util.TreeSet;
  * inserts, commit and rollback seen from a second connection, statements with a trailing ';',
  * multi-statement results, long data and a value over 16 MiB, cursor fetch and streaming,
  * DatabaseMetaData (the driver's default and useInformationSchema=true) and result-set metadata,
- * 4-byte UTF-8, and errors 1062/1064/1146/1054 with the connection staying usable. Uses its own
+ * 4-byte UTF-8, bytes 0x00-0xFF in a latin1 column (hex literal, setBytes), and errors
+ * 1062/1064/1146/1054 with the connection staying usable. Uses its own
  * database kiln_jdbc, dropped at the end unless KILN_JDBC_KEEP is set.
  *
  * Every check has an id. A failing check prints "FAIL id: ..." and the run exits 1 at the end.
@@ -373,6 +374,7 @@ public final class JdbcSession {
         });
         section("meta.rs", () -> resultSetMetadata(a));
         section("unicode", () -> unicode(a));
+        section("latin1", () -> latin1(a));
         section("errors", () -> errors(a));
         if (kiln) {
             // MariaDB has neither session_track_gtids nor WAIT_FOR_EXECUTED_GTID_SET.
@@ -1342,6 +1344,47 @@ public final class JdbcSession {
     static final String[] UNICODE = {
         "😀", "𝄞 clef", "中文字符", "Ünïcödé ñ", "👨‍👩‍👧‍👦 family", "mixed a😀b𝄞c", "ελληνικά", "עִבְרִית", "🀄🃏",
     };
+
+    /**
+     * Bytes in a latin1 column, as LinkBench stores its payloads: a hex literal (LinkStoreMysql's
+     * stringLiteral) and setBytes on a latin1 connection keep every byte 0x00-0xFF, read back
+     * with getBytes (Connector/J sets character_set_results = NULL: the column's own charset);
+     * setBytes of bytes that are not UTF-8 on a utf8mb4 connection is 1366, on MySQL and MariaDB.
+     */
+    void latin1(Connection a) throws Exception {
+        exec(a, "CREATE TABLE lat (id INT NOT NULL PRIMARY KEY, d MEDIUMTEXT NOT NULL) DEFAULT CHARSET=latin1");
+        byte[] all = new byte[256];
+        for (int i = 0; i < all.length; i++) {
+            all[i] = (byte) i;
+        }
+        exec(a, "INSERT INTO lat VALUES (1, x'" + HexFormat.of().formatHex(all) + "')");
+        try (Connection l = open(DB, "characterEncoding=latin1")) {
+            try (PreparedStatement ps = serverPrepare("latin1.setbytes", l, "INSERT INTO lat VALUES (?, ?)")) {
+                ps.setInt(1, 2);
+                ps.setBytes(2, all);
+                eq("latin1.setbytes.affected", 1, ps.executeUpdate());
+            }
+        }
+        try (Statement st = a.createStatement(); ResultSet rs = st.executeQuery("SELECT id, d FROM lat ORDER BY id")) {
+            for (int id = 1; id <= 2; id++) {
+                String p = "latin1.read." + id;
+                if (!check(p, rs.next(), "row missing")) {
+                    break;
+                }
+                check(p + ".bytes", Arrays.equals(all, rs.getBytes(2)), "bytes 0x00-0xFF not read back unchanged");
+            }
+        }
+        try (PreparedStatement ps = serverPrepare("latin1.utf8mb4", a, "INSERT INTO lat VALUES (?, ?)")) {
+            ps.setInt(1, 3);
+            ps.setBytes(2, new byte[] {(byte) 0x80, (byte) 0x81, (byte) 0xff});
+            try {
+                ps.executeUpdate();
+                fail("latin1.utf8mb4", "bytes that are not UTF-8 accepted from a utf8mb4 connection");
+            } catch (SQLException e) {
+                eq("latin1.utf8mb4.code", 1366, e.getErrorCode());
+            }
+        }
+    }
 
     void unicode(Connection a) throws Exception {
         exec(a, "CREATE TABLE uni (id INT NOT NULL PRIMARY KEY, s VARCHAR(100) CHARACTER SET utf8mb4 NOT NULL)");
