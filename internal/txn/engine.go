@@ -16,8 +16,8 @@ import "github.com/kiln-db/kiln/internal/engine"
 //     result type exactly: an engine's NewSnapshot can satisfy Engine only by returning a type the
 //     engine itself can name.
 //
-// The point-read path (Txn.Get, GetLatest) costs one interface call more than a concrete engine
-// would, and no allocation (BenchmarkPointGet).
+// The point-read path (Txn.Get, GetLatest, LatestReader.Get) costs one interface call more than a
+// concrete engine would, and no allocation (BenchmarkPointGet).
 
 // Reader reads committed state: a point read (a copy of the value) and an ordered iterator over
 // [lower, upper).
@@ -31,6 +31,9 @@ type Reader interface {
 type Engine interface {
 	Reader
 	NewSnapshot() engine.Snapshot
+	// Generation counts the changes made visible in the latest state (engine.Engine.Generation):
+	// LatestReader keeps one iterator for as long as it has not moved.
+	Generation() uint64
 }
 
 var (

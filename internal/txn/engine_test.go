@@ -27,6 +27,8 @@ func (r *recordingEngine) NewIter(lo, hi []byte) (engine.Iterator, error) {
 	return r.e.NewIter(lo, hi)
 }
 
+func (r *recordingEngine) Generation() uint64 { return r.e.Generation() }
+
 func (r *recordingEngine) NewSnapshot() engine.Snapshot {
 	r.opened++
 	return &recordingSnapshot{Snapshot: r.e.NewSnapshot(), r: r}
