@@ -36,6 +36,7 @@ func main() {
 	root.AddCommand(benchCmd())
 	root.AddCommand(clusterCmd())
 	root.AddCommand(tlsCmd())
+	root.AddCommand(backupCmd(), restoreCmd())
 	root.AddCommand(&cobra.Command{Use: "version", Short: "Print the version", Run: func(*cobra.Command, []string) {
 		fmt.Println(serverVersion())
 	}})
@@ -273,6 +274,7 @@ func adminHTTP(srv *server.Server, o serveOpts, ts tlsSetup) *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	roleHandlers(mux, srv, o.cluster.replicaMaxLag, ts.requireClientCert)
+	mux.Handle("GET /backup", backupHandler(srv, ts.requireClientCert, slog.Default()))
 	if o.pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
