@@ -8,12 +8,14 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kiln-db/kiln/internal/backup"
+	"github.com/kiln-db/kiln/internal/memory"
 	"github.com/kiln-db/kiln/internal/server"
 )
 
@@ -28,7 +30,15 @@ func backupHandler(srv *server.Server, guard func(http.HandlerFunc) http.Handler
 		start := time.Now()
 		cw := &countingWriter{w: w}
 		w.Header().Set("Content-Type", "application/octet-stream")
-		err := srv.ServeBackup(r.Context(), cw)
+		var rate int64
+		if v := r.URL.Query().Get("max_rate"); v != "" {
+			var err error
+			if rate, err = strconv.ParseInt(v, 10, 64); err != nil || rate < 0 {
+				http.Error(w, "max_rate: want a number of bytes per second", http.StatusBadRequest)
+				return
+			}
+		}
+		err := srv.ServeBackup(r.Context(), cw, rate)
 		if err != nil && cw.n == 0 {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		}
@@ -50,7 +60,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 // backupCmd is `kiln backup --from HOST:HTTPPORT --to DIR` and `kiln backup verify DIR`.
 func backupCmd() *cobra.Command {
-	var from, to string
+	var from, to, maxRate string
 	var ctf clientTLSFlags
 	cmd := &cobra.Command{
 		Use:   "backup",
@@ -68,8 +78,16 @@ func backupCmd() *cobra.Command {
 			if tc != nil {
 				c.Transport = &http.Transport{TLSClientConfig: tc}
 			}
+			url := scheme + "://" + from + "/backup"
+			if maxRate != "" {
+				rate, err := memory.ParseSize(maxRate)
+				if err != nil || rate <= 0 {
+					return fmt.Errorf("--max-rate %q: want bytes per second with an optional K/M/G suffix", maxRate)
+				}
+				url += fmt.Sprintf("?max_rate=%d", rate)
+			}
 			start := time.Now()
-			resp, err := c.Get(scheme + "://" + from + "/backup")
+			resp, err := c.Get(url)
 			if err != nil {
 				return fmt.Errorf("backup: %w", err)
 			}
@@ -99,7 +117,7 @@ func backupCmd() *cobra.Command {
 			took := time.Since(start)
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "backup complete: %s\n", to)
-			fmt.Fprintf(out, "engine at index %d, log %d..%d (%d keys, %d entries, %s in %s, %s/s)\n", m.EngineIndex, m.EngineIndex+1, m.EndIndex,
+			fmt.Fprintf(out, "engine at index %d, log entries to index %d (%d keys, %d entries, %s in %s, %s/s)\n", m.EngineIndex, m.EndIndex,
 				m.Keys, m.Entries, humanBytes(size), took.Round(time.Millisecond), humanBytes(int64(float64(size)/took.Seconds())))
 			fmt.Fprintf(out, "log_index\t%d\n", m.EndIndex)
 			fmt.Fprintf(out, "gtid_executed\t%s\n", m.GTID)
@@ -109,6 +127,7 @@ func backupCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&from, "from", "", "the node's HTTP address (HOST:PORT, as kiln serve --http)")
 	f.StringVar(&to, "to", "", "directory to write the backup to (created; must be empty)")
+	f.StringVar(&maxRate, "max-rate", "", "the node sends the backup at most this fast (bytes per second, K/M/G suffix), to spare its disk and network; default: unlimited")
 	ctf.register(f)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "verify DIR",

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/kiln-db/kiln/internal/engine"
 	klog "github.com/kiln-db/kiln/internal/log"
@@ -25,6 +26,9 @@ type Source struct {
 	ClusterID, ClusterUUID string
 	Node                   uint64
 	DataFormat             int
+	// MaxRate paces the stream to at most this many bytes per second (0: unlimited), so a backup
+	// spares the node's disk and network (kiln backup --max-rate).
+	MaxRate int64
 }
 
 // logBatchBytes bounds the entries read from the log at once.
@@ -55,7 +59,10 @@ func Serve(ctx context.Context, w io.Writer, src Source) error {
 		}
 	}
 	h := sha256.New()
-	bw := bufio.NewWriterSize(w, 256<<10)
+	if src.MaxRate > 0 {
+		w = &paced{ctx: ctx, w: w, rate: float64(src.MaxRate), start: time.Now()}
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
 	mw := io.MultiWriter(bw, h)
 	hdr, _ := json.Marshal(Header{Format: FormatVersion, DataFormat: src.DataFormat, ClusterID: src.ClusterID,
 		ClusterUUID: src.ClusterUUID, Node: src.Node, EngineIndex: n, EngineTerm: nTerm})
@@ -118,6 +125,28 @@ func Serve(ctx context.Context, w io.Writer, src Source) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// paced writes at most rate bytes per second on average.
+type paced struct {
+	ctx   context.Context
+	w     io.Writer
+	rate  float64
+	start time.Time
+	n     int64
+}
+
+func (p *paced) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	p.n += int64(n)
+	if ahead := time.Duration(float64(p.n)/p.rate*float64(time.Second)) - time.Since(p.start); ahead > 0 {
+		select {
+		case <-time.After(ahead):
+		case <-p.ctx.Done():
+			return n, p.ctx.Err()
+		}
+	}
+	return n, err
 }
 
 func appendJSON(b, js []byte) []byte {

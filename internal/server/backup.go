@@ -14,7 +14,7 @@ import (
 // applied index, then the log after it up to the applied index at the end). It blocks no writer.
 // kiln serve exposes it as GET /backup on the HTTP port: whoever reaches that port can read every
 // row, so the port listens on 127.0.0.1 by default and takes peer TLS with client certificates.
-func (s *Server) ServeBackup(ctx context.Context, w io.Writer) error {
+func (s *Server) ServeBackup(ctx context.Context, w io.Writer, maxRate int64) error {
 	if s.cfg.LogOnly {
 		return errors.New("backup: a log-only voter holds no data; back up a full member")
 	}
@@ -26,7 +26,7 @@ func (s *Server) ServeBackup(ctx context.Context, w io.Writer) error {
 		cu = ClusterUUID(s.cfg.ClusterID)
 	}
 	return backup.Serve(ctx, w, backup.Source{Engine: s.eng, Log: s.lg, Applied: s.node.Applied, HoldLog: s.node.HoldLog,
-		ClusterID: s.cfg.ClusterID, ClusterUUID: cu, Node: s.node.ID(), DataFormat: DataFormatVersion})
+		ClusterID: s.cfg.ClusterID, ClusterUUID: cu, Node: s.node.ID(), DataFormat: DataFormatVersion, MaxRate: maxRate})
 }
 
 // NewRestoredIdentity is the identity of a data directory built by kiln restore: a new cluster
