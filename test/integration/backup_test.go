@@ -313,3 +313,225 @@ func TestBackupUnderWrites(t *testing.T) {
 		t.Fatalf("restore past the backup's end: %v\n%s", err, out)
 	}
 }
+
+// copyDir copies a backup directory (files only, one level of subdirectories).
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o700)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A flipped byte or a truncation in any file of a backup, a missing file, a stray file or a missing
+// manifest: kiln backup verify and kiln restore both refuse, naming the file, and restore leaves
+// no data directory a server would start on.
+func TestBackupCorruptionDetected(t *testing.T) {
+	k := startKiln(t, "")
+	db := k.db(t, "")
+	mustExec(t, db, "CREATE DATABASE bc")
+	mustExec(t, db, "CREATE TABLE bc.t (id INT PRIMARY KEY, v VARCHAR(100))")
+	mustExec(t, db, "CREATE TABLE bc.filler (id INT PRIMARY KEY, v VARCHAR(300))")
+	for b := 0; b < 4; b++ { // ~600 KB: the paced engine stream takes ~0.5 s, writes land in the log part
+		var sb strings.Builder
+		sb.WriteString("INSERT INTO bc.filler VALUES ")
+		for i := 0; i < 500; i++ {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, "(%d, REPEAT('f', 300))", b*500+i)
+		}
+		mustExec(t, db, sb.String())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { // writes during the backup, so it has log files too
+		defer close(done)
+		for i := 0; ctx.Err() == nil; i++ {
+			if _, err := db.ExecContext(ctx, "INSERT INTO bc.t VALUES (?, REPEAT('v', 100))", i); err != nil {
+				return
+			}
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	var good string
+	var m backupManifest
+	for attempt := 0; ; attempt++ {
+		good = filepath.Join(t.TempDir(), "good")
+		m = takeBackup(t, k, good, "--max-rate", "1M")
+		if m.Entries > 0 || attempt == 4 {
+			break
+		}
+	}
+	cancel()
+	<-done
+	var logFile, engFile string
+	for _, f := range m.Files {
+		if strings.HasPrefix(f.Path, "log/") && logFile == "" {
+			logFile = f.Path
+		}
+		if strings.HasPrefix(f.Path, "engine/") && engFile == "" {
+			engFile = f.Path
+		}
+	}
+	if logFile == "" || engFile == "" {
+		t.Fatalf("backup has no log or no engine file: %+v", m.Files)
+	}
+	if out, err := runKiln("backup", "verify", good); err != nil {
+		t.Fatalf("verify of an intact backup: %v\n%s", err, out)
+	}
+	flip := func(rel string) func(dir string) string {
+		return func(dir string) string {
+			p := filepath.Join(dir, filepath.FromSlash(rel))
+			b, _ := os.ReadFile(p)
+			b[len(b)/2] ^= 0x40
+			os.WriteFile(p, b, 0o600)
+			return p
+		}
+	}
+	cases := []struct {
+		name   string
+		damage func(dir string) string // returns the path the message must name
+		want   string
+	}{
+		{"flipped byte in an engine file", flip(engFile), "SHA-256"},
+		{"flipped byte in a log file", flip(logFile), "SHA-256"},
+		{"truncated log file", func(dir string) string {
+			p := filepath.Join(dir, filepath.FromSlash(logFile))
+			fi, _ := os.Stat(p)
+			os.Truncate(p, fi.Size()-3)
+			return p
+		}, "truncated"},
+		{"missing engine file", func(dir string) string {
+			p := filepath.Join(dir, filepath.FromSlash(engFile))
+			os.Remove(p)
+			return p
+		}, "no such file"},
+		{"stray file", func(dir string) string {
+			p := filepath.Join(dir, "log", "000099.ent")
+			os.WriteFile(p, []byte("x"), 0o600)
+			return p
+		}, "not listed"},
+		{"no manifest (interrupted backup)", func(dir string) string {
+			os.Remove(filepath.Join(dir, "MANIFEST.json"))
+			return "MANIFEST.json"
+		}, "incomplete"},
+		{"flipped byte in the manifest", func(dir string) string {
+			p := filepath.Join(dir, "MANIFEST.json")
+			b, _ := os.ReadFile(p)
+			i := strings.Index(string(b), `"sha256": "`) + len(`"sha256": "`)
+			b[i] = "10"[b[i]&1] // another hex digit
+			os.WriteFile(p, b, 0o600)
+			return "SHA-256"
+		}, "SHA-256"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "b")
+			copyDir(t, good, dir)
+			names := c.damage(dir)
+			out, err := runKiln("backup", "verify", dir)
+			if err == nil || !strings.Contains(out, names) || !strings.Contains(out, c.want) {
+				t.Fatalf("verify: %v\n%s\nwant an error naming %s (%q)", err, out, names, c.want)
+			}
+			data := filepath.Join(t.TempDir(), "data")
+			out, err = runKiln("restore", "--from", dir, "--data-dir", data)
+			if err == nil || !strings.Contains(out, names) || !strings.Contains(out, c.want) {
+				t.Fatalf("restore: %v\n%s\nwant an error naming %s (%q)", err, out, names, c.want)
+			}
+			if _, err := os.Stat(filepath.Join(data, "FORMAT")); err == nil {
+				t.Fatal("a refused restore left a data directory with FORMAT")
+			}
+		})
+	}
+}
+
+// kill -9 of kiln backup in the middle of the stream: the node goes on serving (reads, writes,
+// /health), its log purge is no longer held, the interrupted directory is refused, and a later
+// backup succeeds and restores.
+func TestBackupKill9(t *testing.T) {
+	k := startKiln(t, "", "--log-purge-interval", "200ms", "--log-retain-entries", "10")
+	db := k.db(t, "")
+	mustExec(t, db, "CREATE DATABASE b9")
+	mustExec(t, db, "CREATE TABLE b9.t (id INT PRIMARY KEY, v VARCHAR(300))")
+	pad := strings.Repeat("p", 300)
+	for b := 0; b < 10; b++ {
+		var sb strings.Builder
+		sb.WriteString("INSERT INTO b9.t VALUES ")
+		for i := 0; i < 500; i++ {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, "(%d, '%s')", b*500+i, pad)
+		}
+		mustExec(t, db, sb.String())
+	}
+	dir := filepath.Join(t.TempDir(), "killed")
+	// About 1.7 MB at 256 KiB/s: several seconds, killed after one.
+	cmd := exec.Command(kilnBin, "backup", "--from", k.http, "--to", dir, "--max-rate", "256K")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	mustExec(t, db, "INSERT INTO b9.t VALUES (-1, 'during')")
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if st, ok := cmd.ProcessState.Sys().(interface{ Signaled() bool }); !ok || !st.Signaled() {
+		t.Fatalf("kiln backup was not killed mid-way (it ended with %v): make the backup slower", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "engine")); len(entries) == 0 {
+		t.Fatal("the killed backup had written nothing: not mid-way")
+	}
+	if out, err := runKiln("backup", "verify", dir); err == nil || !strings.Contains(out, "incomplete") {
+		t.Fatalf("verify of the killed backup: %v\n%s", err, out)
+	}
+	// The node serves: writes, reads, health.
+	for i := 0; i < 50; i++ {
+		mustExec(t, db, "INSERT INTO b9.t VALUES (?, 'after')", 100000+i)
+	}
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM b9.t").Scan(&n); err != nil || n != 5000+1+50 {
+		t.Fatalf("after the killed backup: count %d, %v", n, err)
+	}
+	out, err := runKiln("cluster", "status", "--http", k.http)
+	if err != nil {
+		t.Fatalf("kiln cluster status after the killed backup: %v\n%s", err, out)
+	}
+	// The node notices the client is gone and releases its snapshot and log hold.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		log, _ := os.ReadFile(k.logPath)
+		if strings.Contains(string(log), `msg="backup stream"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the node never ended the killed backup's stream:\n%s", log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	dir2 := filepath.Join(t.TempDir(), "again")
+	m := takeBackup(t, k, dir2)
+	if out, err := runKiln("backup", "verify", dir2); err != nil {
+		t.Fatalf("verify: %v\n%s", err, out)
+	}
+	k2 := restoreAndStart(t, dir2, 0)
+	var got int
+	if err := k2.db(t, "").QueryRow("SELECT COUNT(*) FROM b9.t").Scan(&got); err != nil || got != n {
+		t.Fatalf("restored %d rows (%v), want %d (backup at index %d)", got, err, n, m.EndIndex)
+	}
+}
