@@ -18,6 +18,7 @@ package backup
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -126,6 +127,15 @@ func readBytes(r reader, limit uint64, what string) ([]byte, error) {
 	}
 	if n > limit {
 		return nil, fmt.Errorf("%s of %d bytes exceeds %d (damaged)", what, n, limit)
+	}
+	if n > 1<<20 {
+		// Grow with what arrives: a damaged length must not allocate its size before the
+		// input proves it has that many bytes.
+		var buf bytes.Buffer
+		if _, err := io.CopyN(&buf, r, int64(n)); err != nil {
+			return nil, short(err)
+		}
+		return buf.Bytes(), nil
 	}
 	b := make([]byte, n)
 	if _, err := io.ReadFull(r, b); err != nil {
