@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,7 +23,8 @@ import (
 // backupHandler serves GET /backup: the node's online backup stream (server.ServeBackup). It
 // exposes every row, hence guard (a cluster client certificate under peer TLS) and the HTTP port's
 // loopback default.
-func backupHandler(srv *server.Server, guard func(http.HandlerFunc) http.HandlerFunc, logger *slog.Logger) http.HandlerFunc {
+// Streams end with the request or with base (the HTTP server's shutdown).
+func backupHandler(base context.Context, srv *server.Server, guard func(http.HandlerFunc) http.HandlerFunc, logger *slog.Logger) http.HandlerFunc {
 	return guard(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodHead {
 			return // a probe: no stream
@@ -38,7 +40,15 @@ func backupHandler(srv *server.Server, guard func(http.HandlerFunc) http.Handler
 				return
 			}
 		}
-		err := srv.ServeBackup(r.Context(), cw, rate)
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		rc := http.NewResponseController(w)
+		defer context.AfterFunc(base, func() {
+			// A write blocked on a slow client must fail now too: the engine is about to close.
+			cancel()
+			_ = rc.SetWriteDeadline(time.Now())
+		})()
+		err := srv.ServeBackup(ctx, cw, rate)
 		if err != nil && cw.n == 0 {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		}

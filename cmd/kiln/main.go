@@ -274,12 +274,16 @@ func adminHTTP(srv *server.Server, o serveOpts, ts tlsSetup) *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	roleHandlers(mux, srv, o.cluster.replicaMaxLag, ts.requireClientCert)
-	mux.Handle("GET /backup", backupHandler(srv, ts.requireClientCert, slog.Default()))
+	// Backup streams end when the HTTP server shuts down, before the engine closes under them.
+	backups, endBackups := context.WithCancel(context.Background())
+	mux.Handle("GET /backup", backupHandler(backups, srv, ts.requireClientCert, slog.Default()))
 	if o.pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	hs.RegisterOnShutdown(endBackups)
+	return hs
 }
