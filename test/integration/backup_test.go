@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -534,4 +535,41 @@ func TestBackupKill9(t *testing.T) {
 	if err := k2.db(t, "").QueryRow("SELECT COUNT(*) FROM b9.t").Scan(&got); err != nil || got != n {
 		t.Fatalf("restored %d rows (%v), want %d (backup at index %d)", got, err, n, m.EndIndex)
 	}
+}
+
+// A node shut down (SIGTERM) while it streams a backup ends the stream and stops cleanly: the
+// engine never closes under a running stream; the client reports the cut-off stream.
+func TestBackupDuringShutdown(t *testing.T) {
+	k := startKiln(t, "")
+	db := k.db(t, "")
+	mustExec(t, db, "CREATE DATABASE bs")
+	mustExec(t, db, "CREATE TABLE bs.t (id INT PRIMARY KEY, v LONGTEXT)")
+	for i := 0; i < 3; i++ {
+		mustExec(t, db, "INSERT INTO bs.t VALUES (?, REPEAT('s', 1000000))", i)
+	}
+	db.Close()
+	dir := filepath.Join(t.TempDir(), "b")
+	bk := exec.Command(kilnBin, "backup", "--from", k.http, "--to", dir, "--max-rate", "256K")
+	var out strings.Builder
+	bk.Stdout, bk.Stderr = &out, &out
+	if err := bk.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if err := k.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := k.cmd.Wait()
+	k.cmd = nil
+	log, _ := os.ReadFile(k.logPath)
+	if err != nil || !strings.Contains(string(log), `msg=stopped`) || strings.Contains(string(log), "panic") {
+		t.Fatalf("the node did not stop cleanly during a backup: %v\n%s", err, log)
+	}
+	if err := bk.Wait(); err == nil {
+		t.Fatalf("kiln backup succeeded although the node stopped mid-way:\n%s", out.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST.json")); err == nil {
+		t.Fatal("a cut-off backup has a manifest")
+	}
+	k.start() // and the node starts again
 }
