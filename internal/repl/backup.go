@@ -77,7 +77,8 @@ func ResetMembership(eng *engine.Engine, id, applied uint64) error {
 	}
 	b := eng.NewBatch()
 	defer b.Close()
-	end := append(append([]byte(nil), memberKeyPrefix...), 0xff)
+	end := append([]byte(nil), memberKeyPrefix...)
+	end[len(end)-1]++ // the first key after every member key
 	if err := b.DeleteRange(memberKeyPrefix, end); err != nil {
 		return err
 	}
