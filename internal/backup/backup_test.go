@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.etcd.io/raft/v3/raftpb"
+
 	"github.com/kiln-db/kiln/internal/engine"
 	klog "github.com/kiln-db/kiln/internal/log"
 )
@@ -27,6 +29,10 @@ func source(t *testing.T, n, last uint64, keys int) Source {
 	for i := 0; i < keys; i++ {
 		b.Set([]byte(fmt.Sprintf("k%03d", i)), bytes.Repeat([]byte{byte(i)}, 100))
 	}
+	// The source cluster's membership: three voters, a member address.
+	cs, _ := (&raftpb.ConfState{Voters: []uint64{1, 2, 3}}).Marshal()
+	b.Set([]byte{0x00, 'c', 'o', 'n', 'f'}, cs)
+	b.Set([]byte{0x00, 'm', 'e', 'm', 'b', 0, 0, 0, 0, 0, 0, 0, 2}, []byte("10.0.0.2:7001"))
 	if err := eng.Apply(b, n, false); err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +115,12 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatalf("restored key k%03d: %v %x", i, ok, v)
 			}
 		}
-		if _, ok, _ := eng.Get([]byte{0x00, 'c', 'o', 'n', 'f'}); !ok {
-			t.Fatal("restored engine has no membership")
+		var cs raftpb.ConfState
+		if v, ok, _ := eng.Get([]byte{0x00, 'c', 'o', 'n', 'f'}); !ok || cs.Unmarshal(v) != nil || len(cs.Voters) != 1 || cs.Voters[0] != 1 {
+			t.Fatalf("restored membership %v (found %v): want the new node alone", cs, ok)
+		}
+		if _, ok, _ := eng.Get([]byte{0x00, 'm', 'e', 'm', 'b', 0, 0, 0, 0, 0, 0, 0, 2}); ok {
+			t.Fatal("restored engine kept an old member's address")
 		}
 		eng.Close()
 		lg, err := klog.Open(filepath.Join(data, "log"), klog.Options{})
