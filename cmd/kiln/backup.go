@@ -80,6 +80,11 @@ func backupCmd() *cobra.Command {
 			if from == "" || to == "" {
 				return errors.New("--from HOST:HTTPPORT and --to DIR are required")
 			}
+			if to == "-" {
+				if fi, err := os.Stdout.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+					return errors.New("--to - writes a tar stream: redirect stdout to a file or a pipe")
+				}
+			}
 			scheme, tc, err := ctf.client()
 			if err != nil {
 				return err
@@ -113,7 +118,15 @@ func backupCmd() *cobra.Command {
 					fmt.Fprintf(os.Stderr, "\r%s received, %s/s   ", humanBytes(n), humanBytes(int64(float64(n)/secs)))
 				}
 			}
-			m, err := backup.Fetch(resp.Body, to, progress)
+			var m backup.Manifest
+			out := cmd.OutOrStdout()
+			if to == "-" {
+				// The tar stream goes to stdout; the summary to stderr.
+				m, err = backup.FetchTar(resp.Body, os.Stdout, progress)
+				out = cmd.ErrOrStderr()
+			} else {
+				m, err = backup.Fetch(resp.Body, to, progress)
+			}
 			if progress != nil {
 				fmt.Fprintln(os.Stderr)
 			}
@@ -125,8 +138,7 @@ func backupCmd() *cobra.Command {
 				size += f.Bytes
 			}
 			took := time.Since(start)
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "backup complete: %s\n", to)
+			fmt.Fprintf(out, "backup complete: %s\n", map[bool]string{true: "tar stream on stdout", false: to}[to == "-"])
 			fmt.Fprintf(out, "engine at index %d, log entries to index %d (%d keys, %d entries, %s in %s, %s/s)\n", m.EngineIndex, m.EndIndex,
 				m.Keys, m.Entries, humanBytes(size), took.Round(time.Millisecond), humanBytes(int64(float64(size)/took.Seconds())))
 			fmt.Fprintf(out, "log_index\t%d\n", m.EndIndex)
@@ -136,7 +148,7 @@ func backupCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&from, "from", "", "the node's HTTP address (HOST:PORT, as kiln serve --http)")
-	f.StringVar(&to, "to", "", "directory to write the backup to (created; must be empty)")
+	f.StringVar(&to, "to", "", "directory to write the backup to (created; must be empty), or - for a tar stream of the same files on stdout")
 	f.StringVar(&maxRate, "max-rate", "", "the node sends the backup at most this fast (bytes per second, K/M/G suffix), to spare its disk and network; default: unlimited")
 	ctf.register(f)
 	cmd.AddCommand(&cobra.Command{

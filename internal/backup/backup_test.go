@@ -1,9 +1,11 @@
 package backup
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -182,4 +184,56 @@ func TestFetchRefusesDamage(t *testing.T) {
 		try(fmt.Sprintf("cut at %d", n), good[:n])
 	}
 	try("cut by one", good[:len(good)-1])
+}
+
+// FetchTar writes the same backup as a tar stream: extracted, it verifies and restores like a
+// directory backup, with the same manifest.
+func TestFetchTar(t *testing.T) {
+	src := source(t, 20, 40, 50)
+	var tarBuf bytes.Buffer
+	m, err := FetchTar(bytes.NewReader(stream(t, src)), &tarBuf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "x")
+	tr := tar.NewReader(&tarBuf)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+		p := filepath.Join(dir, filepath.FromSlash(h.Name))
+		if h.Typeflag == tar.TypeDir {
+			if h.Mode != 0o700 {
+				t.Fatalf("%s: mode %o", h.Name, h.Mode)
+			}
+			os.MkdirAll(p, 0o700)
+			continue
+		}
+		if h.Mode != 0o600 {
+			t.Fatalf("%s: mode %o", h.Name, h.Mode)
+		}
+		b, _ := io.ReadAll(tr)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if names[len(names)-1] != ManifestName {
+		t.Fatalf("the manifest is not the last file of the tar: %v", names)
+	}
+	got, err := Verify(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.EndIndex != m.EndIndex || got.Keys != m.Keys || len(got.Files) != len(m.Files) || got.Files[0] != m.Files[0] {
+		t.Fatalf("extracted manifest %+v, FetchTar returned %+v", got, m)
+	}
+	if _, err := Restore(dir, filepath.Join(t.TempDir(), "d"), RestoreOptions{ToIndex: 30}); err != nil {
+		t.Fatal(err)
+	}
 }

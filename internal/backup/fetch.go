@@ -1,6 +1,7 @@
 package backup
 
 import (
+	"archive/tar"
 	"bufio"
 	"bytes"
 	"crypto/sha256"
@@ -52,6 +53,54 @@ func Fetch(r io.Reader, dir string, progress Progress) (m Manifest, err error) {
 			return m, fmt.Errorf("backup: %w", err)
 		}
 	}
+	m, err = readStream(r, eng, lg, progress)
+	if err != nil {
+		return m, err
+	}
+	m.Started = started
+	for _, sub := range []string{"engine", "log", ""} {
+		if err := syncDir(filepath.Join(dir, sub)); err != nil {
+			return m, fmt.Errorf("backup: %w", err)
+		}
+	}
+	m.Finished = time.Now().UTC()
+	if err := writeManifest(dir, m); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+// FetchTar is Fetch writing a tar stream to w instead of a directory (kiln backup --to -): the
+// same files, then MANIFEST.json last. Extracted (tar -x), it is a backup directory. A stream
+// that fails part-way ends without a manifest, so the extracted directory is refused as
+// incomplete; w receives nothing more after an error.
+func FetchTar(r io.Reader, w io.Writer, progress Progress) (Manifest, error) {
+	started := time.Now().UTC()
+	tw := tar.NewWriter(w)
+	for _, d := range []string{"engine/", "log/"} {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o700, ModTime: started}); err != nil {
+			return Manifest{}, fmt.Errorf("backup: write the tar stream: %w", err)
+		}
+	}
+	m, err := readStream(r, &fileSet{sub: "engine", ext: ".kv", tw: tw}, &fileSet{sub: "log", ext: ".ent", tw: tw}, progress)
+	if err != nil {
+		return m, err
+	}
+	m.Started, m.Finished = started, time.Now().UTC()
+	b, _ := json.MarshalIndent(m, "", "  ")
+	if err := writeTarFile(tw, ManifestName, append(b, '\n')); err != nil {
+		return m, fmt.Errorf("backup: write the tar stream: %w", err)
+	}
+	if err := tw.Close(); err != nil {
+		return m, fmt.Errorf("backup: write the tar stream: %w", err)
+	}
+	return m, nil
+}
+
+// readStream reads a backup stream from r into the file sets, checking it as it goes (frame order,
+// key order, contiguous entries, the trailer's counts, the SHA-256), and returns the manifest of
+// what it wrote (without times).
+func readStream(r io.Reader, eng, lg *fileSet, progress Progress) (m Manifest, err error) {
 	cr := &countingReader{r: r, progress: progress}
 	h := sha256.New()
 	raw := bufio.NewReaderSize(cr, 256<<10)
@@ -111,6 +160,11 @@ func Fetch(r io.Reader, dir string, progress Progress) (m Manifest, err error) {
 				return m, fmt.Errorf("backup: stream log entry %d where %d was expected", e.Index, next)
 			}
 			next++
+			if entries == 0 {
+				if err := eng.close(); err != nil {
+					return m, err
+				}
+			}
 			entBuf = appendEntry(entBuf[:0], e)
 			if err := lg.write(entBuf); err != nil {
 				return m, err
@@ -154,18 +208,10 @@ func Fetch(r io.Reader, dir string, progress Progress) (m Manifest, err error) {
 	if err := lg.close(); err != nil {
 		return m, err
 	}
-	for _, sub := range []string{"engine", "log", ""} {
-		if err := syncDir(filepath.Join(dir, sub)); err != nil {
-			return m, fmt.Errorf("backup: %w", err)
-		}
-	}
 	m = Manifest{Format: FormatVersion, DataFormat: hdr.DataFormat, ClusterID: hdr.ClusterID, ClusterUUID: hdr.ClusterUUID,
 		SourceNode: hdr.Node, EngineIndex: hdr.EngineIndex, EngineTerm: hdr.EngineTerm, EndIndex: tr.EndIndex, EndTerm: tr.EndTerm,
-		Keys: keys, Entries: entries, GTID: GTIDSet(hdr.ClusterUUID, tr.EndIndex), Started: started, Finished: time.Now().UTC(),
+		Keys: keys, Entries: entries, GTID: GTIDSet(hdr.ClusterUUID, tr.EndIndex),
 		Files: append(eng.files, lg.files...)}
-	if err := writeManifest(dir, m); err != nil {
-		return m, err
-	}
 	return m, nil
 }
 

@@ -1,6 +1,7 @@
 package backup
 
 import (
+	"archive/tar"
 	"bufio"
 	"bytes"
 	"crypto/sha256"
@@ -148,55 +149,76 @@ func checkFiles(dir string, m Manifest) error {
 // rollBytes is the size past which Fetch starts the next data file (a variable for tests).
 var rollBytes int64 = 64 << 20
 
-// fileSet writes a series of data files (dir/sub/NNNNNN.ext), owner-only, with their checksums.
+// fileSet writes a series of data files (sub/NNNNNN.ext), owner-only, with their checksums: into
+// the directory root, or as entries of the tar stream tw (each file is held in memory until it is
+// complete, since a tar header carries the size: at most rollBytes).
 type fileSet struct {
 	root, sub, ext string
+	tw             *tar.Writer
 	files          []File
+	open           bool
 	f              *os.File
+	mem            *bytes.Buffer
 	w              *bufio.Writer
 	h              hash.Hash
 	n              int64
 }
 
 func (s *fileSet) write(b []byte) error {
-	if s.f == nil || s.n >= rollBytes {
+	if !s.open || s.n >= rollBytes {
 		if err := s.close(); err != nil {
 			return err
 		}
 		rel := fmt.Sprintf("%s/%06d%s", s.sub, len(s.files)+1, s.ext)
-		f, err := os.OpenFile(filepath.Join(s.root, filepath.FromSlash(rel)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-		if err != nil {
-			return fmt.Errorf("backup: %w", err)
+		s.h, s.n = sha256.New(), 0
+		if s.tw != nil {
+			s.mem = new(bytes.Buffer)
+			s.w = bufio.NewWriterSize(io.MultiWriter(s.mem, s.h), 256<<10)
+		} else {
+			f, err := os.OpenFile(filepath.Join(s.root, filepath.FromSlash(rel)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+			if err != nil {
+				return fmt.Errorf("backup: %w", err)
+			}
+			s.f = f
+			s.w = bufio.NewWriterSize(io.MultiWriter(f, s.h), 256<<10)
 		}
-		s.f, s.h, s.n = f, sha256.New(), 0
-		s.w = bufio.NewWriterSize(io.MultiWriter(f, s.h), 256<<10)
+		s.open = true
 		s.files = append(s.files, File{Path: rel})
 	}
 	if _, err := s.w.Write(b); err != nil {
-		return fmt.Errorf("backup: write %s: %w", s.f.Name(), err)
+		return fmt.Errorf("backup: write %s: %w", s.files[len(s.files)-1].Path, err)
 	}
 	s.n += int64(len(b))
 	return nil
 }
 
-// close finishes the current file: flushed, fsynced, its size and checksum recorded.
+// close finishes the current file: flushed and fsynced (or written to the tar stream), its size
+// and checksum recorded.
 func (s *fileSet) close() error {
-	if s.f == nil {
+	if !s.open {
 		return nil
 	}
-	f := s.f
-	s.f = nil
+	s.open = false
+	last := &s.files[len(s.files)-1]
 	err := s.w.Flush()
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if s.tw != nil {
+		if err == nil {
+			err = writeTarFile(s.tw, last.Path, s.mem.Bytes())
+		}
+		s.mem = nil
+	} else {
+		f := s.f
+		s.f = nil
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
-		return fmt.Errorf("backup: finish %s: %w", f.Name(), err)
+		return fmt.Errorf("backup: finish %s: %w", last.Path, err)
 	}
-	last := &s.files[len(s.files)-1]
 	last.Bytes, last.SHA256 = s.n, hex.EncodeToString(s.h.Sum(nil))
 	return nil
 }
@@ -206,6 +228,15 @@ func (s *fileSet) abort() {
 		s.f.Close()
 		s.f = nil
 	}
+	s.open, s.mem = false, nil
+}
+
+func writeTarFile(tw *tar.Writer, name string, b []byte) error {
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o600, Size: int64(len(b)), ModTime: time.Now()}); err != nil {
+		return err
+	}
+	_, err := tw.Write(b)
+	return err
 }
 
 func syncDir(dir string) error {
