@@ -22,8 +22,7 @@ import (
 
 // backupHandler serves GET /backup: the node's online backup stream (server.ServeBackup). It
 // exposes every row, hence guard (a cluster client certificate under peer TLS) and the HTTP port's
-// loopback default.
-// Streams end with the request or with base (the HTTP server's shutdown).
+// loopback default. A stream ends with its request or with base (the HTTP server's shutdown).
 func backupHandler(base context.Context, srv *server.Server, guard func(http.HandlerFunc) http.HandlerFunc, logger *slog.Logger) http.HandlerFunc {
 	return guard(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodHead {
