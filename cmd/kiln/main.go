@@ -36,6 +36,7 @@ func main() {
 	root.AddCommand(benchCmd())
 	root.AddCommand(clusterCmd())
 	root.AddCommand(tlsCmd())
+	root.AddCommand(backupCmd(), restoreCmd())
 	root.AddCommand(&cobra.Command{Use: "version", Short: "Print the version", Run: func(*cobra.Command, []string) {
 		fmt.Println(serverVersion())
 	}})
@@ -273,11 +274,16 @@ func adminHTTP(srv *server.Server, o serveOpts, ts tlsSetup) *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	roleHandlers(mux, srv, o.cluster.replicaMaxLag, ts.requireClientCert)
+	// Backup streams end when the HTTP server shuts down, before the engine closes under them.
+	backups, endBackups := context.WithCancel(context.Background())
+	mux.Handle("GET /backup", backupHandler(backups, srv, ts.requireClientCert, slog.Default()))
 	if o.pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	hs.RegisterOnShutdown(endBackups)
+	return hs
 }

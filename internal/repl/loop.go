@@ -515,6 +515,7 @@ func (n *Node) purge() {
 	if f := n.purgeFloor.Load(); f < below {
 		below = max(f, below-min(below-1, n.cfg.FollowerRetainEntries))
 	}
+	below = min(below, n.holds.floor()) // running backups (backup.go)
 	if below <= n.lg.FirstIndex() {
 		return
 	}

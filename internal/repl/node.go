@@ -202,6 +202,7 @@ type Node struct {
 	// purgeFloor is the lowest index some follower still needs (leader only; MaxUint64 otherwise).
 	purgeFloor atomic.Uint64
 	caughtUp   atomic.Int64 // unix nanos when applied last reached the commit index
+	holds      logHolds     // running backups: purge stays below what they still read (backup.go)
 
 	snaps    snapshots // leader: pinned engine snapshots for followers
 	staged   *staged   // loop-owned: a fetched engine snapshot waiting for raft

@@ -241,14 +241,7 @@ func checkFormat(dir string) error {
 		if len(entries) > 0 {
 			return fmt.Errorf("data directory %s is not empty and has no FORMAT file: refusing to start", dir)
 		}
-		tmp := p + ".tmp"
-		if err := os.WriteFile(tmp, []byte(fmt.Sprintf("kiln-format %d\n", DataFormatVersion)), 0o644); err != nil {
-			return fmt.Errorf("initialise data directory: %w", err)
-		}
-		if err := os.Rename(tmp, p); err != nil {
-			return fmt.Errorf("initialise data directory: %w", err)
-		}
-		return syncPath(dir)
+		return writeFormat(dir)
 	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", p, err)
@@ -262,6 +255,19 @@ func checkFormat(dir string) error {
 		return fmt.Errorf("data directory %s has on-disk format version %s; this build supports version %d: refusing to start", dir, f[1], DataFormatVersion)
 	}
 	return nil
+}
+
+// writeFormat records this build's on-disk format in DATA/FORMAT (temporary file, rename, fsync).
+func writeFormat(dir string) error {
+	p := filepath.Join(dir, "FORMAT")
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, []byte(fmt.Sprintf("kiln-format %d\n", DataFormatVersion)), 0o644); err != nil {
+		return fmt.Errorf("initialise data directory: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return fmt.Errorf("initialise data directory: %w", err)
+	}
+	return syncPath(dir)
 }
 
 // syncPath fsyncs a file or a directory (after a create or rename in it).

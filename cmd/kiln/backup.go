@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kiln-db/kiln/internal/backup"
+	"github.com/kiln-db/kiln/internal/memory"
+	"github.com/kiln-db/kiln/internal/server"
+)
+
+// backupHandler serves GET /backup: the node's online backup stream (server.ServeBackup). It
+// exposes every row, hence guard (a cluster client certificate under peer TLS) and the HTTP port's
+// loopback default. A stream ends with its request or with base (the HTTP server's shutdown).
+func backupHandler(base context.Context, srv *server.Server, guard func(http.HandlerFunc) http.HandlerFunc, logger *slog.Logger) http.HandlerFunc {
+	return guard(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			return // a probe: no stream
+		}
+		start := time.Now()
+		cw := &countingWriter{w: w}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		var rate int64
+		if v := r.URL.Query().Get("max_rate"); v != "" {
+			var err error
+			if rate, err = strconv.ParseInt(v, 10, 64); err != nil || rate < 0 {
+				http.Error(w, "max_rate: want a number of bytes per second", http.StatusBadRequest)
+				return
+			}
+		}
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		rc := http.NewResponseController(w)
+		defer context.AfterFunc(base, func() {
+			// A write blocked on a slow client must fail now too: the engine is about to close.
+			cancel()
+			_ = rc.SetWriteDeadline(time.Now())
+		})()
+		err := srv.ServeBackup(ctx, cw, rate)
+		if err != nil && cw.n == 0 {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		}
+		// A failure after the first byte cuts the stream short; the client sees no trailer.
+		logger.Info("backup stream", "remote", r.RemoteAddr, "bytes", cw.n, "took", time.Since(start), "err", err)
+	})
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// backupCmd is `kiln backup --from HOST:HTTPPORT --to DIR` and `kiln backup verify DIR`.
+func backupCmd() *cobra.Command {
+	var from, to, maxRate string
+	var ctf clientTLSFlags
+	cmd := &cobra.Command{
+		Use:   "backup",
+		Short: "Take an online backup of a running node through its HTTP port (kiln backup verify DIR checks one)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if from == "" || to == "" {
+				return errors.New("--from HOST:HTTPPORT and --to DIR are required")
+			}
+			if to == "-" {
+				if fi, err := os.Stdout.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+					return errors.New("--to - writes a tar stream: redirect stdout to a file or a pipe")
+				}
+			}
+			scheme, tc, err := ctf.client()
+			if err != nil {
+				return err
+			}
+			c := &http.Client{}
+			if tc != nil {
+				c.Transport = &http.Transport{TLSClientConfig: tc}
+			}
+			url := scheme + "://" + from + "/backup"
+			if maxRate != "" {
+				rate, err := memory.ParseSize(maxRate)
+				if err != nil || rate <= 0 {
+					return fmt.Errorf("--max-rate %q: want bytes per second with an optional K/M/G suffix", maxRate)
+				}
+				url += fmt.Sprintf("?max_rate=%d", rate)
+			}
+			start := time.Now()
+			resp, err := c.Get(url)
+			if err != nil {
+				return fmt.Errorf("backup: %w", err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+				return fmt.Errorf("backup: %s: %s", resp.Status, strings.TrimSpace(string(b)))
+			}
+			var progress backup.Progress
+			if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+				progress = func(n int64) {
+					secs := time.Since(start).Seconds()
+					fmt.Fprintf(os.Stderr, "\r%s received, %s/s   ", humanBytes(n), humanBytes(int64(float64(n)/secs)))
+				}
+			}
+			var m backup.Manifest
+			out := cmd.OutOrStdout()
+			if to == "-" {
+				// The tar stream goes to stdout; the summary to stderr.
+				m, err = backup.FetchTar(resp.Body, os.Stdout, progress)
+				out = cmd.ErrOrStderr()
+			} else {
+				m, err = backup.Fetch(resp.Body, to, progress)
+			}
+			if progress != nil {
+				fmt.Fprintln(os.Stderr)
+			}
+			if err != nil {
+				return err
+			}
+			var size int64
+			for _, f := range m.Files {
+				size += f.Bytes
+			}
+			took := time.Since(start)
+			fmt.Fprintf(out, "backup complete: %s\n", map[bool]string{true: "tar stream on stdout", false: to}[to == "-"])
+			fmt.Fprintf(out, "engine at index %d, log entries to index %d (%d keys, %d entries, %s in %s, %s/s)\n", m.EngineIndex, m.EndIndex,
+				m.Keys, m.Entries, humanBytes(size), took.Round(time.Millisecond), humanBytes(int64(float64(size)/took.Seconds())))
+			fmt.Fprintf(out, "log_index\t%d\n", m.EndIndex)
+			fmt.Fprintf(out, "gtid_executed\t%s\n", m.GTID)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&from, "from", "", "the node's HTTP address (HOST:PORT, as kiln serve --http)")
+	f.StringVar(&to, "to", "", "directory to write the backup to (created; must be empty), or - for a tar stream of the same files on stdout")
+	f.StringVar(&maxRate, "max-rate", "", "the node sends the backup at most this fast (bytes per second, K/M/G suffix), to spare its disk and network; default: unlimited")
+	ctf.register(f)
+	cmd.AddCommand(&cobra.Command{
+		Use:   "verify DIR",
+		Short: "Check a backup: manifest, every file's size and SHA-256, key order, the log contiguous from the engine's index to the end",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := backup.Verify(args[0])
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			return enc.Encode(map[string]any{"ok": true, "dir": args[0], "cluster_id": m.ClusterID, "engine_index": m.EngineIndex,
+				"end_index": m.EndIndex, "gtid": m.GTID, "files": len(m.Files), "keys": m.Keys, "entries": m.Entries})
+		},
+	})
+	return cmd
+}
+
+// restoreCmd is `kiln restore --from DIR --data-dir NEW [--to-index N]`.
+func restoreCmd() *cobra.Command {
+	var from, dataDir string
+	var toIndex, nodeID uint64
+	cmd := &cobra.Command{
+		Use:   "restore",
+		Short: "Build a data directory from a backup, rolled forward to its end or to --to-index; it starts as a new single-node cluster",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if from == "" || dataDir == "" {
+				return errors.New("--from DIR and --data-dir NEW are required")
+			}
+			if cmd.Flags().Changed("to-index") && toIndex == 0 {
+				return errors.New("--to-index must be at least 1")
+			}
+			logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			start := time.Now()
+			res, err := backup.Restore(from, dataDir, backup.RestoreOptions{ToIndex: toIndex, NodeID: nodeID, Logger: logger})
+			if err != nil {
+				return err
+			}
+			id := server.NewRestoredIdentity(nodeID)
+			if err := server.WriteRestoredDataDir(dataDir, id); err != nil {
+				return fmt.Errorf("restore: %w", err)
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "restored %s into %s in %s\n", from, dataDir, time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(out, "engine at index %d; log to index %d (replayed on the first start)\n", res.EngineIndex, res.Index)
+			fmt.Fprintf(out, "source position\t%s\n", backup.GTIDSet(res.Manifest.ClusterUUID, res.Index))
+			fmt.Fprintf(out, "new cluster\t%s (node %d, gtid_executed %s)\n", id.ClusterID, id.NodeID, backup.GTIDSet(id.ClusterUUID, res.Index))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&from, "from", "", "backup directory (kiln backup --to)")
+	f.StringVar(&dataDir, "data-dir", "", "data directory to create (must not exist or be empty)")
+	f.Uint64Var(&toIndex, "to-index", 0, "last log index to restore (default: the backup's end); between the backup's engine index and its end")
+	f.Uint64Var(&nodeID, "node-id", 1, "raft id of the restored node, the only member of its new cluster")
+	return cmd
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	d, e := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		d *= unit
+		e++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(d), "KMGTPE"[e])
+}

@@ -1,0 +1,249 @@
+package backup
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// ManifestName is the file that makes a backup directory complete (written last).
+const ManifestName = "MANIFEST.json"
+
+// Manifest describes a complete backup directory.
+type Manifest struct {
+	Format      int    `json:"format"`      // FormatVersion
+	DataFormat  int    `json:"data_format"` // the source's on-disk format (DATA/FORMAT)
+	ClusterID   string `json:"cluster_id"`
+	ClusterUUID string `json:"cluster_uuid"`
+	SourceNode  uint64 `json:"source_node"`
+	// EngineIndex is N, the applied index of the engine snapshot; EndIndex the last log entry
+	// copied. The backup restores to any index in [EngineIndex, EndIndex].
+	EngineIndex uint64    `json:"engine_index"`
+	EngineTerm  uint64    `json:"engine_term"`
+	EndIndex    uint64    `json:"end_index"`
+	EndTerm     uint64    `json:"end_term"`
+	Keys        uint64    `json:"keys"`
+	Entries     uint64    `json:"entries"`
+	GTID        string    `json:"gtid"` // the position at EndIndex: <cluster uuid>:1-<EndIndex>
+	Started     time.Time `json:"started"`
+	Finished    time.Time `json:"finished"`
+	Files       []File    `json:"files"` // engine files in key order, then log files in index order
+}
+
+// File is one data file of a backup, relative to its directory (slash-separated).
+type File struct {
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// GTIDSet is the MySQL GTID set of every commit up to index under the cluster's UUID.
+func GTIDSet(clusterUUID string, index uint64) string {
+	if index == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s:1-%d", clusterUUID, index)
+}
+
+// ReadManifest reads dir's manifest; a directory without one is an incomplete backup.
+func ReadManifest(dir string) (Manifest, error) {
+	var m Manifest
+	p := filepath.Join(dir, ManifestName)
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, fmt.Errorf("backup %s: no %s: not a backup, or an incomplete one (interrupted before it finished)", dir, ManifestName)
+	}
+	if err != nil {
+		return m, fmt.Errorf("backup: %w", err)
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&m); err != nil {
+		return m, fmt.Errorf("backup: %s: %w (damaged)", p, err)
+	}
+	if m.Format != FormatVersion {
+		return m, fmt.Errorf("backup: %s: backup format %d; this build reads format %d", p, m.Format, FormatVersion)
+	}
+	if m.EndIndex < m.EngineIndex || m.Entries != m.EndIndex-m.EngineIndex {
+		return m, fmt.Errorf("backup: %s: engine index %d, end index %d and %d entries do not agree (damaged)", p, m.EngineIndex, m.EndIndex, m.Entries)
+	}
+	for _, f := range m.Files {
+		if !validPath(f.Path) {
+			return m, fmt.Errorf("backup: %s: bad file name %q (damaged)", p, f.Path)
+		}
+	}
+	return m, nil
+}
+
+// validPath accepts only the names Fetch writes: engine/NNNNNN.kv and log/NNNNNN.ent.
+func validPath(p string) bool {
+	dir, name := filepath.Split(filepath.FromSlash(p))
+	ext := map[string]string{"engine" + string(filepath.Separator): ".kv", "log" + string(filepath.Separator): ".ent"}[dir]
+	if ext == "" || len(name) != 6+len(ext) || filepath.Ext(name) != ext {
+		return false
+	}
+	for _, c := range name[:6] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// checkFiles compares dir's data files with the manifest: every listed file with its size and
+// SHA-256, and no other file. Errors name the file.
+func checkFiles(dir string, m Manifest) error {
+	listed := map[string]bool{}
+	for _, f := range m.Files {
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		listed[p] = true
+		fh, err := os.Open(p)
+		if err != nil {
+			return fmt.Errorf("backup: %s: %w (listed in the manifest)", p, err)
+		}
+		h := sha256.New()
+		n, err := io.Copy(h, fh)
+		fh.Close()
+		if err != nil {
+			return fmt.Errorf("backup: read %s: %w", p, err)
+		}
+		if n != f.Bytes {
+			return fmt.Errorf("backup: %s has %d bytes, the manifest says %d (truncated or damaged)", p, n, f.Bytes)
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != f.SHA256 {
+			return fmt.Errorf("backup: %s: SHA-256 %s, the manifest says %s (damaged)", p, got, f.SHA256)
+		}
+	}
+	var extra []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && p != filepath.Join(dir, ManifestName) && !listed[p] {
+			extra = append(extra, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("backup: list %s: %w", dir, err)
+	}
+	if len(extra) > 0 {
+		slices.Sort(extra)
+		return fmt.Errorf("backup: %s is not listed in the manifest (a file of another backup, or damage)", extra[0])
+	}
+	return nil
+}
+
+// rollBytes is the size past which Fetch starts the next data file (a variable for tests).
+var rollBytes int64 = 64 << 20
+
+// fileSet writes a series of data files (sub/NNNNNN.ext), owner-only, with their checksums: into
+// the directory root, or as entries of the tar stream tw (each file is held in memory until it is
+// complete, since a tar header carries the size: at most rollBytes).
+type fileSet struct {
+	root, sub, ext string
+	tw             *tar.Writer
+	files          []File
+	open           bool
+	f              *os.File
+	mem            *bytes.Buffer
+	w              *bufio.Writer
+	h              hash.Hash
+	n              int64
+}
+
+func (s *fileSet) write(b []byte) error {
+	if !s.open || s.n >= rollBytes {
+		if err := s.close(); err != nil {
+			return err
+		}
+		rel := fmt.Sprintf("%s/%06d%s", s.sub, len(s.files)+1, s.ext)
+		s.h, s.n = sha256.New(), 0
+		if s.tw != nil {
+			s.mem = new(bytes.Buffer)
+			s.w = bufio.NewWriterSize(io.MultiWriter(s.mem, s.h), 256<<10)
+		} else {
+			f, err := os.OpenFile(filepath.Join(s.root, filepath.FromSlash(rel)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+			if err != nil {
+				return fmt.Errorf("backup: %w", err)
+			}
+			s.f = f
+			s.w = bufio.NewWriterSize(io.MultiWriter(f, s.h), 256<<10)
+		}
+		s.open = true
+		s.files = append(s.files, File{Path: rel})
+	}
+	if _, err := s.w.Write(b); err != nil {
+		return fmt.Errorf("backup: write %s: %w", s.files[len(s.files)-1].Path, err)
+	}
+	s.n += int64(len(b))
+	return nil
+}
+
+// close finishes the current file: flushed and fsynced (or written to the tar stream), its size
+// and checksum recorded.
+func (s *fileSet) close() error {
+	if !s.open {
+		return nil
+	}
+	s.open = false
+	last := &s.files[len(s.files)-1]
+	err := s.w.Flush()
+	if s.tw != nil {
+		if err == nil {
+			err = writeTarFile(s.tw, last.Path, s.mem.Bytes())
+		}
+		s.mem = nil
+	} else {
+		f := s.f
+		s.f = nil
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("backup: finish %s: %w", last.Path, err)
+	}
+	last.Bytes, last.SHA256 = s.n, hex.EncodeToString(s.h.Sum(nil))
+	return nil
+}
+
+func (s *fileSet) abort() {
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
+	}
+	s.open, s.mem = false, nil
+}
+
+func writeTarFile(tw *tar.Writer, name string, b []byte) error {
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o600, Size: int64(len(b)), ModTime: time.Now()}); err != nil {
+		return err
+	}
+	_, err := tw.Write(b)
+	return err
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

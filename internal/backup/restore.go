@@ -1,0 +1,167 @@
+package backup
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/kiln-db/kiln/internal/engine"
+	klog "github.com/kiln-db/kiln/internal/log"
+	"github.com/kiln-db/kiln/internal/repl"
+)
+
+// restoreMarkerKey marks an engine a restore is still building (engine.SnapshotLoader's install
+// marker); it is deleted before Restore returns. A directory Restore did not finish also lacks
+// DATA/FORMAT, which the caller writes last, so no server starts on it.
+var restoreMarkerKey = []byte{0x00, 'r', 'e', 's', 't'}
+
+// RestoreOptions say where to stop and what the new node is.
+type RestoreOptions struct {
+	// ToIndex is the last log entry to include: 0 for the backup's end, else in
+	// [EngineIndex, EndIndex].
+	ToIndex uint64
+	// NodeID is the restored node's raft id, the only voter of its new cluster (1 if 0).
+	NodeID uint64
+	Logger *slog.Logger
+}
+
+// Result is what a restore built.
+type Result struct {
+	Manifest    Manifest
+	EngineIndex uint64 // the engine's applied index as restored
+	Index       uint64 // the last log entry in the new log: the node replays up to it on start
+	Term        uint64 // its term
+}
+
+// Restore builds dataDir/engine and dataDir/log from the backup in dir (verified first, entirely:
+// a damaged or truncated backup is refused, naming the file, before anything is written). The
+// engine is the snapshot at EngineIndex with the membership of a new cluster whose only voter is
+// NodeID; the log holds the entries EngineIndex+1..ToIndex (membership changes of the old cluster
+// become no-ops) with every one of them committed, so the node replays them on its first start. An
+// entry is a whole commit: the restored state is exactly the commits up to ToIndex. dataDir must not
+// exist or be empty; the caller writes DATA/FORMAT and DATA/CLUSTER afterwards.
+func Restore(dir, dataDir string, o RestoreOptions) (res Result, err error) {
+	if o.NodeID == 0 {
+		o.NodeID = 1
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	m, err := Verify(dir)
+	if err != nil {
+		return res, err
+	}
+	res.Manifest = m
+	to := o.ToIndex
+	if to == 0 {
+		to = m.EndIndex
+	}
+	if to < m.EngineIndex || to > m.EndIndex {
+		return res, fmt.Errorf("restore: --to-index %d is outside this backup, which restores to %d..%d", to, m.EngineIndex, m.EndIndex)
+	}
+	if ents, err := os.ReadDir(dataDir); err == nil && len(ents) > 0 {
+		return res, fmt.Errorf("restore: %s is not empty", dataDir)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return res, fmt.Errorf("restore: %w", err)
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return res, fmt.Errorf("restore: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			for _, sub := range []string{"engine", "log", "restore-staging"} {
+				_ = os.RemoveAll(filepath.Join(dataDir, sub))
+			}
+		}
+	}()
+	if err := restoreEngine(dir, dataDir, m, o); err != nil {
+		return res, err
+	}
+	term, err := restoreLog(dir, dataDir, m, to, o)
+	if err != nil {
+		return res, err
+	}
+	return Result{Manifest: m, EngineIndex: m.EngineIndex, Index: to, Term: term}, nil
+}
+
+func restoreEngine(dir, dataDir string, m Manifest, o RestoreOptions) error {
+	eng, err := engine.Open(filepath.Join(dataDir, "engine"), engine.Options{Logger: o.Logger, DisableWAL: true, CacheBytes: 16 << 20})
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	defer eng.Close()
+	l, err := eng.NewSnapshotLoader("restore-staging")
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	if err := scan(dir, m, m.EndIndex, l.Add, nil); err != nil {
+		l.Abort()
+		return err
+	}
+	val := binary.BigEndian.AppendUint64(nil, m.EngineIndex)
+	if err := l.Install(restoreMarkerKey, val); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	if err := repl.ResetMembership(eng, o.NodeID, m.EngineIndex); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	if err := eng.ClearMarker(restoreMarkerKey); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	if got, err := eng.AppliedPosition(); err != nil || got != m.EngineIndex {
+		return fmt.Errorf("restore: the restored engine's applied index is %d (%v), want %d", got, err, m.EngineIndex)
+	}
+	return nil
+}
+
+// restoreLog writes the new log: the entries after the engine's index up to to, all committed.
+func restoreLog(dir, dataDir string, m Manifest, to uint64, o RestoreOptions) (uint64, error) {
+	lg, err := klog.Open(filepath.Join(dataDir, "log"), klog.Options{Logger: o.Logger})
+	if err != nil {
+		return 0, fmt.Errorf("restore: %w", err)
+	}
+	term := m.EngineTerm
+	// The first Reset fixes where the log starts (Term(EngineIndex) answers the snapshot's term, as
+	// after an engine snapshot install); the commit index is set once the entries are there.
+	if err := lg.Reset(m.EngineIndex, m.EngineTerm, klog.HardState{Term: m.EngineTerm, Commit: m.EngineIndex}); err != nil {
+		lg.Close()
+		return 0, fmt.Errorf("restore: %w", err)
+	}
+	var batch []klog.Entry
+	var size int
+	flush := func() error {
+		if err := lg.Append(batch); err != nil {
+			return fmt.Errorf("restore: append to the new log: %w", err)
+		}
+		batch, size = batch[:0], 0
+		return nil
+	}
+	err = scan(dir, m, to, nil, func(e klog.Entry) error {
+		batch = append(batch, repl.RestoreEntry(e))
+		term = e.Term
+		if size += len(e.Data); size >= 4<<20 || len(batch) >= 4096 {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && len(batch) > 0 {
+		err = flush()
+	}
+	if err == nil {
+		err = lg.SetHardState(klog.HardState{Term: term, Commit: to})
+	}
+	if err == nil {
+		err = lg.Sync()
+	}
+	if cerr := lg.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, fmt.Errorf("restore: %w", err)
+	}
+	return term, nil
+}

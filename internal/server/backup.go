@@ -1,0 +1,51 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+
+	"github.com/kiln-db/kiln/internal/backup"
+)
+
+// ServeBackup writes an online backup stream of this node to w (backup.Serve: the engine at its
+// applied index, then the log after it up to the applied index at the end). It blocks no writer.
+// kiln serve exposes it as GET /backup on the HTTP port: whoever reaches that port can read every
+// row, so the port listens on 127.0.0.1 by default and takes peer TLS with client certificates.
+func (s *Server) ServeBackup(ctx context.Context, w io.Writer, maxRate int64) error {
+	if s.cfg.LogOnly {
+		return errors.New("backup: a log-only voter holds no data; back up a full member")
+	}
+	if err := s.node.Failed(); err != nil {
+		return err
+	}
+	cu := s.cfg.ClusterUUID
+	if cu == "" {
+		cu = ClusterUUID(s.cfg.ClusterID)
+	}
+	return backup.Serve(ctx, w, backup.Source{Engine: s.eng, Log: s.lg, Applied: s.node.Applied, HoldLog: s.node.HoldLog,
+		ClusterID: s.cfg.ClusterID, ClusterUUID: cu, Node: s.node.ID(), DataFormat: DataFormatVersion, MaxRate: maxRate})
+}
+
+// NewRestoredIdentity is the identity of a data directory built by kiln restore: a new cluster
+// (a random id, so its GTID source UUID is new too: the restored history diverges from the
+// source's from its first new commit) whose only member is node.
+func NewRestoredIdentity(node uint64) ClusterIdentity {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	id := ClusterIdentity{ClusterID: hex.EncodeToString(b[:]), NodeID: node}
+	fillUUIDs(&id)
+	return id
+}
+
+// WriteRestoredDataDir finishes a data directory whose engine and log kiln restore has built: it
+// records the identity (DATA/CLUSTER), then the format (DATA/FORMAT, last: a directory without it
+// is refused by kiln serve, so an interrupted restore never starts).
+func WriteRestoredDataDir(dataDir string, id ClusterIdentity) error {
+	if err := writeClusterIdentity(dataDir, id); err != nil {
+		return err
+	}
+	return writeFormat(dataDir)
+}
