@@ -148,22 +148,35 @@ func (e *Engine) NewIter(lower, upper []byte) (Iterator, error) {
 	return iterator(e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper}))
 }
 
-// Snapshot is a consistent, read-only view of the store at one moment.
-type Snapshot struct{ s *pebble.Snapshot }
+// Snapshot is a consistent, read-only view of the store at one moment (duty 2), held until Close.
+// It is an interface, unlike Iterator: its methods run once per point read or per scan, not per
+// row, and txn's Engine seam (internal/txn/engine.go) must be able to name what NewSnapshot
+// returns whatever engine is underneath.
+type Snapshot interface {
+	// Get returns a copy of key's value in the snapshot.
+	Get(key []byte) ([]byte, bool, error)
+	// NewIter iterates the snapshot over [lower, upper).
+	NewIter(lower, upper []byte) (Iterator, error)
+	// AppliedPosition returns the position of the last batch applied before the snapshot was
+	// taken: the snapshot holds exactly the batches up to it.
+	AppliedPosition() (uint64, error)
+	// Close releases the snapshot.
+	Close() error
+}
+
+// pebbleSnapshot is pebble's Snapshot.
+type pebbleSnapshot struct{ s *pebble.Snapshot }
 
 // NewSnapshot takes a snapshot of the latest applied state.
-func (e *Engine) NewSnapshot() *Snapshot { return &Snapshot{s: e.db.NewSnapshot()} }
+func (e *Engine) NewSnapshot() Snapshot { return &pebbleSnapshot{s: e.db.NewSnapshot()} }
 
-// Get returns a copy of key's value in the snapshot.
-func (s *Snapshot) Get(key []byte) ([]byte, bool, error) { return get(s.s, key) }
+func (s *pebbleSnapshot) Get(key []byte) ([]byte, bool, error) { return get(s.s, key) }
 
-// NewIter iterates the snapshot over [lower, upper).
-func (s *Snapshot) NewIter(lower, upper []byte) (Iterator, error) {
+func (s *pebbleSnapshot) NewIter(lower, upper []byte) (Iterator, error) {
 	return iterator(s.s.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper}))
 }
 
-// Close releases the snapshot.
-func (s *Snapshot) Close() error { return s.s.Close() }
+func (s *pebbleSnapshot) Close() error { return s.s.Close() }
 
 type getter interface {
 	Get(key []byte) ([]byte, io.Closer, error)
@@ -216,9 +229,7 @@ func (e *Engine) Apply(b *Batch, pos uint64, sync bool) error {
 // AppliedPosition returns the position of the last applied batch (0 if none).
 func (e *Engine) AppliedPosition() (uint64, error) { return appliedPosition(e.db) }
 
-// AppliedPosition returns the position of the last batch applied before the snapshot was taken:
-// the snapshot holds exactly the batches up to it.
-func (s *Snapshot) AppliedPosition() (uint64, error) { return appliedPosition(s.s) }
+func (s *pebbleSnapshot) AppliedPosition() (uint64, error) { return appliedPosition(s.s) }
 
 // AppliedKey is the key under which the applied position is kept (for building an engine's whole
 // contents elsewhere, e.g. a staged snapshot in tests).

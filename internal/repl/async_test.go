@@ -176,7 +176,7 @@ func TestAsyncBackgroundSyncAndStop(t *testing.T) {
 // A record with a logical operation reads the engine at apply: it must see every entry before it in
 // log order, even when those entries were committed in the same group (same Ready), and none after it.
 func TestLogicalRecordSeesEarlierEntries(t *testing.T) {
-	testOps["test.count"] = func(payload []byte, eng *engine.Engine, b txn.Batch) error {
+	testOps["test.count"] = func(payload []byte, eng txn.Reader, b txn.Batch) error {
 		it, err := eng.NewIter([]byte("p/"), []byte("p0"))
 		if err != nil {
 			return err

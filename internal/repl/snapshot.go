@@ -56,7 +56,7 @@ type snapDesc struct {
 // pinned is a leader's engine snapshot kept for followers to fetch.
 type pinned struct {
 	id       string
-	snap     *engine.Snapshot
+	snap     engine.Snapshot
 	meta     pb.SnapshotMetadata
 	created  time.Time
 	lastUsed time.Time

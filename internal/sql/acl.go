@@ -1,426 +1,41 @@
 package sql
 
 import (
-	"encoding/json"
-	"fmt"
-	"net"
-	"sort"
-	"strings"
-
 	pmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
-	"github.com/kiln-db/kiln/internal/auth"
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
-	"github.com/kiln-db/kiln/internal/sql/rowenc"
 )
 
-// Accounts and privileges (MySQL 8's model, without roles and column grants).
-//
-// Every account is one catalog record under 0x01 'a' <user> 0x00 <host> (JSON: plugin, stored hash,
-// flags, and its global, database and table privileges), written through the commit path like any
-// DDL, so accounts replicate through the log and a replica reloads them with its catalog. The
-// marker 0x01 'A' says the accounts were initialised; a data directory without it (a new one, or
-// one from before accounts existed) gets root@localhost without password and with every privilege
-// WITH GRANT OPTION, as MySQL's --initialize-insecure does.
+// Accounts and privileges: the definitions, their matching order and their load/save are
+// internal/sql/catalog's (accounts.go); the checks are acl_check.go's, the statements
+// acl_stmt.go's, the grant tables acl_tables.go's. What is left here is the glue between the
+// catalog's accounts and the parser and the protocol layer.
 
-// Priv is a set of static privileges, with MySQL's bit order (sql/auth/auth_acls.h), which is also
-// the order SHOW GRANTS lists them in.
-type Priv uint64
-
-const (
-	PrivSelect Priv = 1 << iota
-	PrivInsert
-	PrivUpdate
-	PrivDelete
-	PrivCreate
-	PrivDrop
-	PrivReload
-	PrivShutdown
-	PrivProcess
-	PrivFile
-	PrivGrant
-	PrivReferences
-	PrivIndex
-	PrivAlter
-	PrivShowDB
-	PrivSuper
-	PrivCreateTmp
-	PrivLockTables
-	PrivExecute
-	PrivReplSlave
-	PrivReplClient
-	PrivCreateView
-	PrivShowView
-	PrivCreateRoutine
-	PrivAlterRoutine
-	PrivCreateUser
-	PrivEvent
-	PrivTrigger
-	PrivCreateTablespace
-	PrivCreateRole
-	PrivDropRole
-	privEnd
-)
-
-// Privilege sets of each level (MySQL's GLOBAL_ACLS, DB_ACLS, TABLE_ACLS).
-const (
-	privAllGlobal = privEnd - 1
-	privAllDB     = PrivSelect | PrivInsert | PrivUpdate | PrivDelete | PrivCreate | PrivDrop | PrivGrant |
-		PrivReferences | PrivIndex | PrivAlter | PrivCreateTmp | PrivLockTables | PrivExecute |
-		PrivCreateView | PrivShowView | PrivCreateRoutine | PrivAlterRoutine | PrivEvent | PrivTrigger
-	privAllTable = PrivSelect | PrivInsert | PrivUpdate | PrivDelete | PrivCreate | PrivDrop | PrivGrant |
-		PrivReferences | PrivIndex | PrivAlter | PrivCreateView | PrivShowView | PrivTrigger
-)
-
-var privNames = []string{"SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "RELOAD", "SHUTDOWN",
-	"PROCESS", "FILE", "GRANT OPTION", "REFERENCES", "INDEX", "ALTER", "SHOW DATABASES", "SUPER",
-	"CREATE TEMPORARY TABLES", "LOCK TABLES", "EXECUTE", "REPLICATION SLAVE", "REPLICATION CLIENT",
-	"CREATE VIEW", "SHOW VIEW", "CREATE ROUTINE", "ALTER ROUTINE", "CREATE USER", "EVENT", "TRIGGER",
-	"CREATE TABLESPACE", "CREATE ROLE", "DROP ROLE"}
-
-// privColumns are mysql.user's *_priv columns, in privilege bit order.
-var privColumns = []string{"Select_priv", "Insert_priv", "Update_priv", "Delete_priv", "Create_priv",
-	"Drop_priv", "Reload_priv", "Shutdown_priv", "Process_priv", "File_priv", "Grant_priv",
-	"References_priv", "Index_priv", "Alter_priv", "Show_db_priv", "Super_priv", "Create_tmp_table_priv",
-	"Lock_tables_priv", "Execute_priv", "Repl_slave_priv", "Repl_client_priv", "Create_view_priv",
-	"Show_view_priv", "Create_routine_priv", "Alter_routine_priv", "Create_user_priv", "Event_priv",
-	"Trigger_priv", "Create_tablespace_priv", "Create_role_priv", "Drop_role_priv"}
-
-// dynamicPrivs are the MySQL 8 dynamic privileges Kiln accepts and stores (GRANT ALL ON *.* grants
-// them all). SYSTEM_VARIABLES_ADMIN and CONNECTION_ADMIN are checked (SET GLOBAL, KILL); the
-// others are kept for compatibility with tools that grant them.
-var dynamicPrivs = []string{"APPLICATION_PASSWORD_ADMIN", "AUDIT_ADMIN", "BACKUP_ADMIN", "BINLOG_ADMIN",
-	"BINLOG_ENCRYPTION_ADMIN", "CLONE_ADMIN", "CONNECTION_ADMIN", "ENCRYPTION_KEY_ADMIN",
-	"FLUSH_OPTIMIZER_COSTS", "FLUSH_STATUS", "FLUSH_TABLES", "FLUSH_USER_RESOURCES",
-	"GROUP_REPLICATION_ADMIN", "INNODB_REDO_LOG_ARCHIVE", "INNODB_REDO_LOG_ENABLE",
-	"PASSWORDLESS_USER_ADMIN", "PERSIST_RO_VARIABLES_ADMIN", "REPLICATION_APPLIER",
-	"REPLICATION_SLAVE_ADMIN", "RESOURCE_GROUP_ADMIN", "RESOURCE_GROUP_USER", "ROLE_ADMIN",
-	"SENSITIVE_VARIABLES_OBSERVER", "SERVICE_CONNECTION_ADMIN", "SESSION_VARIABLES_ADMIN",
-	"SET_USER_ID", "SHOW_ROUTINE", "SYSTEM_USER", "SYSTEM_VARIABLES_ADMIN", "TABLE_ENCRYPTION_ADMIN",
-	"XA_RECOVER_ADMIN"}
-
-func isDynamicPriv(name string) bool {
-	i := sort.SearchStrings(dynamicPrivs, name)
-	return i < len(dynamicPrivs) && dynamicPrivs[i] == name
-}
-
-// names lists the privileges of p in SHOW GRANTS order (GRANT OPTION excluded: it is a clause).
-func (p Priv) names() []string {
-	var out []string
-	for i, n := range privNames {
-		if p&(1<<i) != 0 && Priv(1<<i) != PrivGrant {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// first returns the name of p's lowest privilege (the one MySQL's checks report first).
-func (p Priv) first() string {
-	for i, n := range privNames {
-		if p&(1<<i) != 0 {
-			return n
-		}
-	}
-	return ""
-}
-
-// privOf maps the parser's privilege types to ours.
-var privOf = map[pmysql.PrivilegeType]Priv{
-	pmysql.SelectPriv: PrivSelect, pmysql.InsertPriv: PrivInsert, pmysql.UpdatePriv: PrivUpdate,
-	pmysql.DeletePriv: PrivDelete, pmysql.CreatePriv: PrivCreate, pmysql.DropPriv: PrivDrop,
-	pmysql.ReloadPriv: PrivReload, pmysql.ShutdownPriv: PrivShutdown, pmysql.ProcessPriv: PrivProcess,
-	pmysql.FilePriv: PrivFile, pmysql.GrantPriv: PrivGrant, pmysql.ReferencesPriv: PrivReferences,
-	pmysql.IndexPriv: PrivIndex, pmysql.AlterPriv: PrivAlter, pmysql.ShowDBPriv: PrivShowDB,
-	pmysql.SuperPriv: PrivSuper, pmysql.CreateTMPTablePriv: PrivCreateTmp, pmysql.LockTablesPriv: PrivLockTables,
-	pmysql.ExecutePriv: PrivExecute, pmysql.ReplicationSlavePriv: PrivReplSlave,
-	pmysql.ReplicationClientPriv: PrivReplClient, pmysql.CreateViewPriv: PrivCreateView,
-	pmysql.ShowViewPriv: PrivShowView, pmysql.CreateRoutinePriv: PrivCreateRoutine,
-	pmysql.AlterRoutinePriv: PrivAlterRoutine, pmysql.CreateUserPriv: PrivCreateUser,
-	pmysql.EventPriv: PrivEvent, pmysql.TriggerPriv: PrivTrigger,
-	pmysql.CreateTablespacePriv: PrivCreateTablespace, pmysql.CreateRolePriv: PrivCreateRole,
-	pmysql.DropRolePriv: PrivDropRole,
-}
-
-// Account is one 'user'@'host' account with its privileges.
-type Account struct {
-	User       string `json:"user"`
-	Host       string `json:"host"`
-	Plugin     string `json:"plugin"`
-	AuthString string `json:"auth_string"`
-	SSLType    string `json:"ssl_type,omitempty"` // "" (REQUIRE NONE) or "ANY" (REQUIRE SSL)
-	Locked     bool   `json:"locked,omitempty"`
-	Global     Priv   `json:"global"`
-	// Dynamic are the dynamic privileges granted ON *.*, upper-case, sorted; DynamicGrant those
-	// of them WITH GRANT OPTION.
-	Dynamic      []string `json:"dynamic,omitempty"`
-	DynamicGrant []string `json:"dynamic_grant,omitempty"`
-	// DBs are database-level grants by database name as granted; Tables table-level ones by
-	// "db\x00table". Names compare case-insensitively, as Kiln's catalog does.
-	DBs    map[string]Priv `json:"dbs,omitempty"`
-	Tables map[string]Priv `json:"tables,omitempty"`
-
-	dbl  map[string]Priv // lower-case db -> privileges
-	tbl  map[string]Priv // lower-case "db\x00table" -> privileges
-	tdbs map[string]bool // lower-case dbs with a table grant
-}
-
-func (a *Account) init() {
-	a.dbl = make(map[string]Priv, len(a.DBs))
-	for k, v := range a.DBs {
-		a.dbl[strings.ToLower(k)] |= v
-	}
-	a.tbl = make(map[string]Priv, len(a.Tables))
-	a.tdbs = map[string]bool{}
-	for k, v := range a.Tables {
-		a.tbl[strings.ToLower(k)] |= v
-		if v != 0 {
-			db, _, _ := strings.Cut(k, "\x00")
-			a.tdbs[strings.ToLower(db)] = true
-		}
-	}
-}
-
-func (a *Account) clone() *Account {
-	b, err := json.Marshal(a)
-	if err != nil {
-		panic(fmt.Sprintf("acl: clone account: %v", err))
-	}
-	var n Account
-	if err := json.Unmarshal(b, &n); err != nil {
-		panic(fmt.Sprintf("acl: clone account: %v", err))
-	}
-	n.init()
-	return &n
-}
-
-// Name is the account as MySQL prints it in SHOW GRANTS: `user`@`host`.
-func (a *Account) Name() string { return quoteAccount(a.User, a.Host) }
-
-func quoteAccount(user, host string) string {
-	return "`" + strings.ReplaceAll(user, "`", "``") + "`@`" + strings.ReplaceAll(host, "`", "``") + "`"
+// privOf maps the parser's privilege types to the catalog's.
+var privOf = map[pmysql.PrivilegeType]catalog.Priv{
+	pmysql.SelectPriv: catalog.PrivSelect, pmysql.InsertPriv: catalog.PrivInsert, pmysql.UpdatePriv: catalog.PrivUpdate,
+	pmysql.DeletePriv: catalog.PrivDelete, pmysql.CreatePriv: catalog.PrivCreate, pmysql.DropPriv: catalog.PrivDrop,
+	pmysql.ReloadPriv: catalog.PrivReload, pmysql.ShutdownPriv: catalog.PrivShutdown, pmysql.ProcessPriv: catalog.PrivProcess,
+	pmysql.FilePriv: catalog.PrivFile, pmysql.GrantPriv: catalog.PrivGrant, pmysql.ReferencesPriv: catalog.PrivReferences,
+	pmysql.IndexPriv: catalog.PrivIndex, pmysql.AlterPriv: catalog.PrivAlter, pmysql.ShowDBPriv: catalog.PrivShowDB,
+	pmysql.SuperPriv: catalog.PrivSuper, pmysql.CreateTMPTablePriv: catalog.PrivCreateTmp, pmysql.LockTablesPriv: catalog.PrivLockTables,
+	pmysql.ExecutePriv: catalog.PrivExecute, pmysql.ReplicationSlavePriv: catalog.PrivReplSlave,
+	pmysql.ReplicationClientPriv: catalog.PrivReplClient, pmysql.CreateViewPriv: catalog.PrivCreateView,
+	pmysql.ShowViewPriv: catalog.PrivShowView, pmysql.CreateRoutinePriv: catalog.PrivCreateRoutine,
+	pmysql.AlterRoutinePriv: catalog.PrivAlterRoutine, pmysql.CreateUserPriv: catalog.PrivCreateUser,
+	pmysql.EventPriv: catalog.PrivEvent, pmysql.TriggerPriv: catalog.PrivTrigger,
+	pmysql.CreateTablespacePriv: catalog.PrivCreateTablespace, pmysql.CreateRolePriv: catalog.PrivCreateRole,
+	pmysql.DropRolePriv: catalog.PrivDropRole,
 }
 
 // errName is the account as MySQL prints it in error messages: 'user'@'host'.
 func errName(user, host string) string { return "'" + user + "'@'" + host + "'" }
 
-func (a *Account) hasDynamic(name string) bool {
-	i := sort.SearchStrings(a.Dynamic, name)
-	return i < len(a.Dynamic) && a.Dynamic[i] == name
-}
-
-// dbPrivs are the privileges the account has on every object of a database.
-func (a *Account) dbPrivs(db string) Priv {
-	return a.Global | a.dbl[strings.ToLower(db)]
-}
-
-// tablePrivs are the privileges the account has on a table.
-func (a *Account) tablePrivs(db, table string) Priv {
-	return a.dbPrivs(db) | a.tbl[strings.ToLower(db)+"\x00"+strings.ToLower(table)]
-}
-
-// anyInDB reports whether the account has any privilege on the database or on something in it
-// (what USE, SHOW TABLES and listings need).
-func (a *Account) anyInDB(db string) bool {
-	return a.dbPrivs(db)&^PrivGrant != 0 || a.tdbs[strings.ToLower(db)]
-}
-
-func (a *Account) proto() proto.Account {
+// protoAccount is what the protocol layer's authentication needs of an account.
+func protoAccount(a *catalog.Account) proto.Account {
 	return proto.Account{User: a.User, Host: a.Host, Plugin: a.Plugin, AuthString: a.AuthString,
 		RequireSSL: a.SSLType != "", Locked: a.Locked}
-}
-
-// acl is the catalog's set of accounts, in MySQL's matching order.
-type acl struct {
-	accounts []*Account
-	byKey    map[string]*Account // accountKey
-	// initialised: the accounts marker is in storage. Without it the set holds the implied
-	// root@localhost, which the first account statement writes out.
-	initialised bool
-}
-
-func accountKey(user, host string) string { return user + "\x00" + strings.ToLower(host) }
-
-// accountsOf is the catalog's account set.
-func accountsOf(c *catalog.Catalog) *acl { return c.Accounts.(*acl) }
-
-func newACL() *acl { return &acl{byKey: map[string]*Account{}} }
-
-func (l *acl) copy() *acl {
-	n := &acl{byKey: make(map[string]*Account, len(l.byKey)), initialised: l.initialised}
-	for k, v := range l.byKey {
-		n.byKey[k] = v
-	}
-	n.sort()
-	return n
-}
-
-func (l *acl) get(user, host string) (*Account, bool) {
-	a, ok := l.byKey[accountKey(user, host)]
-	return a, ok
-}
-
-func (l *acl) put(a *Account) {
-	a.init()
-	l.byKey[accountKey(a.User, a.Host)] = a
-	l.sort()
-}
-
-func (l *acl) remove(user, host string) {
-	delete(l.byKey, accountKey(user, host))
-	l.sort()
-}
-
-// sort orders the accounts as MySQL matches them: the most specific host first (a literal host
-// or IP before a pattern, a pattern with more characters before its first wildcard before one
-// with fewer, '%' last), then a named user before the anonymous one.
-func (l *acl) sort() {
-	l.accounts = l.accounts[:0]
-	for _, a := range l.byKey {
-		l.accounts = append(l.accounts, a)
-	}
-	sort.Slice(l.accounts, func(i, j int) bool {
-		a, b := l.accounts[i], l.accounts[j]
-		if ra, rb := hostRank(a.Host), hostRank(b.Host); ra != rb {
-			return ra > rb
-		}
-		if (a.User == "") != (b.User == "") {
-			return a.User != ""
-		}
-		if a.Host != b.Host {
-			return a.Host < b.Host
-		}
-		return a.User < b.User
-	})
-}
-
-// hostRank is how specific a host pattern is (higher matches first).
-func hostRank(h string) int {
-	i := strings.IndexAny(h, "%_")
-	if i < 0 {
-		return 1 << 20
-	}
-	return i
-}
-
-// match finds the account a login of user from host (the client's IP address) authenticates as.
-func (l *acl) match(user, host string) (*Account, bool) {
-	for _, a := range l.accounts {
-		if (a.User == user || a.User == "") && hostMatches(a.Host, host) {
-			return a, true
-		}
-	}
-	return nil, false
-}
-
-// hostMatches matches a client address against an account's host pattern: 'localhost' is a
-// loopback connection, '%' and '_' are LIKE wildcards, anything else compares exactly
-// (case-insensitively).
-func hostMatches(pattern, host string) bool {
-	pattern = strings.ToLower(pattern)
-	if pattern == "localhost" {
-		if host == "localhost" {
-			return true
-		}
-		ip := net.ParseIP(host)
-		return ip != nil && ip.IsLoopback()
-	}
-	return likeMatch(pattern, strings.ToLower(host))
-}
-
-func likeMatch(p, s string) bool {
-	for len(p) > 0 {
-		switch p[0] {
-		case '%':
-			for len(p) > 0 && p[0] == '%' {
-				p = p[1:]
-			}
-			if p == "" {
-				return true
-			}
-			for i := 0; i <= len(s); i++ {
-				if likeMatch(p, s[i:]) {
-					return true
-				}
-			}
-			return false
-		case '_':
-			if s == "" {
-				return false
-			}
-		default:
-			if s == "" || s[0] != p[0] {
-				return false
-			}
-		}
-		p, s = p[1:], s[1:]
-	}
-	return s == ""
-}
-
-func saveAccount(w catalog.Writer, a *Account) error {
-	b, err := json.Marshal(a)
-	if err != nil {
-		return fmt.Errorf("catalog: encode account %s: %w", a.Name(), err)
-	}
-	w.Set(rowenc.AccountKey(a.User, a.Host), b)
-	return nil
-}
-
-// bootstrapRoot is the initial account: root@localhost, no password, every privilege WITH GRANT
-// OPTION (static and dynamic).
-func bootstrapRoot() *Account {
-	a := &Account{User: "root", Host: "localhost", Plugin: auth.CachingSHA2Password, Global: privAllGlobal,
-		Dynamic: append([]string(nil), dynamicPrivs...), DynamicGrant: append([]string(nil), dynamicPrivs...)}
-	a.init()
-	return a
-}
-
-// writeACLInit writes the accounts marker and, for a store that never had accounts, the implied
-// root (the in-memory acl holds it already).
-func (l *acl) writeInit(w catalog.Writer) error {
-	if l.initialised {
-		return nil
-	}
-	w.Set(rowenc.ACLInitKey(), []byte{1})
-	for _, a := range l.accounts {
-		if err := saveAccount(w, a); err != nil {
-			return err
-		}
-	}
-	l.initialised = true
-	return nil
-}
-
-// loadACL reads the accounts of a catalog.
-func loadACL(eng interface {
-	Get(key []byte) ([]byte, bool, error)
-}, iter func(lo, hi []byte, fn func(k, v []byte) error) error) (*acl, error) {
-	l := newACL()
-	_, ok, err := eng.Get(rowenc.ACLInitKey())
-	if err != nil {
-		return nil, err
-	}
-	l.initialised = ok
-	lo, hi := rowenc.AccountSpan()
-	if err := iter(lo, hi, func(k, v []byte) error {
-		var a Account
-		if err := json.Unmarshal(v, &a); err != nil {
-			return fmt.Errorf("catalog: account %q: %w", k, err)
-		}
-		a.init()
-		l.byKey[accountKey(a.User, a.Host)] = &a
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	if !l.initialised && len(l.byKey) == 0 {
-		r := bootstrapRoot()
-		l.byKey[accountKey(r.User, r.Host)] = r
-	}
-	l.sort()
-	return l, nil
 }
 
 // LookupAccount finds the account a login of user from host (the client's IP address) matches,
@@ -428,9 +43,9 @@ func loadACL(eng interface {
 func (db *DB) LookupAccount(user, host string) (proto.Account, bool) {
 	// A replica's accounts change through the log: reload the catalog if it changed.
 	_ = db.syncCluster()
-	a, ok := accountsOf(db.Catalog()).match(user, host)
+	a, ok := db.Catalog().Accounts.Match(user, host)
 	if !ok {
 		return proto.Account{}, false
 	}
-	return a.proto(), true
+	return protoAccount(a), true
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
@@ -17,15 +18,15 @@ import (
 
 // account is the session's account as of the current catalog (an empty one if it was dropped:
 // no privileges).
-func (s *Session) account() *Account {
-	l := accountsOf(s.catalog())
+func (s *Session) account() *catalog.Account {
+	l := s.catalog().Accounts
 	if s.acctCache != nil && s.acctOf == l {
 		return s.acctCache // the accounts did not change since the last statement
 	}
-	a, ok := l.get(s.acctUser, s.acctHost)
+	a, ok := l.Get(s.acctUser, s.acctHost)
 	if !ok {
-		a = &Account{User: s.acctUser, Host: s.acctHost}
-		a.init()
+		a = &catalog.Account{User: s.acctUser, Host: s.acctHost}
+		a.Init()
 	}
 	s.acctCache, s.acctOf = a, l
 	return a
@@ -53,22 +54,22 @@ func specificDenied(what string) error {
 }
 
 // requireGlobal needs a global privilege (1227 without it).
-func (s *Session) requireGlobal(p Priv) error {
+func (s *Session) requireGlobal(p catalog.Priv) error {
 	if s.account().Global&p == p {
 		return nil
 	}
-	return specificDenied(p.first())
+	return specificDenied(p.First())
 }
 
 // hasAdmin reports a global privilege or a dynamic one that stands for it (SUPER or
 // SYSTEM_VARIABLES_ADMIN, SUPER or CONNECTION_ADMIN).
 func (s *Session) hasAdmin(dynamic string) bool {
 	a := s.account()
-	return a.Global&PrivSuper != 0 || a.hasDynamic(dynamic)
+	return a.Global&catalog.PrivSuper != 0 || a.HasDynamic(dynamic)
 }
 
 // CanSeeAllProcesses reports the PROCESS privilege (SHOW PROCESSLIST of other accounts' threads).
-func (s *Session) CanSeeAllProcesses() bool { return s.account().Global&PrivProcess != 0 }
+func (s *Session) CanSeeAllProcesses() bool { return s.account().Global&catalog.PrivProcess != 0 }
 
 // mayKill checks KILL of a thread owned by owner (its login user name): one's own threads always;
 // another user's with SUPER or CONNECTION_ADMIN, else 1095.
@@ -82,7 +83,7 @@ func (s *Session) mayKill(id uint32, owner string) error {
 // need is one privilege a statement needs.
 type need struct {
 	db, table string // table "" = database level; db "" = global
-	priv      Priv
+	priv      catalog.Priv
 	command   string // the command named in 1142 (default: the first missing privilege)
 }
 
@@ -93,7 +94,7 @@ type privGate struct {
 	depth int
 }
 
-func (g *privGate) add(db, table string, p Priv) {
+func (g *privGate) add(db, table string, p catalog.Priv) {
 	g.needs = append(g.needs, need{db: db, table: table, priv: p})
 }
 
@@ -112,18 +113,18 @@ func (g *privGate) tablesRead(n ast.Node, skip map[*ast.TableName]bool) {
 	v := &tableCollector{skip: skip}
 	n.Accept(v)
 	for _, tn := range v.tables {
-		g.table(tn, PrivSelect)
+		g.table(tn, catalog.PrivSelect)
 	}
 }
 
 // table adds a need on a named table; a view's body is checked too (invoker's rights).
-func (g *privGate) table(tn *ast.TableName, p Priv) {
+func (g *privGate) table(tn *ast.TableName, p catalog.Priv) {
 	db := g.dbOf(tn.Schema.O)
 	if db == "" || strings.EqualFold(db, "information_schema") || strings.EqualFold(db, "performance_schema") || strings.EqualFold(db, "sys") {
 		return // no database: the statement fails with 1046 on its own; virtual schemas are filtered
 	}
 	g.add(db, tn.Name.O, p)
-	if p&PrivSelect != 0 && g.depth < maxViewDepth {
+	if p&catalog.PrivSelect != 0 && g.depth < maxViewDepth {
 		if v, ok := g.s.catalog().View(db, tn.Name.O); ok {
 			stmts, _, err := g.s.parser.ParseSQL(v.Select)
 			if err == nil && len(stmts) == 1 {
@@ -220,7 +221,7 @@ func (s *Session) authorize(st ast.StmtNode) error {
 		return err
 	}
 	a := s.account()
-	if a.Global&(privAllGlobal&^PrivGrant) == privAllGlobal&^PrivGrant {
+	if a.Global&(catalog.PrivAllGlobal&^catalog.PrivGrant) == catalog.PrivAllGlobal&^catalog.PrivGrant {
 		return nil // every static privilege at the global level: every check below passes
 	}
 	g := &privGate{s: s}
@@ -228,19 +229,19 @@ func (s *Session) authorize(st ast.StmtNode) error {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		g.tablesRead(x, nil)
 		if into := selectInto(x.(ast.ResultSetNode)); into != nil && into.Tp != ast.SelectIntoVars {
-			if a.Global&PrivFile == 0 {
+			if a.Global&catalog.PrivFile == 0 {
 				return specificDenied("FILE")
 			}
 		}
 	case *ast.InsertStmt:
 		tabs := targets(x.Table)
 		skip := map[*ast.TableName]bool{}
-		p := PrivInsert
+		p := catalog.PrivInsert
 		if x.IsReplace {
-			p |= PrivDelete
+			p |= catalog.PrivDelete
 		}
 		if len(x.OnDuplicate) > 0 {
-			p |= PrivUpdate
+			p |= catalog.PrivUpdate
 		}
 		for _, tn := range tabs {
 			skip[tn] = true
@@ -258,9 +259,9 @@ func (s *Session) authorize(st ast.StmtNode) error {
 		}
 		for _, tn := range tabs {
 			skip[tn] = true
-			p := PrivUpdate
+			p := catalog.PrivUpdate
 			if reads || len(tabs) > 1 {
-				p |= PrivSelect
+				p |= catalog.PrivSelect
 			}
 			g.table(tn, p)
 		}
@@ -270,77 +271,77 @@ func (s *Session) authorize(st ast.StmtNode) error {
 		skip := map[*ast.TableName]bool{}
 		for _, tn := range tabs {
 			skip[tn] = true
-			p := PrivDelete
+			p := catalog.PrivDelete
 			if x.Where != nil || len(tabs) > 1 {
-				p |= PrivSelect
+				p |= catalog.PrivSelect
 			}
 			g.table(tn, p)
 		}
 		g.tablesRead(x, skip)
 	case *ast.LoadDataStmt:
 		if x.Table != nil {
-			g.table(x.Table, PrivInsert)
+			g.table(x.Table, catalog.PrivInsert)
 		}
-		if x.FileLocRef == ast.FileLocServerOrRemote && a.Global&PrivFile == 0 {
+		if x.FileLocRef == ast.FileLocServerOrRemote && a.Global&catalog.PrivFile == 0 {
 			return specificDenied("FILE")
 		}
 	case *ast.CreateDatabaseStmt:
-		g.add(x.Name.O, "", PrivCreate)
+		g.add(x.Name.O, "", catalog.PrivCreate)
 	case *ast.DropDatabaseStmt:
-		g.add(x.Name.O, "", PrivDrop)
+		g.add(x.Name.O, "", catalog.PrivDrop)
 	case *ast.AlterDatabaseStmt:
-		g.add(g.dbOf(x.Name.O), "", PrivAlter)
+		g.add(g.dbOf(x.Name.O), "", catalog.PrivAlter)
 	case *ast.CreateTableStmt:
-		g.table(x.Table, PrivCreate)
+		g.table(x.Table, catalog.PrivCreate)
 		if x.ReferTable != nil {
-			g.table(x.ReferTable, PrivSelect)
+			g.table(x.ReferTable, catalog.PrivSelect)
 		}
 		if x.Select != nil {
-			g.table(x.Table, PrivInsert)
+			g.table(x.Table, catalog.PrivInsert)
 			g.tablesRead(x.Select, nil)
 		}
 	case *ast.DropTableStmt:
 		for _, tn := range x.Tables {
-			g.table(tn, PrivDrop)
+			g.table(tn, catalog.PrivDrop)
 		}
 	case *ast.TruncateTableStmt:
-		g.table(x.Table, PrivDrop)
+		g.table(x.Table, catalog.PrivDrop)
 	case *ast.RenameTableStmt:
 		for _, tt := range x.TableToTables {
-			g.table(tt.OldTable, PrivAlter|PrivDrop)
-			g.table(tt.NewTable, PrivCreate|PrivInsert)
+			g.table(tt.OldTable, catalog.PrivAlter|catalog.PrivDrop)
+			g.table(tt.NewTable, catalog.PrivCreate|catalog.PrivInsert)
 		}
 	case *ast.CreateIndexStmt:
-		g.table(x.Table, PrivIndex)
+		g.table(x.Table, catalog.PrivIndex)
 	case *ast.DropIndexStmt:
-		g.table(x.Table, PrivIndex)
+		g.table(x.Table, catalog.PrivIndex)
 	case *ast.AlterTableStmt:
-		g.table(x.Table, PrivAlter|PrivCreate|PrivInsert)
+		g.table(x.Table, catalog.PrivAlter|catalog.PrivCreate|catalog.PrivInsert)
 		for _, spec := range x.Specs {
 			if spec.Tp == ast.AlterTableRenameTable && spec.NewTable != nil {
-				g.table(x.Table, PrivDrop)
-				g.table(spec.NewTable, PrivCreate|PrivInsert)
+				g.table(x.Table, catalog.PrivDrop)
+				g.table(spec.NewTable, catalog.PrivCreate|catalog.PrivInsert)
 			}
 		}
 	case *ast.CreateViewStmt:
-		p := PrivCreateView
+		p := catalog.PrivCreateView
 		if x.OrReplace {
-			p |= PrivDrop
+			p |= catalog.PrivDrop
 		}
 		g.table(x.ViewName, p)
 		g.tablesRead(x.Select, nil)
 	case *ast.LockTablesStmt:
 		// LOCK TABLES is a database-level privilege (1044 without it), plus SELECT on each table.
 		for _, tl := range x.TableLocks {
-			g.add(g.dbOf(tl.Table.Schema.O), "", PrivLockTables)
-			g.table(tl.Table, PrivSelect)
+			g.add(g.dbOf(tl.Table.Schema.O), "", catalog.PrivLockTables)
+			g.table(tl.Table, catalog.PrivSelect)
 		}
 	case *ast.AnalyzeTableStmt:
 		for _, tn := range x.TableNames {
-			g.table(tn, PrivSelect|PrivInsert)
+			g.table(tn, catalog.PrivSelect|catalog.PrivInsert)
 		}
 	case *ast.FlushStmt:
-		if a.Global&PrivReload == 0 {
+		if a.Global&catalog.PrivReload == 0 {
 			return specificDenied("RELOAD")
 		}
 	case *ast.SetStmt:
@@ -371,23 +372,23 @@ func (g *privGate) check() error {
 	}
 	a := g.s.account()
 	for _, n := range g.needs {
-		var have Priv
+		var have catalog.Priv
 		switch {
 		case n.db == "":
 			have = a.Global
 		case n.table == "":
-			have = a.dbPrivs(n.db)
+			have = a.DBPrivs(n.db)
 		default:
-			have = a.tablePrivs(n.db, n.table)
+			have = a.TablePrivs(n.db, n.table)
 		}
 		if missing := n.priv &^ have; missing != 0 {
 			if n.table == "" {
 				return g.s.dbDenied(n.db)
 			}
-			if strings.EqualFold(n.db, "mysql") && !a.anyInDB("mysql") && !isGrantTable(n.db, n.table) {
-				return g.s.tableDenied(missing.first(), n.table)
+			if strings.EqualFold(n.db, "mysql") && !a.AnyInDB("mysql") && !isGrantTable(n.db, n.table) {
+				return g.s.tableDenied(missing.First(), n.table)
 			}
-			return g.s.tableDenied(missing.first(), n.table)
+			return g.s.tableDenied(missing.First(), n.table)
 		}
 	}
 	return nil
@@ -425,7 +426,7 @@ func (s *Session) refuseGrantTableWrite(st ast.StmtNode) error {
 
 // authorizeUse is USE / COM_INIT_DB: any privilege on the database or on something in it (1044).
 func (s *Session) authorizeUse(db string) error {
-	if strings.EqualFold(db, "information_schema") || s.account().anyInDB(db) {
+	if strings.EqualFold(db, "information_schema") || s.account().AnyInDB(db) {
 		return nil
 	}
 	return s.dbDenied(db)
@@ -434,7 +435,7 @@ func (s *Session) authorizeUse(db string) error {
 // authorizeShow checks SHOW statements that name one object; listings filter themselves.
 func (s *Session) authorizeShow(x *ast.ShowStmt) error {
 	a := s.account()
-	if a.Global&(privAllGlobal&^PrivGrant) == privAllGlobal&^PrivGrant {
+	if a.Global&(catalog.PrivAllGlobal&^catalog.PrivGrant) == catalog.PrivAllGlobal&^catalog.PrivGrant {
 		return nil
 	}
 	db := x.DBName
@@ -446,29 +447,29 @@ func (s *Session) authorizeShow(x *ast.ShowStmt) error {
 	}
 	switch x.Tp {
 	case ast.ShowMasterStatus, ast.ShowBinlogStatus, ast.ShowReplicaStatus:
-		if a.Global&(PrivSuper|PrivReplClient) == 0 {
+		if a.Global&(catalog.PrivSuper|catalog.PrivReplClient) == 0 {
 			return specificDenied("SUPER, REPLICATION CLIENT")
 		}
 	case ast.ShowTables, ast.ShowTableStatus:
-		if db != "" && !strings.EqualFold(db, "information_schema") && !a.anyInDB(db) {
+		if db != "" && !strings.EqualFold(db, "information_schema") && !a.AnyInDB(db) {
 			return s.dbDenied(db)
 		}
 	case ast.ShowCreateDatabase:
-		if !a.anyInDB(x.DBName) {
+		if !a.AnyInDB(x.DBName) {
 			return s.dbDenied(x.DBName)
 		}
 	case ast.ShowCreateTable, ast.ShowColumns, ast.ShowIndex, ast.ShowCreateView:
 		if x.Table == nil || db == "" || strings.EqualFold(db, "information_schema") {
 			return nil
 		}
-		have := a.tablePrivs(db, x.Table.Name.O)
+		have := a.TablePrivs(db, x.Table.Name.O)
 		if x.Tp == ast.ShowCreateView {
-			if have&PrivShowView == 0 {
+			if have&catalog.PrivShowView == 0 {
 				return s.tableDenied("SHOW VIEW", x.Table.Name.O)
 			}
 			return nil
 		}
-		if have&^PrivGrant == 0 {
+		if have&^catalog.PrivGrant == 0 {
 			cmd := "SELECT"
 			if x.Tp == ast.ShowCreateTable {
 				cmd = "SHOW"
@@ -483,15 +484,15 @@ func (s *Session) authorizeShow(x *ast.ShowStmt) error {
 // information_schema.SCHEMATA): with SHOW DATABASES, or any privilege in it.
 func (s *Session) visibleDB(db string) bool {
 	a := s.account()
-	if a.Global&PrivShowDB != 0 || strings.EqualFold(db, "information_schema") {
+	if a.Global&catalog.PrivShowDB != 0 || strings.EqualFold(db, "information_schema") {
 		return true
 	}
-	return a.anyInDB(db)
+	return a.AnyInDB(db)
 }
 
 // visibleTable reports whether listings show a table (SHOW TABLES, information_schema.TABLES, ...).
 func (s *Session) visibleTable(db, table string) bool {
-	return s.account().tablePrivs(db, table)&^PrivGrant != 0
+	return s.account().TablePrivs(db, table)&^catalog.PrivGrant != 0
 }
 
 // authorizeKill checks KILL [QUERY] id against the thread's owner (1094 for an unknown thread is

@@ -12,15 +12,15 @@ import (
 
 	kauth "github.com/kiln-db/kiln/internal/auth"
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/expr"
-	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
 )
 
 // Account statements: CREATE/ALTER/DROP/RENAME USER, SET PASSWORD, GRANT, REVOKE (written through
-// the commit path as catalog records, acl.go), SHOW GRANTS and FLUSH PRIVILEGES.
+// the commit path as catalog records, catalog/accounts.go), SHOW GRANTS and FLUSH PRIVILEGES.
 
 const (
 	maxUserNameLen = 32
@@ -31,19 +31,19 @@ const (
 // each changed account through t.
 type aclChange struct {
 	s       *Session
-	next    *acl
+	next    *catalog.Accounts
 	t       *txn.Txn
 	flushed [][2]string // accounts whose caching_sha2_password cache entry goes
 }
 
-func (c *aclChange) save(a *Account) error {
-	c.next.put(a)
-	return saveAccount(c.t, a)
+func (c *aclChange) save(a *catalog.Account) error {
+	c.next.Put(a)
+	return catalog.SaveAccount(c.t, a)
 }
 
 func (c *aclChange) drop(user, host string) {
-	c.next.remove(user, host)
-	c.t.Delete(rowenc.AccountKey(user, host))
+	c.next.Remove(user, host)
+	catalog.DeleteAccount(c.t, user, host)
 	c.flushed = append(c.flushed, [2]string{user, host})
 }
 
@@ -58,11 +58,11 @@ func (s *Session) runACL(env *expr.Env, st ast.StmtNode, w proto.ResultWriter, m
 	defer db.ddlMu.Unlock()
 	cur := db.Catalog()
 	next := cur.Copy()
-	accounts := accountsOf(cur).copy()
+	accounts := cur.Accounts.Copy()
 	next.Accounts = accounts
 	t := db.txm.Begin(txn.RepeatableRead, false)
 	c := &aclChange{s: s, next: accounts, t: t}
-	if err := accounts.writeInit(t); err != nil {
+	if err := accounts.WriteInit(t); err != nil {
 		t.Rollback()
 		return err
 	}
@@ -127,7 +127,7 @@ func notSupported(what string) error {
 }
 
 // applyAuth sets an account's plugin and password from IDENTIFIED [WITH plugin] [BY 'pw' | AS 'hash'].
-func applyAuth(a *Account, opt *ast.AuthOption) error {
+func applyAuth(a *catalog.Account, opt *ast.AuthOption) error {
 	if opt == nil {
 		return nil
 	}
@@ -173,7 +173,7 @@ func hashPassword(plugin, pw string) (string, error) {
 }
 
 // applyOptions applies REQUIRE and ACCOUNT LOCK/UNLOCK; what Kiln does not implement is refused.
-func applyOptions(a *Account, tls []*ast.AuthTokenOrTLSOption, res []*ast.ResourceOption, pl []*ast.PasswordOrLockOption, comment *ast.CommentOrAttributeOption) error {
+func applyOptions(a *catalog.Account, tls []*ast.AuthTokenOrTLSOption, res []*ast.ResourceOption, pl []*ast.PasswordOrLockOption, comment *ast.CommentOrAttributeOption) error {
 	for _, o := range tls {
 		switch o.Type {
 		case ast.TlsNone:
@@ -213,7 +213,7 @@ func (c *aclChange) createUser(x *ast.CreateUserStmt) error {
 	if x.IsCreateRole {
 		return notSupported("CREATE ROLE")
 	}
-	if err := c.s.requireGlobal(PrivCreateUser); err != nil {
+	if err := c.s.requireGlobal(catalog.PrivCreateUser); err != nil {
 		return err
 	}
 	var bad []string
@@ -222,7 +222,7 @@ func (c *aclChange) createUser(x *ast.CreateUserStmt) error {
 		if err := checkUserName(user, host); err != nil {
 			return err
 		}
-		if _, ok := c.next.get(user, host); ok {
+		if _, ok := c.next.Get(user, host); ok {
 			if x.IfNotExists {
 				c.s.addWarning("Note", sqlerr.ErrUserAlreadyExists, fmt.Sprintf("Authorization ID %s already exists.", errName(user, host)))
 				continue
@@ -230,7 +230,7 @@ func (c *aclChange) createUser(x *ast.CreateUserStmt) error {
 			bad = append(bad, errName(user, host))
 			continue
 		}
-		a := &Account{User: user, Host: host, Plugin: kauth.CachingSHA2Password}
+		a := &catalog.Account{User: user, Host: host, Plugin: kauth.CachingSHA2Password}
 		if err := applyAuth(a, spec.AuthOpt); err != nil {
 			return err
 		}
@@ -251,13 +251,13 @@ func (c *aclChange) dropUser(x *ast.DropUserStmt) error {
 	if x.IsDropRole {
 		return notSupported("DROP ROLE")
 	}
-	if err := c.s.requireGlobal(PrivCreateUser); err != nil {
+	if err := c.s.requireGlobal(catalog.PrivCreateUser); err != nil {
 		return err
 	}
 	var bad []string
 	for _, u := range x.UserList {
 		user, host := c.userOf(u)
-		if _, ok := c.next.get(user, host); !ok {
+		if _, ok := c.next.Get(user, host); !ok {
 			if x.IfExists {
 				c.s.addWarning("Note", sqlerr.ErrUserDoesNotExist, fmt.Sprintf("Authorization ID %s does not exist.", errName(user, host)))
 				continue
@@ -274,7 +274,7 @@ func (c *aclChange) dropUser(x *ast.DropUserStmt) error {
 }
 
 func (c *aclChange) renameUser(x *ast.RenameUserStmt) error {
-	if err := c.s.requireGlobal(PrivCreateUser); err != nil {
+	if err := c.s.requireGlobal(catalog.PrivCreateUser); err != nil {
 		return err
 	}
 	var bad []string
@@ -284,12 +284,12 @@ func (c *aclChange) renameUser(x *ast.RenameUserStmt) error {
 		if err := checkUserName(nu, nh); err != nil {
 			return err
 		}
-		old, ok := c.next.get(ou, oh)
-		if _, taken := c.next.get(nu, nh); !ok || taken {
+		old, ok := c.next.Get(ou, oh)
+		if _, taken := c.next.Get(nu, nh); !ok || taken {
 			bad = append(bad, errName(ou, oh))
 			continue
 		}
-		a := old.clone()
+		a := old.Clone()
 		a.User, a.Host = nu, nh
 		c.drop(ou, oh)
 		if err := c.save(a); err != nil {
@@ -305,11 +305,11 @@ func (c *aclChange) renameUser(x *ast.RenameUserStmt) error {
 func (c *aclChange) alterUser(x *ast.AlterUserStmt) error {
 	if x.CurrentAuth != nil {
 		// ALTER USER USER() IDENTIFIED BY: one's own password, no privilege needed.
-		old, ok := c.next.get(c.s.acctUser, c.s.acctHost)
+		old, ok := c.next.Get(c.s.acctUser, c.s.acctHost)
 		if !ok {
 			return failed("ALTER USER", []string{errName(c.s.acctUser, c.s.acctHost)})
 		}
-		a := old.clone()
+		a := old.Clone()
 		if err := applyAuth(a, x.CurrentAuth); err != nil {
 			return err
 		}
@@ -323,11 +323,11 @@ func (c *aclChange) alterUser(x *ast.AlterUserStmt) error {
 		// Changing one's own password needs nothing; anything else needs CREATE USER.
 		onlyPassword := len(x.AuthTokenOrTLSOptions) == 0 && len(x.ResourceOptions) == 0 && len(x.PasswordOrLockOptions) == 0 && x.CommentOrAttributeOption == nil
 		if !(self && onlyPassword) {
-			if err := c.s.requireGlobal(PrivCreateUser); err != nil {
+			if err := c.s.requireGlobal(catalog.PrivCreateUser); err != nil {
 				return err
 			}
 		}
-		old, ok := c.next.get(user, host)
+		old, ok := c.next.Get(user, host)
 		if !ok {
 			if x.IfExists {
 				c.s.addWarning("Note", sqlerr.ErrUserDoesNotExist, fmt.Sprintf("Authorization ID %s does not exist.", errName(user, host)))
@@ -336,7 +336,7 @@ func (c *aclChange) alterUser(x *ast.AlterUserStmt) error {
 			bad = append(bad, errName(user, host))
 			continue
 		}
-		a := old.clone()
+		a := old.Clone()
 		if err := applyAuth(a, spec.AuthOpt); err != nil {
 			return err
 		}
@@ -357,15 +357,15 @@ func (c *aclChange) alterUser(x *ast.AlterUserStmt) error {
 func (c *aclChange) setPassword(x *ast.SetPwdStmt) error {
 	user, host := c.userOf(x.User)
 	if x.User != nil && !(user == c.s.acctUser && strings.EqualFold(host, c.s.acctHost)) {
-		if err := c.s.requireGlobal(PrivCreateUser); err != nil {
+		if err := c.s.requireGlobal(catalog.PrivCreateUser); err != nil {
 			return err
 		}
 	}
-	old, ok := c.next.get(user, host)
+	old, ok := c.next.Get(user, host)
 	if !ok {
 		return sqlerr.New(sqlerr.ErrPasswordNoMatch, "Can't find any matching row in the user table")
 	}
-	a := old.clone()
+	a := old.Clone()
 	h, err := hashPassword(a.Plugin, x.Password)
 	if err != nil {
 		return err
@@ -404,15 +404,15 @@ func (g grantTarget) String() string {
 
 // grantPrivs turns a GRANT/REVOKE privilege list into static privileges and dynamic names for a
 // level, refusing what the level cannot hold as MySQL does.
-func grantPrivs(privs []*ast.PrivElem, g grantTarget, withGrant bool) (Priv, []string, error) {
-	levelAll := privAllGlobal
+func grantPrivs(privs []*ast.PrivElem, g grantTarget, withGrant bool) (catalog.Priv, []string, error) {
+	levelAll := catalog.PrivAllGlobal
 	switch g.level {
 	case ast.GrantLevelDB:
-		levelAll = privAllDB
+		levelAll = catalog.PrivAllDB
 	case ast.GrantLevelTable:
-		levelAll = privAllTable
+		levelAll = catalog.PrivAllTable
 	}
-	var p Priv
+	var p catalog.Priv
 	var dyn []string
 	for _, e := range privs {
 		if len(e.Cols) > 0 {
@@ -420,16 +420,16 @@ func grantPrivs(privs []*ast.PrivElem, g grantTarget, withGrant bool) (Priv, []s
 		}
 		switch e.Priv {
 		case pmysql.AllPriv:
-			p |= levelAll &^ PrivGrant
+			p |= levelAll &^ catalog.PrivGrant
 			if g.level == ast.GrantLevelGlobal {
-				dyn = append(dyn, dynamicPrivs...)
+				dyn = append(dyn, catalog.DynamicPrivs...)
 			}
 			continue
 		case pmysql.UsagePriv:
 			continue
 		case pmysql.ExtendedPriv:
 			name := strings.ToUpper(e.Name)
-			if !isDynamicPriv(name) {
+			if !catalog.IsDynamicPriv(name) {
 				return 0, nil, sqlerr.New(sqlerr.ErrDynamicPrivNotRegistered, "Dynamic privilege '%s' is not registered with the server.", e.Name)
 			}
 			if g.level != ast.GrantLevelGlobal {
@@ -445,7 +445,7 @@ func grantPrivs(privs []*ast.PrivElem, g grantTarget, withGrant bool) (Priv, []s
 		p |= bit
 	}
 	if withGrant {
-		p |= PrivGrant
+		p |= catalog.PrivGrant
 	}
 	if p&^levelAll != 0 {
 		if g.level == ast.GrantLevelDB {
@@ -469,20 +469,20 @@ func slicesCompact(s []string) []string {
 
 // checkGrantor refuses a GRANT or REVOKE the session's account may not give: it needs GRANT
 // OPTION and the privileges themselves at the level (or above), with MySQL's error per level.
-func (s *Session) checkGrantor(g grantTarget, p Priv, dyn []string) error {
+func (s *Session) checkGrantor(g grantTarget, p catalog.Priv, dyn []string) error {
 	a := s.account()
-	var have Priv
+	var have catalog.Priv
 	switch g.level {
 	case ast.GrantLevelGlobal:
 		have = a.Global
 	case ast.GrantLevelDB:
-		have = a.dbPrivs(g.db)
+		have = a.DBPrivs(g.db)
 	default:
-		have = a.tablePrivs(g.db, g.table)
+		have = a.TablePrivs(g.db, g.table)
 	}
-	ok := have&PrivGrant != 0 && p&^have == 0
+	ok := have&catalog.PrivGrant != 0 && p&^have == 0
 	for _, d := range dyn {
-		if !a.hasDynamic(d) || !containsString(a.DynamicGrant, d) {
+		if !a.HasDynamic(d) || !containsString(a.DynamicGrant, d) {
 			ok = false
 		}
 	}
@@ -525,7 +525,7 @@ func (c *aclChange) grant(x *ast.GrantStmt) error {
 	if len(x.AuthTokenOrTLSOptions) > 0 {
 		return notSupported("GRANT ... REQUIRE (use ALTER USER)")
 	}
-	if g.level == ast.GrantLevelTable && p&PrivCreate == 0 {
+	if g.level == ast.GrantLevelTable && p&catalog.PrivCreate == 0 {
 		cat := c.s.catalog()
 		if _, ok := cat.Table(g.db, g.table); !ok {
 			if _, ok := cat.View(g.db, g.table); !ok {
@@ -538,11 +538,11 @@ func (c *aclChange) grant(x *ast.GrantStmt) error {
 			return sqlerr.New(sqlerr.ErrParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near 'IDENTIFIED BY' at line 1")
 		}
 		user, host := c.userOf(spec.User)
-		old, ok := c.next.get(user, host)
+		old, ok := c.next.Get(user, host)
 		if !ok {
 			return sqlerr.New(sqlerr.ErrCantCreateUserWithGrant, "You are not allowed to create a user with GRANT")
 		}
-		a := old.clone()
+		a := old.Clone()
 		switch g.level {
 		case ast.GrantLevelGlobal:
 			a.Global |= p
@@ -552,13 +552,13 @@ func (c *aclChange) grant(x *ast.GrantStmt) error {
 			}
 		case ast.GrantLevelDB:
 			if a.DBs == nil {
-				a.DBs = map[string]Priv{}
+				a.DBs = map[string]catalog.Priv{}
 			}
 			k := findKey(a.DBs, g.db)
 			a.DBs[k] |= p
 		default:
 			if a.Tables == nil {
-				a.Tables = map[string]Priv{}
+				a.Tables = map[string]catalog.Priv{}
 			}
 			k := findKey(a.Tables, g.db+"\x00"+g.table)
 			a.Tables[k] |= p
@@ -571,7 +571,7 @@ func (c *aclChange) grant(x *ast.GrantStmt) error {
 }
 
 // findKey returns the key of m that equals k case-insensitively, or k.
-func findKey(m map[string]Priv, k string) string {
+func findKey(m map[string]catalog.Priv, k string) string {
 	for mk := range m {
 		if strings.EqualFold(mk, k) {
 			return mk
@@ -604,16 +604,16 @@ func (c *aclChange) revoke(x *ast.RevokeStmt) error {
 	}
 	// REVOKE ALL [PRIVILEGES], GRANT OPTION FROM u (no ON): every privilege at every level.
 	if x.Level.Level == ast.GrantLevelGlobal && !revokeAllRe.MatchString(x.Text()) {
-		if err := c.s.requireGlobal(PrivCreateUser); err != nil {
+		if err := c.s.requireGlobal(catalog.PrivCreateUser); err != nil {
 			return err
 		}
 		for _, spec := range x.Users {
 			user, host := c.userOf(spec.User)
-			old, ok := c.next.get(user, host)
+			old, ok := c.next.Get(user, host)
 			if !ok {
 				return sqlerr.New(sqlerr.ErrNonexistingGrant, "There is no such grant defined for user '%s' on host '%s'", user, host)
 			}
-			a := old.clone()
+			a := old.Clone()
 			a.Global, a.Dynamic, a.DynamicGrant, a.DBs, a.Tables = 0, nil, nil, nil, nil
 			if err := c.save(a); err != nil {
 				return err
@@ -634,17 +634,17 @@ func (c *aclChange) revoke(x *ast.RevokeStmt) error {
 	}
 	for _, spec := range x.Users {
 		user, host := c.userOf(spec.User)
-		old, ok := c.next.get(user, host)
+		old, ok := c.next.Get(user, host)
 		if !ok {
 			return sqlerr.New(sqlerr.ErrNonexistingGrant, "There is no such grant defined for user '%s' on host '%s'", user, host)
 		}
-		a := old.clone()
+		a := old.Clone()
 		switch g.level {
 		case ast.GrantLevelGlobal:
 			a.Global &^= p
 			a.Dynamic = removeStrings(a.Dynamic, dyn)
 			a.DynamicGrant = removeStrings(a.DynamicGrant, dyn)
-			if p&PrivGrant != 0 {
+			if p&catalog.PrivGrant != 0 {
 				a.DynamicGrant = nil
 			}
 		case ast.GrantLevelDB:
@@ -676,14 +676,14 @@ func (s *Session) showGrants(x *ast.ShowStmt) (*selectPlan, error) {
 	user, host := s.acctUser, s.acctHost
 	if x.User != nil && !x.User.CurrentUser {
 		user, host = x.User.Username, x.User.Hostname
-		if !(user == s.acctUser && strings.EqualFold(host, s.acctHost)) && !s.account().anyInDB("mysql") {
+		if !(user == s.acctUser && strings.EqualFold(host, s.acctHost)) && !s.account().AnyInDB("mysql") {
 			return nil, s.dbDenied("mysql")
 		}
 	}
 	if x.Roles != nil {
 		return nil, notSupported("SHOW GRANTS ... USING (roles)")
 	}
-	a, ok := accountsOf(s.catalog()).get(user, host)
+	a, ok := s.catalog().Accounts.Get(user, host)
 	if !ok {
 		return nil, sqlerr.New(sqlerr.ErrNonexistingGrant, "There is no such grant defined for user '%s' on host '%s'", user, host)
 	}
@@ -700,24 +700,24 @@ func (s *Session) showGrants(x *ast.ShowStmt) (*selectPlan, error) {
 // grantLines renders an account's grants as MySQL 8's SHOW GRANTS does: the global line (static
 // privileges listed, or USAGE), the dynamic privileges (comma-separated without spaces), then
 // database and table grants (ALL PRIVILEGES when the level's set is complete).
-func grantLines(a *Account) []string {
+func grantLines(a *catalog.Account) []string {
 	to := " TO " + a.Name()
-	wg := func(p Priv) string {
-		if p&PrivGrant != 0 {
+	wg := func(p catalog.Priv) string {
+		if p&catalog.PrivGrant != 0 {
 			return " WITH GRANT OPTION"
 		}
 		return ""
 	}
-	list := func(p, all Priv) string {
-		if all != privAllGlobal && p&^PrivGrant == all&^PrivGrant {
+	list := func(p, all catalog.Priv) string {
+		if all != catalog.PrivAllGlobal && p&^catalog.PrivGrant == all&^catalog.PrivGrant {
 			return "ALL PRIVILEGES"
 		}
-		if n := p.names(); len(n) > 0 {
+		if n := p.Names(); len(n) > 0 {
 			return strings.Join(n, ", ")
 		}
 		return "USAGE"
 	}
-	lines := []string{"GRANT " + list(a.Global, privAllGlobal) + " ON *.*" + to + wg(a.Global)}
+	lines := []string{"GRANT " + list(a.Global, catalog.PrivAllGlobal) + " ON *.*" + to + wg(a.Global)}
 	if plain := removeStrings(a.Dynamic, a.DynamicGrant); len(plain) > 0 {
 		lines = append(lines, "GRANT "+strings.Join(plain, ",")+" ON *.*"+to)
 	}
@@ -730,7 +730,7 @@ func grantLines(a *Account) []string {
 	}
 	sort.Strings(dbs)
 	for _, d := range dbs {
-		lines = append(lines, "GRANT "+list(a.DBs[d], privAllDB)+" ON `"+strings.ReplaceAll(d, "`", "``")+"`.*"+to+wg(a.DBs[d]))
+		lines = append(lines, "GRANT "+list(a.DBs[d], catalog.PrivAllDB)+" ON `"+strings.ReplaceAll(d, "`", "``")+"`.*"+to+wg(a.DBs[d]))
 	}
 	tabs := make([]string, 0, len(a.Tables))
 	for k := range a.Tables {
@@ -739,7 +739,7 @@ func grantLines(a *Account) []string {
 	sort.Strings(tabs)
 	for _, k := range tabs {
 		d, t, _ := strings.Cut(k, "\x00")
-		lines = append(lines, "GRANT "+list(a.Tables[k], privAllTable)+" ON `"+strings.ReplaceAll(d, "`", "``")+"`.`"+strings.ReplaceAll(t, "`", "``")+"`"+to+wg(a.Tables[k]))
+		lines = append(lines, "GRANT "+list(a.Tables[k], catalog.PrivAllTable)+" ON `"+strings.ReplaceAll(d, "`", "``")+"`.`"+strings.ReplaceAll(t, "`", "``")+"`"+to+wg(a.Tables[k]))
 	}
 	return lines
 }
@@ -749,11 +749,11 @@ func (s *Session) showCreateUser(x *ast.ShowStmt) (*selectPlan, error) {
 	user, host := s.acctUser, s.acctHost
 	if x.User != nil && !x.User.CurrentUser {
 		user, host = x.User.Username, x.User.Hostname
-		if !(user == s.acctUser && strings.EqualFold(host, s.acctHost)) && !s.account().anyInDB("mysql") {
+		if !(user == s.acctUser && strings.EqualFold(host, s.acctHost)) && !s.account().AnyInDB("mysql") {
 			return nil, s.dbDenied("mysql")
 		}
 	}
-	a, ok := accountsOf(s.catalog()).get(user, host)
+	a, ok := s.catalog().Accounts.Get(user, host)
 	if !ok {
 		return nil, sqlerr.New(sqlerr.ErrCannotUser, "Operation SHOW CREATE USER failed for %s", errName(user, host))
 	}

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
@@ -21,11 +22,11 @@ func enumYN(b bool) types.Value {
 
 // grantTable returns the plan of mysql.user, mysql.db or mysql.tables_priv, or false.
 func (s *Session) grantTable(name string) (*selectPlan, bool) {
-	l := accountsOf(s.catalog())
+	l := s.catalog().Accounts
 	switch strings.ToLower(name) {
 	case "user":
 		cols := []vcol{stringCol("Host"), stringCol("User")}
-		for _, c := range privColumns {
+		for _, c := range catalog.PrivColumns {
 			cols = append(cols, stringCol(c))
 		}
 		cols = append(cols, stringCol("ssl_type"), stringCol("ssl_cipher"), stringCol("x509_issuer"), stringCol("x509_subject"),
@@ -37,7 +38,7 @@ func (s *Session) grantTable(name string) (*selectPlan, bool) {
 			var rows [][]types.Value
 			for _, a := range sortedAccounts(l) {
 				r := []types.Value{stringVal(a.Host), stringVal(a.User)}
-				for i := range privColumns {
+				for i := range catalog.PrivColumns {
 					r = append(r, enumYN(a.Global&(1<<i) != 0))
 				}
 				r = append(r, stringVal(a.SSLType), stringVal(""), stringVal(""), stringVal(""), intVal(0), intVal(0), intVal(0), intVal(0),
@@ -48,12 +49,12 @@ func (s *Session) grantTable(name string) (*selectPlan, bool) {
 			return rows, nil
 		}), true
 	case "db":
-		dbBits := []Priv{PrivSelect, PrivInsert, PrivUpdate, PrivDelete, PrivCreate, PrivDrop, PrivGrant,
-			PrivReferences, PrivIndex, PrivAlter, PrivCreateTmp, PrivLockTables, PrivCreateView, PrivShowView,
-			PrivCreateRoutine, PrivAlterRoutine, PrivExecute, PrivEvent, PrivTrigger}
+		dbBits := []catalog.Priv{catalog.PrivSelect, catalog.PrivInsert, catalog.PrivUpdate, catalog.PrivDelete, catalog.PrivCreate, catalog.PrivDrop, catalog.PrivGrant,
+			catalog.PrivReferences, catalog.PrivIndex, catalog.PrivAlter, catalog.PrivCreateTmp, catalog.PrivLockTables, catalog.PrivCreateView, catalog.PrivShowView,
+			catalog.PrivCreateRoutine, catalog.PrivAlterRoutine, catalog.PrivExecute, catalog.PrivEvent, catalog.PrivTrigger}
 		cols := []vcol{stringCol("Host"), stringCol("Db"), stringCol("User")}
 		for _, b := range dbBits {
-			cols = append(cols, stringCol(privColumns[bitIndex(b)]))
+			cols = append(cols, stringCol(catalog.PrivColumns[bitIndex(b)]))
 		}
 		return staticPlan(cols, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
@@ -85,7 +86,7 @@ func (s *Session) grantTable(name string) (*selectPlan, bool) {
 	return nil, false
 }
 
-func bitIndex(p Priv) int {
+func bitIndex(p catalog.Priv) int {
 	for i := 0; i < 64; i++ {
 		if p == 1<<i {
 			return i
@@ -95,14 +96,14 @@ func bitIndex(p Priv) int {
 }
 
 // tablePrivSet is mysql.tables_priv.Table_priv's SET value ('Select,Insert,...').
-func tablePrivSet(p Priv) string {
+func tablePrivSet(p catalog.Priv) string {
 	names := []struct {
-		p Priv
+		p catalog.Priv
 		n string
-	}{{PrivSelect, "Select"}, {PrivInsert, "Insert"}, {PrivUpdate, "Update"}, {PrivDelete, "Delete"},
-		{PrivCreate, "Create"}, {PrivDrop, "Drop"}, {PrivGrant, "Grant"}, {PrivReferences, "References"},
-		{PrivIndex, "Index"}, {PrivAlter, "Alter"}, {PrivCreateView, "Create View"}, {PrivShowView, "Show view"},
-		{PrivTrigger, "Trigger"}}
+	}{{catalog.PrivSelect, "Select"}, {catalog.PrivInsert, "Insert"}, {catalog.PrivUpdate, "Update"}, {catalog.PrivDelete, "Delete"},
+		{catalog.PrivCreate, "Create"}, {catalog.PrivDrop, "Drop"}, {catalog.PrivGrant, "Grant"}, {catalog.PrivReferences, "References"},
+		{catalog.PrivIndex, "Index"}, {catalog.PrivAlter, "Alter"}, {catalog.PrivCreateView, "Create View"}, {catalog.PrivShowView, "Show view"},
+		{catalog.PrivTrigger, "Trigger"}}
 	var out []string
 	for _, x := range names {
 		if p&x.p != 0 {
@@ -112,8 +113,8 @@ func tablePrivSet(p Priv) string {
 	return strings.Join(out, ",")
 }
 
-func sortedAccounts(l *acl) []*Account {
-	out := append([]*Account(nil), l.accounts...)
+func sortedAccounts(l *catalog.Accounts) []*catalog.Account {
+	out := append([]*catalog.Account(nil), l.All()...)
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Host != out[j].Host {
 			return out[i].Host < out[j].Host
@@ -123,7 +124,7 @@ func sortedAccounts(l *acl) []*Account {
 	return out
 }
 
-func sortedKeys(m map[string]Priv) []string {
+func sortedKeys(m map[string]catalog.Priv) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -135,17 +136,17 @@ func sortedKeys(m map[string]Priv) []string {
 // privTable returns information_schema.USER_PRIVILEGES, SCHEMA_PRIVILEGES or TABLE_PRIVILEGES:
 // the session's own account's grants, or everyone's with SELECT on the mysql schema.
 func (s *Session) privTable(name string) (*selectPlan, bool) {
-	l := accountsOf(s.catalog())
-	all := s.account().anyInDB("mysql")
-	var accts []*Account
+	l := s.catalog().Accounts
+	all := s.account().AnyInDB("mysql")
+	var accts []*catalog.Account
 	for _, a := range sortedAccounts(l) {
 		if all || (a.User == s.acctUser && strings.EqualFold(a.Host, s.acctHost)) {
 			accts = append(accts, a)
 		}
 	}
-	grantee := func(a *Account) types.Value { return stringVal("'" + a.User + "'@'" + a.Host + "'") }
-	grantable := func(p Priv) types.Value {
-		if p&PrivGrant != 0 {
+	grantee := func(a *catalog.Account) types.Value { return stringVal("'" + a.User + "'@'" + a.Host + "'") }
+	grantable := func(p catalog.Priv) types.Value {
+		if p&catalog.PrivGrant != 0 {
 			return stringVal("YES")
 		}
 		return stringVal("NO")
@@ -155,7 +156,7 @@ func (s *Session) privTable(name string) (*selectPlan, bool) {
 		return staticPlan([]vcol{stringCol("GRANTEE"), stringCol("TABLE_CATALOG"), stringCol("PRIVILEGE_TYPE"), stringCol("IS_GRANTABLE")}, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range accts {
-				names := a.Global.names()
+				names := a.Global.Names()
 				if len(names) == 0 {
 					names = []string{"USAGE"}
 				}
@@ -173,7 +174,7 @@ func (s *Session) privTable(name string) (*selectPlan, bool) {
 			var rows [][]types.Value
 			for _, a := range accts {
 				for _, d := range sortedKeys(a.DBs) {
-					for _, n := range a.DBs[d].names() {
+					for _, n := range a.DBs[d].Names() {
 						rows = append(rows, []types.Value{grantee(a), stringVal("def"), stringVal(d), stringVal(n), grantable(a.DBs[d])})
 					}
 				}
@@ -186,7 +187,7 @@ func (s *Session) privTable(name string) (*selectPlan, bool) {
 			for _, a := range accts {
 				for _, k := range sortedKeys(a.Tables) {
 					d, t, _ := strings.Cut(k, "\x00")
-					for _, n := range a.Tables[k].names() {
+					for _, n := range a.Tables[k].Names() {
 						rows = append(rows, []types.Value{grantee(a), stringVal("def"), stringVal(d), stringVal(t), stringVal(n), grantable(a.Tables[k])})
 					}
 				}
@@ -206,7 +207,7 @@ func yesNoValue(b bool) types.Value {
 
 // allPrivileged reports an account that every check passes (root): listings skip filtering.
 func (s *Session) allPrivileged() bool {
-	return s.account().Global&(privAllGlobal&^PrivGrant) == privAllGlobal&^PrivGrant
+	return s.account().Global&(catalog.PrivAllGlobal&^catalog.PrivGrant) == catalog.PrivAllGlobal&^catalog.PrivGrant
 }
 
 // filterListing wraps an information_schema table so it lists only what the session may see:

@@ -359,17 +359,6 @@ func TestAccountsReplicate(t *testing.T) {
 	wantCode(t, rs, "GRANT SELECT ON *.* TO 'rep'@'%'", sqlerr.ErrOptionPreventsStatement, "")
 }
 
-func TestDynamicPrivsSorted(t *testing.T) {
-	for i := 1; i < len(dynamicPrivs); i++ {
-		if dynamicPrivs[i-1] >= dynamicPrivs[i] {
-			t.Fatalf("dynamicPrivs not sorted at %s", dynamicPrivs[i])
-		}
-	}
-	if len(privNames) != len(privColumns) || Priv(1)<<len(privNames) != privEnd {
-		t.Fatal("privilege tables out of step")
-	}
-}
-
 // BenchmarkAuthorize is the per-statement cost of the privilege check: root (every privilege,
 // no walk) and an account with table grants (the statement is walked).
 func BenchmarkAuthorize(b *testing.B) {

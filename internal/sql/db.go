@@ -153,10 +153,10 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 		if err := catalog.SaveDB(t, &catalog.Database{Name: "test", Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci"}); err != nil {
 			return nil, err
 		}
-		// root@localhost without password, every privilege WITH GRANT OPTION (acl.go).
-		l := newACL()
-		l.put(bootstrapRoot())
-		if err := l.writeInit(t); err != nil {
+		// root@localhost without password, every privilege WITH GRANT OPTION (catalog/accounts.go).
+		l := catalog.NewAccounts()
+		l.Put(catalog.BootstrapRoot())
+		if err := l.WriteInit(t); err != nil {
 			return nil, err
 		}
 		if _, err := t.Commit(ctx); err != nil {
@@ -169,12 +169,12 @@ func Open(ctx context.Context, txm *txn.Manager, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !accountsOf(cat).initialised && (cfg.Cluster == nil || writable(cfg.Cluster)) {
+	if !cat.Accounts.Initialised() && (cfg.Cluster == nil || writable(cfg.Cluster)) {
 		// A data directory from before accounts existed: write the implied root@localhost, so every
 		// node of the cluster (through the log) and every later start see it as stored.
 		t := txm.Begin(txn.RepeatableRead, false)
-		l := accountsOf(cat).copy()
-		if err := l.writeInit(t); err != nil {
+		l := cat.Accounts.Copy()
+		if err := l.WriteInit(t); err != nil {
 			t.Rollback()
 			return nil, err
 		}
@@ -211,14 +211,7 @@ func loadCatalog(txm *txn.Manager) (*catalog.Catalog, error) {
 		}
 		return it.Error()
 	}
-	cat, err := catalog.Load(eng.Get, scan)
-	if err != nil {
-		return nil, err
-	}
-	if cat.Accounts, err = loadACL(eng, scan); err != nil {
-		return nil, err
-	}
-	return cat, nil
+	return catalog.Load(eng.Get, scan)
 }
 
 // Catalog returns the current catalog.

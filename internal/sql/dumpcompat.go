@@ -272,3 +272,23 @@ func (s *Session) autoIncValue(env *expr.Env, t *catalog.Table) (types.Value, er
 	}
 	return types.NewUint(n), nil
 }
+
+// referentialRows returns REFERENTIAL_CONSTRAINTS rows for every foreign key in cat. It stays in the
+// facade (not sql/infoschema) because the parent's unique index is found by fk.go's resolver.
+func referentialRows(cat *catalog.Catalog) [][]types.Value {
+	var rows [][]types.Value
+	for _, dbn := range cat.DBNames() {
+		for _, t := range cat.Tables(dbn) {
+			for _, fk := range t.ForeignKeys {
+				uniq := types.Null
+				if p, pcols, ok := resolveParent(cat, fk); ok {
+					if ix := prefixIndex(p, pcols); ix != nil && ix.Unique {
+						uniq = stringVal(ix.Name)
+					}
+				}
+				rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(fk.Name), stringVal("def"), stringVal(fk.RefDB), uniq, stringVal("NONE"), stringVal(infoschema.RefRule(fk.OnUpdate)), stringVal(infoschema.RefRule(fk.OnDelete)), stringVal(t.Name), stringVal(fk.RefTable)})
+			}
+		}
+	}
+	return rows
+}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/kiln-db/kiln/internal/engine"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -33,7 +32,7 @@ func LogicalOps() map[string]txn.LogicalFunc {
 // applyBuildIndexes scans the table's rows in the engine (every earlier record applied: the DDL held
 // the database's exclusive metadata lock, so no other writer can be in flight) and writes the entries.
 // Uniqueness was checked by the statement; the rows cannot have changed since.
-func applyBuildIndexes(payload []byte, eng *engine.Engine, b txn.Batch) error {
+func applyBuildIndexes(payload []byte, eng txn.Reader, b txn.Batch) error {
 	var op buildIndexesOp
 	if err := json.Unmarshal(payload, &op); err != nil {
 		return fmt.Errorf("decode build-indexes: %w", err)

@@ -32,8 +32,8 @@ type Session struct {
 	Host          string
 	acctUser      string // the authenticated account (CURRENT_USER(), privileges; acl_check.go)
 	acctHost      string
-	acctCache     *Account // account() as of acctOf
-	acctOf        *acl
+	acctCache     *catalog.Account // account() as of acctOf
+	acctOf        *catalog.Accounts
 	CurDB         string
 	FoundRowsFlag bool // CLIENT_FOUND_ROWS: UPDATE reports matched rather than changed rows
 	// SingleStatement refuses a query text holding more than one statement (1064), as MySQL does
@@ -87,7 +87,7 @@ func (db *DB) NewSession(connID uint32, user, host, curDB string) *Session {
 		vars: map[string]types.Value{}, userVars: map[string]types.Value{}, stmts: map[uint32]*prepared{},
 		parser: parser.New(), Command: "Sleep", Since: time.Now()}
 	// The account the login matches; the server sets the one the handshake authenticated.
-	if a, ok := accountsOf(db.Catalog()).match(user, host); ok {
+	if a, ok := db.Catalog().Accounts.Match(user, host); ok {
 		s.acctUser, s.acctHost = a.User, a.Host
 	} else {
 		s.acctUser, s.acctHost = user, host

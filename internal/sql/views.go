@@ -47,7 +47,7 @@ func (d *ddlCtx) createView(x *ast.CreateViewStmt) error {
 		return fmt.Errorf("create view: restore select: %w", err)
 	}
 	v := &catalog.View{DB: db, Name: name, Select: text, Security: "DEFINER", Algorithm: "UNDEFINED", CheckOption: "NONE",
-		Definer: quoteAccount(d.s.acctUser, d.s.acctHost), Charset: "utf8mb4", Collation: d.s.connCollation().Name}
+		Definer: catalog.QuoteAccount(d.s.acctUser, d.s.acctHost), Charset: "utf8mb4", Collation: d.s.connCollation().Name}
 	for _, c := range x.Cols {
 		v.Columns = append(v.Columns, c.O)
 	}

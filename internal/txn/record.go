@@ -43,7 +43,7 @@ const (
 // earlier record applied, none of this record's point writes) and writes into b. It must be
 // deterministic (every node and every replay must produce the same writes) and must not fail on input
 // the statement validated: a record in the log can no longer be refused.
-type LogicalFunc func(payload []byte, eng *engine.Engine, b Batch) error
+type LogicalFunc func(payload []byte, eng Reader, b Batch) error
 
 // Applier applies records to an engine batch with a fixed set of logical operations (the SQL
 // layer's DDL operations, passed in by whoever wires the node: this package cannot import sql). It
@@ -72,7 +72,11 @@ func NewApplier(ops map[string]LogicalFunc) *Applier {
 
 // Apply decodes rec into b (see ApplyRecord).
 func (a *Applier) Apply(rec []byte, eng *engine.Engine, b *engine.Batch) error {
-	if err := a.ApplyRecord(rec, eng, b); err != nil {
+	var r Reader
+	if eng != nil { // a nil *engine.Engine must stay a nil Reader (ApplyRecord checks it)
+		r = eng
+	}
+	if err := a.ApplyRecord(rec, r, b); err != nil {
 		return err
 	}
 	if len(a.watch) > 0 && a.touches(rec) {
@@ -184,7 +188,7 @@ var errBadRecord = errors.New("txn: malformed write-set record")
 // ApplyRecord decodes a record into b. eng is what logical operations read (see RecordReadsState); it
 // may be nil for records without any. A malformed record or an unknown logical operation is an error,
 // never a partial guess.
-func (a *Applier) ApplyRecord(rec []byte, eng *engine.Engine, b Batch) error {
+func (a *Applier) ApplyRecord(rec []byte, eng Reader, b Batch) error {
 	return forEachOp(rec, func(kind byte, k, v []byte) error {
 		switch kind {
 		case opSet:

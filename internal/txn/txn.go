@@ -46,7 +46,7 @@ type Committer interface {
 
 // Manager creates transactions over one engine.
 type Manager struct {
-	eng       *engine.Engine
+	eng       Engine
 	Locks     *LockManager
 	committer Committer
 	placer    Placer // the committer, when it can place records before they are durable
@@ -59,14 +59,14 @@ type Manager struct {
 }
 
 // NewManager returns a transaction manager. Early lock release (pending.go) starts off.
-func NewManager(eng *engine.Engine, locks *LockManager, c Committer) *Manager {
+func NewManager(eng Engine, locks *LockManager, c Committer) *Manager {
 	m := &Manager{eng: eng, Locks: locks, committer: c, pending: newPendingWrites()}
 	m.placer, _ = c.(Placer)
 	return m
 }
 
 // Engine returns the underlying engine (for DDL scans and catalog loads).
-func (m *Manager) Engine() *engine.Engine { return m.eng }
+func (m *Manager) Engine() Engine { return m.eng }
 
 // Isolation levels supported.
 type Isolation uint8
@@ -81,7 +81,7 @@ type Txn struct {
 	ID       uint64
 	m        *Manager
 	iso      Isolation
-	snap     *engine.Snapshot
+	snap     engine.Snapshot // the read view, taken at the first read; nil before
 	ws       WriteSet
 	undo     []undoRec
 	ReadOnly bool
@@ -113,7 +113,7 @@ func (m *Manager) Begin(iso Isolation, readOnly bool) *Txn {
 // TakeSnapshot fixes the read view now (START TRANSACTION WITH CONSISTENT SNAPSHOT).
 func (t *Txn) TakeSnapshot() { t.snapshot() }
 
-func (t *Txn) snapshot() *engine.Snapshot {
+func (t *Txn) snapshot() engine.Snapshot {
 	if t.snap == nil {
 		t.snap = t.m.eng.NewSnapshot()
 	}

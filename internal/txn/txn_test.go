@@ -187,7 +187,7 @@ func TestGroupCommit(t *testing.T) {
 	if commits != n || groups == 0 || groups > commits {
 		t.Fatalf("commits %d groups %d", commits, groups)
 	}
-	applied, err := m.Engine().AppliedPosition()
+	applied, err := s.Engine.AppliedPosition()
 	if err != nil || applied != hi {
 		t.Fatalf("applied position %d (%v), want %d", applied, err, hi)
 	}

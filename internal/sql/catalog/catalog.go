@@ -1,5 +1,6 @@
 // Package catalog owns Kiln's schema definitions and their storage: databases, tables with their
-// columns, indexes, foreign keys and CHECK constraints, and views. It does three things:
+// columns, indexes, foreign keys and CHECK constraints, views, and the accounts with their
+// privileges (accounts.go). It does three things:
 //  1. Define them as stored: each definition is JSON under its own catalog key (internal/sql/rowenc
 //     lists the keys); the JSON field names are the on-disk format and never change.
 //  2. Derive the lookups the executor reads on every row (column offsets by name and by id, key
@@ -12,7 +13,8 @@
 //
 // It must not import internal/sql (the facade) or anything above it, and it compiles, checks and
 // executes nothing: what is derived from a definition by the SQL layer (compiled CHECK expressions,
-// CheckCache) or owned by it (the accounts, Catalog.Accounts) is carried in fields the facade fills.
+// CheckCache) is carried in fields the facade fills, and the privilege checks and account
+// statements (internal/sql/acl_check.go, acl_stmt.go) only read and change the Accounts defined here.
 package catalog
 
 import (
@@ -235,14 +237,14 @@ type Catalog struct {
 	views     map[string]map[string]*View // db (lower) -> view (lower)
 	nextTable uint64
 	fks       atomic.Pointer[fkIndex] // parent -> referencing constraints, built on first use; reset by every change
-	// Accounts is the facade's set of accounts (internal/sql/acl.go), kept with the catalog so that
-	// one swap publishes both; shared by copies, replaced by account statements.
-	Accounts any
+	// Accounts are the accounts and their privileges (accounts.go), kept with the catalog so that
+	// one swap publishes both; shared by copies, replaced (by a changed Copy) by account statements.
+	Accounts *Accounts
 }
 
 // New returns an empty catalog.
 func New() *Catalog {
-	return &Catalog{dbs: map[string]*Database{}, tables: map[string]map[string]*Table{}, byID: map[uint64]*Table{}, views: map[string]map[string]*View{}, nextTable: 100}
+	return &Catalog{dbs: map[string]*Database{}, tables: map[string]map[string]*Table{}, byID: map[uint64]*Table{}, views: map[string]map[string]*View{}, nextTable: 100, Accounts: NewAccounts()}
 }
 
 // Copy returns a shallow copy, one version on, whose maps may be modified: what DDL changes.
@@ -389,7 +391,7 @@ func SaveNextTableID(w Writer, n uint64) {
 
 // Load reads the stored catalog: get reads one key, scan calls fn for each key in [lo, hi) in
 // order (both read the engine's committed state). Every table is Init-ed and its index key versions
-// checked. Accounts is left nil: the facade loads its accounts itself.
+// checked. The accounts are loaded too (LoadAccounts).
 func Load(get func(key []byte) ([]byte, bool, error), scan func(lo, hi []byte, fn func(k, v []byte) error) error) (*Catalog, error) {
 	cat := New()
 	lo, hi := rowenc.DBDefSpan()
@@ -435,6 +437,9 @@ func Load(get func(key []byte) ([]byte, bool, error), scan func(lo, hi []byte, f
 	}
 	if ok && len(v) == 8 {
 		cat.SetNextTableID(binary.BigEndian.Uint64(v))
+	}
+	if cat.Accounts, err = LoadAccounts(get, scan); err != nil {
+		return nil, err
 	}
 	return cat, nil
 }

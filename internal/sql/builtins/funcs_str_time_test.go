@@ -7,9 +7,9 @@ import (
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
-// TestFuncsMore checks the functions of funcs_str.go and funcs_time.go against the examples of
+// TestStringTimeFuncs checks the functions of funcs_str.go and funcs_time.go against the examples of
 // MySQL 8's reference manual (and a few edge cases). warn is the expected warning code, if any.
-func TestFuncsMore(t *testing.T) {
+func TestStringTimeFuncs(t *testing.T) {
 	b := types.NewBytes
 	u := types.NewUint
 	cases := []struct {
