@@ -606,3 +606,34 @@ func charPrefixLen(s string, n int) int {
 	}
 	return len(s)
 }
+
+// describe renders an access for EXPLAIN.
+func (a *access) describe() string {
+	var kind string
+	switch a.kind {
+	case accFull:
+		kind = "full scan"
+	case accPoint:
+		kind = "point get"
+	case accBatch:
+		kind = "batch point get"
+	case accRanges:
+		kind = fmt.Sprintf("multi-range scan (%d ranges)", len(a.ors))
+	case accRange:
+		kind = "range scan"
+		if len(a.eq) == 0 && a.lo == nil && a.hi == nil {
+			kind = "index full scan"
+		}
+	}
+	s := fmt.Sprintf("%s on %s", kind, a.idx.Name)
+	if a.covering {
+		s += " (covering)"
+	}
+	if a.reverse {
+		s += " (reverse)"
+	}
+	if a.lock != 0 {
+		s += " (locking)"
+	}
+	return s
+}

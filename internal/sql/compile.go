@@ -626,3 +626,8 @@ func (c *compiler) regexp(x *ast.PatternRegexpExpr) (expr.Expr, error) {
 		return expr.BoolVal(re.MatchString(types.ToString(v)) != not), nil
 	}}, nil
 }
+
+// subPlan is a planned subquery.
+type subPlan struct {
+	plan *selectPlan
+}

@@ -1066,8 +1066,3 @@ func jsonAggDoc(v types.Value) any {
 func (pl *selectPlan) Materialize(env *expr.Env) ([][]types.Value, error) {
 	return materialize(env, pl)
 }
-
-// subPlan is a planned subquery.
-type subPlan struct {
-	plan *selectPlan
-}

@@ -19,62 +19,6 @@ import (
 	"github.com/kiln-db/kiln/internal/txn"
 )
 
-// level is one FROM item in nested-loop order. Its rows are placed at row[off:off+width] of the
-// combined row.
-type level struct {
-	acc    *access     // a base table
-	sub    *selectPlan // a derived table
-	alias  string
-	off    int
-	width  int
-	left   bool      // LEFT JOIN: an unmatched outer row gets NULLs here
-	filter expr.Expr // conditions checked once this level's row is placed
-	conds  []*conjunct
-	hints  []*ast.IndexHint
-	indep  bool // reads nothing of earlier levels: its filtered rows can be read once per execution
-}
-
-// aggSpec is one aggregate function.
-type aggSpec struct {
-	fn       string
-	args     []expr.Expr
-	distinct bool
-	star     bool
-	sep      string
-	t        types.ColType
-	order    []sortKey // GROUP_CONCAT ... ORDER BY, over args
-	nOrder   int       // trailing args that only ORDER BY uses
-}
-
-type sortKey struct {
-	idx  int
-	desc bool
-}
-
-// selectPlan is an immutable plan for a SELECT; each execution opens new iterators over it.
-type selectPlan struct {
-	levels     []*level
-	width      int
-	where      expr.Expr // post-join filter
-	grouped    bool
-	groupBy    []expr.Expr
-	aggs       []aggSpec
-	having     expr.Expr
-	proj       []expr.Expr
-	nVisible   int
-	distinct   bool
-	order      []sortKey
-	sortNeeded bool
-	limit      expr.Expr
-	offset     expr.Expr
-	cols       []proto.Column
-	lock       txn.LockMode
-	union      *unionPlan
-	correlated bool
-	// static produces the rows of a virtual table (information_schema, SHOW).
-	static func(env *expr.Env) ([][]types.Value, error)
-}
-
 // conjunct is one AND-ed condition with the FROM levels it reads.
 type conjunct struct {
 	e    expr.Expr
@@ -246,9 +190,19 @@ type selectBuilder struct {
 	order []int      // order[level] is the FROM item's written position; nil: as written
 	c     *compiler  // compiles expressions over the joined row
 
+	// lvPlan[level]: what only the planner keeps of each level (its conditions, index hints).
+	lvPlan []levelPlan
+
 	aggNodes []*ast.AggregateFuncExpr
 	post2    *compiler   // compiles expressions over the aggregated row (c when not grouped)
 	gc       *groupCheck // ONLY_FULL_GROUP_BY, nil when off or not grouped
+}
+
+// levelPlan is what the planner keeps of one level beside the executor's node: the conditions
+// placed at it and the FROM item's index hints (AST the executor never sees).
+type levelPlan struct {
+	conds []*conjunct
+	hints []*ast.IndexHint
 }
 
 // planSelectOrdered plans one query block with the FROM items in the given nested-loop order (nil:
@@ -291,7 +245,7 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 		return nil, err
 	}
 	if order == nil && len(b.items) > 2 { // 4
-		if o := joinOrder(b.items, b.pl.levels); o != nil {
+		if o := joinOrder(b.items, b.lvPlan); o != nil {
 			return p.planSelectOrdered(sel, parent, o)
 		}
 	}
@@ -342,8 +296,10 @@ func (b *selectBuilder) buildLevels() error {
 		b.items = reordered
 	}
 	b.cat = b.p.s.catalog()
+	b.lvPlan = make([]levelPlan, 0, len(b.items))
 	for li, it := range b.items {
 		lv := &level{alias: it.alias, off: len(b.sc.cols), left: it.left}
+		b.lvPlan = append(b.lvPlan, levelPlan{})
 		if it.tn != nil {
 			if err := b.namedLevel(lv, li, it); err != nil {
 				return err
@@ -353,7 +309,7 @@ func (b *selectBuilder) buildLevels() error {
 			if err != nil {
 				return err
 			}
-			lv.setSub(b.sc, sub, "", it.alias, "", li)
+			setSub(lv, b.sc, sub, "", it.alias, "", li)
 		}
 		b.pl.levels = append(b.pl.levels, lv)
 	}
@@ -389,7 +345,7 @@ func (b *selectBuilder) namedLevel(lv *level, li int, it fromItem) error {
 			if err != nil {
 				return err
 			}
-			lv.setSub(sc, sub, db, it.alias, v.Name, li)
+			setSub(lv, sc, sub, db, it.alias, v.Name, li)
 			return nil
 		}
 		if vt, ok := p.virtualTables().virtualTable(db, it.tn.Name.O); ok {
@@ -414,7 +370,7 @@ func (b *selectBuilder) namedLevel(lv *level, li int, it fromItem) error {
 		}
 	}
 	lv.acc = &access{tbl: tbl, idx: tbl.Indexes[0], kind: accFull}
-	lv.hints = it.tn.IndexHints
+	b.lvPlan[li].hints = it.tn.IndexHints
 	lv.width = len(tbl.Columns)
 	for _, c := range tbl.Columns {
 		sc.cols = append(sc.cols, scopeCol{db: tbl.DB, table: it.alias, orgTable: tbl.Name, name: c.Name, t: c.Type, col: c, level: li, notNull: c.NotNull})
@@ -490,7 +446,7 @@ func (b *selectBuilder) placeConjuncts() error {
 			if !it.left {
 				target = maxLevel(c.refs, li)
 			}
-			pl.levels[target].conds = append(pl.levels[target].conds, &conjunct{e: e, refs: c.refs, node: n})
+			b.lvPlan[target].conds = append(b.lvPlan[target].conds, &conjunct{e: e, refs: c.refs, node: n})
 		}
 	}
 	if b.sel.Where != nil {
@@ -515,7 +471,7 @@ func (b *selectBuilder) placeConjuncts() error {
 				post = append(post, e)
 				continue
 			}
-			pl.levels[target].conds = append(pl.levels[target].conds, &conjunct{e: e, refs: c.refs, node: n})
+			b.lvPlan[target].conds = append(b.lvPlan[target].conds, &conjunct{e: e, refs: c.refs, node: n})
 		}
 	}
 	pl.where = andAll(post)
@@ -918,7 +874,7 @@ func (b *selectBuilder) chooseLevelAccess() {
 	pl, sc := b.pl, b.sc
 	for li, lv := range pl.levels {
 		if lv.acc != nil {
-			b.p.chooseAccess(pl, li, sc)
+			b.p.chooseAccess(pl, li, sc, &b.lvPlan[li])
 			if pl.lock != 0 {
 				lv.acc.lock = pl.lock
 				lv.acc.latest = true
@@ -926,7 +882,7 @@ func (b *selectBuilder) chooseLevelAccess() {
 		}
 		var es []expr.Expr
 		lv.indep = lv.acc != nil && lv.acc.lock == 0 && !lv.left
-		for _, cj := range lv.conds {
+		for _, cj := range b.lvPlan[li].conds {
 			es = append(es, cj.e)
 			if cj.refs&^(1<<uint(li)) != 0 {
 				lv.indep = false
@@ -1228,7 +1184,7 @@ func writtenColumns(sc *scope, nLevels int, order []int) []int {
 // condition of its own (a constant filter), then repeatedly add a table that a condition connects to
 // the tables already placed, so each new level is a lookup or a filtered scan instead of a cross
 // product. It returns nil when the written order is kept (outer joins, USING, or no better order).
-func joinOrder(items []fromItem, levels []*level) []int {
+func joinOrder(items []fromItem, levels []levelPlan) []int {
 	n := len(items)
 	for _, it := range items {
 		if it.left || len(it.using) > 0 {
@@ -1236,8 +1192,8 @@ func joinOrder(items []fromItem, levels []*level) []int {
 		}
 	}
 	var conds []uint64
-	for _, lv := range levels {
-		for _, cj := range lv.conds {
+	for _, lp := range levels {
+		for _, cj := range lp.conds {
 			conds = append(conds, cj.refs)
 		}
 	}
@@ -1372,7 +1328,7 @@ func pickLen(unsigned bool, u, s uint32) uint32 {
 
 // setSub makes a derived table (a subquery in FROM, or a view) the level's source and adds its
 // visible columns to the scope under alias.
-func (lv *level) setSub(sc *scope, sub *selectPlan, db, alias, orgTable string, li int) {
+func setSub(lv *level, sc *scope, sub *selectPlan, db, alias, orgTable string, li int) {
 	lv.sub = sub
 	lv.width = sub.nVisible
 	for i := 0; i < sub.nVisible; i++ {

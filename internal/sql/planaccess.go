@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -159,6 +158,7 @@ type accessChooser struct {
 	pl      *selectPlan
 	li      int
 	lv      *level
+	conds   []*conjunct // the conditions placed at the level
 	sc      *scope
 	tbl     *catalog.Table
 	before  uint64                  // levels whose values are known when this one opens
@@ -176,14 +176,14 @@ type accessChooser struct {
 //     (scoreCandidate) and keep the best (pickBetter).
 //  4. Let ORDER BY (and LIMIT) pick an index that delivers the order (orderedScan).
 //  5. No candidate: a full scan of the primary index (fullScan).
-func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
+func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope, lp *levelPlan) {
 	lv := pl.levels[li]
-	ch := accessChooser{pl: pl, li: li, lv: lv, sc: sc, tbl: lv.acc.tbl, before: uint64(1)<<uint(li) - 1,
+	ch := accessChooser{pl: pl, li: li, lv: lv, conds: lp.conds, sc: sc, tbl: lv.acc.tbl, before: uint64(1)<<uint(li) - 1,
 		allowed: map[*catalog.Index]bool{}}
 	ch.bounds = ch.collectBounds()
 	var orsBuf [1]orBound // the usual case, on the stack
 	ch.ors = ch.collectOrBounds(orsBuf[:0])
-	ch.forced = indexHints(ch.allowed, ch.tbl, lv.hints)
+	ch.forced = indexHints(ch.allowed, ch.tbl, lp.hints)
 	var best *accessCandidate
 	for _, ix := range ch.tbl.Indexes {
 		if !ch.allowed[ix] {
@@ -198,11 +198,11 @@ func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
 		fullScan(lv.acc)
 		return
 	}
-	lv.acc.use(best)
+	useCandidate(lv.acc, best)
 }
 
-// use makes c the access path.
-func (a *access) use(c *accessCandidate) {
+// useCandidate makes c the access path of a.
+func useCandidate(a *access, c *accessCandidate) {
 	a.idx, a.kind, a.eq, a.in, a.lo, a.hi, a.loIncl, a.hiIncl, a.covering = c.ix, c.kind, c.eq, c.in, c.lo, c.hi, c.loIncl, c.hiIncl, c.covering
 	a.ors = c.ors
 	if c.ix.Primary {
@@ -244,7 +244,7 @@ func (ch *accessChooser) rangeOK(ci int) bool {
 // chooseAccess it only reads ch: a method storing into it would move ch's maps to the heap.
 func (ch *accessChooser) collectBounds() []bound {
 	var bounds []bound
-	for _, cj := range ch.lv.conds {
+	for _, cj := range ch.conds {
 		switch x := cj.e.(type) {
 		case *expr.Cmp:
 			if x.Op == opcode.NE || x.Op == opcode.NullEQ {
@@ -277,7 +277,7 @@ func (ch *accessChooser) collectBounds() []bound {
 
 // collectOrBounds appends to ors the level's conditions that are an OR of ranges on one column.
 func (ch *accessChooser) collectOrBounds(ors []orBound) []orBound {
-	for _, cj := range ch.lv.conds {
+	for _, cj := range ch.conds {
 		if l, ok := cj.e.(*expr.Logic); ok && l.Op == opcode.LogicOr {
 			if ci, rs, ok := ch.leafRanges(l); ok {
 				ors = append(ors, orBound{col: ci, ranges: rs})
@@ -589,35 +589,4 @@ func flipOp(op opcode.Op) opcode.Op {
 		return opcode.LE
 	}
 	return op
-}
-
-// describe renders an access for EXPLAIN.
-func (a *access) describe() string {
-	var kind string
-	switch a.kind {
-	case accFull:
-		kind = "full scan"
-	case accPoint:
-		kind = "point get"
-	case accBatch:
-		kind = "batch point get"
-	case accRanges:
-		kind = fmt.Sprintf("multi-range scan (%d ranges)", len(a.ors))
-	case accRange:
-		kind = "range scan"
-		if len(a.eq) == 0 && a.lo == nil && a.hi == nil {
-			kind = "index full scan"
-		}
-	}
-	s := fmt.Sprintf("%s on %s", kind, a.idx.Name)
-	if a.covering {
-		s += " (covering)"
-	}
-	if a.reverse {
-		s += " (reverse)"
-	}
-	if a.lock != 0 {
-		s += " (locking)"
-	}
-	return s
 }

@@ -1,0 +1,41 @@
+package sql
+
+import (
+	"time"
+
+	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+	"github.com/kiln-db/kiln/internal/txn"
+)
+
+// execSession is what the executor needs of the session beyond what expressions read
+// (expr.Session): the session's transaction and its lock wait. Every Env the executor runs in
+// holds one as its Sess; the facade's *Session implements it.
+type execSession interface {
+	expr.Session
+	// Txn is the session's current transaction.
+	Txn() *txn.Txn
+	// LockWaitTimeout is innodb_lock_wait_timeout.
+	LockWaitTimeout() time.Duration
+}
+
+// txnOf is the statement's transaction: Env's own (DDL runs in one) or the session's.
+func txnOf(env *expr.Env) *txn.Txn {
+	if env.Txn != nil {
+		return env.Txn
+	}
+	return env.Sess.(execSession).Txn()
+}
+
+// lockRow takes a row lock for the statement's transaction, waiting innodb_lock_wait_timeout.
+func lockRow(env *expr.Env, key []byte, mode txn.LockMode) error {
+	t := txnOf(env)
+	if t.ReadOnly && mode == txn.LockExclusive {
+		return sqlerr.New(sqlerr.ErrReadOnlyTrans, "Cannot execute statement in a READ ONLY transaction.")
+	}
+	err := t.Lock(env.Ctx, key, mode, env.Sess.(execSession).LockWaitTimeout())
+	if err != nil && env.Ctx.Err() != nil && !sqlerr.Is(err, sqlerr.ErrLockDeadlock) && !sqlerr.Is(err, sqlerr.ErrLockWaitTimeout) {
+		return env.Interrupted()
+	}
+	return err
+}
