@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -110,7 +111,7 @@ func (d *ddlCtx) checkExisting(t *catalog.Table, ck *catalog.CheckConstraint) er
 	}
 	defer it.Close()
 	for ; it.Valid(); it.Next() {
-		row, err := decodeRow(t, it.Value())
+		row, err := exec.DecodeRow(t, it.Value())
 		if err != nil {
 			return err
 		}

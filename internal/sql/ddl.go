@@ -13,6 +13,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -951,13 +952,13 @@ func (d *ddlCtx) buildEntries(nt *catalog.Table, ixs []*catalog.Index) error {
 			seen[i] = map[string]struct{}{}
 		}
 		for ; it.Valid(); it.Next() {
-			row, err := decodeRow(nt, it.Value())
+			row, err := exec.DecodeRow(nt, it.Value())
 			if err != nil {
 				it.Close()
 				return err
 			}
 			for i, ix := range unique {
-				k, _, isUnique := secondaryKey(nt, ix, row)
+				k, _, isUnique := exec.SecondaryKey(nt, ix, row)
 				if !isUnique {
 					continue // a NULL in the key never collides
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -169,10 +170,10 @@ func (s *Session) insert(env *expr.Env, x *ast.InsertStmt) (proto.OK, error) {
 		if err != nil {
 			return proto.OK{}, err
 		}
-		if pl.nVisible != len(cols) {
+		if pl.NVisible != len(cols) {
 			return proto.OK{}, sqlerr.New(sqlerr.ErrWrongValueCount, "Column count doesn't match value count at row 1")
 		}
-		rows, err := materialize(env, pl)
+		rows, err := exec.Materialize(env, pl)
 		if err != nil {
 			return proto.OK{}, err
 		}
@@ -538,10 +539,10 @@ func dupMessage(tbl *catalog.Table, ix *catalog.Index, row []types.Value) string
 // also when absent, so a concurrent insert of the same key waits for us), and returns the first
 // existing row that holds one of them. skipPK is the row's own primary key when updating.
 func findDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK []byte) ([]byte, []types.Value, *catalog.Index, error) {
-	t := txnOf(env)
-	pk := primaryKey(nil, tbl, row)
+	t := exec.TxnOf(env)
+	pk := exec.PrimaryKey(nil, tbl, row)
 	if skipPK == nil || string(skipPK) != string(pk) {
-		if err := lockRow(env, pk, txn.LockExclusive); err != nil {
+		if err := exec.LockRow(env, pk, txn.LockExclusive); err != nil {
 			return nil, nil, nil, err
 		}
 		v, ok, err := t.GetLatest(pk)
@@ -549,7 +550,7 @@ func findDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK 
 			return nil, nil, nil, err
 		}
 		if ok {
-			old, err := decodeRow(tbl, v)
+			old, err := exec.DecodeRow(tbl, v)
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -560,11 +561,11 @@ func findDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK 
 		if !ix.Unique {
 			continue
 		}
-		k, _, unique := secondaryKey(tbl, ix, row)
+		k, _, unique := exec.SecondaryKey(tbl, ix, row)
 		if !unique {
 			continue // a NULL in a unique key never collides
 		}
-		if err := lockRow(env, k, txn.LockExclusive); err != nil {
+		if err := exec.LockRow(env, k, txn.LockExclusive); err != nil {
 			return nil, nil, nil, err
 		}
 		v, ok, err := t.GetLatest(k)
@@ -578,11 +579,11 @@ func findDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK 
 		if err := rowenc.DecodeRow(v, tbl.ColPos, part); err != nil {
 			return nil, nil, nil, err
 		}
-		opk := primaryKey(nil, tbl, part)
+		opk := exec.PrimaryKey(nil, tbl, part)
 		if skipPK != nil && string(opk) == string(skipPK) {
 			continue
 		}
-		if err := lockRow(env, opk, txn.LockExclusive); err != nil {
+		if err := exec.LockRow(env, opk, txn.LockExclusive); err != nil {
 			return nil, nil, nil, err
 		}
 		rv, ok, err := t.GetLatest(opk)
@@ -592,7 +593,7 @@ func findDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK 
 		if !ok {
 			return nil, nil, nil, fmt.Errorf("index %s.%s: entry %x points to a missing row", tbl.Name, ix.Name, k)
 		}
-		old, err := decodeRow(tbl, rv)
+		old, err := exec.DecodeRow(tbl, rv)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -607,13 +608,13 @@ func putRow(env *expr.Env, tbl *catalog.Table, row []types.Value, old []types.Va
 	if err := checkRow(env, tbl, row); err != nil {
 		return err
 	}
-	t := txnOf(env)
-	pk := primaryKey(nil, tbl, row)
-	t.Set(pk, encodeRow(nil, tbl, row))
+	t := exec.TxnOf(env)
+	pk := exec.PrimaryKey(nil, tbl, row)
+	t.Set(pk, exec.EncodeRow(nil, tbl, row))
 	for _, ix := range tbl.Indexes[1:] {
-		k, v, _ := secondaryKey(tbl, ix, row)
+		k, v, _ := exec.SecondaryKey(tbl, ix, row)
 		if old != nil {
-			ok, ov, _ := secondaryKey(tbl, ix, old)
+			ok, ov, _ := exec.SecondaryKey(tbl, ix, old)
 			if string(ok) == string(k) && string(ov) == string(v) {
 				continue
 			}
@@ -636,10 +637,10 @@ func deleteRow(env *expr.Env, tbl *catalog.Table, pk []byte, row []types.Value) 
 
 // removeRow removes a row and its index entries.
 func removeRow(env *expr.Env, tbl *catalog.Table, pk []byte, row []types.Value) error {
-	t := txnOf(env)
+	t := exec.TxnOf(env)
 	t.Delete(pk)
 	for _, ix := range tbl.Indexes[1:] {
-		k, _, _ := secondaryKey(tbl, ix, row)
+		k, _, _ := exec.SecondaryKey(tbl, ix, row)
 		t.Delete(k)
 	}
 	return nil
@@ -657,7 +658,7 @@ func updateRow(env *expr.Env, tbl *catalog.Table, pk []byte, old, new []types.Va
 	if same {
 		return false, nil
 	}
-	newPK := primaryKey(nil, tbl, new)
+	newPK := exec.PrimaryKey(nil, tbl, new)
 	_, dupRow, dupIdx, err := findDuplicate(env, tbl, new, pk)
 	if err != nil {
 		return false, err
@@ -681,7 +682,7 @@ func updateRow(env *expr.Env, tbl *catalog.Table, pk []byte, old, new []types.Va
 }
 
 // targetPlan plans the row source of UPDATE/DELETE: a locking current read of one table.
-func (s *Session) targetPlan(tbl *catalog.Table, alias string, where ast.ExprNode, order *ast.OrderByClause, limit *ast.Limit) (*selectPlan, error) {
+func (s *Session) targetPlan(tbl *catalog.Table, alias string, where ast.ExprNode, order *ast.OrderByClause, limit *ast.Limit) (*exec.Select, error) {
 	sel := &ast.SelectStmt{
 		SelectStmtOpts: &ast.SelectStmtOpts{SQLCache: true},
 		Fields:         &ast.FieldList{Fields: []*ast.SelectField{{WildCard: &ast.WildCardField{}}}},
@@ -697,11 +698,11 @@ func (s *Session) targetPlan(tbl *catalog.Table, alias string, where ast.ExprNod
 		return nil, err
 	}
 	// Return whole rows, hidden columns included.
-	pl.proj = pl.proj[:0]
+	pl.Proj = pl.Proj[:0]
 	for i, c := range tbl.Columns {
-		pl.proj = append(pl.proj, &expr.Col{Typed: expr.Typed{T: c.Type}, Idx: i, Name: c.Name})
+		pl.Proj = append(pl.Proj, &expr.Col{Typed: expr.Typed{T: c.Type}, Idx: i, Name: c.Name})
 	}
-	pl.nVisible = len(pl.proj)
+	pl.NVisible = len(pl.Proj)
 	return pl, nil
 }
 
@@ -740,7 +741,7 @@ func (s *Session) update(env *expr.Env, x *ast.UpdateStmt) (proto.OK, error) {
 		}
 		sets = append(sets, assignment{col: i, e: e})
 	}
-	rows, err := materialize(env, pl)
+	rows, err := exec.Materialize(env, pl)
 	if err != nil {
 		return proto.OK{}, err
 	}
@@ -770,7 +771,7 @@ func (s *Session) update(env *expr.Env, x *ast.UpdateStmt) (proto.OK, error) {
 				nr[ci] = expr.TimeValue(env.Now(), max(col.Type.Frac, 0))
 			}
 		}
-		ok, err := updateRow(env, tbl, primaryKey(nil, tbl, old), old, nr, strict, ri+1)
+		ok, err := updateRow(env, tbl, exec.PrimaryKey(nil, tbl, old), old, nr, strict, ri+1)
 		if err != nil {
 			if x.IgnoreErr && sqlerr.Is(err, sqlerr.ErrDupEntry) {
 				s.addWarning("Warning", sqlerr.ErrDupEntry, sqlerr.As(err).Message)
@@ -819,7 +820,7 @@ func (s *Session) delete(env *expr.Env, x *ast.DeleteStmt) (proto.OK, error) {
 	if err != nil {
 		return proto.OK{}, err
 	}
-	rows, err := materialize(env, pl)
+	rows, err := exec.Materialize(env, pl)
 	if err != nil {
 		return proto.OK{}, err
 	}
@@ -827,7 +828,7 @@ func (s *Session) delete(env *expr.Env, x *ast.DeleteStmt) (proto.OK, error) {
 		if err := env.CheckKilled(); err != nil {
 			return proto.OK{}, err
 		}
-		if err := deleteRow(env, tbl, primaryKey(nil, tbl, r), r); err != nil {
+		if err := deleteRow(env, tbl, exec.PrimaryKey(nil, tbl, r), r); err != nil {
 			return proto.OK{}, err
 		}
 	}

@@ -4,13 +4,17 @@ import (
 	"time"
 
 	"github.com/kiln-db/kiln/internal/memory"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/txn"
 )
 
-var _ expr.Session = (*Session)(nil)
+var (
+	_ expr.Session = (*Session)(nil)
+	_ exec.Session = (*Session)(nil) // the executor's row locks and transaction
+)
 
 // The methods below implement expr.Session on *Session.
 

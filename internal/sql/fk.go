@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
@@ -176,9 +177,9 @@ func checkParents(env *expr.Env, child *catalog.Table, row, old []types.Value) e
 // findReferenced reports whether parent has a row whose ix-leading columns equal vals, and locks it
 // shared.
 func findReferenced(env *expr.Env, parent *catalog.Table, ix *catalog.Index, vals []types.Value) (bool, error) {
-	t := txnOf(env)
+	t := exec.TxnOf(env)
 	lo := keyPrefix(parent, ix, vals)
-	it, err := t.NewIter(lo, prefixEnd(lo), false, true)
+	it, err := t.NewIter(lo, exec.PrefixEnd(lo), false, true)
 	if err != nil {
 		return false, err
 	}
@@ -192,9 +193,9 @@ func findReferenced(env *expr.Env, parent *catalog.Table, ix *catalog.Index, val
 		if err := rowenc.DecodeRow(it.Value(), parent.ColPos, part); err != nil {
 			return false, err
 		}
-		pk = primaryKey(nil, parent, part)
+		pk = exec.PrimaryKey(nil, parent, part)
 	}
-	if err := lockRow(env, pk, txn.LockShared); err != nil {
+	if err := exec.LockRow(env, pk, txn.LockShared); err != nil {
 		return false, err
 	}
 	_, ok, err := t.GetLatest(pk)
@@ -209,9 +210,9 @@ func childRows(env *expr.Env, child *catalog.Table, fk *catalog.ForeignKey, vals
 	if ix == nil {
 		return nil, nil, fmt.Errorf("foreign key %s of %s.%s has no index", fk.Name, child.DB, child.Name)
 	}
-	t := txnOf(env)
+	t := exec.TxnOf(env)
 	lo := keyPrefix(child, ix, vals)
-	it, err := t.NewIter(lo, prefixEnd(lo), false, true)
+	it, err := t.NewIter(lo, exec.PrefixEnd(lo), false, true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -224,7 +225,7 @@ func childRows(env *expr.Env, child *catalog.Table, fk *catalog.ForeignKey, vals
 				it.Close()
 				return nil, nil, err
 			}
-			pk = primaryKey(nil, child, part)
+			pk = exec.PrimaryKey(nil, child, part)
 		}
 		pks = append(pks, pk)
 	}
@@ -236,7 +237,7 @@ func childRows(env *expr.Env, child *catalog.Table, fk *catalog.ForeignKey, vals
 	var outPK [][]byte
 	var rows [][]types.Value
 	for _, pk := range pks {
-		if err := lockRow(env, pk, txn.LockExclusive); err != nil {
+		if err := exec.LockRow(env, pk, txn.LockExclusive); err != nil {
 			return nil, nil, err
 		}
 		v, ok, err := t.GetLatest(pk)
@@ -246,7 +247,7 @@ func childRows(env *expr.Env, child *catalog.Table, fk *catalog.ForeignKey, vals
 		if !ok {
 			continue
 		}
-		row, err := decodeRow(child, v)
+		row, err := exec.DecodeRow(child, v)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -334,7 +335,7 @@ func onParentChange(env *expr.Env, parent *catalog.Table, old, new []types.Value
 					return err
 				}
 			default:
-				if child.ID == parent.ID && string(pks[i]) == string(primaryKey(nil, parent, old)) {
+				if child.ID == parent.ID && string(pks[i]) == string(exec.PrimaryKey(nil, parent, old)) {
 					continue // a row referencing itself does not block its own deletion
 				}
 				return errHasChildren(child, r.FK)
@@ -469,7 +470,7 @@ func (d *ddlCtx) checkExistingRows(t *catalog.Table, fk *catalog.ForeignKey) err
 	ix := prefixIndex(parent, pcols)
 	cc := childCols(t, fk)
 	for ; it.Valid(); it.Next() {
-		row, err := decodeRow(t, it.Value())
+		row, err := exec.DecodeRow(t, it.Value())
 		if err != nil {
 			return err
 		}
@@ -483,7 +484,7 @@ func (d *ddlCtx) checkExistingRows(t *catalog.Table, fk *catalog.ForeignKey) err
 			continue
 		}
 		lo := keyPrefix(parent, ix, vals)
-		pit, err := d.t.NewIter(lo, prefixEnd(lo), false, true)
+		pit, err := d.t.NewIter(lo, exec.PrefixEnd(lo), false, true)
 		if err != nil {
 			return err
 		}

@@ -19,7 +19,7 @@ func (s *Session) viewColumns(v *catalog.View) ([]proto.Column, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sp.cols[:sp.nVisible], nil
+	return sp.Cols[:sp.NVisible], nil
 }
 
 // referentialRows returns REFERENTIAL_CONSTRAINTS rows for every foreign key in cat.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -13,7 +14,7 @@ import (
 // planUnion plans a UNION / EXCEPT / INTERSECT: each member is planned as a query block of its
 // own (planUnionMembers), the result columns unify the members' types (unionColumns), and ORDER BY
 // and LIMIT apply to the combined rows (unionOrderBy, unionLimit).
-func (p *planner) planUnion(x *ast.SetOprStmt, parent *scope) (*selectPlan, error) {
+func (p *planner) planUnion(x *ast.SetOprStmt, parent *scope) (*exec.Select, error) {
 	if x.With != nil {
 		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "WITH (common table expressions) is not supported yet")
 	}
@@ -21,7 +22,7 @@ func (p *planner) planUnion(x *ast.SetOprStmt, parent *scope) (*selectPlan, erro
 		return nil, err
 	}
 	defer func() { p.selDepth-- }()
-	up := &unionPlan{}
+	up := &exec.Union{}
 	if err := p.planUnionMembers(up, x.SelectList, parent); err != nil {
 		return nil, err
 	}
@@ -37,7 +38,7 @@ func (p *planner) planUnion(x *ast.SetOprStmt, parent *scope) (*selectPlan, erro
 
 // planUnionMembers plans each member of list and the operator that combines it with the members
 // before it; every member must have as many columns as the first.
-func (p *planner) planUnionMembers(up *unionPlan, list *ast.SetOprSelectList, parent *scope) error {
+func (p *planner) planUnionMembers(up *exec.Union, list *ast.SetOprSelectList, parent *scope) error {
 	var flat []ast.Node
 	var ops []*ast.SetOprType
 	for _, n := range list.Selects {
@@ -51,7 +52,7 @@ func (p *planner) planUnionMembers(up *unionPlan, list *ast.SetOprSelectList, pa
 		}
 	}
 	for i, n := range flat {
-		var sp *selectPlan
+		var sp *exec.Select
 		var err error
 		switch s := n.(type) {
 		case *ast.SelectStmt:
@@ -65,7 +66,7 @@ func (p *planner) planUnionMembers(up *unionPlan, list *ast.SetOprSelectList, pa
 			return err
 		}
 		if i > 0 {
-			if sp.nVisible != up.parts[0].nVisible {
+			if sp.NVisible != up.Parts[0].NVisible {
 				return sqlerr.New(sqlerr.ErrWrongNumberOfColumnsInSelect, "The used SELECT statements have a different number of columns")
 			}
 		}
@@ -73,41 +74,41 @@ func (p *planner) planUnionMembers(up *unionPlan, list *ast.SetOprSelectList, pa
 		if ops[i] != nil {
 			op = *ops[i]
 		}
-		up.ops = append(up.ops, setOpOf(op))
-		up.parts = append(up.parts, sp)
+		up.Ops = append(up.Ops, setOpOf(op))
+		up.Parts = append(up.Parts, sp)
 	}
 	return nil
 }
 
 // unionColumns makes the union's plan: its columns are named by the first member and typed by
 // unifying each column across the members.
-func unionColumns(up *unionPlan) *selectPlan {
-	first := up.parts[0]
-	pl := &selectPlan{union: up, nVisible: first.nVisible}
-	pl.cols = append(pl.cols, first.cols[:first.nVisible]...)
-	for ci := range pl.cols {
+func unionColumns(up *exec.Union) *exec.Select {
+	first := up.Parts[0]
+	pl := &exec.Select{Union: up, NVisible: first.NVisible}
+	pl.Cols = append(pl.Cols, first.Cols[:first.NVisible]...)
+	for ci := range pl.Cols {
 		var es []expr.Expr
-		for _, part := range up.parts {
-			es = append(es, &expr.Const{Typed: expr.Typed{T: part.proj[ci].Type()}, V: types.Null})
+		for _, part := range up.Parts {
+			es = append(es, &expr.Const{Typed: expr.Typed{T: part.Proj[ci].Type()}, V: types.Null})
 		}
 		t := expr.UnifyTypes(es...)
-		pl.cols[ci] = resultColumn(pl.cols[ci].Name, nil, t)
-		pl.proj = append(pl.proj, &expr.Col{Typed: expr.Typed{T: t}, Idx: ci, Name: pl.cols[ci].Name})
+		pl.Cols[ci] = resultColumn(pl.Cols[ci].Name, nil, t)
+		pl.Proj = append(pl.Proj, &expr.Col{Typed: expr.Typed{T: t}, Idx: ci, Name: pl.Cols[ci].Name})
 		if expr.IsStringType(t) {
 			c, _ := types.LookupCollation(t.Collation)
-			up.colls = append(up.colls, c)
+			up.Colls = append(up.Colls, c)
 		} else {
-			up.colls = append(up.colls, nil)
+			up.Colls = append(up.Colls, nil)
 		}
 	}
-	for _, part := range up.parts {
-		pl.correlated = pl.correlated || part.correlated
+	for _, part := range up.Parts {
+		pl.Correlated = pl.Correlated || part.Correlated
 	}
 	return pl
 }
 
 // unionOrderBy resolves the union's ORDER BY: by position or by result column name only.
-func unionOrderBy(up *unionPlan, pl *selectPlan, orderBy *ast.OrderByClause) error {
+func unionOrderBy(up *exec.Union, pl *exec.Select, orderBy *ast.OrderByClause) error {
 	if orderBy == nil {
 		return nil
 	}
@@ -117,35 +118,35 @@ func unionOrderBy(up *unionPlan, pl *selectPlan, orderBy *ast.OrderByClause) err
 		case *ast.PositionExpr:
 			idx = e.N - 1
 		case *ast.ColumnNameExpr:
-			for i, c := range pl.cols {
+			for i, c := range pl.Cols {
 				if strings.EqualFold(c.Name, e.Name.Name.O) {
 					idx = i
 					break
 				}
 			}
 		}
-		if idx < 0 || idx >= pl.nVisible {
+		if idx < 0 || idx >= pl.NVisible {
 			return sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'order clause'", exprText(item.Expr))
 		}
-		up.order = append(up.order, sortKey{idx: idx, desc: item.Desc})
+		up.Order = append(up.Order, exec.SortKey{Idx: idx, Desc: item.Desc})
 	}
 	return nil
 }
 
 // unionLimit compiles the union's LIMIT and OFFSET (constants or placeholders).
-func (p *planner) unionLimit(up *unionPlan, limit *ast.Limit, parent *scope) error {
+func (p *planner) unionLimit(up *exec.Union, limit *ast.Limit, parent *scope) error {
 	if limit == nil {
 		return nil
 	}
 	c := p.newCompiler(&scope{parent: parent})
 	var err error
 	if limit.Count != nil {
-		if up.limit, err = c.compile(limit.Count); err != nil {
+		if up.Limit, err = c.compile(limit.Count); err != nil {
 			return err
 		}
 	}
 	if limit.Offset != nil {
-		if up.offset, err = c.compile(limit.Offset); err != nil {
+		if up.Offset, err = c.compile(limit.Offset); err != nil {
 			return err
 		}
 	}
@@ -153,18 +154,18 @@ func (p *planner) unionLimit(up *unionPlan, limit *ast.Limit, parent *scope) err
 }
 
 // setOpOf is the executor's name for the parser's set operator.
-func setOpOf(op ast.SetOprType) setOp {
+func setOpOf(op ast.SetOprType) exec.SetOp {
 	switch op {
 	case ast.UnionAll:
-		return setUnionAll
+		return exec.SetUnionAll
 	case ast.Except:
-		return setExcept
+		return exec.SetExcept
 	case ast.ExceptAll:
-		return setExceptAll
+		return exec.SetExceptAll
 	case ast.Intersect:
-		return setIntersect
+		return exec.SetIntersect
 	case ast.IntersectAll:
-		return setIntersectAll
+		return exec.SetIntersectAll
 	}
-	return setUnion
+	return exec.SetUnion
 }

@@ -1,4 +1,4 @@
-package sql
+package exec
 
 import (
 	"time"
@@ -8,10 +8,10 @@ import (
 	"github.com/kiln-db/kiln/internal/txn"
 )
 
-// execSession is what the executor needs of the session beyond what expressions read
+// Session is what the executor needs of the session beyond what expressions read
 // (expr.Session): the session's transaction and its lock wait. Every Env the executor runs in
 // holds one as its Sess; the facade's *Session implements it.
-type execSession interface {
+type Session interface {
 	expr.Session
 	// Txn is the session's current transaction.
 	Txn() *txn.Txn
@@ -19,21 +19,21 @@ type execSession interface {
 	LockWaitTimeout() time.Duration
 }
 
-// txnOf is the statement's transaction: Env's own (DDL runs in one) or the session's.
-func txnOf(env *expr.Env) *txn.Txn {
+// TxnOf is the statement's transaction: Env's own (DDL runs in one) or the session's.
+func TxnOf(env *expr.Env) *txn.Txn {
 	if env.Txn != nil {
 		return env.Txn
 	}
-	return env.Sess.(execSession).Txn()
+	return env.Sess.(Session).Txn()
 }
 
-// lockRow takes a row lock for the statement's transaction, waiting innodb_lock_wait_timeout.
-func lockRow(env *expr.Env, key []byte, mode txn.LockMode) error {
-	t := txnOf(env)
+// LockRow takes a row lock for the statement's transaction, waiting innodb_lock_wait_timeout.
+func LockRow(env *expr.Env, key []byte, mode txn.LockMode) error {
+	t := TxnOf(env)
 	if t.ReadOnly && mode == txn.LockExclusive {
 		return sqlerr.New(sqlerr.ErrReadOnlyTrans, "Cannot execute statement in a READ ONLY transaction.")
 	}
-	err := t.Lock(env.Ctx, key, mode, env.Sess.(execSession).LockWaitTimeout())
+	err := t.Lock(env.Ctx, key, mode, env.Sess.(Session).LockWaitTimeout())
 	if err != nil && env.Ctx.Err() != nil && !sqlerr.Is(err, sqlerr.ErrLockDeadlock) && !sqlerr.Is(err, sqlerr.ErrLockWaitTimeout) {
 		return env.Interrupted()
 	}

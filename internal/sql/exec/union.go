@@ -1,31 +1,31 @@
-package sql
+package exec
 
 import (
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
-// unionPlan is UNION [ALL] of several selects, materialised, then optionally de-duplicated, sorted and
+// Union is UNION [ALL] of several selects, materialised, then optionally de-duplicated, sorted and
 // limited.
-type unionPlan struct {
-	parts  []*selectPlan
-	ops    []setOp // ops[i] combines the result so far with parts[i] (i >= 1)
-	order  []sortKey
-	limit  expr.Expr
-	offset expr.Expr
-	colls  []*types.Collation
+type Union struct {
+	Parts  []*Select
+	Ops    []SetOp // Ops[i] combines the result so far with Parts[i] (i >= 1)
+	Order  []SortKey
+	Limit  expr.Expr
+	Offset expr.Expr
+	Colls  []*types.Collation
 }
 
-// setOp combines a union's result so far with its next member.
-type setOp uint8
+// SetOp combines a union's result so far with its next member.
+type SetOp uint8
 
 const (
-	setUnion setOp = iota
-	setUnionAll
-	setExcept
-	setExceptAll
-	setIntersect
-	setIntersectAll
+	SetUnion SetOp = iota
+	SetUnionAll
+	SetExcept
+	SetExceptAll
+	SetIntersect
+	SetIntersectAll
 )
 
 // open runs the union: the members are materialised and combined left to right, as MySQL and
@@ -33,15 +33,15 @@ const (
 // MariaDB 10.4): the parser hands over a flat list, so a run of members joined by INTERSECT is
 // combined first and enters the left-to-right chain as one operand. Then the rows are sorted and
 // limited.
-func (u *unionPlan) open(env *expr.Env) (rowIter, error) {
+func (u *Union) open(env *expr.Env) (RowIter, error) {
 	var rows [][]types.Value
-	for i := 0; i < len(u.parts); {
+	for i := 0; i < len(u.Parts); {
 		term, err := u.member(env, i)
 		if err != nil {
 			return nil, err
 		}
 		j := i + 1
-		for ; j < len(u.parts) && (u.ops[j] == setIntersect || u.ops[j] == setIntersectAll); j++ {
+		for ; j < len(u.Parts) && (u.Ops[j] == SetIntersect || u.Ops[j] == SetIntersectAll); j++ {
 			rs, err := u.member(env, j)
 			if err != nil {
 				return nil, err
@@ -59,44 +59,44 @@ func (u *unionPlan) open(env *expr.Env) (rowIter, error) {
 }
 
 // member materialises member i's rows, cut to its visible columns.
-func (u *unionPlan) member(env *expr.Env, i int) ([][]types.Value, error) {
-	part := u.parts[i]
-	rs, err := materialize(env, part)
+func (u *Union) member(env *expr.Env, i int) ([][]types.Value, error) {
+	part := u.Parts[i]
+	rs, err := Materialize(env, part)
 	if err != nil {
 		return nil, err
 	}
 	for j := range rs {
-		rs[j] = rs[j][:part.nVisible]
+		rs[j] = rs[j][:part.NVisible]
 	}
 	return rs, nil
 }
 
 // combine applies member i's operator to the rows so far and the member's rows rs.
-func (u *unionPlan) combine(env *expr.Env, i int, rows, rs [][]types.Value) ([][]types.Value, error) {
+func (u *Union) combine(env *expr.Env, i int, rows, rs [][]types.Value) ([][]types.Value, error) {
 	if i == 0 {
-		if len(u.parts) > 1 && u.ops[1] != setUnionAll && u.ops[1] != setExceptAll && u.ops[1] != setIntersectAll {
+		if len(u.Parts) > 1 && u.Ops[1] != SetUnionAll && u.Ops[1] != SetExceptAll && u.Ops[1] != SetIntersectAll {
 			return u.dedupe(env, rs)
 		}
 		return rs, nil
 	}
 	var err error
-	switch op := u.ops[i]; op {
-	case setUnionAll:
+	switch op := u.Ops[i]; op {
+	case SetUnionAll:
 		rows = append(rows, rs...)
-	case setUnion:
+	case SetUnion:
 		return u.dedupe(env, append(rows, rs...))
-	case setExcept, setExceptAll:
-		if rows, err = u.except(env, rows, rs, op == setExceptAll); err != nil {
+	case SetExcept, SetExceptAll:
+		if rows, err = u.except(env, rows, rs, op == SetExceptAll); err != nil {
 			return nil, err
 		}
-		if op == setExcept {
+		if op == SetExcept {
 			return u.dedupe(env, rows)
 		}
-	case setIntersect, setIntersectAll:
+	case SetIntersect, SetIntersectAll:
 		if rows, err = u.intersect(env, rows, rs); err != nil {
 			return nil, err
 		}
-		if op == setIntersect {
+		if op == SetIntersect {
 			return u.dedupe(env, rows)
 		}
 	}
@@ -104,16 +104,16 @@ func (u *unionPlan) combine(env *expr.Env, i int, rows, rs [][]types.Value) ([][
 }
 
 // key is a row's identity for DISTINCT, EXCEPT and INTERSECT, under each column's collation.
-func (u *unionPlan) key(r []types.Value) string {
+func (u *Union) key(r []types.Value) string {
 	var k []byte
 	for i, v := range r {
-		k = groupKey(k, v, u.colls[i])
+		k = groupKey(k, v, u.Colls[i])
 	}
 	return string(k)
 }
 
 // dedupe keeps the first of each set of equal rows, in place.
-func (u *unionPlan) dedupe(env *expr.Env, rows [][]types.Value) ([][]types.Value, error) {
+func (u *Union) dedupe(env *expr.Env, rows [][]types.Value) ([][]types.Value, error) {
 	seen := map[string]struct{}{}
 	out := rows[:0]
 	for _, r := range rows {
@@ -131,7 +131,7 @@ func (u *unionPlan) dedupe(env *expr.Env, rows [][]types.Value) ([][]types.Value
 }
 
 // countKeys counts the rows of rs by key.
-func (u *unionPlan) countKeys(env *expr.Env, rs [][]types.Value) (map[string]int, error) {
+func (u *Union) countKeys(env *expr.Env, rs [][]types.Value) (map[string]int, error) {
 	count := map[string]int{}
 	for _, r := range rs {
 		if err := env.CheckKilled(); err != nil {
@@ -144,7 +144,7 @@ func (u *unionPlan) countKeys(env *expr.Env, rs [][]types.Value) (map[string]int
 
 // except drops, in place, the rows that rs has: with all (EXCEPT ALL) one row per row of rs,
 // otherwise every equal row.
-func (u *unionPlan) except(env *expr.Env, rows, rs [][]types.Value, all bool) ([][]types.Value, error) {
+func (u *Union) except(env *expr.Env, rows, rs [][]types.Value, all bool) ([][]types.Value, error) {
 	count, err := u.countKeys(env, rs)
 	if err != nil {
 		return nil, err
@@ -167,7 +167,7 @@ func (u *unionPlan) except(env *expr.Env, rows, rs [][]types.Value, all bool) ([
 }
 
 // intersect keeps, in place, the rows that rs has, each as many times as rs has it at most.
-func (u *unionPlan) intersect(env *expr.Env, rows, rs [][]types.Value) ([][]types.Value, error) {
+func (u *Union) intersect(env *expr.Env, rows, rs [][]types.Value) ([][]types.Value, error) {
 	count, err := u.countKeys(env, rs)
 	if err != nil {
 		return nil, err
@@ -187,24 +187,24 @@ func (u *unionPlan) intersect(env *expr.Env, rows, rs [][]types.Value) ([][]type
 }
 
 // orderAndLimit puts the union's ORDER BY and LIMIT over its rows.
-func (u *unionPlan) orderAndLimit(env *expr.Env, it rowIter) (rowIter, error) {
+func (u *Union) orderAndLimit(env *expr.Env, it RowIter) (RowIter, error) {
 	limit, offset := int64(-1), int64(0)
-	if u.limit != nil {
-		v, err := u.limit.Eval(env, nil)
+	if u.Limit != nil {
+		v, err := u.Limit.Eval(env, nil)
 		if err != nil {
 			return nil, err
 		}
 		limit = max(types.ToIntLenient(v), 0)
 	}
-	if u.offset != nil {
-		v, err := u.offset.Eval(env, nil)
+	if u.Offset != nil {
+		v, err := u.Offset.Eval(env, nil)
 		if err != nil {
 			return nil, err
 		}
 		offset = max(types.ToIntLenient(v), 0)
 	}
-	if len(u.order) > 0 {
-		it = &sortIter{src: it, env: env, keys: u.order, colls: u.colls}
+	if len(u.Order) > 0 {
+		it = &sortIter{src: it, env: env, keys: u.Order, colls: u.Colls}
 	}
 	if limit >= 0 || offset > 0 {
 		it = &limitIter{src: it, limit: limit, offset: offset}
