@@ -191,8 +191,9 @@ type selectBuilder struct {
 	order []int      // order[level] is the FROM item's written position; nil: as written
 	c     *compiler  // compiles expressions over the joined row
 
-	// lvPlan[level]: what only the planner keeps of each level (its conditions, index hints).
-	lvPlan []levelPlan
+	// levels[level]: the executor's node of each level (b.pl.Levels points into it) beside what
+	// only the planner keeps of it.
+	levels []plannedLevel
 
 	aggNodes []*ast.AggregateFuncExpr
 	post2    *compiler   // compiles expressions over the aggregated row (c when not grouped)
@@ -204,6 +205,13 @@ type selectBuilder struct {
 type levelPlan struct {
 	conds []*conjunct
 	hints []*ast.IndexHint
+}
+
+// plannedLevel allocates a level's node and its levelPlan together, all levels of a query block
+// in one slice: no allocation more than when the conditions were fields of the level itself.
+type plannedLevel struct {
+	exec.Level
+	levelPlan
 }
 
 // planSelectOrdered plans one query block with the FROM items in the given nested-loop order (nil:
@@ -246,7 +254,7 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 		return nil, err
 	}
 	if order == nil && len(b.items) > 2 { // 4
-		if o := joinOrder(b.items, b.lvPlan); o != nil {
+		if o := joinOrder(b.items, b.levels); o != nil {
 			return p.planSelectOrdered(sel, parent, o)
 		}
 	}
@@ -297,10 +305,10 @@ func (b *selectBuilder) buildLevels() error {
 		b.items = reordered
 	}
 	b.cat = b.p.s.catalog()
-	b.lvPlan = make([]levelPlan, 0, len(b.items))
+	b.levels = make([]plannedLevel, len(b.items))
 	for li, it := range b.items {
-		lv := &exec.Level{Alias: it.alias, Off: len(b.sc.cols), Left: it.left}
-		b.lvPlan = append(b.lvPlan, levelPlan{})
+		lv := &b.levels[li].Level
+		*lv = exec.Level{Alias: it.alias, Off: len(b.sc.cols), Left: it.left}
 		if it.tn != nil {
 			if err := b.namedLevel(lv, li, it); err != nil {
 				return err
@@ -371,7 +379,7 @@ func (b *selectBuilder) namedLevel(lv *exec.Level, li int, it fromItem) error {
 		}
 	}
 	lv.Acc = &exec.Access{Tbl: tbl, Idx: tbl.Indexes[0], Kind: exec.AccFull}
-	b.lvPlan[li].hints = it.tn.IndexHints
+	b.levels[li].hints = it.tn.IndexHints
 	lv.Width = len(tbl.Columns)
 	for _, c := range tbl.Columns {
 		sc.cols = append(sc.cols, scopeCol{db: tbl.DB, table: it.alias, orgTable: tbl.Name, name: c.Name, t: c.Type, col: c, level: li, notNull: c.NotNull})
@@ -447,7 +455,7 @@ func (b *selectBuilder) placeConjuncts() error {
 			if !it.left {
 				target = maxLevel(c.refs, li)
 			}
-			b.lvPlan[target].conds = append(b.lvPlan[target].conds, &conjunct{e: e, refs: c.refs, node: n})
+			b.levels[target].conds = append(b.levels[target].conds, &conjunct{e: e, refs: c.refs, node: n})
 		}
 	}
 	if b.sel.Where != nil {
@@ -472,7 +480,7 @@ func (b *selectBuilder) placeConjuncts() error {
 				post = append(post, e)
 				continue
 			}
-			b.lvPlan[target].conds = append(b.lvPlan[target].conds, &conjunct{e: e, refs: c.refs, node: n})
+			b.levels[target].conds = append(b.levels[target].conds, &conjunct{e: e, refs: c.refs, node: n})
 		}
 	}
 	pl.Where = andAll(post)
@@ -875,7 +883,7 @@ func (b *selectBuilder) chooseLevelAccess() {
 	pl, sc := b.pl, b.sc
 	for li, lv := range pl.Levels {
 		if lv.Acc != nil {
-			b.p.chooseAccess(pl, li, sc, &b.lvPlan[li])
+			b.p.chooseAccess(pl, li, sc, &b.levels[li].levelPlan)
 			if pl.Lock != 0 {
 				lv.Acc.Lock = pl.Lock
 				lv.Acc.Latest = true
@@ -883,7 +891,7 @@ func (b *selectBuilder) chooseLevelAccess() {
 		}
 		var es []expr.Expr
 		lv.Indep = lv.Acc != nil && lv.Acc.Lock == 0 && !lv.Left
-		for _, cj := range b.lvPlan[li].conds {
+		for _, cj := range b.levels[li].conds {
 			es = append(es, cj.e)
 			if cj.refs&^(1<<uint(li)) != 0 {
 				lv.Indep = false
@@ -1185,7 +1193,7 @@ func writtenColumns(sc *scope, nLevels int, order []int) []int {
 // condition of its own (a constant filter), then repeatedly add a table that a condition connects to
 // the tables already placed, so each new level is a lookup or a filtered scan instead of a cross
 // product. It returns nil when the written order is kept (outer joins, USING, or no better order).
-func joinOrder(items []fromItem, levels []levelPlan) []int {
+func joinOrder(items []fromItem, levels []plannedLevel) []int {
 	n := len(items)
 	for _, it := range items {
 		if it.left || len(it.using) > 0 {

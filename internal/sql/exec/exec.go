@@ -899,36 +899,7 @@ func (a *aggIter) finalize(spec *Agg, st *aggState) types.Value {
 		}
 		return st.val
 	case "group_concat":
-		if st.count == 0 {
-			return types.Null
-		}
-		if len(spec.Order) > 0 {
-			colls := make([]*types.Collation, len(spec.Args))
-			for i, e := range spec.Args {
-				if t := e.Type(); expr.IsStringType(t) {
-					colls[i], _ = types.LookupCollation(t.Collation)
-				}
-			}
-			sort.SliceStable(st.parts, func(a, b int) bool { return compareRows(st.parts[a], st.parts[b], spec.Order, colls) < 0 })
-			for i, p := range st.parts {
-				_ = a.concatPart(spec, st, p, int64(i+1)) // counted when the rows were kept
-				if st.cut {
-					break
-				}
-			}
-			st.parts = nil
-		}
-		s := string(st.text)
-		if st.cut && spec.T.Collation != "binary" {
-			// Do not leave half a character.
-			for len(s) > 0 && !utf8.ValidString(s) {
-				s = s[:len(s)-1]
-			}
-		}
-		if spec.T.Collation == "binary" {
-			return types.NewBytes(s)
-		}
-		return types.NewString(s)
+		return a.finalGroupConcat(spec, st)
 	case "json_arrayagg":
 		if st.count == 0 || a.jsonTooLarge(spec, st) {
 			return types.Null
@@ -955,22 +926,63 @@ func (a *aggIter) finalize(spec *Agg, st *aggState) types.Value {
 	case "bit_or", "bit_xor":
 		return types.NewUint(st.bits)
 	case "std", "stddev", "stddev_pop", "variance", "var_pop", "stddev_samp", "var_samp":
-		if st.count == 0 {
-			return types.Null
-		}
-		variance := st.fsq / float64(st.count)
-		if spec.Fn == "stddev_samp" || spec.Fn == "var_samp" {
-			if st.count < 2 {
-				return types.Null
-			}
-			variance = st.fsq / float64(st.count-1)
-		}
-		if strings.HasPrefix(spec.Fn, "var") {
-			return types.NewFloat(variance)
-		}
-		return types.NewFloat(math.Sqrt(variance))
+		return finalVariance(spec, st)
 	}
 	return types.Null
+}
+
+// finalGroupConcat is GROUP_CONCAT's result: the kept rows in their ORDER BY order, or the text
+// built as the rows came; never half a character when it was cut at its maximum length.
+func (a *aggIter) finalGroupConcat(spec *Agg, st *aggState) types.Value {
+	if st.count == 0 {
+		return types.Null
+	}
+	if len(spec.Order) > 0 {
+		colls := make([]*types.Collation, len(spec.Args))
+		for i, e := range spec.Args {
+			if t := e.Type(); expr.IsStringType(t) {
+				colls[i], _ = types.LookupCollation(t.Collation)
+			}
+		}
+		sort.SliceStable(st.parts, func(a, b int) bool { return compareRows(st.parts[a], st.parts[b], spec.Order, colls) < 0 })
+		for i, p := range st.parts {
+			_ = a.concatPart(spec, st, p, int64(i+1)) // counted when the rows were kept
+			if st.cut {
+				break
+			}
+		}
+		st.parts = nil
+	}
+	s := string(st.text)
+	if st.cut && spec.T.Collation != "binary" {
+		// Do not leave half a character.
+		for len(s) > 0 && !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+	}
+	if spec.T.Collation == "binary" {
+		return types.NewBytes(s)
+	}
+	return types.NewString(s)
+}
+
+// finalVariance is the result of the standard deviation and variance aggregates (population, or
+// sample for STDDEV_SAMP and VAR_SAMP).
+func finalVariance(spec *Agg, st *aggState) types.Value {
+	if st.count == 0 {
+		return types.Null
+	}
+	variance := st.fsq / float64(st.count)
+	if spec.Fn == "stddev_samp" || spec.Fn == "var_samp" {
+		if st.count < 2 {
+			return types.Null
+		}
+		variance = st.fsq / float64(st.count-1)
+	}
+	if strings.HasPrefix(spec.Fn, "var") {
+		return types.NewFloat(variance)
+	}
+	return types.NewFloat(math.Sqrt(variance))
 }
 
 func (a *aggIter) Close() { a.src.Close() }
