@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/kiln-db/kiln/internal/memory"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
@@ -50,6 +51,13 @@ func sessionOf(env *expr.Env) *Session { return env.Sess.(*Session) }
 // unless its Env names one) and innodb_lock_wait_timeout, for the row locks the executor takes.
 func (s *Session) Txn() *txn.Txn                  { return s.txn }
 func (s *Session) LockWaitTimeout() time.Duration { return s.lockWaitTimeout() }
+
+// Catalog and CompileCheck implement the rest of exec.Session: the current catalog, and the binder
+// of CHECK constraints (check.go), for the row primitives' foreign key and CHECK enforcement.
+func (s *Session) Catalog() *catalog.Catalog { return s.catalog() }
+func (s *Session) CompileCheck(t *catalog.Table, ck *catalog.CheckConstraint) (expr.Expr, error) {
+	return compileCheck(s, t, ck)
+}
 
 // defaultWeekFormat is default_week_format (WEEK(d), EXTRACT(WEEK ...)).
 func (s *Session) defaultWeekFormat() int {

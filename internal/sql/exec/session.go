@@ -3,13 +3,15 @@ package exec
 import (
 	"time"
 
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
 )
 
 // Session is what the executor needs of the session beyond what expressions read
-// (expr.Session): the session's transaction and its lock wait. Every Env the executor runs in
+// (expr.Session): the session's transaction and its lock wait, its catalog, and the binder of
+// CHECK constraints. Every Env the executor runs in
 // holds one as its Sess; the facade's *Session implements it.
 type Session interface {
 	expr.Session
@@ -17,6 +19,11 @@ type Session interface {
 	Txn() *txn.Txn
 	// LockWaitTimeout is innodb_lock_wait_timeout.
 	LockWaitTimeout() time.Duration
+	// Catalog is the catalog the statement runs against (foreign keys find their tables in it).
+	Catalog() *catalog.Catalog
+	// CompileCheck binds a CHECK constraint's expression over t's row (the binder is the
+	// planner's; the executor caches the result in t.CheckCache).
+	CompileCheck(t *catalog.Table, ck *catalog.CheckConstraint) (expr.Expr, error)
 }
 
 // TxnOf is the statement's transaction: Env's own (DDL runs in one) or the session's.
