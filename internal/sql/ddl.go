@@ -964,7 +964,7 @@ func (d *ddlCtx) buildEntries(nt *catalog.Table, ixs []*catalog.Index) error {
 				}
 				if _, dup := seen[i][string(k)]; dup {
 					it.Close()
-					return sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(nt, ix, row))
+					return sqlerr.New(sqlerr.ErrDupEntry, "%s", exec.DupMessage(nt, ix, row))
 				}
 				seen[i][string(k)] = struct{}{}
 			}

@@ -246,7 +246,7 @@ func (d *ddlCtx) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 			}
 			k := exec.PrimaryKey(nil, nt, r.row)
 			if seen[string(k)] {
-				return sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(nt, nt.Indexes[0], r.row))
+				return sqlerr.New(sqlerr.ErrDupEntry, "%s", exec.DupMessage(nt, nt.Indexes[0], r.row))
 			}
 			seen[string(k)] = true
 			d.t.Delete(r.oldKey)
@@ -265,7 +265,7 @@ func (d *ddlCtx) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 			k, v, unique := exec.SecondaryKey(nt, ix, r.row)
 			if unique {
 				if seen[i][string(k)] {
-					return sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(nt, ix, r.row))
+					return sqlerr.New(sqlerr.ErrDupEntry, "%s", exec.DupMessage(nt, ix, r.row))
 				}
 				seen[i][string(k)] = true
 			}

@@ -429,12 +429,12 @@ func (ins *inserter) write(row []types.Value) error {
 		if attempt > 100 {
 			return sqlerr.New(sqlerr.ErrUnknownError, "too many duplicate-key retries on %s", tbl.Name)
 		}
-		dupKey, dupRow, dupIdx, err := findDuplicate(env, tbl, row, nil)
+		dupKey, dupRow, dupIdx, err := exec.FindDuplicate(env, tbl, row, nil)
 		if err != nil {
 			return err
 		}
 		if dupRow == nil {
-			if err := putRow(env, tbl, row, nil); err != nil {
+			if err := exec.PutRow(env, tbl, row, nil); err != nil {
 				return err
 			}
 			ins.affected++
@@ -455,7 +455,7 @@ func (ins *inserter) write(row []types.Value) error {
 			ins.allocated = 0
 			return nil
 		case ins.replace:
-			if err := deleteRow(env, tbl, dupKey, dupRow); err != nil {
+			if err := exec.DeleteRow(env, tbl, dupKey, dupRow); err != nil {
 				return err
 			}
 			ins.affected++
@@ -474,7 +474,7 @@ func (ins *inserter) write(row []types.Value) error {
 				}
 				newRow[a.col] = cv
 			}
-			changed, err := updateRow(env, tbl, dupKey, dupRow, newRow, ins.s.strict(), ins.row)
+			changed, err := exec.UpdateRow(env, tbl, dupKey, dupRow, newRow, ins.s.strict(), ins.row)
 			if err != nil {
 				return err
 			}
@@ -490,10 +490,10 @@ func (ins *inserter) write(row []types.Value) error {
 			return nil
 		case ins.ignore:
 			ins.dups++
-			ins.s.addWarning("Warning", sqlerr.ErrDupEntry, dupMessage(tbl, dupIdx, row))
+			ins.s.addWarning("Warning", sqlerr.ErrDupEntry, exec.DupMessage(tbl, dupIdx, row))
 			return nil
 		default:
-			return sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(tbl, dupIdx, row))
+			return sqlerr.New(sqlerr.ErrDupEntry, "%s", exec.DupMessage(tbl, dupIdx, row))
 		}
 	}
 }
@@ -611,7 +611,7 @@ func (s *Session) update(env *expr.Env, x *ast.UpdateStmt) (proto.OK, error) {
 				nr[ci] = expr.TimeValue(env.Now(), max(col.Type.Frac, 0))
 			}
 		}
-		ok, err := updateRow(env, tbl, exec.PrimaryKey(nil, tbl, old), old, nr, strict, ri+1)
+		ok, err := exec.UpdateRow(env, tbl, exec.PrimaryKey(nil, tbl, old), old, nr, strict, ri+1)
 		if err != nil {
 			if x.IgnoreErr && sqlerr.Is(err, sqlerr.ErrDupEntry) {
 				s.addWarning("Warning", sqlerr.ErrDupEntry, sqlerr.As(err).Message)
@@ -668,7 +668,7 @@ func (s *Session) delete(env *expr.Env, x *ast.DeleteStmt) (proto.OK, error) {
 		if err := env.CheckKilled(); err != nil {
 			return proto.OK{}, err
 		}
-		if err := deleteRow(env, tbl, exec.PrimaryKey(nil, tbl, r), r); err != nil {
+		if err := exec.DeleteRow(env, tbl, exec.PrimaryKey(nil, tbl, r), r); err != nil {
 			return proto.OK{}, err
 		}
 	}

@@ -112,12 +112,12 @@ func (d *ddlCtx) buildForeignKey(t *catalog.Table, c *ast.Constraint, n int) (*c
 				return nil, nil, sqlerr.New(sqlerr.ErrFKIncompatibleColumns, "Referencing column '%s' and referenced column '%s' in foreign key constraint '%s' are incompatible.", t.Columns[cols[i]].Name, parent.Columns[pi].Name, name)
 			}
 		}
-		if parent != t && len(parent.Indexes) > 0 && prefixIndex(parent, pcols) == nil {
+		if parent != t && len(parent.Indexes) > 0 && exec.PrefixIndex(parent, pcols) == nil {
 			return nil, nil, sqlerr.New(sqlerr.ErrFKNoIndexParent, "Failed to add the foreign key constraint. Missing index for constraint '%s' in the referenced table '%s'", name, parent.Name)
 		}
 	}
 	var ixc *ast.Constraint
-	if prefixIndex(t, cols) == nil {
+	if exec.PrefixIndex(t, cols) == nil {
 		ixc = &ast.Constraint{Tp: ast.ConstraintIndex, Name: c.Name, Keys: c.Keys}
 		if c.Name == "" {
 			ixc.Name = name
@@ -159,7 +159,7 @@ func (d *ddlCtx) checkExistingRows(t *catalog.Table, fk *catalog.ForeignKey) err
 		return err
 	}
 	defer it.Close()
-	parent, pcols, ok := resolveParent(d.cat, fk)
+	parent, pcols, ok := exec.ResolveParent(d.cat, fk)
 	if strings.EqualFold(fk.RefDB, t.DB) && strings.EqualFold(fk.RefTable, t.Name) {
 		parent, ok = t, true
 		pcols = pcols[:0]
@@ -168,10 +168,10 @@ func (d *ddlCtx) checkExistingRows(t *catalog.Table, fk *catalog.ForeignKey) err
 		}
 	}
 	if !ok {
-		return errNoParent(t, fk)
+		return exec.ErrNoParent(t, fk)
 	}
-	ix := prefixIndex(parent, pcols)
-	cc := childCols(t, fk)
+	ix := exec.PrefixIndex(parent, pcols)
+	cc := exec.ChildCols(t, fk)
 	for ; it.Valid(); it.Next() {
 		row, err := exec.DecodeRow(t, it.Value())
 		if err != nil {
@@ -186,7 +186,7 @@ func (d *ddlCtx) checkExistingRows(t *catalog.Table, fk *catalog.ForeignKey) err
 		if null {
 			continue
 		}
-		lo := keyPrefix(parent, ix, vals)
+		lo := exec.KeyPrefix(parent, ix, vals)
 		pit, err := d.t.NewIter(lo, exec.PrefixEnd(lo), false, true)
 		if err != nil {
 			return err
@@ -194,7 +194,7 @@ func (d *ddlCtx) checkExistingRows(t *catalog.Table, fk *catalog.ForeignKey) err
 		found := pit.Valid()
 		pit.Close()
 		if !found {
-			return sqlerr.New(sqlerr.ErrNoReferencedRow, "Cannot add or update a child row: a foreign key constraint fails (%s)", fkDesc(t, fk))
+			return sqlerr.New(sqlerr.ErrNoReferencedRow, "Cannot add or update a child row: a foreign key constraint fails (%s)", exec.FKDesc(t, fk))
 		}
 	}
 	return it.Err()
@@ -211,7 +211,7 @@ func (d *ddlCtx) checkDropReferenced(t *catalog.Table, dropping map[uint64]bool,
 			continue
 		}
 		if truncate {
-			return sqlerr.New(sqlerr.ErrTruncateIllegalFK, "Cannot truncate a table referenced in a foreign key constraint (%s)", fkDesc(r.Child, r.FK))
+			return sqlerr.New(sqlerr.ErrTruncateIllegalFK, "Cannot truncate a table referenced in a foreign key constraint (%s)", exec.FKDesc(r.Child, r.FK))
 		}
 		return sqlerr.New(sqlerr.ErrFKCannotDropParent, "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.", t.Name, r.FK.Name, r.Child.Name)
 	}
@@ -221,7 +221,7 @@ func (d *ddlCtx) checkDropReferenced(t *catalog.Table, dropping map[uint64]bool,
 // fkNeedsIndex reports the constraint (of t or referencing t) that needs index ix, if any.
 func (d *ddlCtx) fkNeedsIndex(t *catalog.Table, ix *catalog.Index) string {
 	for _, fk := range t.ForeignKeys {
-		cc := childCols(t, fk)
+		cc := exec.ChildCols(t, fk)
 		if covers(ix, cc) && countCovering(t, cc) == 1 {
 			return fk.Name
 		}
@@ -264,7 +264,7 @@ func countCovering(t *catalog.Table, cols []int) int {
 func showForeignKeys(t *catalog.Table) []string {
 	var out []string
 	for _, fk := range t.ForeignKeys {
-		cc, rc := fkColumnLists(t, fk)
+		cc, rc := exec.FKColumnLists(t, fk)
 		ref := "`" + fk.RefTable + "`"
 		if !strings.EqualFold(fk.RefDB, t.DB) {
 			ref = "`" + fk.RefDB + "`." + ref

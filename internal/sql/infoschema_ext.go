@@ -5,6 +5,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/infoschema"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
@@ -29,8 +30,8 @@ func referentialRows(cat *catalog.Catalog) [][]types.Value {
 		for _, t := range cat.Tables(dbn) {
 			for _, fk := range t.ForeignKeys {
 				uniq := types.Null
-				if p, pcols, ok := resolveParent(cat, fk); ok {
-					if ix := prefixIndex(p, pcols); ix != nil && ix.Unique {
+				if p, pcols, ok := exec.ResolveParent(cat, fk); ok {
+					if ix := exec.PrefixIndex(p, pcols); ix != nil && ix.Unique {
 						uniq = stringVal(ix.Name)
 					}
 				}

@@ -2,8 +2,9 @@
 // its Levels, Access with its AccessKind and OrRanges, Agg, SortKey, Union), the iterators that
 // run them (access paths, nested-loop join, filter, aggregation incl. GROUP_CONCAT and the JSON
 // aggregates, DISTINCT, sort, LIMIT, UNION / EXCEPT / INTERSECT), the subquery runner that
-// implements expr.Subplan (Select.Materialize), and the key and row encodings of a table's
-// entries (PrimaryKey, SecondaryKey, EncodeRow, DecodeRow) that access paths and DML share.
+// implements expr.Subplan (Select.Materialize), the key and row encodings of a table's entries
+// (PrimaryKey, SecondaryKey, EncodeRow, DecodeRow), and the row primitives every write uses
+// (PutRow, UpdateRow, DeleteRow, FindDuplicate) with CHECK and foreign key enforcement.
 //
 // Running a plan, as numbered duties:
 //  1. The planner (the facade's plan.go and planaccess.go today, sql/plan next) fills the nodes'
@@ -27,13 +28,21 @@
 //     state, materialised rows) against the statement's memory quota, so KILL QUERY, max_execution_time
 //     and kiln_mem_quota_query stop any of them. Nothing allocates per row that did not before the
 //     move out of the facade.
+//  6. A row is written by PutRow: its CHECK constraints first (compiled once per table definition
+//     by the session's binder, Session.CompileCheck, cached in the catalog's table), then the row
+//     and each index entry that changed, then its foreign keys' parent rows (found by a current
+//     read and locked shared; after the write, so a row may reference itself). FindDuplicate locks
+//     every unique key a row would take, also absent ones. UpdateRow and DeleteRow act on the child
+//     rows of the constraints that reference the table (RESTRICT 1451, CASCADE, SET NULL; 15 levels
+//     deep at most, Env.FKDepth), locking them exclusive first. foreign_key_checks=0 turns all of
+//     that off, as in MySQL.
 //
 // What the executor needs of the session beyond expressions comes through the consumer-side
-// Session interface (its transaction and lock wait timeout), which the Env's Sess implements; exec
-// never imports internal/sql.
+// Session interface (its transaction and lock wait timeout, its catalog, the CHECK binder), which
+// the Env's Sess implements; exec never imports internal/sql.
 //
 // What exec must not do: hold or read AST nodes (it does not import the parser's ast package);
-// resolve names or choose access paths (the planner's job); write the catalog or take metadata
-// locks (the facade takes them before planning); import the facade or the planner. It imports down
+// resolve names, bind expressions or choose access paths (the planner's job); write the catalog
+// (it only reads the session's) or take metadata locks (the facade takes them before planning); import the facade or the planner. It imports down
 // only: expr, catalog, rowenc, sysvar, types, txn, proto (the result columns), sqlerr.
 package exec

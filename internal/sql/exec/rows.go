@@ -1,11 +1,10 @@
-package sql
+package exec
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
-	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -17,7 +16,8 @@ import (
 // foreign key actions): a row and its index entries written or removed in the statement's
 // transaction, unique keys locked and checked, CHECK constraints and foreign keys enforced.
 
-func dupMessage(tbl *catalog.Table, ix *catalog.Index, row []types.Value) string {
+// DupMessage is 1062's message for row's key of ix (PRIMARY for the primary key).
+func DupMessage(tbl *catalog.Table, ix *catalog.Index, row []types.Value) string {
 	var parts []string
 	for _, ci := range ix.Offsets {
 		parts = append(parts, types.ToString(row[ci]))
@@ -29,14 +29,14 @@ func dupMessage(tbl *catalog.Table, ix *catalog.Index, row []types.Value) string
 	return fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", strings.Join(parts, "-"), tbl.Name, name)
 }
 
-// findDuplicate locks and checks every unique key the row would take (primary and unique secondary,
+// FindDuplicate locks and checks every unique key the row would take (primary and unique secondary,
 // also when absent, so a concurrent insert of the same key waits for us), and returns the first
 // existing row that holds one of them. skipPK is the row's own primary key when updating.
-func findDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK []byte) ([]byte, []types.Value, *catalog.Index, error) {
-	t := exec.TxnOf(env)
-	pk := exec.PrimaryKey(nil, tbl, row)
+func FindDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK []byte) ([]byte, []types.Value, *catalog.Index, error) {
+	t := TxnOf(env)
+	pk := PrimaryKey(nil, tbl, row)
 	if skipPK == nil || string(skipPK) != string(pk) {
-		if err := exec.LockRow(env, pk, txn.LockExclusive); err != nil {
+		if err := LockRow(env, pk, txn.LockExclusive); err != nil {
 			return nil, nil, nil, err
 		}
 		v, ok, err := t.GetLatest(pk)
@@ -44,7 +44,7 @@ func findDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK 
 			return nil, nil, nil, err
 		}
 		if ok {
-			old, err := exec.DecodeRow(tbl, v)
+			old, err := DecodeRow(tbl, v)
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -55,11 +55,11 @@ func findDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK 
 		if !ix.Unique {
 			continue
 		}
-		k, _, unique := exec.SecondaryKey(tbl, ix, row)
+		k, _, unique := SecondaryKey(tbl, ix, row)
 		if !unique {
 			continue // a NULL in a unique key never collides
 		}
-		if err := exec.LockRow(env, k, txn.LockExclusive); err != nil {
+		if err := LockRow(env, k, txn.LockExclusive); err != nil {
 			return nil, nil, nil, err
 		}
 		v, ok, err := t.GetLatest(k)
@@ -73,11 +73,11 @@ func findDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK 
 		if err := rowenc.DecodeRow(v, tbl.ColPos, part); err != nil {
 			return nil, nil, nil, err
 		}
-		opk := exec.PrimaryKey(nil, tbl, part)
+		opk := PrimaryKey(nil, tbl, part)
 		if skipPK != nil && string(opk) == string(skipPK) {
 			continue
 		}
-		if err := exec.LockRow(env, opk, txn.LockExclusive); err != nil {
+		if err := LockRow(env, opk, txn.LockExclusive); err != nil {
 			return nil, nil, nil, err
 		}
 		rv, ok, err := t.GetLatest(opk)
@@ -87,7 +87,7 @@ func findDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK 
 		if !ok {
 			return nil, nil, nil, fmt.Errorf("index %s.%s: entry %x points to a missing row", tbl.Name, ix.Name, k)
 		}
-		old, err := exec.DecodeRow(tbl, rv)
+		old, err := DecodeRow(tbl, rv)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -96,19 +96,19 @@ func findDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK 
 	return nil, nil, nil, nil
 }
 
-// putRow writes a row and its index entries. old, when set, is the previous version under the same
+// PutRow writes a row and its index entries. old, when set, is the previous version under the same
 // primary key: index entries that did not change are not rewritten.
-func putRow(env *expr.Env, tbl *catalog.Table, row []types.Value, old []types.Value) error {
+func PutRow(env *expr.Env, tbl *catalog.Table, row []types.Value, old []types.Value) error {
 	if err := checkRow(env, tbl, row); err != nil {
 		return err
 	}
-	t := exec.TxnOf(env)
-	pk := exec.PrimaryKey(nil, tbl, row)
-	t.Set(pk, exec.EncodeRow(nil, tbl, row))
+	t := TxnOf(env)
+	pk := PrimaryKey(nil, tbl, row)
+	t.Set(pk, EncodeRow(nil, tbl, row))
 	for _, ix := range tbl.Indexes[1:] {
-		k, v, _ := exec.SecondaryKey(tbl, ix, row)
+		k, v, _ := SecondaryKey(tbl, ix, row)
 		if old != nil {
-			ok, ov, _ := exec.SecondaryKey(tbl, ix, old)
+			ok, ov, _ := SecondaryKey(tbl, ix, old)
 			if string(ok) == string(k) && string(ov) == string(v) {
 				continue
 			}
@@ -120,9 +120,9 @@ func putRow(env *expr.Env, tbl *catalog.Table, row []types.Value, old []types.Va
 	return checkParents(env, tbl, row, old)
 }
 
-// deleteRow removes a row and its index entries, after the foreign keys that reference the table
+// DeleteRow removes a row and its index entries, after the foreign keys that reference the table
 // acted on its child rows. The caller holds the row's lock.
-func deleteRow(env *expr.Env, tbl *catalog.Table, pk []byte, row []types.Value) error {
+func DeleteRow(env *expr.Env, tbl *catalog.Table, pk []byte, row []types.Value) error {
 	if err := onParentChange(env, tbl, row, nil); err != nil {
 		return err
 	}
@@ -131,17 +131,17 @@ func deleteRow(env *expr.Env, tbl *catalog.Table, pk []byte, row []types.Value) 
 
 // removeRow removes a row and its index entries.
 func removeRow(env *expr.Env, tbl *catalog.Table, pk []byte, row []types.Value) error {
-	t := exec.TxnOf(env)
+	t := TxnOf(env)
 	t.Delete(pk)
 	for _, ix := range tbl.Indexes[1:] {
-		k, _, _ := exec.SecondaryKey(tbl, ix, row)
+		k, _, _ := SecondaryKey(tbl, ix, row)
 		t.Delete(k)
 	}
 	return nil
 }
 
-// updateRow replaces old by new (same or different primary key), checking unique keys.
-func updateRow(env *expr.Env, tbl *catalog.Table, pk []byte, old, new []types.Value, strict bool, rowNum int) (bool, error) {
+// UpdateRow replaces old by new (same or different primary key), checking unique keys.
+func UpdateRow(env *expr.Env, tbl *catalog.Table, pk []byte, old, new []types.Value, strict bool, rowNum int) (bool, error) {
 	same := true
 	for i := range old {
 		if old[i].K != new[i].K || types.Compare(old[i], new[i], nil) != 0 && !(old[i].IsNull() && new[i].IsNull()) {
@@ -152,13 +152,13 @@ func updateRow(env *expr.Env, tbl *catalog.Table, pk []byte, old, new []types.Va
 	if same {
 		return false, nil
 	}
-	newPK := exec.PrimaryKey(nil, tbl, new)
-	_, dupRow, dupIdx, err := findDuplicate(env, tbl, new, pk)
+	newPK := PrimaryKey(nil, tbl, new)
+	_, dupRow, dupIdx, err := FindDuplicate(env, tbl, new, pk)
 	if err != nil {
 		return false, err
 	}
 	if dupRow != nil {
-		return false, sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(tbl, dupIdx, new))
+		return false, sqlerr.New(sqlerr.ErrDupEntry, "%s", DupMessage(tbl, dupIdx, new))
 	}
 	// The new parent row is written before the constraints act, so that a cascaded update of a
 	// child row finds its (new) parent.
@@ -166,10 +166,10 @@ func updateRow(env *expr.Env, tbl *catalog.Table, pk []byte, old, new []types.Va
 		if err := removeRow(env, tbl, pk, old); err != nil {
 			return false, err
 		}
-		if err := putRow(env, tbl, new, nil); err != nil {
+		if err := PutRow(env, tbl, new, nil); err != nil {
 			return false, err
 		}
-	} else if err := putRow(env, tbl, new, old); err != nil {
+	} else if err := PutRow(env, tbl, new, old); err != nil {
 		return false, err
 	}
 	return true, onParentChange(env, tbl, old, new)

@@ -1,11 +1,10 @@
-package sql
+package exec
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
-	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
@@ -25,9 +24,9 @@ import (
 
 const maxFKDepth = 15
 
-// prefixIndex returns an index of t whose leading columns are exactly cols (in order), preferring
+// PrefixIndex returns an index of t whose leading columns are exactly cols (in order), preferring
 // the primary key.
-func prefixIndex(t *catalog.Table, cols []int) *catalog.Index {
+func PrefixIndex(t *catalog.Table, cols []int) *catalog.Index {
 	for _, ix := range t.Indexes {
 		if len(ix.Offsets) < len(cols) {
 			continue
@@ -46,9 +45,9 @@ func prefixIndex(t *catalog.Table, cols []int) *catalog.Index {
 	return nil
 }
 
-// fkDesc is the constraint text of 1451/1452 messages.
-func fkDesc(child *catalog.Table, fk *catalog.ForeignKey) string {
-	cc, rc := fkColumnLists(child, fk)
+// FKDesc is the constraint text of 1451/1452 messages.
+func FKDesc(child *catalog.Table, fk *catalog.ForeignKey) string {
+	cc, rc := FKColumnLists(child, fk)
 	s := fmt.Sprintf("`%s`.`%s`, CONSTRAINT `%s` FOREIGN KEY (%s) REFERENCES `%s` (%s)", child.DB, child.Name, fk.Name, strings.Join(cc, ", "), fk.RefTable, strings.Join(rc, ", "))
 	if fk.OnDelete != "" {
 		s += " ON DELETE " + fk.OnDelete
@@ -59,16 +58,18 @@ func fkDesc(child *catalog.Table, fk *catalog.ForeignKey) string {
 	return s
 }
 
-func errNoParent(child *catalog.Table, fk *catalog.ForeignKey) error {
-	return sqlerr.New(sqlerr.ErrNoReferencedRow, "Cannot add or update a child row: a foreign key constraint fails (%s)", fkDesc(child, fk))
+// ErrNoParent is 1452: a child row whose parent row does not exist.
+func ErrNoParent(child *catalog.Table, fk *catalog.ForeignKey) error {
+	return sqlerr.New(sqlerr.ErrNoReferencedRow, "Cannot add or update a child row: a foreign key constraint fails (%s)", FKDesc(child, fk))
 }
 
+// errHasChildren is 1451: a parent row that child rows reference (RESTRICT, NO ACTION).
 func errHasChildren(child *catalog.Table, fk *catalog.ForeignKey) error {
-	return sqlerr.New(sqlerr.ErrRowIsReferenced, "Cannot delete or update a parent row: a foreign key constraint fails (%s)", fkDesc(child, fk))
+	return sqlerr.New(sqlerr.ErrRowIsReferenced, "Cannot delete or update a parent row: a foreign key constraint fails (%s)", FKDesc(child, fk))
 }
 
-// resolveParent returns the parent table and the offsets of the referenced columns.
-func resolveParent(cat *catalog.Catalog, fk *catalog.ForeignKey) (*catalog.Table, []int, bool) {
+// ResolveParent returns the parent table and the offsets of the referenced columns.
+func ResolveParent(cat *catalog.Catalog, fk *catalog.ForeignKey) (*catalog.Table, []int, bool) {
 	p, ok := cat.Table(fk.RefDB, fk.RefTable)
 	if !ok {
 		return nil, nil, false
@@ -83,8 +84,8 @@ func resolveParent(cat *catalog.Catalog, fk *catalog.ForeignKey) (*catalog.Table
 	return p, cols, true
 }
 
-// childCols returns the offsets of fk's columns in child.
-func childCols(child *catalog.Table, fk *catalog.ForeignKey) []int {
+// ChildCols returns the offsets of fk's columns in child.
+func ChildCols(child *catalog.Table, fk *catalog.ForeignKey) []int {
 	out := make([]int, len(fk.Cols))
 	for i, id := range fk.Cols {
 		out[i] = child.ColPos[id]
@@ -92,8 +93,8 @@ func childCols(child *catalog.Table, fk *catalog.ForeignKey) []int {
 	return out
 }
 
-// keyPrefix encodes vals as the leading key columns of ix (values converted to ix's column types).
-func keyPrefix(t *catalog.Table, ix *catalog.Index, vals []types.Value) []byte {
+// KeyPrefix encodes vals as the leading key columns of ix (values converted to ix's column types).
+func KeyPrefix(t *catalog.Table, ix *catalog.Index, vals []types.Value) []byte {
 	k := rowenc.IndexPrefix(nil, t.ID, ix.ID)
 	for i, v := range vals {
 		k = rowenc.AppendKey(k, v, &t.Columns[ix.Offsets[i]].Type)
@@ -107,9 +108,9 @@ func checkParents(env *expr.Env, child *catalog.Table, row, old []types.Value) e
 	if len(child.ForeignKeys) == 0 || !fkChecks(env) {
 		return nil
 	}
-	cat := env.Sess.(exec.Session).Catalog()
+	cat := env.Sess.(Session).Catalog()
 	for _, fk := range child.ForeignKeys {
-		cc := childCols(child, fk)
+		cc := ChildCols(child, fk)
 		vals := make([]types.Value, len(cc))
 		null, same := false, old != nil
 		for i, c := range cc {
@@ -122,20 +123,20 @@ func checkParents(env *expr.Env, child *catalog.Table, row, old []types.Value) e
 		if null || same {
 			continue
 		}
-		parent, pcols, ok := resolveParent(cat, fk)
+		parent, pcols, ok := ResolveParent(cat, fk)
 		if !ok {
-			return errNoParent(child, fk)
+			return ErrNoParent(child, fk)
 		}
-		ix := prefixIndex(parent, pcols)
+		ix := PrefixIndex(parent, pcols)
 		if ix == nil {
-			return errNoParent(child, fk)
+			return ErrNoParent(child, fk)
 		}
 		found, err := findReferenced(env, parent, ix, vals)
 		if err != nil {
 			return err
 		}
 		if !found {
-			return errNoParent(child, fk)
+			return ErrNoParent(child, fk)
 		}
 	}
 	return nil
@@ -144,9 +145,9 @@ func checkParents(env *expr.Env, child *catalog.Table, row, old []types.Value) e
 // findReferenced reports whether parent has a row whose ix-leading columns equal vals, and locks it
 // shared.
 func findReferenced(env *expr.Env, parent *catalog.Table, ix *catalog.Index, vals []types.Value) (bool, error) {
-	t := exec.TxnOf(env)
-	lo := keyPrefix(parent, ix, vals)
-	it, err := t.NewIter(lo, exec.PrefixEnd(lo), false, true)
+	t := TxnOf(env)
+	lo := KeyPrefix(parent, ix, vals)
+	it, err := t.NewIter(lo, PrefixEnd(lo), false, true)
 	if err != nil {
 		return false, err
 	}
@@ -160,9 +161,9 @@ func findReferenced(env *expr.Env, parent *catalog.Table, ix *catalog.Index, val
 		if err := rowenc.DecodeRow(it.Value(), parent.ColPos, part); err != nil {
 			return false, err
 		}
-		pk = exec.PrimaryKey(nil, parent, part)
+		pk = PrimaryKey(nil, parent, part)
 	}
-	if err := exec.LockRow(env, pk, txn.LockShared); err != nil {
+	if err := LockRow(env, pk, txn.LockShared); err != nil {
 		return false, err
 	}
 	_, ok, err := t.GetLatest(pk)
@@ -172,14 +173,14 @@ func findReferenced(env *expr.Env, parent *catalog.Table, ix *catalog.Index, val
 // childRows returns the child rows (primary key and row) whose fk columns equal vals, locked
 // exclusive.
 func childRows(env *expr.Env, child *catalog.Table, fk *catalog.ForeignKey, vals []types.Value) ([][]byte, [][]types.Value, error) {
-	cc := childCols(child, fk)
-	ix := prefixIndex(child, cc)
+	cc := ChildCols(child, fk)
+	ix := PrefixIndex(child, cc)
 	if ix == nil {
 		return nil, nil, fmt.Errorf("foreign key %s of %s.%s has no index", fk.Name, child.DB, child.Name)
 	}
-	t := exec.TxnOf(env)
-	lo := keyPrefix(child, ix, vals)
-	it, err := t.NewIter(lo, exec.PrefixEnd(lo), false, true)
+	t := TxnOf(env)
+	lo := KeyPrefix(child, ix, vals)
+	it, err := t.NewIter(lo, PrefixEnd(lo), false, true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -192,7 +193,7 @@ func childRows(env *expr.Env, child *catalog.Table, fk *catalog.ForeignKey, vals
 				it.Close()
 				return nil, nil, err
 			}
-			pk = exec.PrimaryKey(nil, child, part)
+			pk = PrimaryKey(nil, child, part)
 		}
 		pks = append(pks, pk)
 	}
@@ -204,7 +205,7 @@ func childRows(env *expr.Env, child *catalog.Table, fk *catalog.ForeignKey, vals
 	var outPK [][]byte
 	var rows [][]types.Value
 	for _, pk := range pks {
-		if err := exec.LockRow(env, pk, txn.LockExclusive); err != nil {
+		if err := LockRow(env, pk, txn.LockExclusive); err != nil {
 			return nil, nil, err
 		}
 		v, ok, err := t.GetLatest(pk)
@@ -214,7 +215,7 @@ func childRows(env *expr.Env, child *catalog.Table, fk *catalog.ForeignKey, vals
 		if !ok {
 			continue
 		}
-		row, err := exec.DecodeRow(child, v)
+		row, err := DecodeRow(child, v)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -227,7 +228,7 @@ func childRows(env *expr.Env, child *catalog.Table, fk *catalog.ForeignKey, vals
 // onParentChange applies the constraints that reference parent to a deleted row (new == nil) or an
 // updated one.
 func onParentChange(env *expr.Env, parent *catalog.Table, old, new []types.Value) error {
-	refs := env.Sess.(exec.Session).Catalog().Referencing(parent.DB, parent.Name)
+	refs := env.Sess.(Session).Catalog().Referencing(parent.DB, parent.Name)
 	if len(refs) == 0 || !fkChecks(env) {
 		return nil
 	}
@@ -261,7 +262,7 @@ func onParentChange(env *expr.Env, parent *catalog.Table, old, new []types.Value
 			continue
 		}
 		// The child table as the current catalog has it (r.child may be stale after DDL).
-		child, okc := env.Sess.(exec.Session).Catalog().TableByID(r.Child.ID)
+		child, okc := env.Sess.(Session).Catalog().TableByID(r.Child.ID)
 		if !okc {
 			continue
 		}
@@ -276,12 +277,12 @@ func onParentChange(env *expr.Env, parent *catalog.Table, old, new []types.Value
 		if new == nil {
 			rule = r.FK.OnDelete
 		}
-		cc := childCols(child, r.FK)
+		cc := ChildCols(child, r.FK)
 		for i, row := range rows {
 			switch rule {
 			case "CASCADE":
 				if new == nil {
-					if err := deleteRow(env, child, pks[i], row); err != nil {
+					if err := DeleteRow(env, child, pks[i], row); err != nil {
 						return err
 					}
 					continue
@@ -290,7 +291,7 @@ func onParentChange(env *expr.Env, parent *catalog.Table, old, new []types.Value
 				for j, c := range cc {
 					nr[c] = new[pcols[j]]
 				}
-				if _, err := updateRow(env, child, pks[i], row, nr, false, 0); err != nil {
+				if _, err := UpdateRow(env, child, pks[i], row, nr, false, 0); err != nil {
 					return err
 				}
 			case "SET NULL":
@@ -298,11 +299,11 @@ func onParentChange(env *expr.Env, parent *catalog.Table, old, new []types.Value
 				for _, c := range cc {
 					nr[c] = types.Null
 				}
-				if _, err := updateRow(env, child, pks[i], row, nr, false, 0); err != nil {
+				if _, err := UpdateRow(env, child, pks[i], row, nr, false, 0); err != nil {
 					return err
 				}
 			default:
-				if child.ID == parent.ID && string(pks[i]) == string(exec.PrimaryKey(nil, parent, old)) {
+				if child.ID == parent.ID && string(pks[i]) == string(PrimaryKey(nil, parent, old)) {
 					continue // a row referencing itself does not block its own deletion
 				}
 				return errHasChildren(child, r.FK)
@@ -312,8 +313,8 @@ func onParentChange(env *expr.Env, parent *catalog.Table, old, new []types.Value
 	return nil
 }
 
-// fkColumnLists returns a constraint's child and parent columns, quoted.
-func fkColumnLists(child *catalog.Table, fk *catalog.ForeignKey) (cc, rc []string) {
+// FKColumnLists returns a constraint's child and parent columns, quoted.
+func FKColumnLists(child *catalog.Table, fk *catalog.ForeignKey) (cc, rc []string) {
 	for _, id := range fk.Cols {
 		if p := child.ColPos[id]; p >= 0 {
 			cc = append(cc, "`"+child.Columns[p].Name+"`")

@@ -1,8 +1,7 @@
-package sql
+package exec
 
 import (
 	"github.com/kiln-db/kiln/internal/sql/catalog"
-	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -21,7 +20,7 @@ func checkRow(env *expr.Env, t *catalog.Table, row []types.Value) error {
 	cc.Once.Do(func() {
 		exprs := make([]expr.Expr, 0, len(t.Checks))
 		for _, ck := range t.Checks {
-			e, err := env.Sess.(exec.Session).CompileCheck(t, ck)
+			e, err := env.Sess.(Session).CompileCheck(t, ck)
 			if err != nil {
 				cc.Err = err
 				return
