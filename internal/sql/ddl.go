@@ -714,7 +714,7 @@ func (d *ddlCtx) buildIndex(tbl *catalog.Table, c *ast.Constraint) (*catalog.Ind
 		if ix.Primary {
 			col.NotNull = true
 		}
-		// A prefix part keys the first Prefix characters only (access.go keyPart).
+		// A prefix part keys the first Prefix characters only (sql/exec access.go keyPart).
 		if k.Length > 0 && (!col.Type.IsString() || !col.Type.IsBlob() && k.Length > col.Type.Len) {
 			return nil, sqlerr.New(sqlerr.ErrWrongSubKey, "Incorrect prefix key; the used key part isn't a string, the used length is longer than the key part, or the storage engine doesn't support unique prefix keys")
 		}

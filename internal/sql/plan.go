@@ -549,7 +549,7 @@ func (b *selectBuilder) planGroupBy() error {
 	return nil
 }
 
-// planAggregates is step 5's second half: one aggSpec per aggregate call, then the compiler for
+// planAggregates is step 5's second half: one exec.Agg per aggregate call, then the compiler for
 // expressions over the aggregated row (the joined row followed by the aggregate results).
 func (b *selectBuilder) planAggregates() error {
 	pl := b.pl
