@@ -19,7 +19,8 @@
 //  3. Each level of the join opens its Access once per outer row: the equality prefix and bounds
 //     are evaluated against the row built so far (index nested loop). A level that reads nothing of
 //     the earlier ones (Indep) is read and filtered once per execution and served from memory, up to
-//     maxJoinCacheRows; a derived table is materialised once per open.
+//     maxJoinCacheRows; a derived table is materialised each time its level opens (per outer row
+//     for an inner level).
 //  4. Reads go through the statement's transaction (TxnOf: the Env's own, else the session's);
 //     a locking read (Access.Lock) takes its row lock first, also on a key that does not exist,
 //     waiting innodb_lock_wait_timeout (LockRow), and then reads the latest committed version.
@@ -41,8 +42,9 @@
 // Session interface (its transaction and lock wait timeout, its catalog, the CHECK binder), which
 // the Env's Sess implements; exec never imports internal/sql.
 //
-// What exec must not do: hold or read AST nodes (it does not import the parser's ast package);
-// resolve names, bind expressions or choose access paths (the planner's job); write the catalog
-// (it only reads the session's) or take metadata locks (the facade takes them before planning); import the facade or the planner. It imports down
-// only: expr, catalog, rowenc, sysvar, types, txn, proto (the result columns), sqlerr.
+// What exec must not do: hold or read AST nodes (it does not import the parser's ast package, and
+// tools/importcheck fails if it does); resolve names, bind expressions or choose access paths (the
+// planner's job); write the catalog (it only reads the session's) or take metadata locks (the
+// facade takes them before planning); import the facade or the planner. It imports down only:
+// expr, catalog, rowenc, sysvar, types, txn, proto (the result columns), sqlerr.
 package exec

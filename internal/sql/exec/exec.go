@@ -262,7 +262,8 @@ func (j *joinIter) openLevel(lv *Level) (RowIter, error) {
 		j.cache[L] = rows
 		return &sliceIter{rows: rows}, nil
 	}
-	// Derived table or virtual table: materialize once per execution.
+	// Derived table or virtual table: materialized each time the level opens (for an inner level,
+	// once per outer row).
 	// The level's previous rows are garbage once it is opened again: its memory is given back.
 	if j.matBytes == nil {
 		j.matBytes = make([]int64, len(j.pl.Levels))

@@ -11,7 +11,7 @@ import (
 // combined row. Exactly one of Acc and Sub is set.
 type Level struct {
 	Acc    *Access // a base table
-	Sub    *Select // a derived table, a view or a virtual table: materialised once per execution
+	Sub    *Select // a derived table, a view or a virtual table: materialised each time the level opens
 	Alias  string
 	Off    int
 	Width  int
