@@ -13,6 +13,7 @@ import (
 	kauth "github.com/kiln-db/kiln/internal/auth"
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -672,7 +673,7 @@ func (c *aclChange) revoke(x *ast.RevokeStmt) error {
 }
 
 // showGrants is SHOW GRANTS [FOR user] in MySQL 8's format.
-func (s *Session) showGrants(x *ast.ShowStmt) (*selectPlan, error) {
+func (s *Session) showGrants(x *ast.ShowStmt) (*exec.Select, error) {
 	user, host := s.acctUser, s.acctHost
 	if x.User != nil && !x.User.CurrentUser {
 		user, host = x.User.Username, x.User.Hostname
@@ -745,7 +746,7 @@ func grantLines(a *catalog.Account) []string {
 }
 
 // showCreateUser is SHOW CREATE USER in MySQL 8's format (the stored hash as it is).
-func (s *Session) showCreateUser(x *ast.ShowStmt) (*selectPlan, error) {
+func (s *Session) showCreateUser(x *ast.ShowStmt) (*exec.Select, error) {
 	user, host := s.acctUser, s.acctHost
 	if x.User != nil && !x.User.CurrentUser {
 		user, host = x.User.Username, x.User.Hostname

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
@@ -21,7 +22,7 @@ func enumYN(b bool) types.Value {
 }
 
 // grantTable returns the plan of mysql.user, mysql.db or mysql.tables_priv, or false.
-func (s *Session) grantTable(name string) (*selectPlan, bool) {
+func (s *Session) grantTable(name string) (*exec.Select, bool) {
 	l := s.catalog().Accounts
 	switch strings.ToLower(name) {
 	case "user":
@@ -135,7 +136,7 @@ func sortedKeys(m map[string]catalog.Priv) []string {
 
 // privTable returns information_schema.USER_PRIVILEGES, SCHEMA_PRIVILEGES or TABLE_PRIVILEGES:
 // the session's own account's grants, or everyone's with SELECT on the mysql schema.
-func (s *Session) privTable(name string) (*selectPlan, bool) {
+func (s *Session) privTable(name string) (*exec.Select, bool) {
 	l := s.catalog().Accounts
 	all := s.account().AnyInDB("mysql")
 	var accts []*catalog.Account
@@ -213,12 +214,12 @@ func (s *Session) allPrivileged() bool {
 // filterListing wraps an information_schema table so it lists only what the session may see:
 // rows of schemas and tables it has privileges on (by the TABLE_SCHEMA / SCHEMA_NAME and
 // TABLE_NAME columns), and for PROCESSLIST only its own user's threads without PROCESS.
-func (s *Session) filterListing(name string, pl *selectPlan) *selectPlan {
-	if pl == nil || pl.static == nil || s.allPrivileged() {
+func (s *Session) filterListing(name string, pl *exec.Select) *exec.Select {
+	if pl == nil || pl.Static == nil || s.allPrivileged() {
 		return pl
 	}
 	schemaCol, tableCol, userCol := -1, -1, -1
-	for i, c := range pl.cols {
+	for i, c := range pl.Cols {
 		switch strings.ToUpper(c.Name) {
 		case "TABLE_SCHEMA", "SCHEMA_NAME":
 			if schemaCol < 0 {
@@ -245,8 +246,8 @@ func (s *Session) filterListing(name string, pl *selectPlan) *selectPlan {
 	if schemaCol < 0 && userCol < 0 {
 		return pl
 	}
-	inner := pl.static
-	pl.static = func(env *expr.Env) ([][]types.Value, error) {
+	inner := pl.Static
+	pl.Static = func(env *expr.Env) ([][]types.Value, error) {
 		rows, err := inner(env)
 		if err != nil {
 			return nil, err

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kiln-db/kiln/internal/repl/repltest"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -62,7 +63,7 @@ func TestBeforeImagesSQL(t *testing.T) {
 			case !c.Existed:
 				desc += " before=absent"
 			default:
-				row, err := decodeRow(tbl, c.Before)
+				row, err := exec.DecodeRow(tbl, c.Before)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -57,43 +58,6 @@ func compileCheck(s *Session, t *catalog.Table, ck *catalog.CheckConstraint) (ex
 	return c.compile(sel.Fields.Fields[0].Expr)
 }
 
-// checkRow evaluates t's enforced constraints on row.
-func checkRow(env *expr.Env, t *catalog.Table, row []types.Value) error {
-	if len(t.Checks) == 0 {
-		return nil
-	}
-	cc := t.CheckCache
-	cc.Once.Do(func() {
-		exprs := make([]expr.Expr, 0, len(t.Checks))
-		for _, ck := range t.Checks {
-			e, err := compileCheck(sessionOf(env), t, ck)
-			if err != nil {
-				cc.Err = err
-				return
-			}
-			exprs = append(exprs, e)
-		}
-		cc.Exprs = exprs
-	})
-	if cc.Err != nil {
-		return cc.Err
-	}
-	exprs := cc.Exprs.([]expr.Expr)
-	for i, ck := range t.Checks {
-		if !ck.Enforced {
-			continue
-		}
-		v, err := exprs[i].Eval(env, row)
-		if err != nil {
-			return err
-		}
-		if b, null := types.ToBool(v); !null && !b {
-			return sqlerr.New(sqlerr.ErrCheckConstraintViolated, "Check constraint '%s' is violated.", ck.Name)
-		}
-	}
-	return nil
-}
-
 // checkExisting evaluates a new constraint over the table's rows (ALTER TABLE ADD CHECK).
 func (d *ddlCtx) checkExisting(t *catalog.Table, ck *catalog.CheckConstraint) error {
 	if !ck.Enforced {
@@ -110,7 +74,7 @@ func (d *ddlCtx) checkExisting(t *catalog.Table, ck *catalog.CheckConstraint) er
 	}
 	defer it.Close()
 	for ; it.Valid(); it.Next() {
-		row, err := decodeRow(t, it.Value())
+		row, err := exec.DecodeRow(t, it.Value())
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -164,7 +165,7 @@ type ClusterMember struct {
 // clusterTable serves information_schema.KILN_CLUSTER_MEMBERS (Kiln's view: ids, raft and MySQL
 // addresses, roles, log positions) and performance_schema.replication_group_members (MySQL Group
 // Replication's shape, which proxies and monitoring tools already read).
-func (s *Session) clusterTable(db, name string) (*selectPlan, bool) {
+func (s *Session) clusterTable(db, name string) (*exec.Select, bool) {
 	rows := func() []ClusterMember {
 		if s.db.cfg.ClusterMembers == nil {
 			return nil

@@ -10,6 +10,7 @@ import (
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -563,13 +564,13 @@ func (c *compiler) subquery(x *ast.SubqueryExpr, kind expr.SubKind) (expr.Expr, 
 	if err != nil {
 		return nil, err
 	}
-	corr := sp.plan.correlated
-	if kind != expr.SubExists && sp.plan.nVisible != 1 {
+	corr := sp.plan.Correlated
+	if kind != expr.SubExists && sp.plan.NVisible != 1 {
 		return nil, sqlerr.New(sqlerr.ErrOperandColumns, "Operand should contain 1 column(s)")
 	}
 	t := expr.TBool
 	if kind == expr.SubScalar {
-		t = sp.plan.proj[0].Type()
+		t = sp.plan.Proj[0].Type()
 	}
 	return &expr.Subquery{Typed: expr.Typed{T: t}, Kind: kind, Plan: sp.plan, Correlated: corr}, nil
 }
@@ -625,4 +626,9 @@ func (c *compiler) regexp(x *ast.PatternRegexpExpr) (expr.Expr, error) {
 		}
 		return expr.BoolVal(re.MatchString(types.ToString(v)) != not), nil
 	}}, nil
+}
+
+// subPlan is a planned subquery.
+type subPlan struct {
+	plan *exec.Select
 }

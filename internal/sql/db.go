@@ -21,6 +21,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/memory"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -248,7 +249,7 @@ func (st *autoIncState) load(env *expr.Env, tbl *catalog.Table, col *catalog.Col
 	st.next = max(mx+1, 1)
 	if !col.Hidden {
 		st.next = max(st.next, tbl.AutoIncBase)
-		v, ok, err := txnOf(env).GetLatest(rowenc.AutoIncKey(tbl.ID, col.ID))
+		v, ok, err := exec.TxnOf(env).GetLatest(rowenc.AutoIncKey(tbl.ID, col.ID))
 		if err != nil {
 			return err
 		}
@@ -267,7 +268,7 @@ func (st *autoIncState) persist(env *expr.Env, tbl *catalog.Table, col *catalog.
 	if col.Hidden || st.next == 0 {
 		return
 	}
-	txnOf(env).Set(rowenc.AutoIncKey(tbl.ID, col.ID), binary.BigEndian.AppendUint64(nil, st.next-1))
+	exec.TxnOf(env).Set(rowenc.AutoIncKey(tbl.ID, col.ID), binary.BigEndian.AppendUint64(nil, st.next-1))
 }
 
 // observeAutoInc moves the counter past an explicitly inserted value.

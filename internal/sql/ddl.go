@@ -13,6 +13,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -713,7 +714,7 @@ func (d *ddlCtx) buildIndex(tbl *catalog.Table, c *ast.Constraint) (*catalog.Ind
 		if ix.Primary {
 			col.NotNull = true
 		}
-		// A prefix part keys the first Prefix characters only (access.go keyPart).
+		// A prefix part keys the first Prefix characters only (sql/exec access.go keyPart).
 		if k.Length > 0 && (!col.Type.IsString() || !col.Type.IsBlob() && k.Length > col.Type.Len) {
 			return nil, sqlerr.New(sqlerr.ErrWrongSubKey, "Incorrect prefix key; the used key part isn't a string, the used length is longer than the key part, or the storage engine doesn't support unique prefix keys")
 		}
@@ -951,19 +952,19 @@ func (d *ddlCtx) buildEntries(nt *catalog.Table, ixs []*catalog.Index) error {
 			seen[i] = map[string]struct{}{}
 		}
 		for ; it.Valid(); it.Next() {
-			row, err := decodeRow(nt, it.Value())
+			row, err := exec.DecodeRow(nt, it.Value())
 			if err != nil {
 				it.Close()
 				return err
 			}
 			for i, ix := range unique {
-				k, _, isUnique := secondaryKey(nt, ix, row)
+				k, _, isUnique := exec.SecondaryKey(nt, ix, row)
 				if !isUnique {
 					continue // a NULL in the key never collides
 				}
 				if _, dup := seen[i][string(k)]; dup {
 					it.Close()
-					return sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(nt, ix, row))
+					return sqlerr.New(sqlerr.ErrDupEntry, "%s", exec.DupMessage(nt, ix, row))
 				}
 				seen[i][string(k)] = struct{}{}
 			}

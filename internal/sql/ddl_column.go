@@ -8,6 +8,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -208,7 +209,7 @@ func (d *ddlCtx) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 			return err
 		}
 		n++
-		orow, err := decodeRow(old, it.Value())
+		orow, err := exec.DecodeRow(old, it.Value())
 		if err != nil {
 			it.Close()
 			return err
@@ -243,9 +244,9 @@ func (d *ddlCtx) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 			if err := d.env.CheckKilled(); err != nil {
 				return err
 			}
-			k := primaryKey(nil, nt, r.row)
+			k := exec.PrimaryKey(nil, nt, r.row)
 			if seen[string(k)] {
-				return sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(nt, nt.Indexes[0], r.row))
+				return sqlerr.New(sqlerr.ErrDupEntry, "%s", exec.DupMessage(nt, nt.Indexes[0], r.row))
 			}
 			seen[string(k)] = true
 			d.t.Delete(r.oldKey)
@@ -259,12 +260,12 @@ func (d *ddlCtx) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 		if err := d.env.CheckKilled(); err != nil {
 			return err
 		}
-		d.t.Set(primaryKey(nil, nt, r.row), encodeRow(nil, nt, r.row))
+		d.t.Set(exec.PrimaryKey(nil, nt, r.row), exec.EncodeRow(nil, nt, r.row))
 		for i, ix := range rebuild {
-			k, v, unique := secondaryKey(nt, ix, r.row)
+			k, v, unique := exec.SecondaryKey(nt, ix, r.row)
 			if unique {
 				if seen[i][string(k)] {
-					return sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(nt, ix, r.row))
+					return sqlerr.New(sqlerr.ErrDupEntry, "%s", exec.DupMessage(nt, ix, r.row))
 				}
 				seen[i][string(k)] = true
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -138,7 +139,7 @@ func (s *Session) insert(env *expr.Env, x *ast.InsertStmt) (proto.OK, error) {
 	ins := &inserter{env: env, s: s, tbl: tbl, ignore: x.IgnoreErr, replace: x.IsReplace, strict: s.strict() && !x.IgnoreErr}
 	if len(x.Lists) > 1 || x.Select != nil {
 		// Many rows: their duplicate-key checks seek one engine iterator (see txn.LatestReader).
-		ins.latest = txnOf(env).NewLatestReader(rowenc.TableSpan(tbl.ID))
+		ins.latest = exec.TxnOf(env).NewLatestReader(rowenc.TableSpan(tbl.ID))
 		defer ins.latest.Close()
 	}
 	env.DivZeroErr = ins.strict && s.sqlModeHas("ERROR_FOR_DIVISION_BY_ZERO")
@@ -175,10 +176,10 @@ func (s *Session) insert(env *expr.Env, x *ast.InsertStmt) (proto.OK, error) {
 		if err != nil {
 			return proto.OK{}, err
 		}
-		if pl.nVisible != len(cols) {
+		if pl.NVisible != len(cols) {
 			return proto.OK{}, sqlerr.New(sqlerr.ErrWrongValueCount, "Column count doesn't match value count at row 1")
 		}
-		rows, err := materialize(env, pl)
+		rows, err := exec.Materialize(env, pl)
 		if err != nil {
 			return proto.OK{}, err
 		}
@@ -443,12 +444,12 @@ func (ins *inserter) write(row []types.Value) error {
 		if attempt > 100 {
 			return sqlerr.New(sqlerr.ErrUnknownError, "too many duplicate-key retries on %s", tbl.Name)
 		}
-		dupKey, dupRow, dupIdx, err := findDuplicate(env, tbl, row, nil, ins.latest)
+		dupKey, dupRow, dupIdx, err := exec.FindDuplicate(env, tbl, row, nil, ins.latest)
 		if err != nil {
 			return err
 		}
 		if dupRow == nil {
-			if err := putRow(env, tbl, row, nil); err != nil {
+			if err := exec.PutRow(env, tbl, row, nil); err != nil {
 				return err
 			}
 			ins.affected++
@@ -469,7 +470,7 @@ func (ins *inserter) write(row []types.Value) error {
 			ins.allocated = 0
 			return nil
 		case ins.replace:
-			if err := deleteRow(env, tbl, dupKey, dupRow); err != nil {
+			if err := exec.DeleteRow(env, tbl, dupKey, dupRow); err != nil {
 				return err
 			}
 			ins.affected++
@@ -488,7 +489,7 @@ func (ins *inserter) write(row []types.Value) error {
 				}
 				newRow[a.col] = cv
 			}
-			changed, err := updateRow(env, tbl, dupKey, dupRow, newRow, ins.s.strict(), ins.row)
+			changed, err := exec.UpdateRow(env, tbl, dupKey, dupRow, newRow, ins.s.strict(), ins.row)
 			if err != nil {
 				return err
 			}
@@ -504,10 +505,10 @@ func (ins *inserter) write(row []types.Value) error {
 			return nil
 		case ins.ignore:
 			ins.dups++
-			ins.s.addWarning("Warning", sqlerr.ErrDupEntry, dupMessage(tbl, dupIdx, row))
+			ins.s.addWarning("Warning", sqlerr.ErrDupEntry, exec.DupMessage(tbl, dupIdx, row))
 			return nil
 		default:
-			return sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(tbl, dupIdx, row))
+			return sqlerr.New(sqlerr.ErrDupEntry, "%s", exec.DupMessage(tbl, dupIdx, row))
 		}
 	}
 }
@@ -535,180 +536,8 @@ func replacesInPlace(tbl *catalog.Table, ix *catalog.Index, old, row []types.Val
 	return true
 }
 
-func dupMessage(tbl *catalog.Table, ix *catalog.Index, row []types.Value) string {
-	var parts []string
-	for _, ci := range ix.Offsets {
-		parts = append(parts, types.ToString(row[ci]))
-	}
-	name := ix.Name
-	if ix.Primary {
-		name = "PRIMARY"
-	}
-	return fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", strings.Join(parts, "-"), tbl.Name, name)
-}
-
-// findDuplicate locks and checks every unique key the row would take (primary and unique secondary,
-// also when absent, so a concurrent insert of the same key waits for us), and returns the first
-// existing row that holds one of them. skipPK is the row's own primary key when updating. lr, when
-// set, does the reads (the same current reads as GetLatest, through one iterator).
-func findDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK []byte, lr *txn.LatestReader) ([]byte, []types.Value, *catalog.Index, error) {
-	t := latestGetter{txnOf(env), lr}
-	pk := primaryKey(nil, tbl, row)
-	if skipPK == nil || string(skipPK) != string(pk) {
-		if err := lockRow(env, pk, txn.LockExclusive); err != nil {
-			return nil, nil, nil, err
-		}
-		v, ok, err := t.GetLatest(pk)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if ok {
-			old, err := decodeRow(tbl, v)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			return pk, old, tbl.Indexes[0], nil
-		}
-	}
-	for _, ix := range tbl.Indexes[1:] {
-		if !ix.Unique {
-			continue
-		}
-		k, _, unique := secondaryKey(tbl, ix, row)
-		if !unique {
-			continue // a NULL in a unique key never collides
-		}
-		if err := lockRow(env, k, txn.LockExclusive); err != nil {
-			return nil, nil, nil, err
-		}
-		v, ok, err := t.GetLatest(k)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if !ok {
-			continue
-		}
-		part := make([]types.Value, len(tbl.Columns))
-		if err := rowenc.DecodeRow(v, tbl.ColPos, part); err != nil {
-			return nil, nil, nil, err
-		}
-		opk := primaryKey(nil, tbl, part)
-		if skipPK != nil && string(opk) == string(skipPK) {
-			continue
-		}
-		if err := lockRow(env, opk, txn.LockExclusive); err != nil {
-			return nil, nil, nil, err
-		}
-		rv, ok, err := t.GetLatest(opk)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if !ok {
-			return nil, nil, nil, fmt.Errorf("index %s.%s: entry %x points to a missing row", tbl.Name, ix.Name, k)
-		}
-		old, err := decodeRow(tbl, rv)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		return opk, old, ix, nil
-	}
-	return nil, nil, nil, nil
-}
-
-// latestGetter reads through a LatestReader when there is one, else with GetLatest.
-type latestGetter struct {
-	t  *txn.Txn
-	lr *txn.LatestReader
-}
-
-func (g latestGetter) GetLatest(k []byte) ([]byte, bool, error) {
-	if g.lr != nil {
-		return g.lr.Get(k)
-	}
-	return g.t.GetLatest(k)
-}
-
-// putRow writes a row and its index entries. old, when set, is the previous version under the same
-// primary key: index entries that did not change are not rewritten.
-func putRow(env *expr.Env, tbl *catalog.Table, row []types.Value, old []types.Value) error {
-	if err := checkRow(env, tbl, row); err != nil {
-		return err
-	}
-	t := txnOf(env)
-	pk := primaryKey(nil, tbl, row)
-	t.Set(pk, encodeRow(nil, tbl, row))
-	for _, ix := range tbl.Indexes[1:] {
-		k, v, _ := secondaryKey(tbl, ix, row)
-		if old != nil {
-			ok, ov, _ := secondaryKey(tbl, ix, old)
-			if string(ok) == string(k) && string(ov) == string(v) {
-				continue
-			}
-			t.Delete(ok)
-		}
-		t.Set(k, v)
-	}
-	// Checked after the write, so that a row may reference itself.
-	return checkParents(env, tbl, row, old)
-}
-
-// deleteRow removes a row and its index entries, after the foreign keys that reference the table
-// acted on its child rows. The caller holds the row's lock.
-func deleteRow(env *expr.Env, tbl *catalog.Table, pk []byte, row []types.Value) error {
-	if err := onParentChange(env, tbl, row, nil); err != nil {
-		return err
-	}
-	return removeRow(env, tbl, pk, row)
-}
-
-// removeRow removes a row and its index entries.
-func removeRow(env *expr.Env, tbl *catalog.Table, pk []byte, row []types.Value) error {
-	t := txnOf(env)
-	t.Delete(pk)
-	for _, ix := range tbl.Indexes[1:] {
-		k, _, _ := secondaryKey(tbl, ix, row)
-		t.Delete(k)
-	}
-	return nil
-}
-
-// updateRow replaces old by new (same or different primary key), checking unique keys.
-func updateRow(env *expr.Env, tbl *catalog.Table, pk []byte, old, new []types.Value, strict bool, rowNum int) (bool, error) {
-	same := true
-	for i := range old {
-		if old[i].K != new[i].K || types.Compare(old[i], new[i], nil) != 0 && !(old[i].IsNull() && new[i].IsNull()) {
-			same = false
-			break
-		}
-	}
-	if same {
-		return false, nil
-	}
-	newPK := primaryKey(nil, tbl, new)
-	_, dupRow, dupIdx, err := findDuplicate(env, tbl, new, pk, nil)
-	if err != nil {
-		return false, err
-	}
-	if dupRow != nil {
-		return false, sqlerr.New(sqlerr.ErrDupEntry, "%s", dupMessage(tbl, dupIdx, new))
-	}
-	// The new parent row is written before the constraints act, so that a cascaded update of a
-	// child row finds its (new) parent.
-	if string(newPK) != string(pk) {
-		if err := removeRow(env, tbl, pk, old); err != nil {
-			return false, err
-		}
-		if err := putRow(env, tbl, new, nil); err != nil {
-			return false, err
-		}
-	} else if err := putRow(env, tbl, new, old); err != nil {
-		return false, err
-	}
-	return true, onParentChange(env, tbl, old, new)
-}
-
 // targetPlan plans the row source of UPDATE/DELETE: a locking current read of one table.
-func (s *Session) targetPlan(tbl *catalog.Table, alias string, where ast.ExprNode, order *ast.OrderByClause, limit *ast.Limit) (*selectPlan, error) {
+func (s *Session) targetPlan(tbl *catalog.Table, alias string, where ast.ExprNode, order *ast.OrderByClause, limit *ast.Limit) (*exec.Select, error) {
 	sel := &ast.SelectStmt{
 		SelectStmtOpts: &ast.SelectStmtOpts{SQLCache: true},
 		Fields:         &ast.FieldList{Fields: []*ast.SelectField{{WildCard: &ast.WildCardField{}}}},
@@ -724,11 +553,11 @@ func (s *Session) targetPlan(tbl *catalog.Table, alias string, where ast.ExprNod
 		return nil, err
 	}
 	// Return whole rows, hidden columns included.
-	pl.proj = pl.proj[:0]
+	pl.Proj = pl.Proj[:0]
 	for i, c := range tbl.Columns {
-		pl.proj = append(pl.proj, &expr.Col{Typed: expr.Typed{T: c.Type}, Idx: i, Name: c.Name})
+		pl.Proj = append(pl.Proj, &expr.Col{Typed: expr.Typed{T: c.Type}, Idx: i, Name: c.Name})
 	}
-	pl.nVisible = len(pl.proj)
+	pl.NVisible = len(pl.Proj)
 	return pl, nil
 }
 
@@ -767,7 +596,7 @@ func (s *Session) update(env *expr.Env, x *ast.UpdateStmt) (proto.OK, error) {
 		}
 		sets = append(sets, assignment{col: i, e: e})
 	}
-	rows, err := materialize(env, pl)
+	rows, err := exec.Materialize(env, pl)
 	if err != nil {
 		return proto.OK{}, err
 	}
@@ -797,7 +626,7 @@ func (s *Session) update(env *expr.Env, x *ast.UpdateStmt) (proto.OK, error) {
 				nr[ci] = expr.TimeValue(env.Now(), max(col.Type.Frac, 0))
 			}
 		}
-		ok, err := updateRow(env, tbl, primaryKey(nil, tbl, old), old, nr, strict, ri+1)
+		ok, err := exec.UpdateRow(env, tbl, exec.PrimaryKey(nil, tbl, old), old, nr, strict, ri+1)
 		if err != nil {
 			if x.IgnoreErr && sqlerr.Is(err, sqlerr.ErrDupEntry) {
 				s.addWarning("Warning", sqlerr.ErrDupEntry, sqlerr.As(err).Message)
@@ -846,7 +675,7 @@ func (s *Session) delete(env *expr.Env, x *ast.DeleteStmt) (proto.OK, error) {
 	if err != nil {
 		return proto.OK{}, err
 	}
-	rows, err := materialize(env, pl)
+	rows, err := exec.Materialize(env, pl)
 	if err != nil {
 		return proto.OK{}, err
 	}
@@ -854,7 +683,7 @@ func (s *Session) delete(env *expr.Env, x *ast.DeleteStmt) (proto.OK, error) {
 		if err := env.CheckKilled(); err != nil {
 			return proto.OK{}, err
 		}
-		if err := deleteRow(env, tbl, primaryKey(nil, tbl, r), r); err != nil {
+		if err := exec.DeleteRow(env, tbl, exec.PrimaryKey(nil, tbl, r), r); err != nil {
 			return proto.OK{}, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/infoschema"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -56,7 +57,7 @@ var emptyInfoSchema = map[string][]string{
 }
 
 // dumpInfoSchema returns the plans of the information_schema tables of this file.
-func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
+func (s *Session) dumpInfoSchema(name string) (*exec.Select, bool) {
 	name = strings.ToUpper(name)
 	if names, ok := emptyInfoSchema[name]; ok {
 		cols := make([]vcol, len(names))
@@ -173,7 +174,7 @@ func (s *Session) dumpInfoSchema(name string) (*selectPlan, bool) {
 // STATUS with MySQL 8's columns, so that SHOW ... WHERE Db = '...' finds its column; and of SHOW
 // MASTER / BINARY LOG STATUS and SHOW REPLICA STATUS: Kiln has no MySQL binlog file and position
 // (MySQL's answer when binary logging is off) and is no MySQL replica.
-func emptyShow(tp ast.ShowStmtType) (*selectPlan, bool) {
+func emptyShow(tp ast.ShowStmtType) (*exec.Select, bool) {
 	var names []string
 	switch tp {
 	case ast.ShowTriggers:
@@ -211,16 +212,16 @@ func emptyShow(tp ast.ShowStmtType) (*selectPlan, bool) {
 
 // showWhere adds the condition of SHOW ... WHERE to a SHOW plan: it reads the result's columns by
 // their names (SHOW VARIABLES WHERE Variable_name = 'x', SHOW FUNCTION STATUS WHERE Db = 'd').
-func (s *Session) showWhere(pl *selectPlan, where ast.ExprNode) error {
+func (s *Session) showWhere(pl *exec.Select, where ast.ExprNode) error {
 	sc := &scope{}
-	for i, c := range pl.cols {
-		sc.cols = append(sc.cols, scopeCol{name: c.Name, t: pl.proj[i].Type()})
+	for i, c := range pl.Cols {
+		sc.cols = append(sc.cols, scopeCol{name: c.Name, t: pl.Proj[i].Type()})
 	}
 	e, err := (&planner{s: s}).newCompiler(sc).compile(where)
 	if err != nil {
 		return err
 	}
-	pl.where = e
+	pl.Where = e
 	return nil
 }
 
@@ -274,15 +275,15 @@ func (s *Session) autoIncValue(env *expr.Env, t *catalog.Table) (types.Value, er
 }
 
 // referentialRows returns REFERENTIAL_CONSTRAINTS rows for every foreign key in cat. It stays in the
-// facade (not sql/infoschema) because the parent's unique index is found by fk.go's resolver.
+// facade (not sql/infoschema) because the parent's unique index is found by exec's resolver (exec.ResolveParent).
 func referentialRows(cat *catalog.Catalog) [][]types.Value {
 	var rows [][]types.Value
 	for _, dbn := range cat.DBNames() {
 		for _, t := range cat.Tables(dbn) {
 			for _, fk := range t.ForeignKeys {
 				uniq := types.Null
-				if p, pcols, ok := resolveParent(cat, fk); ok {
-					if ix := prefixIndex(p, pcols); ix != nil && ix.Unique {
+				if p, pcols, ok := exec.ResolveParent(cat, fk); ok {
+					if ix := exec.PrefixIndex(p, pcols); ix != nil && ix.Unique {
 						uniq = stringVal(ix.Name)
 					}
 				}

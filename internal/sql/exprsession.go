@@ -4,14 +4,18 @@ import (
 	"time"
 
 	"github.com/kiln-db/kiln/internal/memory"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
-	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
 )
 
-var _ expr.Session = (*Session)(nil)
+var (
+	_ expr.Session = (*Session)(nil)
+	_ exec.Session = (*Session)(nil) // the executor's row locks and transaction
+)
 
 // The methods below implement expr.Session on *Session.
 
@@ -43,25 +47,16 @@ func (s *Session) NewMemTracker() *memory.Tracker {
 // this package builds holds a *Session, so the assertion cannot fail.
 func sessionOf(env *expr.Env) *Session { return env.Sess.(*Session) }
 
-// txnOf is the statement's transaction: Env's own (DDL runs in one) or the session's.
-func txnOf(env *expr.Env) *txn.Txn {
-	if env.Txn != nil {
-		return env.Txn
-	}
-	return sessionOf(env).txn
-}
+// Txn and LockWaitTimeout implement exec.Session: the session's transaction (the statement's
+// unless its Env names one) and innodb_lock_wait_timeout, for the row locks the executor takes.
+func (s *Session) Txn() *txn.Txn                  { return s.txn }
+func (s *Session) LockWaitTimeout() time.Duration { return s.lockWaitTimeout() }
 
-// lockRow takes a row lock for the statement's transaction, waiting innodb_lock_wait_timeout.
-func lockRow(env *expr.Env, key []byte, mode txn.LockMode) error {
-	t := txnOf(env)
-	if t.ReadOnly && mode == txn.LockExclusive {
-		return sqlerr.New(sqlerr.ErrReadOnlyTrans, "Cannot execute statement in a READ ONLY transaction.")
-	}
-	err := t.Lock(env.Ctx, key, mode, sessionOf(env).lockWaitTimeout())
-	if err != nil && env.Ctx.Err() != nil && !sqlerr.Is(err, sqlerr.ErrLockDeadlock) && !sqlerr.Is(err, sqlerr.ErrLockWaitTimeout) {
-		return env.Interrupted()
-	}
-	return err
+// Catalog and CompileCheck implement the rest of exec.Session: the current catalog, and the binder
+// of CHECK constraints (check.go), for the row primitives' foreign key and CHECK enforcement.
+func (s *Session) Catalog() *catalog.Catalog { return s.catalog() }
+func (s *Session) CompileCheck(t *catalog.Table, ck *catalog.CheckConstraint) (expr.Expr, error) {
+	return compileCheck(s, t, ck)
 }
 
 // defaultWeekFormat is default_week_format (WEEK(d), EXTRACT(WEEK ...)).

@@ -7,24 +7,15 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
-	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
-	"github.com/kiln-db/kiln/internal/txn"
 )
 
-// Foreign keys, enforced as InnoDB does: a child row's key must exist in the parent (unless one of
-// its columns is NULL); deleting or updating a parent key acts on the child rows that reference it
-// by the constraint's rule (RESTRICT / NO ACTION: error 1451, CASCADE, SET NULL), recursively up
-// to 15 levels; foreign_key_checks=0 turns every check and action off, as in MySQL. The lookups are
-// current reads through an index whose leading columns are the key columns (InnoDB requires one on
-// both sides, and creates the child's when it is missing); the parent row found is locked shared,
-// so it cannot be deleted under a child row being written, and child rows are locked exclusive
-// before they are acted on.
-
-const maxFKDepth = 15
+// Foreign keys: the DDL side (building, validating, renaming constraints); enforcement is in
+// execfk.go.
 
 func refAction(o *ast.OnDeleteOpt, u *ast.OnUpdateOpt) (string, string) {
 	conv := func(r ast.ReferOptionType) string {
@@ -55,293 +46,6 @@ func refAction(o *ast.OnDeleteOpt, u *ast.OnUpdateOpt) (string, string) {
 func (s *Session) fkChecks() bool {
 	b, _ := types.ToBool(s.getSysVar(sysvar.Must("foreign_key_checks"), false))
 	return b
-}
-
-// prefixIndex returns an index of t whose leading columns are exactly cols (in order), preferring
-// the primary key.
-func prefixIndex(t *catalog.Table, cols []int) *catalog.Index {
-	for _, ix := range t.Indexes {
-		if len(ix.Offsets) < len(cols) {
-			continue
-		}
-		ok := true
-		for i, c := range cols {
-			if ix.Offsets[i] != c || ix.Columns[i].Prefix > 0 {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return ix
-		}
-	}
-	return nil
-}
-
-// fkDesc is the constraint text of 1451/1452 messages.
-func fkDesc(child *catalog.Table, fk *catalog.ForeignKey) string {
-	cc, rc := fkColumnLists(child, fk)
-	s := fmt.Sprintf("`%s`.`%s`, CONSTRAINT `%s` FOREIGN KEY (%s) REFERENCES `%s` (%s)", child.DB, child.Name, fk.Name, strings.Join(cc, ", "), fk.RefTable, strings.Join(rc, ", "))
-	if fk.OnDelete != "" {
-		s += " ON DELETE " + fk.OnDelete
-	}
-	if fk.OnUpdate != "" {
-		s += " ON UPDATE " + fk.OnUpdate
-	}
-	return s
-}
-
-func errNoParent(child *catalog.Table, fk *catalog.ForeignKey) error {
-	return sqlerr.New(sqlerr.ErrNoReferencedRow, "Cannot add or update a child row: a foreign key constraint fails (%s)", fkDesc(child, fk))
-}
-
-func errHasChildren(child *catalog.Table, fk *catalog.ForeignKey) error {
-	return sqlerr.New(sqlerr.ErrRowIsReferenced, "Cannot delete or update a parent row: a foreign key constraint fails (%s)", fkDesc(child, fk))
-}
-
-// resolveParent returns the parent table and the offsets of the referenced columns.
-func resolveParent(cat *catalog.Catalog, fk *catalog.ForeignKey) (*catalog.Table, []int, bool) {
-	p, ok := cat.Table(fk.RefDB, fk.RefTable)
-	if !ok {
-		return nil, nil, false
-	}
-	cols := make([]int, len(fk.RefCols))
-	for i, n := range fk.RefCols {
-		cols[i] = p.Col(n)
-		if cols[i] < 0 {
-			return nil, nil, false
-		}
-	}
-	return p, cols, true
-}
-
-// childCols returns the offsets of fk's columns in child.
-func childCols(child *catalog.Table, fk *catalog.ForeignKey) []int {
-	out := make([]int, len(fk.Cols))
-	for i, id := range fk.Cols {
-		out[i] = child.ColPos[id]
-	}
-	return out
-}
-
-// keyPrefix encodes vals as the leading key columns of ix (values converted to ix's column types).
-func keyPrefix(t *catalog.Table, ix *catalog.Index, vals []types.Value) []byte {
-	k := rowenc.IndexPrefix(nil, t.ID, ix.ID)
-	for i, v := range vals {
-		k = rowenc.AppendKey(k, v, &t.Columns[ix.Offsets[i]].Type)
-	}
-	return k
-}
-
-// checkParents verifies that every constraint of child has its parent row for row, locking that
-// row shared. changed, when set, limits the check to constraints whose columns changed.
-func checkParents(env *expr.Env, child *catalog.Table, row, old []types.Value) error {
-	if len(child.ForeignKeys) == 0 || !sessionOf(env).fkChecks() {
-		return nil
-	}
-	cat := sessionOf(env).catalog()
-	for _, fk := range child.ForeignKeys {
-		cc := childCols(child, fk)
-		vals := make([]types.Value, len(cc))
-		null, same := false, old != nil
-		for i, c := range cc {
-			vals[i] = row[c]
-			null = null || row[c].IsNull()
-			if old != nil && types.Compare(old[c], row[c], nil) != 0 || old != nil && old[c].IsNull() != row[c].IsNull() {
-				same = false
-			}
-		}
-		if null || same {
-			continue
-		}
-		parent, pcols, ok := resolveParent(cat, fk)
-		if !ok {
-			return errNoParent(child, fk)
-		}
-		ix := prefixIndex(parent, pcols)
-		if ix == nil {
-			return errNoParent(child, fk)
-		}
-		found, err := findReferenced(env, parent, ix, vals)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return errNoParent(child, fk)
-		}
-	}
-	return nil
-}
-
-// findReferenced reports whether parent has a row whose ix-leading columns equal vals, and locks it
-// shared.
-func findReferenced(env *expr.Env, parent *catalog.Table, ix *catalog.Index, vals []types.Value) (bool, error) {
-	t := txnOf(env)
-	lo := keyPrefix(parent, ix, vals)
-	it, err := t.NewIter(lo, prefixEnd(lo), false, true)
-	if err != nil {
-		return false, err
-	}
-	defer it.Close()
-	if !it.Valid() {
-		return false, it.Err()
-	}
-	pk := append([]byte(nil), it.Key()...)
-	if !ix.Primary {
-		part := make([]types.Value, len(parent.Columns))
-		if err := rowenc.DecodeRow(it.Value(), parent.ColPos, part); err != nil {
-			return false, err
-		}
-		pk = primaryKey(nil, parent, part)
-	}
-	if err := lockRow(env, pk, txn.LockShared); err != nil {
-		return false, err
-	}
-	_, ok, err := t.GetLatest(pk)
-	return ok, err
-}
-
-// childRows returns the child rows (primary key and row) whose fk columns equal vals, locked
-// exclusive.
-func childRows(env *expr.Env, child *catalog.Table, fk *catalog.ForeignKey, vals []types.Value) ([][]byte, [][]types.Value, error) {
-	cc := childCols(child, fk)
-	ix := prefixIndex(child, cc)
-	if ix == nil {
-		return nil, nil, fmt.Errorf("foreign key %s of %s.%s has no index", fk.Name, child.DB, child.Name)
-	}
-	t := txnOf(env)
-	lo := keyPrefix(child, ix, vals)
-	it, err := t.NewIter(lo, prefixEnd(lo), false, true)
-	if err != nil {
-		return nil, nil, err
-	}
-	var pks [][]byte
-	for ; it.Valid(); it.Next() {
-		pk := append([]byte(nil), it.Key()...)
-		if !ix.Primary {
-			part := make([]types.Value, len(child.Columns))
-			if err := rowenc.DecodeRow(it.Value(), child.ColPos, part); err != nil {
-				it.Close()
-				return nil, nil, err
-			}
-			pk = primaryKey(nil, child, part)
-		}
-		pks = append(pks, pk)
-	}
-	err = it.Err()
-	it.Close()
-	if err != nil {
-		return nil, nil, err
-	}
-	var outPK [][]byte
-	var rows [][]types.Value
-	for _, pk := range pks {
-		if err := lockRow(env, pk, txn.LockExclusive); err != nil {
-			return nil, nil, err
-		}
-		v, ok, err := t.GetLatest(pk)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !ok {
-			continue
-		}
-		row, err := decodeRow(child, v)
-		if err != nil {
-			return nil, nil, err
-		}
-		outPK = append(outPK, pk)
-		rows = append(rows, row)
-	}
-	return outPK, rows, nil
-}
-
-// onParentChange applies the constraints that reference parent to a deleted row (new == nil) or an
-// updated one.
-func onParentChange(env *expr.Env, parent *catalog.Table, old, new []types.Value) error {
-	refs := sessionOf(env).catalog().Referencing(parent.DB, parent.Name)
-	if len(refs) == 0 || !sessionOf(env).fkChecks() {
-		return nil
-	}
-	if env.FKDepth >= maxFKDepth {
-		return sqlerr.New(sqlerr.ErrFKDepthExceeded, "Foreign key cascade delete/update exceeds max depth of %d.", maxFKDepth)
-	}
-	env.FKDepth++
-	defer func() { env.FKDepth-- }()
-	for _, r := range refs {
-		pcols := make([]int, len(r.FK.RefCols))
-		ok := true
-		for i, n := range r.FK.RefCols {
-			pcols[i] = parent.Col(n)
-			ok = ok && pcols[i] >= 0
-		}
-		if !ok {
-			continue
-		}
-		vals := make([]types.Value, len(pcols))
-		changed := new == nil
-		for i, c := range pcols {
-			vals[i] = old[c]
-			if vals[i].IsNull() {
-				ok = false
-			}
-			if new != nil && (types.Compare(old[c], new[c], parent.Columns[c].Type.Coll()) != 0 || old[c].IsNull() != new[c].IsNull()) {
-				changed = true
-			}
-		}
-		if !ok || !changed {
-			continue
-		}
-		// The child table as the current catalog has it (r.child may be stale after DDL).
-		child, okc := sessionOf(env).catalog().TableByID(r.Child.ID)
-		if !okc {
-			continue
-		}
-		pks, rows, err := childRows(env, child, r.FK, vals)
-		if err != nil {
-			return err
-		}
-		if len(rows) == 0 {
-			continue
-		}
-		rule := r.FK.OnUpdate
-		if new == nil {
-			rule = r.FK.OnDelete
-		}
-		cc := childCols(child, r.FK)
-		for i, row := range rows {
-			switch rule {
-			case "CASCADE":
-				if new == nil {
-					if err := deleteRow(env, child, pks[i], row); err != nil {
-						return err
-					}
-					continue
-				}
-				nr := append([]types.Value(nil), row...)
-				for j, c := range cc {
-					nr[c] = new[pcols[j]]
-				}
-				if _, err := updateRow(env, child, pks[i], row, nr, false, 0); err != nil {
-					return err
-				}
-			case "SET NULL":
-				nr := append([]types.Value(nil), row...)
-				for _, c := range cc {
-					nr[c] = types.Null
-				}
-				if _, err := updateRow(env, child, pks[i], row, nr, false, 0); err != nil {
-					return err
-				}
-			default:
-				if child.ID == parent.ID && string(pks[i]) == string(primaryKey(nil, parent, old)) {
-					continue // a row referencing itself does not block its own deletion
-				}
-				return errHasChildren(child, r.FK)
-			}
-		}
-	}
-	return nil
 }
 
 // ---- DDL ----
@@ -408,12 +112,12 @@ func (d *ddlCtx) buildForeignKey(t *catalog.Table, c *ast.Constraint, n int) (*c
 				return nil, nil, sqlerr.New(sqlerr.ErrFKIncompatibleColumns, "Referencing column '%s' and referenced column '%s' in foreign key constraint '%s' are incompatible.", t.Columns[cols[i]].Name, parent.Columns[pi].Name, name)
 			}
 		}
-		if parent != t && len(parent.Indexes) > 0 && prefixIndex(parent, pcols) == nil {
+		if parent != t && len(parent.Indexes) > 0 && exec.PrefixIndex(parent, pcols) == nil {
 			return nil, nil, sqlerr.New(sqlerr.ErrFKNoIndexParent, "Failed to add the foreign key constraint. Missing index for constraint '%s' in the referenced table '%s'", name, parent.Name)
 		}
 	}
 	var ixc *ast.Constraint
-	if prefixIndex(t, cols) == nil {
+	if exec.PrefixIndex(t, cols) == nil {
 		ixc = &ast.Constraint{Tp: ast.ConstraintIndex, Name: c.Name, Keys: c.Keys}
 		if c.Name == "" {
 			ixc.Name = name
@@ -455,7 +159,7 @@ func (d *ddlCtx) checkExistingRows(t *catalog.Table, fk *catalog.ForeignKey) err
 		return err
 	}
 	defer it.Close()
-	parent, pcols, ok := resolveParent(d.cat, fk)
+	parent, pcols, ok := exec.ResolveParent(d.cat, fk)
 	if strings.EqualFold(fk.RefDB, t.DB) && strings.EqualFold(fk.RefTable, t.Name) {
 		parent, ok = t, true
 		pcols = pcols[:0]
@@ -464,12 +168,12 @@ func (d *ddlCtx) checkExistingRows(t *catalog.Table, fk *catalog.ForeignKey) err
 		}
 	}
 	if !ok {
-		return errNoParent(t, fk)
+		return exec.ErrNoParent(t, fk)
 	}
-	ix := prefixIndex(parent, pcols)
-	cc := childCols(t, fk)
+	ix := exec.PrefixIndex(parent, pcols)
+	cc := exec.ChildCols(t, fk)
 	for ; it.Valid(); it.Next() {
-		row, err := decodeRow(t, it.Value())
+		row, err := exec.DecodeRow(t, it.Value())
 		if err != nil {
 			return err
 		}
@@ -482,15 +186,15 @@ func (d *ddlCtx) checkExistingRows(t *catalog.Table, fk *catalog.ForeignKey) err
 		if null {
 			continue
 		}
-		lo := keyPrefix(parent, ix, vals)
-		pit, err := d.t.NewIter(lo, prefixEnd(lo), false, true)
+		lo := exec.KeyPrefix(parent, ix, vals)
+		pit, err := d.t.NewIter(lo, exec.PrefixEnd(lo), false, true)
 		if err != nil {
 			return err
 		}
 		found := pit.Valid()
 		pit.Close()
 		if !found {
-			return sqlerr.New(sqlerr.ErrNoReferencedRow, "Cannot add or update a child row: a foreign key constraint fails (%s)", fkDesc(t, fk))
+			return sqlerr.New(sqlerr.ErrNoReferencedRow, "Cannot add or update a child row: a foreign key constraint fails (%s)", exec.FKDesc(t, fk))
 		}
 	}
 	return it.Err()
@@ -507,7 +211,7 @@ func (d *ddlCtx) checkDropReferenced(t *catalog.Table, dropping map[uint64]bool,
 			continue
 		}
 		if truncate {
-			return sqlerr.New(sqlerr.ErrTruncateIllegalFK, "Cannot truncate a table referenced in a foreign key constraint (%s)", fkDesc(r.Child, r.FK))
+			return sqlerr.New(sqlerr.ErrTruncateIllegalFK, "Cannot truncate a table referenced in a foreign key constraint (%s)", exec.FKDesc(r.Child, r.FK))
 		}
 		return sqlerr.New(sqlerr.ErrFKCannotDropParent, "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.", t.Name, r.FK.Name, r.Child.Name)
 	}
@@ -517,7 +221,7 @@ func (d *ddlCtx) checkDropReferenced(t *catalog.Table, dropping map[uint64]bool,
 // fkNeedsIndex reports the constraint (of t or referencing t) that needs index ix, if any.
 func (d *ddlCtx) fkNeedsIndex(t *catalog.Table, ix *catalog.Index) string {
 	for _, fk := range t.ForeignKeys {
-		cc := childCols(t, fk)
+		cc := exec.ChildCols(t, fk)
 		if covers(ix, cc) && countCovering(t, cc) == 1 {
 			return fk.Name
 		}
@@ -560,7 +264,7 @@ func countCovering(t *catalog.Table, cols []int) int {
 func showForeignKeys(t *catalog.Table) []string {
 	var out []string
 	for _, fk := range t.ForeignKeys {
-		cc, rc := fkColumnLists(t, fk)
+		cc, rc := exec.FKColumnLists(t, fk)
 		ref := "`" + fk.RefTable + "`"
 		if !strings.EqualFold(fk.RefDB, t.DB) {
 			ref = "`" + fk.RefDB + "`." + ref
@@ -598,17 +302,4 @@ func (d *ddlCtx) renameReferences(db, name, ndb, nname string) error {
 		}
 	}
 	return nil
-}
-
-// fkColumnLists returns a constraint's child and parent columns, quoted.
-func fkColumnLists(child *catalog.Table, fk *catalog.ForeignKey) (cc, rc []string) {
-	for _, id := range fk.Cols {
-		if p := child.ColPos[id]; p >= 0 {
-			cc = append(cc, "`"+child.Columns[p].Name+"`")
-		}
-	}
-	for _, n := range fk.RefCols {
-		rc = append(rc, "`"+n+"`")
-	}
-	return cc, rc
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -39,7 +40,7 @@ func (v *bareColumns) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 // groupCheck knows a grouped query's GROUP BY.
 type groupCheck struct {
 	sc       *scope
-	pl       *selectPlan
+	pl       *exec.Select
 	grouped  map[int]bool    // scope columns in GROUP BY
 	exprs    map[string]bool // GROUP BY expressions' text
 	levelsOK map[int]bool    // levels whose every column is determined by GROUP BY
@@ -48,9 +49,9 @@ type groupCheck struct {
 
 func (s *Session) fullGroupBy() bool { return s.sqlModeHas("ONLY_FULL_GROUP_BY") }
 
-func newGroupCheck(sc *scope, pl *selectPlan, sel *ast.SelectStmt, groupNodes []ast.ExprNode) *groupCheck {
+func newGroupCheck(sc *scope, pl *exec.Select, sel *ast.SelectStmt, groupNodes []ast.ExprNode) *groupCheck {
 	g := &groupCheck{sc: sc, pl: pl, grouped: map[int]bool{}, exprs: map[string]bool{}, levelsOK: map[int]bool{}, noGroup: sel.GroupBy == nil}
-	for _, e := range pl.groupBy {
+	for _, e := range pl.GroupBy {
 		if ce, ok := e.(*expr.Col); ok {
 			g.grouped[ce.Idx] = true
 		}
@@ -58,18 +59,18 @@ func newGroupCheck(sc *scope, pl *selectPlan, sel *ast.SelectStmt, groupNodes []
 	for _, n := range groupNodes {
 		g.exprs[exprText(n)] = true
 	}
-	for li, lv := range pl.levels {
-		if lv.acc == nil {
+	for li, lv := range pl.Levels {
+		if lv.Acc == nil {
 			continue
 		}
-		tbl := lv.acc.tbl
+		tbl := lv.Acc.Tbl
 		for _, ix := range tbl.Indexes {
 			if !ix.Unique || (ix.Primary && tbl.HiddenPK) {
 				continue
 			}
 			all := true
 			for _, ci := range ix.Offsets {
-				if !tbl.Columns[ci].NotNull || !g.grouped[lv.off+ci] {
+				if !tbl.Columns[ci].NotNull || !g.grouped[lv.Off+ci] {
 					all = false
 					break
 				}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
@@ -552,7 +553,7 @@ func (s *Session) loadDataScoped(env *expr.Env, x *ast.LoadDataStmt, opener Loca
 	replace := x.OnDuplicate == ast.OnDuplicateKeyHandlingReplace
 	strict := s.strict() && !ignore
 	ins := &inserter{env: env, s: s, tbl: tbl, ignore: ignore, replace: replace, strict: strict}
-	ins.latest = txnOf(env).NewLatestReader(rowenc.TableSpan(tbl.ID))
+	ins.latest = exec.TxnOf(env).NewLatestReader(rowenc.TableSpan(tbl.ID))
 	defer ins.latest.Close()
 
 	// SET col = expr, compiled against the row being built. User variables of the column list are

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/txn"
 )
@@ -62,12 +63,12 @@ func applyBuildIndexes(payload []byte, eng txn.Reader, b txn.Batch) error {
 	}
 	defer it.Close()
 	for it.First(); it.Valid(); it.Next() {
-		row, err := decodeRow(&tbl, it.Value())
+		row, err := exec.DecodeRow(&tbl, it.Value())
 		if err != nil {
 			return fmt.Errorf("build-indexes: table %d row %x: %w", tbl.ID, it.Key(), err)
 		}
 		for _, ix := range ixs {
-			k, v, _ := secondaryKey(&tbl, ix, row)
+			k, v, _ := exec.SecondaryKey(&tbl, ix, row)
 			if err := b.Set(k, v); err != nil {
 				return err
 			}

@@ -13,67 +13,12 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
 )
-
-// level is one FROM item in nested-loop order. Its rows are placed at row[off:off+width] of the
-// combined row.
-type level struct {
-	acc    *access     // a base table
-	sub    *selectPlan // a derived table
-	alias  string
-	off    int
-	width  int
-	left   bool      // LEFT JOIN: an unmatched outer row gets NULLs here
-	filter expr.Expr // conditions checked once this level's row is placed
-	conds  []*conjunct
-	hints  []*ast.IndexHint
-	indep  bool // reads nothing of earlier levels: its filtered rows can be read once per execution
-}
-
-// aggSpec is one aggregate function.
-type aggSpec struct {
-	fn       string
-	args     []expr.Expr
-	distinct bool
-	star     bool
-	sep      string
-	t        types.ColType
-	order    []sortKey // GROUP_CONCAT ... ORDER BY, over args
-	nOrder   int       // trailing args that only ORDER BY uses
-}
-
-type sortKey struct {
-	idx  int
-	desc bool
-}
-
-// selectPlan is an immutable plan for a SELECT; each execution opens new iterators over it.
-type selectPlan struct {
-	levels     []*level
-	width      int
-	where      expr.Expr // post-join filter
-	grouped    bool
-	groupBy    []expr.Expr
-	aggs       []aggSpec
-	having     expr.Expr
-	proj       []expr.Expr
-	nVisible   int
-	distinct   bool
-	order      []sortKey
-	sortNeeded bool
-	limit      expr.Expr
-	offset     expr.Expr
-	cols       []proto.Column
-	lock       txn.LockMode
-	union      *unionPlan
-	correlated bool
-	// static produces the rows of a virtual table (information_schema, SHOW).
-	static func(env *expr.Env) ([][]types.Value, error)
-}
 
 // conjunct is one AND-ed condition with the FROM levels it reads.
 type conjunct struct {
@@ -184,14 +129,14 @@ type planner struct {
 type virtualTables interface {
 	// virtualTable returns the plan of db.name, listing only what the session may see, or false if
 	// db.name is no virtual table.
-	virtualTable(db, name string) (*selectPlan, bool)
+	virtualTable(db, name string) (*exec.Select, bool)
 }
 
 // virtualTables returns the planner's virtual tables (the session's).
 func (p *planner) virtualTables() virtualTables { return p.s }
 
 // planSelect plans a SELECT (or UNION) with an optional enclosing scope for correlated references.
-func (p *planner) planResultSet(n ast.ResultSetNode, parent *scope) (*selectPlan, error) {
+func (p *planner) planResultSet(n ast.ResultSetNode, parent *scope) (*exec.Select, error) {
 	switch x := n.(type) {
 	case *ast.SelectStmt:
 		return p.planSelect(x, parent)
@@ -211,7 +156,7 @@ func (p *planner) newCompiler(sc *scope) *compiler {
 	}}
 }
 
-func (p *planner) planSelect(sel *ast.SelectStmt, parent *scope) (*selectPlan, error) {
+func (p *planner) planSelect(sel *ast.SelectStmt, parent *scope) (*exec.Select, error) {
 	if err := p.enterSelect(); err != nil {
 		return nil, err
 	}
@@ -238,7 +183,7 @@ type selectBuilder struct {
 	p      *planner
 	sel    *ast.SelectStmt
 	parent *scope // enclosing query block, for correlated references
-	pl     *selectPlan
+	pl     *exec.Select
 	sc     *scope
 	cat    *catalog.Catalog // the catalog as of the last metadata lock taken
 
@@ -246,9 +191,27 @@ type selectBuilder struct {
 	order []int      // order[level] is the FROM item's written position; nil: as written
 	c     *compiler  // compiles expressions over the joined row
 
+	// levels[level]: the executor's node of each level (b.pl.Levels points into it) beside what
+	// only the planner keeps of it.
+	levels []plannedLevel
+
 	aggNodes []*ast.AggregateFuncExpr
 	post2    *compiler   // compiles expressions over the aggregated row (c when not grouped)
 	gc       *groupCheck // ONLY_FULL_GROUP_BY, nil when off or not grouped
+}
+
+// levelPlan is what the planner keeps of one level beside the executor's node: the conditions
+// placed at it and the FROM item's index hints (AST the executor never sees).
+type levelPlan struct {
+	conds []*conjunct
+	hints []*ast.IndexHint
+}
+
+// plannedLevel allocates a level's node and its levelPlan together, all levels of a query block
+// in one slice: no allocation more than when the conditions were fields of the level itself.
+type plannedLevel struct {
+	exec.Level
+	levelPlan
 }
 
 // planSelectOrdered plans one query block with the FROM items in the given nested-loop order (nil:
@@ -272,14 +235,14 @@ type selectBuilder struct {
 //  9. Choose the access path of each level and its filter (chooseLevelAccess). This runs last
 //     because it depends on all of the above: the conditions placed at the level, the columns the
 //     query reads (a covering index), and ORDER BY/LIMIT (an index that delivers the order).
-func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []int) (*selectPlan, error) {
+func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []int) (*exec.Select, error) {
 	if sel.Kind == ast.SelectStmtKindValues || sel.Kind == ast.SelectStmtKindTable {
 		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "VALUES/TABLE statements are not supported yet")
 	}
 	if sel.With != nil {
 		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "WITH (common table expressions) is not supported yet")
 	}
-	b := selectBuilder{p: p, sel: sel, parent: parent, pl: &selectPlan{distinct: sel.Distinct}, sc: &scope{parent: parent}, order: order}
+	b := selectBuilder{p: p, sel: sel, parent: parent, pl: &exec.Select{Distinct: sel.Distinct}, sc: &scope{parent: parent}, order: order}
 	if err := b.buildLevels(); err != nil { // 1
 		return nil, err
 	}
@@ -291,7 +254,7 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 		return nil, err
 	}
 	if order == nil && len(b.items) > 2 { // 4
-		if o := joinOrder(b.items, b.pl.levels); o != nil {
+		if o := joinOrder(b.items, b.levels); o != nil {
 			return p.planSelectOrdered(sel, parent, o)
 		}
 	}
@@ -317,9 +280,9 @@ func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []
 	if err := b.planLimit(); err != nil {
 		return nil, err
 	}
-	b.pl.lock = lockMode(sel.LockInfo)
+	b.pl.Lock = lockMode(sel.LockInfo)
 	b.chooseLevelAccess() // 9
-	b.pl.correlated = b.sc.correlated
+	b.pl.Correlated = b.sc.correlated
 	return b.pl, nil
 }
 
@@ -342,8 +305,10 @@ func (b *selectBuilder) buildLevels() error {
 		b.items = reordered
 	}
 	b.cat = b.p.s.catalog()
+	b.levels = make([]plannedLevel, len(b.items))
 	for li, it := range b.items {
-		lv := &level{alias: it.alias, off: len(b.sc.cols), left: it.left}
+		lv := &b.levels[li].Level
+		*lv = exec.Level{Alias: it.alias, Off: len(b.sc.cols), Left: it.left}
 		if it.tn != nil {
 			if err := b.namedLevel(lv, li, it); err != nil {
 				return err
@@ -353,17 +318,17 @@ func (b *selectBuilder) buildLevels() error {
 			if err != nil {
 				return err
 			}
-			lv.setSub(b.sc, sub, "", it.alias, "", li)
+			setSub(lv, b.sc, sub, "", it.alias, "", li)
 		}
-		b.pl.levels = append(b.pl.levels, lv)
+		b.pl.Levels = append(b.pl.Levels, lv)
 	}
-	b.pl.width = len(b.sc.cols)
+	b.pl.Width = len(b.sc.cols)
 	return nil
 }
 
 // namedLevel resolves a FROM item that names a table: a base table, else a view, else a virtual
 // table (information_schema and the like). It takes the metadata locks of what it resolves.
-func (b *selectBuilder) namedLevel(lv *level, li int, it fromItem) error {
+func (b *selectBuilder) namedLevel(lv *exec.Level, li int, it fromItem) error {
 	p, sc := b.p, b.sc
 	db := it.tn.Schema.O
 	if db == "" {
@@ -389,13 +354,13 @@ func (b *selectBuilder) namedLevel(lv *level, li int, it fromItem) error {
 			if err != nil {
 				return err
 			}
-			lv.setSub(sc, sub, db, it.alias, v.Name, li)
+			setSub(lv, sc, sub, db, it.alias, v.Name, li)
 			return nil
 		}
 		if vt, ok := p.virtualTables().virtualTable(db, it.tn.Name.O); ok {
-			lv.sub = vt
-			lv.width = len(vt.cols)
-			for _, c := range vt.cols {
+			lv.Sub = vt
+			lv.Width = len(vt.Cols)
+			for _, c := range vt.Cols {
 				sc.cols = append(sc.cols, scopeCol{db: db, table: it.alias, orgTable: it.tn.Name.O, name: c.Name, t: colTypeOf(c), level: li})
 			}
 			return nil
@@ -408,14 +373,14 @@ func (b *selectBuilder) namedLevel(lv *level, li int, it fromItem) error {
 	if err := p.s.useTable(tbl.DB, tbl.Name, false); err != nil {
 		return err
 	}
-	for _, other := range b.pl.levels {
-		if strings.EqualFold(other.alias, it.alias) {
+	for _, other := range b.pl.Levels {
+		if strings.EqualFold(other.Alias, it.alias) {
 			return sqlerr.New(sqlerr.ErrNonUniqTable, "Not unique table/alias: '%s'", it.alias)
 		}
 	}
-	lv.acc = &access{tbl: tbl, idx: tbl.Indexes[0], kind: accFull}
-	lv.hints = it.tn.IndexHints
-	lv.width = len(tbl.Columns)
+	lv.Acc = &exec.Access{Tbl: tbl, Idx: tbl.Indexes[0], Kind: exec.AccFull}
+	b.levels[li].hints = it.tn.IndexHints
+	lv.Width = len(tbl.Columns)
 	for _, c := range tbl.Columns {
 		sc.cols = append(sc.cols, scopeCol{db: tbl.DB, table: it.alias, orgTable: tbl.Name, name: c.Name, t: c.Type, col: c, level: li, notNull: c.NotNull})
 		if c.Hidden {
@@ -490,7 +455,7 @@ func (b *selectBuilder) placeConjuncts() error {
 			if !it.left {
 				target = maxLevel(c.refs, li)
 			}
-			pl.levels[target].conds = append(pl.levels[target].conds, &conjunct{e: e, refs: c.refs, node: n})
+			b.levels[target].conds = append(b.levels[target].conds, &conjunct{e: e, refs: c.refs, node: n})
 		}
 	}
 	if b.sel.Where != nil {
@@ -500,14 +465,14 @@ func (b *selectBuilder) placeConjuncts() error {
 			if err != nil {
 				return err
 			}
-			if len(pl.levels) == 0 {
+			if len(pl.Levels) == 0 {
 				post = append(post, e)
 				continue
 			}
 			target := maxLevel(c.refs, 0)
 			readsLeft := false
 			for li := 0; li <= target; li++ {
-				if pl.levels[li].left && c.refs&(1<<uint(li)) != 0 {
+				if pl.Levels[li].Left && c.refs&(1<<uint(li)) != 0 {
 					readsLeft = true
 				}
 			}
@@ -515,10 +480,10 @@ func (b *selectBuilder) placeConjuncts() error {
 				post = append(post, e)
 				continue
 			}
-			pl.levels[target].conds = append(pl.levels[target].conds, &conjunct{e: e, refs: c.refs, node: n})
+			b.levels[target].conds = append(b.levels[target].conds, &conjunct{e: e, refs: c.refs, node: n})
 		}
 	}
-	pl.where = andAll(post)
+	pl.Where = andAll(post)
 	return nil
 }
 
@@ -549,7 +514,7 @@ func findField(fields []*ast.SelectField, name string) int {
 func (b *selectBuilder) planGroupBy() error {
 	sel, pl, sc := b.sel, b.pl, b.sc
 	b.aggNodes = collectAggs(sel)
-	pl.grouped = len(b.aggNodes) > 0 || sel.GroupBy != nil
+	pl.Grouped = len(b.aggNodes) > 0 || sel.GroupBy != nil
 	var groupNodes []ast.ExprNode // GROUP BY items after alias and position resolution
 	if sel.GroupBy != nil {
 		fields := sel.Fields.Fields
@@ -574,17 +539,17 @@ func (b *selectBuilder) planGroupBy() error {
 			if err != nil {
 				return err
 			}
-			pl.groupBy = append(pl.groupBy, e)
+			pl.GroupBy = append(pl.GroupBy, e)
 			groupNodes = append(groupNodes, n)
 		}
 	}
-	if pl.grouped && b.p.s.fullGroupBy() {
+	if pl.Grouped && b.p.s.fullGroupBy() {
 		b.gc = newGroupCheck(sc, pl, sel, groupNodes)
 	}
 	return nil
 }
 
-// planAggregates is step 5's second half: one aggSpec per aggregate call, then the compiler for
+// planAggregates is step 5's second half: one exec.Agg per aggregate call, then the compiler for
 // expressions over the aggregated row (the joined row followed by the aggregate results).
 func (b *selectBuilder) planAggregates() error {
 	pl := b.pl
@@ -593,15 +558,15 @@ func (b *selectBuilder) planAggregates() error {
 		if err != nil {
 			return err
 		}
-		pl.aggs = append(pl.aggs, spec)
+		pl.Aggs = append(pl.Aggs, spec)
 	}
 	b.post2 = b.c
-	if pl.grouped {
+	if pl.Grouped {
 		b.post2 = b.p.newCompiler(b.sc)
 		b.post2.aggs = b.aggNodes
-		b.post2.aggBase = pl.width
-		for _, a := range pl.aggs {
-			b.post2.aggTypes = append(b.post2.aggTypes, a.t)
+		b.post2.aggBase = pl.Width
+		for _, a := range pl.Aggs {
+			b.post2.aggTypes = append(b.post2.aggTypes, a.T)
 		}
 	}
 	return nil
@@ -609,22 +574,22 @@ func (b *selectBuilder) planAggregates() error {
 
 // aggregate compiles one aggregate call: its arguments, GROUP_CONCAT's separator and ORDER BY, and
 // COUNT(constant) as COUNT(*).
-func (b *selectBuilder) aggregate(a *ast.AggregateFuncExpr) (aggSpec, error) {
+func (b *selectBuilder) aggregate(a *ast.AggregateFuncExpr) (exec.Agg, error) {
 	c := b.c
-	spec := aggSpec{fn: strings.ToLower(a.F), distinct: a.Distinct}
+	spec := exec.Agg{Fn: strings.ToLower(a.F), Distinct: a.Distinct}
 	args := a.Args
-	if spec.fn == "group_concat" {
-		spec.sep = ","
+	if spec.Fn == "group_concat" {
+		spec.Sep = ","
 		if len(args) > 1 {
 			if v, ok := args[len(args)-1].(*driver.ValueExpr); ok {
-				spec.sep = v.GetString()
+				spec.Sep = v.GetString()
 			}
 			args = args[:len(args)-1]
 		}
 	}
-	if spec.fn == "count" && len(args) == 1 {
+	if spec.Fn == "count" && len(args) == 1 {
 		if v, ok := args[0].(*driver.ValueExpr); ok && v.Datum.Kind() != driver.KindNull && !a.Distinct {
-			spec.star = true
+			spec.Star = true
 		}
 	}
 	for _, an := range args {
@@ -635,29 +600,29 @@ func (b *selectBuilder) aggregate(a *ast.AggregateFuncExpr) (aggSpec, error) {
 		if err != nil {
 			return spec, err
 		}
-		spec.args = append(spec.args, e)
+		spec.Args = append(spec.Args, e)
 	}
-	if spec.fn == "group_concat" && a.Order != nil {
-		nArgs := len(spec.args)
+	if spec.Fn == "group_concat" && a.Order != nil {
+		nArgs := len(spec.Args)
 		for _, item := range a.Order.Items {
 			// ORDER BY n names the n-th GROUP_CONCAT argument.
 			if pos, ok := item.Expr.(*ast.PositionExpr); ok && pos.P == nil {
 				if pos.N < 1 || pos.N > nArgs {
 					return spec, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%d' in 'order clause'", pos.N)
 				}
-				spec.order = append(spec.order, sortKey{idx: pos.N - 1, desc: item.Desc})
+				spec.Order = append(spec.Order, exec.SortKey{Idx: pos.N - 1, Desc: item.Desc})
 				continue
 			}
 			e, err := c.compile(item.Expr)
 			if err != nil {
 				return spec, err
 			}
-			spec.order = append(spec.order, sortKey{idx: len(spec.args), desc: item.Desc})
-			spec.args = append(spec.args, e)
+			spec.Order = append(spec.Order, exec.SortKey{Idx: len(spec.Args), Desc: item.Desc})
+			spec.Args = append(spec.Args, e)
 		}
-		spec.nOrder = len(spec.args) - nArgs
+		spec.NOrder = len(spec.Args) - nArgs
 	}
-	spec.t = aggResultType(spec)
+	spec.T = aggResultType(spec)
 	return spec, nil
 }
 
@@ -668,7 +633,7 @@ func (b *selectBuilder) planSelectList(fieldProj []int) error {
 	fields := b.sel.Fields.Fields
 	var projNames []proto.Column
 	for fi, f := range fields {
-		fieldProj[fi] = len(pl.proj)
+		fieldProj[fi] = len(pl.Proj)
 		if f.WildCard != nil {
 			n := 0
 			for _, i := range writtenColumns(sc, len(b.items), b.order) {
@@ -683,7 +648,7 @@ func (b *selectBuilder) planSelectList(fieldProj []int) error {
 					continue
 				}
 				sc.cols[i].used = true
-				pl.proj = append(pl.proj, &expr.Col{Typed: expr.Typed{T: col.t}, Idx: i, Name: col.name})
+				pl.Proj = append(pl.Proj, &expr.Col{Typed: expr.Typed{T: col.t}, Idx: i, Name: col.name})
 				projNames = append(projNames, resultColumn(col.name, &sc.cols[i], col.t))
 				n++
 			}
@@ -691,7 +656,7 @@ func (b *selectBuilder) planSelectList(fieldProj []int) error {
 				if f.WildCard.Table.O != "" {
 					return sqlerr.New(sqlerr.ErrBadTable, "Unknown table '%s'", f.WildCard.Table.O)
 				}
-				if len(pl.levels) == 0 {
+				if len(pl.Levels) == 0 {
 					return sqlerr.New(sqlerr.ErrNoTablesUsed, "No tables used")
 				}
 			}
@@ -702,7 +667,7 @@ func (b *selectBuilder) planSelectList(fieldProj []int) error {
 		if err != nil {
 			return err
 		}
-		if pl.grouped {
+		if pl.Grouped {
 			if err := b.p.checkGroupedField(sc, f.Expr, e); err != nil {
 				return err
 			}
@@ -712,16 +677,16 @@ func (b *selectBuilder) planSelectList(fieldProj []int) error {
 			name = fieldName(f)
 		}
 		var sc0 *scopeCol
-		if ce, ok := e.(*expr.Col); ok && !pl.grouped || ok && ce.Idx < pl.width {
+		if ce, ok := e.(*expr.Col); ok && !pl.Grouped || ok && ce.Idx < pl.Width {
 			if _, isCol := f.Expr.(*ast.ColumnNameExpr); isCol {
 				sc0 = &sc.cols[ce.Idx]
 			}
 		}
-		pl.proj = append(pl.proj, e)
+		pl.Proj = append(pl.Proj, e)
 		projNames = append(projNames, resultColumn(name, sc0, e.Type()))
 	}
-	pl.nVisible = len(pl.proj)
-	pl.cols = projNames
+	pl.NVisible = len(pl.Proj)
+	pl.Cols = projNames
 	return nil
 }
 
@@ -796,10 +761,10 @@ func (b *selectBuilder) planHaving() error {
 		return err
 	}
 	hc.aliases, hc.aliasFirst = nil, nil
-	if pl.grouped {
-		pl.having = h
+	if pl.Grouped {
+		pl.Having = h
 	} else {
-		pl.where = andAlso(pl.where, h) // the post-join WHERE conjuncts, then HAVING
+		pl.Where = andAlso(pl.Where, h) // the post-join WHERE conjuncts, then HAVING
 	}
 	return nil
 }
@@ -814,14 +779,14 @@ func (b *selectBuilder) planOrderBy(fieldProj []int) error {
 	}
 	for oi, item := range sel.OrderBy.Items {
 		if pos, ok := item.Expr.(*ast.PositionExpr); ok {
-			if pos.N < 1 || pos.N > pl.nVisible {
+			if pos.N < 1 || pos.N > pl.NVisible {
 				return sqlerr.New(sqlerr.ErrBadField, "Unknown column '%d' in 'order clause'", pos.N)
 			}
-			pl.order = append(pl.order, sortKey{idx: pos.N - 1, desc: item.Desc})
+			pl.Order = append(pl.Order, exec.SortKey{Idx: pos.N - 1, Desc: item.Desc})
 			continue
 		}
 		if fi := b.orderByAlias(item.Expr); fi >= 0 {
-			pl.order = append(pl.order, sortKey{idx: fieldProj[fi], desc: item.Desc})
+			pl.Order = append(pl.Order, exec.SortKey{Idx: fieldProj[fi], Desc: item.Desc})
 			continue
 		}
 		b.post2.refs = 0
@@ -837,27 +802,27 @@ func (b *selectBuilder) planOrderBy(fieldProj []int) error {
 		// Reuse a visible column when the ORDER BY expression is the same column.
 		idx := -1
 		if ce, ok := e.(*expr.Col); ok {
-			for i := 0; i < pl.nVisible; i++ {
-				if pe, ok := pl.proj[i].(*expr.Col); ok && pe.Idx == ce.Idx {
+			for i := 0; i < pl.NVisible; i++ {
+				if pe, ok := pl.Proj[i].(*expr.Col); ok && pe.Idx == ce.Idx {
 					idx = i
 					break
 				}
 			}
 		}
 		if idx < 0 {
-			idx = len(pl.proj)
-			pl.proj = append(pl.proj, e)
+			idx = len(pl.Proj)
+			pl.Proj = append(pl.Proj, e)
 		}
-		pl.order = append(pl.order, sortKey{idx: idx, desc: item.Desc})
+		pl.Order = append(pl.Order, exec.SortKey{Idx: idx, Desc: item.Desc})
 	}
 	// ENUM and SET sort by member index / bitmask, as in MySQL: sort on a hidden column.
-	for i, k := range pl.order {
-		if tp := pl.proj[k.idx].Type().Tp; tp == mysql.TypeEnum || tp == mysql.TypeSet {
-			pl.order[i].idx = len(pl.proj)
-			pl.proj = append(pl.proj, expr.NumericContext(pl.proj[k.idx]))
+	for i, k := range pl.Order {
+		if tp := pl.Proj[k.Idx].Type().Tp; tp == mysql.TypeEnum || tp == mysql.TypeSet {
+			pl.Order[i].Idx = len(pl.Proj)
+			pl.Proj = append(pl.Proj, expr.NumericContext(pl.Proj[k.Idx]))
 		}
 	}
-	pl.sortNeeded = len(pl.order) > 0
+	pl.SortNeeded = len(pl.Order) > 0
 	return nil
 }
 
@@ -885,12 +850,12 @@ func (b *selectBuilder) planLimit() error {
 	}
 	var err error
 	if lim.Count != nil {
-		if b.pl.limit, err = b.c.compile(lim.Count); err != nil {
+		if b.pl.Limit, err = b.c.compile(lim.Count); err != nil {
 			return err
 		}
 	}
 	if lim.Offset != nil {
-		if b.pl.offset, err = b.c.compile(lim.Offset); err != nil {
+		if b.pl.Offset, err = b.c.compile(lim.Offset); err != nil {
 			return err
 		}
 	}
@@ -916,35 +881,35 @@ func lockMode(li *ast.SelectLockInfo) txn.LockMode {
 // level's filter, and whether the level is independent of the earlier ones.
 func (b *selectBuilder) chooseLevelAccess() {
 	pl, sc := b.pl, b.sc
-	for li, lv := range pl.levels {
-		if lv.acc != nil {
-			b.p.chooseAccess(pl, li, sc)
-			if pl.lock != 0 {
-				lv.acc.lock = pl.lock
-				lv.acc.latest = true
+	for li, lv := range pl.Levels {
+		if lv.Acc != nil {
+			b.p.chooseAccess(pl, li, sc, &b.levels[li].levelPlan)
+			if pl.Lock != 0 {
+				lv.Acc.Lock = pl.Lock
+				lv.Acc.Latest = true
 			}
 		}
 		var es []expr.Expr
-		lv.indep = lv.acc != nil && lv.acc.lock == 0 && !lv.left
-		for _, cj := range lv.conds {
+		lv.Indep = lv.Acc != nil && lv.Acc.Lock == 0 && !lv.Left
+		for _, cj := range b.levels[li].conds {
 			es = append(es, cj.e)
 			if cj.refs&^(1<<uint(li)) != 0 {
-				lv.indep = false
+				lv.Indep = false
 			}
 		}
-		if lv.indep {
-			lv.indep = boundsIndependent(lv.acc, sc)
+		if lv.Indep {
+			lv.Indep = boundsIndependent(lv.Acc, sc)
 		}
-		lv.filter = andAll(es)
+		lv.Filter = andAll(es)
 	}
 }
 
 // boundsIndependent reports whether an access path's bounds read nothing of the earlier levels, so
 // that its rows are the same for every outer row (the level can then be read once per execution).
-func boundsIndependent(a *access, sc *scope) bool {
-	bounds := append(append(append([]expr.Expr(nil), a.eq...), a.in...), a.lo, a.hi)
-	for _, r := range a.ors {
-		bounds = append(bounds, r.lo, r.hi)
+func boundsIndependent(a *exec.Access, sc *scope) bool {
+	bounds := append(append(append([]expr.Expr(nil), a.Eq...), a.In...), a.Lo, a.Hi)
+	for _, r := range a.Ors {
+		bounds = append(bounds, r.Lo, r.Hi)
 	}
 	indep := true
 	for _, b := range bounds {
@@ -1160,12 +1125,12 @@ func containsAgg(n ast.ExprNode) bool {
 	return len(v.aggs) > 0
 }
 
-func aggResultType(a aggSpec) types.ColType {
+func aggResultType(a exec.Agg) types.ColType {
 	var at types.ColType
-	if len(a.args) > 0 {
-		at = a.args[0].Type()
+	if len(a.Args) > 0 {
+		at = a.Args[0].Type()
 	}
-	switch a.fn {
+	switch a.Fn {
 	case "count":
 		return expr.TInt
 	case "sum":
@@ -1189,7 +1154,7 @@ func aggResultType(a aggSpec) types.ColType {
 		return at
 	case "group_concat":
 		t := expr.TString
-		for _, e := range a.args[:len(a.args)-a.nOrder] {
+		for _, e := range a.Args[:len(a.Args)-a.NOrder] {
 			if et := e.Type(); et.Collation == "binary" && expr.IsStringType(et) {
 				t = expr.TBytes
 			}
@@ -1228,7 +1193,7 @@ func writtenColumns(sc *scope, nLevels int, order []int) []int {
 // condition of its own (a constant filter), then repeatedly add a table that a condition connects to
 // the tables already placed, so each new level is a lookup or a filtered scan instead of a cross
 // product. It returns nil when the written order is kept (outer joins, USING, or no better order).
-func joinOrder(items []fromItem, levels []*level) []int {
+func joinOrder(items []fromItem, levels []plannedLevel) []int {
 	n := len(items)
 	for _, it := range items {
 		if it.left || len(it.using) > 0 {
@@ -1236,8 +1201,8 @@ func joinOrder(items []fromItem, levels []*level) []int {
 		}
 	}
 	var conds []uint64
-	for _, lv := range levels {
-		for _, cj := range lv.conds {
+	for _, lp := range levels {
+		for _, cj := range lp.conds {
 			conds = append(conds, cj.refs)
 		}
 	}
@@ -1372,11 +1337,11 @@ func pickLen(unsigned bool, u, s uint32) uint32 {
 
 // setSub makes a derived table (a subquery in FROM, or a view) the level's source and adds its
 // visible columns to the scope under alias.
-func (lv *level) setSub(sc *scope, sub *selectPlan, db, alias, orgTable string, li int) {
-	lv.sub = sub
-	lv.width = sub.nVisible
-	for i := 0; i < sub.nVisible; i++ {
-		c := sub.cols[i]
+func setSub(lv *exec.Level, sc *scope, sub *exec.Select, db, alias, orgTable string, li int) {
+	lv.Sub = sub
+	lv.Width = sub.NVisible
+	for i := 0; i < sub.NVisible; i++ {
+		c := sub.Cols[i]
 		sc.cols = append(sc.cols, scopeCol{db: db, table: alias, orgTable: orgTable, name: c.Name, t: colTypeOf(c), level: li})
 	}
 }

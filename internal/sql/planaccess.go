@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 )
 
@@ -63,7 +63,7 @@ type bound struct {
 // orBound is an OR of ranges on one column: (c BETWEEN 1 AND 5 OR c = 9 OR c > 100).
 type orBound struct {
 	col    int // scope index
-	ranges []orRange
+	ranges []exec.OrRange
 }
 
 // accessCandidate is one way to read a level's table: an index, the access kind, and the values the
@@ -71,14 +71,14 @@ type orBound struct {
 // all by one rule and chooseAccess keeps the best.
 type accessCandidate struct {
 	ix       *catalog.Index
-	kind     accessKind
+	kind     exec.AccessKind
 	eq       []expr.Expr // values for the leading index columns (accPoint: all of them)
 	in       []expr.Expr // accBatch: the IN list on the next column
 	lo, hi   expr.Expr   // accRange: bounds on the next column; nil = open
 	loIncl   bool
 	hiIncl   bool
-	ors      []orRange // accRanges: an OR of ranges on the next column
-	covering bool      // a secondary index holding every column the query reads
+	ors      []exec.OrRange // accRanges: an OR of ranges on the next column
+	covering bool           // a secondary index holding every column the query reads
 	score    int
 }
 
@@ -129,14 +129,14 @@ func scoreCandidate(c *accessCandidate) int {
 	n := len(c.eq)
 	s := 0
 	switch c.kind {
-	case accPoint:
+	case exec.AccPoint:
 		s = scorePointGet
-	case accBatch:
+	case exec.AccBatch:
 		s = scorePerEqColumn*n + scoreNextIn
 		if (c.ix.Primary || c.ix.Unique) && n == len(c.ix.Offsets)-1 {
 			s = scoreUniqueBatch
 		}
-	case accRanges:
+	case exec.AccRanges:
 		s = scorePerEqColumn*n + scoreNextOrs
 	default:
 		s = scorePerEqColumn * n
@@ -156,9 +156,10 @@ func scoreCandidate(c *accessCandidate) int {
 
 // accessChooser is what chooseAccess knows about one level while it builds candidates.
 type accessChooser struct {
-	pl      *selectPlan
+	pl      *exec.Select
 	li      int
-	lv      *level
+	lv      *exec.Level
+	conds   []*conjunct // the conditions placed at the level
 	sc      *scope
 	tbl     *catalog.Table
 	before  uint64                  // levels whose values are known when this one opens
@@ -176,14 +177,14 @@ type accessChooser struct {
 //     (scoreCandidate) and keep the best (pickBetter).
 //  4. Let ORDER BY (and LIMIT) pick an index that delivers the order (orderedScan).
 //  5. No candidate: a full scan of the primary index (fullScan).
-func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
-	lv := pl.levels[li]
-	ch := accessChooser{pl: pl, li: li, lv: lv, sc: sc, tbl: lv.acc.tbl, before: uint64(1)<<uint(li) - 1,
+func (p *planner) chooseAccess(pl *exec.Select, li int, sc *scope, lp *levelPlan) {
+	lv := pl.Levels[li]
+	ch := accessChooser{pl: pl, li: li, lv: lv, conds: lp.conds, sc: sc, tbl: lv.Acc.Tbl, before: uint64(1)<<uint(li) - 1,
 		allowed: map[*catalog.Index]bool{}}
 	ch.bounds = ch.collectBounds()
 	var orsBuf [1]orBound // the usual case, on the stack
 	ch.ors = ch.collectOrBounds(orsBuf[:0])
-	ch.forced = indexHints(ch.allowed, ch.tbl, lv.hints)
+	ch.forced = indexHints(ch.allowed, ch.tbl, lp.hints)
 	var best *accessCandidate
 	for _, ix := range ch.tbl.Indexes {
 		if !ch.allowed[ix] {
@@ -195,31 +196,31 @@ func (p *planner) chooseAccess(pl *selectPlan, li int, sc *scope) {
 	}
 	best = ch.orderedScan(best)
 	if best == nil {
-		fullScan(lv.acc)
+		fullScan(lv.Acc)
 		return
 	}
-	lv.acc.use(best)
+	useCandidate(lv.Acc, best)
 }
 
-// use makes c the access path.
-func (a *access) use(c *accessCandidate) {
-	a.idx, a.kind, a.eq, a.in, a.lo, a.hi, a.loIncl, a.hiIncl, a.covering = c.ix, c.kind, c.eq, c.in, c.lo, c.hi, c.loIncl, c.hiIncl, c.covering
-	a.ors = c.ors
+// useCandidate makes c the access path of a.
+func useCandidate(a *exec.Access, c *accessCandidate) {
+	a.Idx, a.Kind, a.Eq, a.In, a.Lo, a.Hi, a.LoIncl, a.HiIncl, a.Covering = c.ix, c.kind, c.eq, c.in, c.lo, c.hi, c.loIncl, c.hiIncl, c.covering
+	a.Ors = c.ors
 	if c.ix.Primary {
-		a.covering = false
+		a.Covering = false
 	}
 }
 
 // fullScan reads the whole table in primary key order: what is left when no index helps.
-func fullScan(a *access) {
-	a.kind, a.idx = accFull, a.tbl.Indexes[0]
-	a.hint = "full scan"
+func fullScan(a *exec.Access) {
+	a.Kind, a.Idx = exec.AccFull, a.Tbl.Indexes[0]
+	a.Hint = "full scan"
 }
 
 // onThis returns the scope index of e if it is a column of the level being planned.
 func (ch *accessChooser) onThis(e expr.Expr) (int, bool) {
 	ce, ok := e.(*expr.Col)
-	if !ok || ce.Idx < ch.lv.off || ce.Idx >= ch.lv.off+ch.lv.width {
+	if !ok || ce.Idx < ch.lv.Off || ce.Idx >= ch.lv.Off+ch.lv.Width {
 		return 0, false
 	}
 	return ce.Idx, true
@@ -244,7 +245,7 @@ func (ch *accessChooser) rangeOK(ci int) bool {
 // chooseAccess it only reads ch: a method storing into it would move ch's maps to the heap.
 func (ch *accessChooser) collectBounds() []bound {
 	var bounds []bound
-	for _, cj := range ch.lv.conds {
+	for _, cj := range ch.conds {
 		switch x := cj.e.(type) {
 		case *expr.Cmp:
 			if x.Op == opcode.NE || x.Op == opcode.NullEQ {
@@ -277,7 +278,7 @@ func (ch *accessChooser) collectBounds() []bound {
 
 // collectOrBounds appends to ors the level's conditions that are an OR of ranges on one column.
 func (ch *accessChooser) collectOrBounds(ors []orBound) []orBound {
-	for _, cj := range ch.lv.conds {
+	for _, cj := range ch.conds {
 		if l, ok := cj.e.(*expr.Logic); ok && l.Op == opcode.LogicOr {
 			if ci, rs, ok := ch.leafRanges(l); ok {
 				ors = append(ors, orBound{col: ci, ranges: rs})
@@ -288,7 +289,7 @@ func (ch *accessChooser) collectOrBounds(ors []orBound) []orBound {
 }
 
 // leafRanges turns an OR tree whose leaves all bound the same column into its ranges.
-func (ch *accessChooser) leafRanges(e expr.Expr) (int, []orRange, bool) {
+func (ch *accessChooser) leafRanges(e expr.Expr) (int, []exec.OrRange, bool) {
 	switch x := e.(type) {
 	case *expr.Logic:
 		if x.Op != opcode.LogicOr {
@@ -314,21 +315,21 @@ func (ch *accessChooser) leafRanges(e expr.Expr) (int, []orRange, bool) {
 		}
 		switch op {
 		case opcode.EQ:
-			return ci, []orRange{{lo: other, hi: other, loIncl: true, hiIncl: true}}, true
+			return ci, []exec.OrRange{{Lo: other, Hi: other, LoIncl: true, HiIncl: true}}, true
 		case opcode.LT, opcode.LE:
-			return ci, []orRange{{hi: other, hiIncl: op == opcode.LE}}, true
+			return ci, []exec.OrRange{{Hi: other, HiIncl: op == opcode.LE}}, true
 		case opcode.GT, opcode.GE:
-			return ci, []orRange{{lo: other, loIncl: op == opcode.GE}}, true
+			return ci, []exec.OrRange{{Lo: other, LoIncl: op == opcode.GE}}, true
 		}
 	case *expr.Between:
 		if ci, ok := ch.onThis(x.E); ok && !x.Not && ch.usable(x.Lo, x.Hi) {
-			return ci, []orRange{{lo: x.Lo, hi: x.Hi, loIncl: true, hiIncl: true}}, true
+			return ci, []exec.OrRange{{Lo: x.Lo, Hi: x.Hi, LoIncl: true, HiIncl: true}}, true
 		}
 	case *expr.In:
 		if ci, ok := ch.onThis(x.E); ok && !x.Not && ch.usable(x.List...) {
-			var rs []orRange
+			var rs []exec.OrRange
 			for _, v := range x.List {
-				rs = append(rs, orRange{lo: v, hi: v, loIncl: true, hiIncl: true})
+				rs = append(rs, exec.OrRange{Lo: v, Hi: v, LoIncl: true, HiIncl: true})
 			}
 			return ci, rs, true
 		}
@@ -375,7 +376,7 @@ func indexHints(allowed map[*catalog.Index]bool, tbl *catalog.Table, hints []*as
 // indexCandidate builds the candidate of one index: equality on its leading columns, then the
 // best kind of access the bounds allow, scored. It returns nil when the index does not help.
 func (ch *accessChooser) indexCandidate(ix *catalog.Index) *accessCandidate {
-	c := &accessCandidate{ix: ix, kind: accRange}
+	c := &accessCandidate{ix: ix, kind: exec.AccRange}
 	ch.eqPrefix(c)
 	if n := len(c.eq); n == len(ix.Offsets) {
 		ch.pointGet(c)
@@ -400,7 +401,7 @@ func (ch *accessChooser) eqPrefix(c *accessCandidate) {
 		var eq *bound
 		for bi := range ch.bounds {
 			b := &ch.bounds[bi]
-			if b.col-ch.lv.off == colOff && (b.op == opcode.EQ || b.isIn && len(b.vals) == 1) {
+			if b.col-ch.lv.Off == colOff && (b.op == opcode.EQ || b.isIn && len(b.vals) == 1) {
 				eq = b
 				break
 			}
@@ -416,7 +417,7 @@ func (ch *accessChooser) eqPrefix(c *accessCandidate) {
 // on a non-unique one it stays a range scan over the equal prefix.
 func (ch *accessChooser) pointGet(c *accessCandidate) {
 	if c.ix.Primary || c.ix.Unique {
-		c.kind = accPoint
+		c.kind = exec.AccPoint
 	}
 }
 
@@ -424,8 +425,8 @@ func (ch *accessChooser) pointGet(c *accessCandidate) {
 // batch of seeks.
 func (ch *accessChooser) batchPointGet(c *accessCandidate, colOff int) bool {
 	for bi := range ch.bounds {
-		if b := &ch.bounds[bi]; b.col-ch.lv.off == colOff && b.isIn {
-			c.kind, c.in = accBatch, b.vals
+		if b := &ch.bounds[bi]; b.col-ch.lv.Off == colOff && b.isIn {
+			c.kind, c.in = exec.AccBatch, b.vals
 			return true
 		}
 	}
@@ -437,7 +438,7 @@ func (ch *accessChooser) batchPointGet(c *accessCandidate, colOff int) bool {
 func (ch *accessChooser) rangeScan(c *accessCandidate, colOff int) bool {
 	for bi := range ch.bounds {
 		b := &ch.bounds[bi]
-		if b.col-ch.lv.off != colOff {
+		if b.col-ch.lv.Off != colOff {
 			continue
 		}
 		switch {
@@ -458,8 +459,8 @@ func (ch *accessChooser) rangeScan(c *accessCandidate, colOff int) bool {
 // neither an IN list nor a range bounds it.
 func (ch *accessChooser) multiRangeScan(c *accessCandidate, colOff int) {
 	for _, ob := range ch.ors {
-		if ob.col-ch.lv.off == colOff {
-			c.kind, c.ors = accRanges, ob.ranges
+		if ob.col-ch.lv.Off == colOff {
+			c.kind, c.ors = exec.AccRanges, ob.ranges
 			return
 		}
 	}
@@ -469,8 +470,8 @@ func (ch *accessChooser) multiRangeScan(c *accessCandidate, colOff int) {
 // holds every column of the level the query reads: an index-only read, no lookup per row.
 func (ch *accessChooser) covers(ix *catalog.Index) bool {
 	pk := ch.tbl.Indexes[0]
-	for i := ch.lv.off; i < ch.lv.off+ch.lv.width; i++ {
-		if co := i - ch.lv.off; ch.sc.cols[i].used && !slices.Contains(ix.Offsets, co) && !slices.Contains(pk.Offsets, co) {
+	for i := ch.lv.Off; i < ch.lv.Off+ch.lv.Width; i++ {
+		if co := i - ch.lv.Off; ch.sc.cols[i].used && !slices.Contains(ix.Offsets, co) && !slices.Contains(pk.Offsets, co) {
 			return false
 		}
 	}
@@ -483,7 +484,7 @@ func (ch *accessChooser) covers(ix *catalog.Index) bool {
 // delivered, the sort is dropped and the scan runs in the ORDER BY's direction.
 func (ch *accessChooser) orderedScan(best *accessCandidate) *accessCandidate {
 	pl := ch.pl
-	if ch.li != 0 || !pl.sortNeeded || pl.grouped {
+	if ch.li != 0 || !pl.SortNeeded || pl.Grouped {
 		return best
 	}
 	orderCols, desc, ok := orderColumns(pl, ch.lv)
@@ -491,8 +492,8 @@ func (ch *accessChooser) orderedScan(best *accessCandidate) *accessCandidate {
 		return best
 	}
 	if ch.deliversOrder(best, orderCols) {
-		pl.sortNeeded = false
-	} else if pl.limit != nil && orderedScanBeats(best) {
+		pl.SortNeeded = false
+	} else if pl.Limit != nil && orderedScanBeats(best) {
 		for _, ix := range ch.tbl.Indexes {
 			if !ch.allowed[ix] {
 				continue
@@ -503,20 +504,20 @@ func (ch *accessChooser) orderedScan(best *accessCandidate) *accessCandidate {
 			}
 			c := best
 			if best == nil || best.ix != ix {
-				c = &accessCandidate{ix: ix, kind: accRange}
+				c = &accessCandidate{ix: ix, kind: exec.AccRange}
 				if !ix.Primary {
 					c.covering = ch.covers(ix)
 				}
 			}
 			if ch.deliversOrder(c, orderCols) {
 				best = c
-				pl.sortNeeded = false
+				pl.SortNeeded = false
 				break
 			}
 		}
 	}
-	if !pl.sortNeeded && best != nil {
-		ch.lv.acc.reverse = desc
+	if !pl.SortNeeded && best != nil {
+		ch.lv.Acc.Reverse = desc
 	}
 	return best
 }
@@ -528,7 +529,7 @@ func (ch *accessChooser) deliversOrder(c *accessCandidate, orderCols []int) bool
 	if c == nil {
 		return false
 	}
-	if c.kind == accPoint {
+	if c.kind == exec.AccPoint {
 		return true
 	}
 	pk := ch.tbl.Indexes[0]
@@ -559,20 +560,20 @@ func (ch *accessChooser) deliversOrder(c *accessCandidate, orderCols []int) bool
 
 // orderColumns returns the table columns (offsets in the table) of ORDER BY if they are all plain
 // columns of level lv in one direction.
-func orderColumns(pl *selectPlan, lv *level) ([]int, bool, bool) {
+func orderColumns(pl *exec.Select, lv *exec.Level) ([]int, bool, bool) {
 	var cols []int
 	desc := false
-	for i, k := range pl.order {
-		ce, ok := pl.proj[k.idx].(*expr.Col)
-		if !ok || ce.Idx < lv.off || ce.Idx >= lv.off+lv.width {
+	for i, k := range pl.Order {
+		ce, ok := pl.Proj[k.Idx].(*expr.Col)
+		if !ok || ce.Idx < lv.Off || ce.Idx >= lv.Off+lv.Width {
 			return nil, false, false
 		}
 		if i == 0 {
-			desc = k.desc
-		} else if k.desc != desc {
+			desc = k.Desc
+		} else if k.Desc != desc {
 			return nil, false, false
 		}
-		cols = append(cols, ce.Idx-lv.off)
+		cols = append(cols, ce.Idx-lv.Off)
 	}
 	return cols, desc, true
 }
@@ -589,35 +590,4 @@ func flipOp(op opcode.Op) opcode.Op {
 		return opcode.LE
 	}
 	return op
-}
-
-// describe renders an access for EXPLAIN.
-func (a *access) describe() string {
-	var kind string
-	switch a.kind {
-	case accFull:
-		kind = "full scan"
-	case accPoint:
-		kind = "point get"
-	case accBatch:
-		kind = "batch point get"
-	case accRanges:
-		kind = fmt.Sprintf("multi-range scan (%d ranges)", len(a.ors))
-	case accRange:
-		kind = "range scan"
-		if len(a.eq) == 0 && a.lo == nil && a.hi == nil {
-			kind = "index full scan"
-		}
-	}
-	s := fmt.Sprintf("%s on %s", kind, a.idx.Name)
-	if a.covering {
-		s += " (covering)"
-	}
-	if a.reverse {
-		s += " (reverse)"
-	}
-	if a.lock != 0 {
-		s += " (locking)"
-	}
-	return s
 }

@@ -9,6 +9,7 @@ import (
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -23,7 +24,7 @@ type prepared struct {
 	id      uint32
 	stmt    ast.StmtNode
 	nParams int
-	plan    *selectPlan
+	plan    *exec.Select
 	planVer uint64
 	planDB  string
 	dbs     []string       // databases the plan reads: their metadata locks are taken before each run
@@ -72,7 +73,7 @@ func (s *Session) Prepare(ctx context.Context, text string) (proto.StmtInfo, err
 	}
 	info := proto.StmtInfo{ID: p.id, Params: p.nParams}
 	if p.plan != nil {
-		info.Columns = p.plan.cols[:p.plan.nVisible]
+		info.Columns = p.plan.Cols[:p.plan.NVisible]
 	}
 	return info, nil
 }

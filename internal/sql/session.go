@@ -16,6 +16,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
@@ -661,31 +662,31 @@ func (s *Session) runQuery(env *expr.Env, n ast.ResultSetNode, w proto.ResultWri
 	return s.stmtScope(env, func() error { return s.streamPlan(env, pl, w, more) })
 }
 
-func (s *Session) planQuery(n ast.ResultSetNode) (*selectPlan, error) {
+func (s *Session) planQuery(n ast.ResultSetNode) (*exec.Select, error) {
 	return (&planner{s: s}).planResultSet(n, nil)
 }
 
-func (s *Session) streamPlan(env *expr.Env, pl *selectPlan, w proto.ResultWriter, more bool) error {
-	it, err := pl.open(env)
+func (s *Session) streamPlan(env *expr.Env, pl *exec.Select, w proto.ResultWriter, more bool) error {
+	it, err := pl.Open(env)
 	if err != nil {
 		return err
 	}
-	defer it.close()
+	defer it.Close()
 	// Read the first row before sending the header, so an error in it becomes an ERR packet.
-	first, err := it.next()
+	first, err := it.Next()
 	if err != nil {
 		return err
 	}
-	if err := w.Columns(pl.cols[:pl.nVisible]); err != nil {
+	if err := w.Columns(pl.Cols[:pl.NVisible]); err != nil {
 		return err
 	}
 	n := int64(0)
 	for r := first; r != nil; {
-		if err := w.Row(r[:pl.nVisible]); err != nil {
+		if err := w.Row(r[:pl.NVisible]); err != nil {
 			return err
 		}
 		n++
-		if r, err = it.next(); err != nil {
+		if r, err = it.Next(); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/infoschema"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
@@ -27,13 +28,13 @@ type vcol struct {
 func stringCol(name string) vcol { return vcol{name, expr.TString} }
 func intCol(name string) vcol    { return vcol{name, expr.TInt} }
 
-func staticPlan(cols []vcol, rows func(env *expr.Env) ([][]types.Value, error)) *selectPlan {
-	pl := &selectPlan{static: rows}
+func staticPlan(cols []vcol, rows func(env *expr.Env) ([][]types.Value, error)) *exec.Select {
+	pl := &exec.Select{Static: rows}
 	for i, c := range cols {
-		pl.cols = append(pl.cols, resultColumn(c.name, nil, c.t))
-		pl.proj = append(pl.proj, &expr.Col{Typed: expr.Typed{T: c.t}, Idx: i, Name: c.name})
+		pl.Cols = append(pl.Cols, resultColumn(c.name, nil, c.t))
+		pl.Proj = append(pl.Proj, &expr.Col{Typed: expr.Typed{T: c.t}, Idx: i, Name: c.name})
 	}
-	pl.nVisible = len(cols)
+	pl.NVisible = len(cols)
 	return pl
 }
 
@@ -51,7 +52,7 @@ func intVal(i int64) types.Value     { return types.NewInt(i) }
 
 // virtualTable returns the plan of an information_schema (or mysql) table, listing only what the
 // session may see (acl_tables.go).
-func (s *Session) virtualTable(db, name string) (*selectPlan, bool) {
+func (s *Session) virtualTable(db, name string) (*exec.Select, bool) {
 	pl, ok := s.virtualTableAll(db, name)
 	if ok && strings.EqualFold(db, "information_schema") {
 		pl = s.filterListing(name, pl)
@@ -59,7 +60,7 @@ func (s *Session) virtualTable(db, name string) (*selectPlan, bool) {
 	return pl, ok
 }
 
-func (s *Session) virtualTableAll(db, name string) (*selectPlan, bool) {
+func (s *Session) virtualTableAll(db, name string) (*exec.Select, bool) {
 	if pl, ok := s.clusterTable(db, name); ok {
 		return pl, true
 	}
@@ -234,7 +235,7 @@ func (s *Session) processRows() [][]types.Value {
 
 // show runs SHOW statements.
 func (s *Session) show(env *expr.Env, x *ast.ShowStmt, w proto.ResultWriter, more bool) error {
-	var pl *selectPlan
+	var pl *exec.Select
 	cat := s.catalog()
 	like := func(name string) bool {
 		if x.Pattern == nil {
@@ -654,7 +655,7 @@ func (s *Session) explain(env *expr.Env, x *ast.ExplainStmt, w proto.ResultWrite
 	if sh, ok := x.Stmt.(*ast.ShowStmt); ok {
 		return s.show(env, sh, w, more)
 	}
-	var pl *selectPlan
+	var pl *exec.Select
 	var err error
 	switch st := x.Stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
@@ -682,47 +683,47 @@ func (s *Session) explain(env *expr.Env, x *ast.ExplainStmt, w proto.ResultWrite
 	return s.streamPlan(env, out, w, more)
 }
 
-func explainRows(pl *selectPlan, id int64) [][]types.Value {
+func explainRows(pl *exec.Select, id int64) [][]types.Value {
 	var rows [][]types.Value
-	if pl.union != nil {
-		for i, p := range pl.union.parts {
+	if pl.Union != nil {
+		for i, p := range pl.Union.Parts {
 			rows = append(rows, explainRows(p, id+int64(i))...)
 		}
 		return rows
 	}
-	for i, lv := range pl.levels {
+	for i, lv := range pl.Levels {
 		var extra []string
-		if lv.left {
+		if lv.Left {
 			extra = append(extra, "left join")
 		}
-		if lv.filter != nil {
+		if lv.Filter != nil {
 			extra = append(extra, "filter")
 		}
 		if i == 0 {
-			if pl.grouped {
+			if pl.Grouped {
 				extra = append(extra, "aggregate")
 			}
-			if pl.sortNeeded {
+			if pl.SortNeeded {
 				extra = append(extra, "sort")
 			}
-			if pl.distinct {
+			if pl.Distinct {
 				extra = append(extra, "distinct")
 			}
-			if pl.limit != nil {
+			if pl.Limit != nil {
 				extra = append(extra, "limit")
 			}
 		}
 		acc := "derived"
-		if lv.acc != nil {
-			acc = lv.acc.describe()
+		if lv.Acc != nil {
+			acc = lv.Acc.Describe()
 		}
 		ex := strings.Join(extra, ", ")
 		if ex == "" {
 			ex = "-"
 		}
-		rows = append(rows, []types.Value{intVal(id), stringVal(lv.alias), stringVal(acc), stringVal(ex)})
+		rows = append(rows, []types.Value{intVal(id), stringVal(lv.Alias), stringVal(acc), stringVal(ex)})
 	}
-	if len(pl.levels) == 0 {
+	if len(pl.Levels) == 0 {
 		rows = append(rows, []types.Value{intVal(id), types.Null, stringVal("no table"), stringVal("")})
 	}
 	return rows

@@ -17,7 +17,7 @@ func (s *Session) viewColumns(v *catalog.View) ([]proto.Column, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sp.cols[:sp.nVisible], nil
+	return sp.Cols[:sp.NVisible], nil
 }
 
 // viewAsTable describes a view as a table without indexes (for SHOW COLUMNS).

@@ -8,6 +8,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/format"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -134,7 +135,7 @@ func (d *ddlCtx) dropView(v *catalog.View) {
 const maxViewDepth = 32
 
 // planView plans a view's SELECT as a derived table.
-func (p *planner) planView(v *catalog.View, depth int) (*selectPlan, error) {
+func (p *planner) planView(v *catalog.View, depth int) (*exec.Select, error) {
 	if depth >= maxViewDepth {
 		return nil, sqlerr.New(sqlerr.ErrViewInvalid, "View '%s.%s' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", v.DB, v.Name)
 	}
@@ -172,10 +173,10 @@ func (p *planner) planView(v *catalog.View, depth int) (*selectPlan, error) {
 		return nil, err
 	}
 	seen := map[string]bool{}
-	for i := 0; i < sp.nVisible; i++ {
-		n := strings.ToLower(sp.cols[i].Name)
+	for i := 0; i < sp.NVisible; i++ {
+		n := strings.ToLower(sp.Cols[i].Name)
 		if seen[n] {
-			return nil, sqlerr.New(sqlerr.ErrDupFieldName, "Duplicate column name '%s'", sp.cols[i].Name)
+			return nil, sqlerr.New(sqlerr.ErrDupFieldName, "Duplicate column name '%s'", sp.Cols[i].Name)
 		}
 		seen[n] = true
 	}

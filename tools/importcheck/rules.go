@@ -47,6 +47,8 @@ var externals = []external{
 	{Prefix: "github.com/cockroachdb/pebble/v2", Except: []string{"github.com/cockroachdb/pebble/v2/vfs"},
 		Layers: []string{"engine", "programs"}, Why: "the storage engine's library: only internal/engine wraps it"},
 	{Prefix: "go.etcd.io/bbolt", Layers: []string{"engine", "programs"}, Why: "the B-tree engine's library, likewise"},
+	{Prefix: "github.com/pingcap/tidb/pkg/parser/ast", Layers: []string{"sql", "sql-stmt", "sql-plan", "programs"},
+		Why: "the parser's syntax tree: bound above sql/exec, so plans and compiled expressions hold none"},
 }
 
 // leaves are the small packages every layer may use.

@@ -51,7 +51,7 @@ const (
 	SubAll
 )
 
-// Subplan runs a planned subquery to completion in env (the planner's *selectPlan): the seam that
+// Subplan runs a planned subquery to completion in env (sql/exec's *Select): the seam that
 // keeps expressions below the planner and the executor.
 type subplan interface {
 	Materialize(env *Env) ([][]types.Value, error)

@@ -7,9 +7,9 @@
 //     DATA_TYPE (which JDBC's DatabaseMetaData reads), TABLE_CONSTRAINTS and KEY_COLUMN_USAGE rows of
 //     foreign keys and CHECKs, VIEWS, the view rows of TABLES, SHOW INDEX (and STATISTICS), SHOW
 //     CHARACTER SET and SHOW COLLATION.
-//  2. Not yet: the table definitions and the planner's entry (today Session.virtualTable in
-//     internal/sql/show.go returns a *selectPlan, the planner's type, so it cannot move before the
-//     plan/exec split gives the virtual-table scan a type below this layer). The planner already
+//  2. Not yet: the table definitions and the planner's entry (Session.virtualTable in
+//     internal/sql/show.go returns an *exec.Select whose Static function produces the rows: since
+//     the exec split that type is below this layer, so the tables can move). The planner already
 //     calls through a virtualTables interface (internal/sql/plan.go); the cut: its result becomes
 //     columns and a row source, an infoschema type implements it and the facade wires it in, and a consumer-side Session interface here (current db, catalog snapshot, the
 //     user's privilege check for filtering, process list, status, cluster members, warnings).

@@ -1,4 +1,4 @@
-package sql
+package exec
 
 import (
 	"bytes"
@@ -16,35 +16,35 @@ import (
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
-// open starts executing a plan. outer is the enclosing query's current row (correlated subqueries).
-func (pl *selectPlan) open(env *expr.Env) (rowIter, error) {
-	if pl.union != nil {
-		return pl.union.open(env)
+// Open starts executing a plan. outer is the enclosing query's current row (correlated subqueries).
+func (pl *Select) Open(env *expr.Env) (RowIter, error) {
+	if pl.Union != nil {
+		return pl.Union.open(env)
 	}
-	var it rowIter = &joinIter{pl: pl, env: env}
-	if pl.static != nil {
-		rows, err := pl.static(env)
+	var it RowIter = &joinIter{pl: pl, env: env}
+	if pl.Static != nil {
+		rows, err := pl.Static(env)
 		if err != nil {
 			return nil, err
 		}
 		it = &sliceIter{rows: rows}
 	}
-	if pl.where != nil {
-		it = &filterIter{src: it, env: env, cond: pl.where}
+	if pl.Where != nil {
+		it = &filterIter{src: it, env: env, cond: pl.Where}
 	}
-	if pl.grouped {
+	if pl.Grouped {
 		it = &aggIter{pl: pl, env: env, src: it}
-		if pl.having != nil {
-			it = &filterIter{src: it, env: env, cond: pl.having}
+		if pl.Having != nil {
+			it = &filterIter{src: it, env: env, cond: pl.Having}
 		}
 	}
-	it = &projIter{src: it, env: env, proj: pl.proj}
-	if pl.distinct {
-		it = &distinctIter{src: it, env: env, n: pl.nVisible, seen: map[string]struct{}{}, colls: projColls(pl)}
+	it = &projIter{src: it, env: env, proj: pl.Proj}
+	if pl.Distinct {
+		it = &distinctIter{src: it, env: env, n: pl.NVisible, seen: map[string]struct{}{}, colls: projColls(pl)}
 	}
 	limit, offset := int64(-1), int64(0)
-	if pl.limit != nil {
-		v, err := pl.limit.Eval(env, nil)
+	if pl.Limit != nil {
+		v, err := pl.Limit.Eval(env, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -53,28 +53,28 @@ func (pl *selectPlan) open(env *expr.Env) (rowIter, error) {
 			limit = 0
 		}
 	}
-	if pl.offset != nil {
-		v, err := pl.offset.Eval(env, nil)
+	if pl.Offset != nil {
+		v, err := pl.Offset.Eval(env, nil)
 		if err != nil {
 			return nil, err
 		}
 		offset = max(types.ToIntLenient(v), 0)
 	}
-	if pl.sortNeeded {
-		it = &sortIter{src: it, env: env, keys: pl.order, colls: projColls(pl), limit: limit, offset: offset}
+	if pl.SortNeeded {
+		it = &sortIter{src: it, env: env, keys: pl.Order, colls: projColls(pl), limit: limit, offset: offset}
 	}
 	if limit >= 0 || offset > 0 {
 		it = &limitIter{src: it, limit: limit, offset: offset}
 	}
-	if len(pl.proj) > pl.nVisible {
-		it = &trimIter{src: it, n: pl.nVisible}
+	if len(pl.Proj) > pl.NVisible {
+		it = &trimIter{src: it, n: pl.NVisible}
 	}
 	return it, nil
 }
 
-func projColls(pl *selectPlan) []*types.Collation {
-	out := make([]*types.Collation, len(pl.proj))
-	for i, e := range pl.proj {
+func projColls(pl *Select) []*types.Collation {
+	out := make([]*types.Collation, len(pl.Proj))
+	for i, e := range pl.Proj {
 		t := e.Type()
 		if expr.IsStringType(t) && t.Collation != "" {
 			out[i], _ = types.LookupCollation(t.Collation)
@@ -85,12 +85,12 @@ func projColls(pl *selectPlan) []*types.Collation {
 
 // joinIter runs the FROM levels as nested loops and yields combined rows.
 type joinIter struct {
-	pl      *selectPlan
+	pl      *Select
 	env     *expr.Env
 	cache   [][][]types.Value // per level: filtered rows of an independent inner level, read once
 	nocache []bool
 	row     []types.Value
-	its     []rowIter
+	its     []RowIter
 	state   []uint8 // per level: 0 need open, 1 iterating, 2 null row emitted / exhausted
 	matched []bool
 	depth   int
@@ -100,9 +100,9 @@ type joinIter struct {
 	matBytes []int64
 }
 
-func (j *joinIter) next() ([]types.Value, error) {
+func (j *joinIter) Next() ([]types.Value, error) {
 	pl := j.pl
-	n := len(pl.levels)
+	n := len(pl.Levels)
 	if j.done {
 		return nil, nil
 	}
@@ -112,8 +112,8 @@ func (j *joinIter) next() ([]types.Value, error) {
 	}
 	if !j.started {
 		j.started = true
-		j.row = make([]types.Value, pl.width)
-		j.its = make([]rowIter, n)
+		j.row = make([]types.Value, pl.Width)
+		j.its = make([]RowIter, n)
 		j.state = make([]uint8, n)
 		j.matched = make([]bool, n)
 	} else {
@@ -127,7 +127,7 @@ func (j *joinIter) next() ([]types.Value, error) {
 			return nil, err
 		}
 		L := j.depth
-		lv := pl.levels[L]
+		lv := pl.Levels[L]
 		if j.state[L] == 0 {
 			it, err := j.openLevel(lv)
 			if err != nil {
@@ -138,15 +138,15 @@ func (j *joinIter) next() ([]types.Value, error) {
 		var r []types.Value
 		if j.state[L] == 1 {
 			var err error
-			if r, err = j.its[L].next(); err != nil {
+			if r, err = j.its[L].Next(); err != nil {
 				return nil, err
 			}
 			if r == nil {
-				j.its[L].close()
+				j.its[L].Close()
 				j.its[L] = nil
-				if lv.left && !j.matched[L] {
+				if lv.Left && !j.matched[L] {
 					j.state[L] = 2
-					for i := lv.off; i < lv.off+lv.width; i++ {
+					for i := lv.Off; i < lv.Off+lv.Width; i++ {
 						j.row[i] = types.Null
 					}
 					if out, ok := j.descend(L); ok {
@@ -162,9 +162,9 @@ func (j *joinIter) next() ([]types.Value, error) {
 				j.depth--
 				continue
 			}
-			copy(j.row[lv.off:lv.off+lv.width], r)
-			if lv.filter != nil {
-				v, err := lv.filter.Eval(j.env, j.row)
+			copy(j.row[lv.Off:lv.Off+lv.Width], r)
+			if lv.Filter != nil {
+				v, err := lv.Filter.Eval(j.env, j.row)
 				if err != nil {
 					return nil, err
 				}
@@ -190,7 +190,7 @@ func (j *joinIter) next() ([]types.Value, error) {
 
 // descend moves to the next level, or returns a copy of the row when the last level is placed.
 func (j *joinIter) descend(L int) ([]types.Value, bool) {
-	if L == len(j.pl.levels)-1 {
+	if L == len(j.pl.Levels)-1 {
 		out := make([]types.Value, len(j.row))
 		copy(out, j.row)
 		return out, true
@@ -204,33 +204,33 @@ func (j *joinIter) descend(L int) ([]types.Value, bool) {
 // read again for each outer row.
 const maxJoinCacheRows = 100000
 
-func (j *joinIter) openLevel(lv *level) (rowIter, error) {
-	if lv.acc != nil {
+func (j *joinIter) openLevel(lv *Level) (RowIter, error) {
+	if lv.Acc != nil {
 		L := j.depth
-		if !lv.indep || L == 0 {
-			return lv.acc.open(j.env, j.row)
+		if !lv.Indep || L == 0 {
+			return lv.Acc.open(j.env, j.row)
 		}
 		// An inner level that depends on no earlier level yields the same rows for every outer row:
 		// read and filter it once (block nested loop), not once per outer row.
 		if j.cache == nil {
-			j.cache = make([][][]types.Value, len(j.pl.levels))
-			j.nocache = make([]bool, len(j.pl.levels))
+			j.cache = make([][][]types.Value, len(j.pl.Levels))
+			j.nocache = make([]bool, len(j.pl.Levels))
 		}
 		if j.cache[L] != nil {
 			return &sliceIter{rows: j.cache[L]}, nil
 		}
 		if j.nocache[L] {
-			return lv.acc.open(j.env, j.row)
+			return lv.Acc.open(j.env, j.row)
 		}
-		it, err := lv.acc.open(j.env, j.row)
+		it, err := lv.Acc.open(j.env, j.row)
 		if err != nil {
 			return nil, err
 		}
-		defer it.close()
-		tmp := make([]types.Value, j.pl.width)
+		defer it.Close()
+		tmp := make([]types.Value, j.pl.Width)
 		rows := [][]types.Value{}
 		for {
-			r, err := it.next()
+			r, err := it.Next()
 			if err != nil {
 				return nil, err
 			}
@@ -240,9 +240,9 @@ func (j *joinIter) openLevel(lv *level) (rowIter, error) {
 			if err := j.env.CheckKilled(); err != nil {
 				return nil, err
 			}
-			if lv.filter != nil {
-				copy(tmp[lv.off:lv.off+lv.width], r)
-				v, err := lv.filter.Eval(j.env, tmp)
+			if lv.Filter != nil {
+				copy(tmp[lv.Off:lv.Off+lv.Width], r)
+				v, err := lv.Filter.Eval(j.env, tmp)
 				if err != nil {
 					return nil, err
 				}
@@ -256,21 +256,22 @@ func (j *joinIter) openLevel(lv *level) (rowIter, error) {
 			}
 			if len(rows) > maxJoinCacheRows {
 				j.nocache[L] = true
-				return lv.acc.open(j.env, j.row)
+				return lv.Acc.open(j.env, j.row)
 			}
 		}
 		j.cache[L] = rows
 		return &sliceIter{rows: rows}, nil
 	}
-	// Derived table or virtual table: materialize once per execution.
+	// Derived table or virtual table: materialized each time the level opens (for an inner level,
+	// once per outer row).
 	// The level's previous rows are garbage once it is opened again: its memory is given back.
 	if j.matBytes == nil {
-		j.matBytes = make([]int64, len(j.pl.levels))
+		j.matBytes = make([]int64, len(j.pl.Levels))
 	}
 	tr := j.env.Tracker()
 	tr.Shrink(j.matBytes[j.depth])
 	before := tr.Used()
-	rows, err := materialize(j.env, lv.sub)
+	rows, err := Materialize(j.env, lv.Sub)
 	if err != nil {
 		return nil, err
 	}
@@ -278,25 +279,25 @@ func (j *joinIter) openLevel(lv *level) (rowIter, error) {
 	return &sliceIter{rows: rows}, nil
 }
 
-func (j *joinIter) close() {
+func (j *joinIter) Close() {
 	for i, it := range j.its {
 		if it != nil {
-			it.close()
+			it.Close()
 			j.its[i] = nil
 		}
 	}
 }
 
-// materialize runs a plan to completion (derived tables, subqueries).
-func materialize(env *expr.Env, pl *selectPlan) ([][]types.Value, error) {
-	it, err := pl.open(env)
+// Materialize runs a plan to completion (derived tables, subqueries).
+func Materialize(env *expr.Env, pl *Select) ([][]types.Value, error) {
+	it, err := pl.Open(env)
 	if err != nil {
 		return nil, err
 	}
-	defer it.close()
+	defer it.Close()
 	var rows [][]types.Value
 	for {
-		r, err := it.next()
+		r, err := it.Next()
 		if err != nil {
 			return nil, err
 		}
@@ -318,7 +319,7 @@ type sliceIter struct {
 	i    int
 }
 
-func (s *sliceIter) next() ([]types.Value, error) {
+func (s *sliceIter) Next() ([]types.Value, error) {
 	if s.i >= len(s.rows) {
 		return nil, nil
 	}
@@ -326,17 +327,17 @@ func (s *sliceIter) next() ([]types.Value, error) {
 	s.i++
 	return r, nil
 }
-func (s *sliceIter) close() {}
+func (s *sliceIter) Close() {}
 
 type filterIter struct {
-	src  rowIter
+	src  RowIter
 	env  *expr.Env
 	cond expr.Expr
 }
 
-func (f *filterIter) next() ([]types.Value, error) {
+func (f *filterIter) Next() ([]types.Value, error) {
 	for {
-		r, err := f.src.next()
+		r, err := f.src.Next()
 		if err != nil || r == nil {
 			return nil, err
 		}
@@ -353,16 +354,16 @@ func (f *filterIter) next() ([]types.Value, error) {
 		}
 	}
 }
-func (f *filterIter) close() { f.src.close() }
+func (f *filterIter) Close() { f.src.Close() }
 
 type projIter struct {
-	src  rowIter
+	src  RowIter
 	env  *expr.Env
 	proj []expr.Expr
 }
 
-func (p *projIter) next() ([]types.Value, error) {
-	r, err := p.src.next()
+func (p *projIter) Next() ([]types.Value, error) {
+	r, err := p.src.Next()
 	if err != nil || r == nil {
 		return nil, err
 	}
@@ -374,31 +375,31 @@ func (p *projIter) next() ([]types.Value, error) {
 	}
 	return out, nil
 }
-func (p *projIter) close() { p.src.close() }
+func (p *projIter) Close() { p.src.Close() }
 
 type trimIter struct {
-	src rowIter
+	src RowIter
 	n   int
 }
 
-func (t *trimIter) next() ([]types.Value, error) {
-	r, err := t.src.next()
+func (t *trimIter) Next() ([]types.Value, error) {
+	r, err := t.src.Next()
 	if err != nil || r == nil {
 		return nil, err
 	}
 	return r[:t.n], nil
 }
-func (t *trimIter) close() { t.src.close() }
+func (t *trimIter) Close() { t.src.Close() }
 
 type limitIter struct {
-	src           rowIter
+	src           RowIter
 	limit, offset int64
 	n             int64
 }
 
-func (l *limitIter) next() ([]types.Value, error) {
+func (l *limitIter) Next() ([]types.Value, error) {
 	for l.offset > 0 {
-		r, err := l.src.next()
+		r, err := l.src.Next()
 		if err != nil || r == nil {
 			return nil, err
 		}
@@ -407,14 +408,14 @@ func (l *limitIter) next() ([]types.Value, error) {
 	if l.limit >= 0 && l.n >= l.limit {
 		return nil, nil
 	}
-	r, err := l.src.next()
+	r, err := l.src.Next()
 	if err != nil || r == nil {
 		return nil, err
 	}
 	l.n++
 	return r, nil
 }
-func (l *limitIter) close() { l.src.close() }
+func (l *limitIter) Close() { l.src.Close() }
 
 // groupKey appends a key under which equal values (by SQL comparison) collide: numbers of any kind
 // by their exact decimal value, strings by their collation key.
@@ -455,7 +456,7 @@ func appendLen(buf []byte, n int) []byte {
 }
 
 type distinctIter struct {
-	src   rowIter
+	src   RowIter
 	env   *expr.Env
 	n     int
 	seen  map[string]struct{}
@@ -463,9 +464,9 @@ type distinctIter struct {
 	buf   []byte
 }
 
-func (d *distinctIter) next() ([]types.Value, error) {
+func (d *distinctIter) Next() ([]types.Value, error) {
 	for {
-		r, err := d.src.next()
+		r, err := d.src.Next()
 		if err != nil || r == nil {
 			return nil, err
 		}
@@ -487,14 +488,14 @@ func (d *distinctIter) next() ([]types.Value, error) {
 		return r, nil
 	}
 }
-func (d *distinctIter) close() { d.src.close() }
+func (d *distinctIter) Close() { d.src.Close() }
 
 // sortIter sorts its input (stable, NULLs first ascending as MySQL). With a LIMIT it keeps only
 // offset+limit rows.
 type sortIter struct {
-	src           rowIter
+	src           RowIter
 	env           *expr.Env
-	keys          []sortKey
+	keys          []SortKey
 	colls         []*types.Collation
 	limit, offset int64
 	rows          [][]types.Value
@@ -502,11 +503,11 @@ type sortIter struct {
 	loaded        bool
 }
 
-func (s *sortIter) next() ([]types.Value, error) {
+func (s *sortIter) Next() ([]types.Value, error) {
 	if !s.loaded {
 		s.loaded = true
 		for {
-			r, err := s.src.next()
+			r, err := s.src.Next()
 			if err != nil {
 				return nil, err
 			}
@@ -532,14 +533,14 @@ func (s *sortIter) next() ([]types.Value, error) {
 	s.i++
 	return r, nil
 }
-func (s *sortIter) close() { s.src.close() }
+func (s *sortIter) Close() { s.src.Close() }
 
 // sortRows sorts stably. Strings under a non-binary collation are compared by their collation keys,
 // computed once per row rather than once per comparison.
 func (s *sortIter) sortRows() error {
 	keyed := false
 	for _, k := range s.keys {
-		if c := s.colls[k.idx]; c != nil && !c.IsBinary() {
+		if c := s.colls[k.Idx]; c != nil && !c.IsBinary() {
 			keyed = true
 		}
 	}
@@ -563,8 +564,8 @@ func (s *sortIter) sortRows() error {
 		krs[i].row = r
 		krs[i].keys = make([][]byte, len(s.keys))
 		for j, k := range s.keys {
-			v := r[k.idx]
-			if c := s.colls[k.idx]; c != nil && !c.IsBinary() && v.K == types.KindString {
+			v := r[k.Idx]
+			if c := s.colls[k.Idx]; c != nil && !c.IsBinary() && v.K == types.KindString {
 				krs[i].keys[j] = c.Key(nil, v.S)
 			}
 		}
@@ -577,7 +578,7 @@ func (s *sortIter) sortRows() error {
 				var c int
 				if x.keys[j] != nil && y.keys[j] != nil {
 					c = bytes.Compare(x.keys[j], y.keys[j])
-					if k.desc {
+					if k.Desc {
 						c = -c
 					}
 				} else {
@@ -599,9 +600,9 @@ func (s *sortIter) sortRows() error {
 	return nil
 }
 
-func compareRows(a, b []types.Value, keys []sortKey, colls []*types.Collation) int {
+func compareRows(a, b []types.Value, keys []SortKey, colls []*types.Collation) int {
 	for _, k := range keys {
-		x, y := a[k.idx], b[k.idx]
+		x, y := a[k.Idx], b[k.Idx]
 		var c int
 		switch {
 		case x.IsNull() && y.IsNull():
@@ -611,9 +612,9 @@ func compareRows(a, b []types.Value, keys []sortKey, colls []*types.Collation) i
 		case y.IsNull():
 			c = 1
 		default:
-			c = types.Compare(x, y, colls[k.idx])
+			c = types.Compare(x, y, colls[k.Idx])
 		}
-		if k.desc {
+		if k.Desc {
 			c = -c
 		}
 		if c != 0 {
@@ -626,9 +627,9 @@ func compareRows(a, b []types.Value, keys []sortKey, colls []*types.Collation) i
 // aggIter groups rows and computes aggregates. Each output row is the group's first input row
 // followed by the aggregate values, which is what post-aggregation expressions are compiled against.
 type aggIter struct {
-	pl     *selectPlan
+	pl     *Select
 	env    *expr.Env
-	src    rowIter
+	src    RowIter
 	out    [][]types.Value
 	i      int
 	loaded bool
@@ -662,7 +663,7 @@ type group struct {
 	states []aggState
 }
 
-func (a *aggIter) next() ([]types.Value, error) {
+func (a *aggIter) Next() ([]types.Value, error) {
 	if !a.loaded {
 		a.loaded = true
 		if err := a.load(); err != nil {
@@ -682,14 +683,14 @@ func (a *aggIter) load() error {
 	groups := map[string]*group{}
 	var order []*group
 	var key []byte
-	colls := make([]*types.Collation, len(pl.groupBy))
-	for i, e := range pl.groupBy {
+	colls := make([]*types.Collation, len(pl.GroupBy))
+	for i, e := range pl.GroupBy {
 		if t := e.Type(); expr.IsStringType(t) {
 			colls[i], _ = types.LookupCollation(t.Collation)
 		}
 	}
 	for {
-		r, err := a.src.next()
+		r, err := a.src.Next()
 		if err != nil {
 			return err
 		}
@@ -700,7 +701,7 @@ func (a *aggIter) load() error {
 			return err
 		}
 		key = key[:0]
-		for i, e := range pl.groupBy {
+		for i, e := range pl.GroupBy {
 			v, err := e.Eval(a.env, r)
 			if err != nil {
 				return err
@@ -709,69 +710,69 @@ func (a *aggIter) load() error {
 		}
 		g, ok := groups[string(key)]
 		if !ok {
-			if err := a.env.Grow(int64(len(key)) + expr.MapEntryOverhead + expr.RowBytes(r) + int64(len(pl.aggs))*aggStateBytes); err != nil {
+			if err := a.env.Grow(int64(len(key)) + expr.MapEntryOverhead + expr.RowBytes(r) + int64(len(pl.Aggs))*aggStateBytes); err != nil {
 				return err
 			}
-			g = &group{first: r, states: make([]aggState, len(pl.aggs))}
+			g = &group{first: r, states: make([]aggState, len(pl.Aggs))}
 			groups[string(key)] = g
 			order = append(order, g)
 		}
-		for i := range pl.aggs {
-			if err := a.accumulate(&pl.aggs[i], &g.states[i], r); err != nil {
+		for i := range pl.Aggs {
+			if err := a.accumulate(&pl.Aggs[i], &g.states[i], r); err != nil {
 				return err
 			}
 		}
 	}
-	if len(order) == 0 && len(pl.groupBy) == 0 {
+	if len(order) == 0 && len(pl.GroupBy) == 0 {
 		// Aggregates over no rows still return one row (COUNT 0, SUM NULL).
-		order = append(order, &group{first: make([]types.Value, pl.width), states: make([]aggState, len(pl.aggs))})
+		order = append(order, &group{first: make([]types.Value, pl.Width), states: make([]aggState, len(pl.Aggs))})
 	}
 	for _, g := range order {
 		if err := a.env.CheckKilled(); err != nil {
 			return err
 		}
-		row := make([]types.Value, pl.width+len(pl.aggs))
+		row := make([]types.Value, pl.Width+len(pl.Aggs))
 		copy(row, g.first)
-		for i := range pl.aggs {
-			row[pl.width+i] = a.finalize(&pl.aggs[i], &g.states[i])
+		for i := range pl.Aggs {
+			row[pl.Width+i] = a.finalize(&pl.Aggs[i], &g.states[i])
 		}
 		a.out = append(a.out, row)
 	}
 	return nil
 }
 
-func (a *aggIter) accumulate(spec *aggSpec, st *aggState, r []types.Value) error {
-	if spec.star {
+func (a *aggIter) accumulate(spec *Agg, st *aggState, r []types.Value) error {
+	if spec.Star {
 		st.count++
 		return nil
 	}
-	vals := make([]types.Value, len(spec.args))
-	for i, e := range spec.args {
+	vals := make([]types.Value, len(spec.Args))
+	for i, e := range spec.Args {
 		v, err := e.Eval(a.env, r)
 		if err != nil {
 			return err
 		}
 		vals[i] = v
 	}
-	nArgs := len(vals) - spec.nOrder
-	switch spec.fn {
+	nArgs := len(vals) - spec.NOrder
+	switch spec.Fn {
 	case "json_arrayagg":
 		// JSON aggregates keep NULLs (as JSON null).
 		st.count++
-		return a.jsonPart(spec, st, []types.Value{jsonAggValue(spec.args[0], vals[0])})
+		return a.jsonPart(spec, st, []types.Value{jsonAggValue(spec.Args[0], vals[0])})
 	case "json_objectagg":
 		if vals[0].IsNull() {
 			return sqlerr.New(sqlerr.ErrJSONNullMemberName, "JSON documents may not contain NULL member names.")
 		}
 		st.count++
-		return a.jsonPart(spec, st, []types.Value{types.NewString(types.ToString(vals[0])), jsonAggValue(spec.args[1], vals[1])})
+		return a.jsonPart(spec, st, []types.Value{types.NewString(types.ToString(vals[0])), jsonAggValue(spec.Args[1], vals[1])})
 	}
 	for _, v := range vals[:nArgs] {
 		if v.IsNull() {
 			return nil // aggregates skip NULLs (COUNT(a, b) counts rows where all are non-NULL)
 		}
 	}
-	if spec.distinct {
+	if spec.Distinct {
 		if dup, err := a.seenBefore(spec, st, vals[:nArgs]); err != nil || dup {
 			return err
 		}
@@ -782,7 +783,7 @@ func (a *aggIter) accumulate(spec *aggSpec, st *aggState, r []types.Value) error
 
 // seenBefore is DISTINCT inside an aggregate: it reports whether the group already had these
 // argument values, and remembers them if not (counted against the statement's memory quota).
-func (a *aggIter) seenBefore(spec *aggSpec, st *aggState, vals []types.Value) (bool, error) {
+func (a *aggIter) seenBefore(spec *Agg, st *aggState, vals []types.Value) (bool, error) {
 	if st.seen == nil {
 		st.seen = map[string]struct{}{}
 	}
@@ -790,7 +791,7 @@ func (a *aggIter) seenBefore(spec *aggSpec, st *aggState, vals []types.Value) (b
 	for i, v := range vals {
 		var coll *types.Collation
 		if v.K == types.KindString {
-			coll, _ = types.LookupCollation(spec.args[i].Type().Collation)
+			coll, _ = types.LookupCollation(spec.Args[i].Type().Collation)
 		}
 		k = groupKey(k, v, coll)
 	}
@@ -806,9 +807,9 @@ func (a *aggIter) seenBefore(spec *aggSpec, st *aggState, vals []types.Value) (b
 
 // fold adds one row's non-NULL argument values (already counted in st.count) to the aggregate's
 // state.
-func (a *aggIter) fold(spec *aggSpec, st *aggState, vals []types.Value) error {
+func (a *aggIter) fold(spec *Agg, st *aggState, vals []types.Value) error {
 	v := vals[0]
-	switch spec.fn {
+	switch spec.Fn {
 	case "count":
 	case "sum", "avg":
 		if v.K == types.KindFloat || v.K == types.KindString || v.K == types.KindBytes || st.isFloat {
@@ -829,15 +830,15 @@ func (a *aggIter) fold(spec *aggSpec, st *aggState, vals []types.Value) error {
 			return nil
 		}
 		var coll *types.Collation
-		if t := spec.args[0].Type(); expr.IsStringType(t) {
+		if t := spec.Args[0].Type(); expr.IsStringType(t) {
 			coll, _ = types.LookupCollation(t.Collation)
 		}
 		c := types.Compare(v, st.val, coll)
-		if spec.fn == "min" && c < 0 || spec.fn == "max" && c > 0 {
+		if spec.Fn == "min" && c < 0 || spec.Fn == "max" && c > 0 {
 			st.val = v
 		}
 	case "group_concat":
-		if len(spec.order) > 0 {
+		if len(spec.Order) > 0 {
 			// The order is known only at the end: keep the rows (counted against the quota).
 			if err := a.env.GrowRow(vals); err != nil {
 				return err
@@ -867,13 +868,13 @@ func (a *aggIter) fold(spec *aggSpec, st *aggState, vals []types.Value) error {
 			st.fsq += (f - m) * (f - st.fsum)
 		}
 	default:
-		return sqlerr.New(sqlerr.ErrNotSupportedYet, "aggregate %s is not supported", spec.fn)
+		return sqlerr.New(sqlerr.ErrNotSupportedYet, "aggregate %s is not supported", spec.Fn)
 	}
 	return nil
 }
 
-func (a *aggIter) finalize(spec *aggSpec, st *aggState) types.Value {
-	switch spec.fn {
+func (a *aggIter) finalize(spec *Agg, st *aggState) types.Value {
+	switch spec.Fn {
 	case "count":
 		return types.NewInt(st.count)
 	case "sum":
@@ -883,7 +884,7 @@ func (a *aggIter) finalize(spec *aggSpec, st *aggState) types.Value {
 		if st.isFloat {
 			return types.NewFloat(st.fsum)
 		}
-		return types.NewDecimal(types.ToDecimal(st.sum), spec.t.Frac)
+		return types.NewDecimal(types.ToDecimal(st.sum), spec.T.Frac)
 	case "avg":
 		if st.count == 0 {
 			return types.Null
@@ -891,44 +892,15 @@ func (a *aggIter) finalize(spec *aggSpec, st *aggState) types.Value {
 		if st.isFloat {
 			return types.NewFloat(st.fsum / float64(st.count))
 		}
-		d := types.ToDecimal(st.sum).DivRound(decimal.NewFromInt(st.count), int32(spec.t.Frac))
-		return types.NewDecimal(d, spec.t.Frac)
+		d := types.ToDecimal(st.sum).DivRound(decimal.NewFromInt(st.count), int32(spec.T.Frac))
+		return types.NewDecimal(d, spec.T.Frac)
 	case "min", "max":
 		if !st.hasVal {
 			return types.Null
 		}
 		return st.val
 	case "group_concat":
-		if st.count == 0 {
-			return types.Null
-		}
-		if len(spec.order) > 0 {
-			colls := make([]*types.Collation, len(spec.args))
-			for i, e := range spec.args {
-				if t := e.Type(); expr.IsStringType(t) {
-					colls[i], _ = types.LookupCollation(t.Collation)
-				}
-			}
-			sort.SliceStable(st.parts, func(a, b int) bool { return compareRows(st.parts[a], st.parts[b], spec.order, colls) < 0 })
-			for i, p := range st.parts {
-				_ = a.concatPart(spec, st, p, int64(i+1)) // counted when the rows were kept
-				if st.cut {
-					break
-				}
-			}
-			st.parts = nil
-		}
-		s := string(st.text)
-		if st.cut && spec.t.Collation != "binary" {
-			// Do not leave half a character.
-			for len(s) > 0 && !utf8.ValidString(s) {
-				s = s[:len(s)-1]
-			}
-		}
-		if spec.t.Collation == "binary" {
-			return types.NewBytes(s)
-		}
-		return types.NewString(s)
+		return a.finalGroupConcat(spec, st)
 	case "json_arrayagg":
 		if st.count == 0 || a.jsonTooLarge(spec, st) {
 			return types.Null
@@ -955,25 +927,66 @@ func (a *aggIter) finalize(spec *aggSpec, st *aggState) types.Value {
 	case "bit_or", "bit_xor":
 		return types.NewUint(st.bits)
 	case "std", "stddev", "stddev_pop", "variance", "var_pop", "stddev_samp", "var_samp":
-		if st.count == 0 {
-			return types.Null
-		}
-		variance := st.fsq / float64(st.count)
-		if spec.fn == "stddev_samp" || spec.fn == "var_samp" {
-			if st.count < 2 {
-				return types.Null
-			}
-			variance = st.fsq / float64(st.count-1)
-		}
-		if strings.HasPrefix(spec.fn, "var") {
-			return types.NewFloat(variance)
-		}
-		return types.NewFloat(math.Sqrt(variance))
+		return finalVariance(spec, st)
 	}
 	return types.Null
 }
 
-func (a *aggIter) close() { a.src.close() }
+// finalGroupConcat is GROUP_CONCAT's result: the kept rows in their ORDER BY order, or the text
+// built as the rows came; never half a character when it was cut at its maximum length.
+func (a *aggIter) finalGroupConcat(spec *Agg, st *aggState) types.Value {
+	if st.count == 0 {
+		return types.Null
+	}
+	if len(spec.Order) > 0 {
+		colls := make([]*types.Collation, len(spec.Args))
+		for i, e := range spec.Args {
+			if t := e.Type(); expr.IsStringType(t) {
+				colls[i], _ = types.LookupCollation(t.Collation)
+			}
+		}
+		sort.SliceStable(st.parts, func(a, b int) bool { return compareRows(st.parts[a], st.parts[b], spec.Order, colls) < 0 })
+		for i, p := range st.parts {
+			_ = a.concatPart(spec, st, p, int64(i+1)) // counted when the rows were kept
+			if st.cut {
+				break
+			}
+		}
+		st.parts = nil
+	}
+	s := string(st.text)
+	if st.cut && spec.T.Collation != "binary" {
+		// Do not leave half a character.
+		for len(s) > 0 && !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+	}
+	if spec.T.Collation == "binary" {
+		return types.NewBytes(s)
+	}
+	return types.NewString(s)
+}
+
+// finalVariance is the result of the standard deviation and variance aggregates (population, or
+// sample for STDDEV_SAMP and VAR_SAMP).
+func finalVariance(spec *Agg, st *aggState) types.Value {
+	if st.count == 0 {
+		return types.Null
+	}
+	variance := st.fsq / float64(st.count)
+	if spec.Fn == "stddev_samp" || spec.Fn == "var_samp" {
+		if st.count < 2 {
+			return types.Null
+		}
+		variance = st.fsq / float64(st.count-1)
+	}
+	if strings.HasPrefix(spec.Fn, "var") {
+		return types.NewFloat(variance)
+	}
+	return types.NewFloat(math.Sqrt(variance))
+}
+
+func (a *aggIter) Close() { a.src.Close() }
 
 // groupConcatMax is GROUP_CONCAT's effective maximum length: group_concat_max_len, itself bounded
 // by max_allowed_packet as MySQL documents.
@@ -986,16 +999,16 @@ func (a *aggIter) groupConcatMax() int64 {
 
 // concatPart appends row n's values (and the separator) to GROUP_CONCAT's result, stopping at its
 // maximum length with warning 1260, so no group holds more than that whatever it aggregates.
-func (a *aggIter) concatPart(spec *aggSpec, st *aggState, vals []types.Value, n int64) error {
+func (a *aggIter) concatPart(spec *Agg, st *aggState, vals []types.Value, n int64) error {
 	if st.cut {
 		return nil
 	}
 	limit := a.groupConcatMax()
 	before := len(st.text)
 	if n > 1 {
-		st.appendCut(spec.sep, limit)
+		st.appendCut(spec.Sep, limit)
 	}
-	nArgs := len(spec.args) - spec.nOrder
+	nArgs := len(spec.Args) - spec.NOrder
 	for _, v := range vals[:nArgs] {
 		if st.cut {
 			break
@@ -1009,7 +1022,7 @@ func (a *aggIter) concatPart(spec *aggSpec, st *aggState, vals []types.Value, n 
 	if st.cut {
 		a.env.Warn(sqlerr.New(sqlerr.ErrCutValueGroupConcat, "Row %d was cut by GROUP_CONCAT()", n))
 	}
-	if len(spec.order) > 0 {
+	if len(spec.Order) > 0 {
 		return nil // the rows were counted as they were kept
 	}
 	return a.env.Grow(int64(len(st.text) - before))
@@ -1026,7 +1039,7 @@ func (st *aggState) appendCut(s string, limit int64) {
 
 // jsonPart keeps a JSON aggregate's member; past max_allowed_packet the members are dropped and
 // the result is NULL with warning 1301 (jsonTooLarge), so the group stops growing.
-func (a *aggIter) jsonPart(spec *aggSpec, st *aggState, part []types.Value) error {
+func (a *aggIter) jsonPart(spec *Agg, st *aggState, part []types.Value) error {
 	if st.cut {
 		return nil
 	}
@@ -1047,8 +1060,8 @@ func (a *aggIter) jsonPart(spec *aggSpec, st *aggState, part []types.Value) erro
 	return nil
 }
 
-func (a *aggIter) jsonTooLarge(spec *aggSpec, st *aggState) bool {
-	return st.cut && a.env.ResultTooLarge(spec.fn, st.textBytes)
+func (a *aggIter) jsonTooLarge(spec *Agg, st *aggState) bool {
+	return st.cut && a.env.ResultTooLarge(spec.Fn, st.textBytes)
 }
 
 // jsonAggValue turns a JSON aggregate's argument into the JSON text of its document (JSON-typed
@@ -1063,11 +1076,6 @@ func jsonAggDoc(v types.Value) any {
 }
 
 // Materialize runs the plan to completion: a subquery expression's rows.
-func (pl *selectPlan) Materialize(env *expr.Env) ([][]types.Value, error) {
-	return materialize(env, pl)
-}
-
-// subPlan is a planned subquery.
-type subPlan struct {
-	plan *selectPlan
+func (pl *Select) Materialize(env *expr.Env) ([][]types.Value, error) {
+	return Materialize(env, pl)
 }

@@ -1,4 +1,4 @@
-package sql
+package exec
 
 import (
 	"bytes"
@@ -13,52 +13,52 @@ import (
 	"github.com/kiln-db/kiln/internal/txn"
 )
 
-// accessKind is how one table of a query is read.
-type accessKind uint8
+// AccessKind is how one table of a query is read.
+type AccessKind uint8
 
 const (
-	accFull   accessKind = iota // every row, through the primary key
-	accPoint                    // one key of a unique index (PK or unique secondary)
-	accBatch                    // a list of keys of a unique index (IN list)
-	accRange                    // an index range: equality prefix, optional range on the next column
-	accRanges                   // a union of ranges on the column after the equality prefix (OR)
+	AccFull   AccessKind = iota // every row, through the primary key
+	AccPoint                    // one key of a unique index (PK or unique secondary)
+	AccBatch                    // a list of keys of a unique index (IN list)
+	AccRange                    // an index range: equality prefix, optional range on the next column
+	AccRanges                   // a union of ranges on the column after the equality prefix (OR)
 )
 
-// access is the plan for reading one table. Bound expressions are evaluated when the access is opened,
+// Access is the plan for reading one table. Bound expressions are evaluated when the access is opened,
 // against the row built so far (earlier join levels), so a prepared plan is reused with new parameters
 // and an inner join level is a lookup per outer row (index nested loop).
-type access struct {
-	tbl      *catalog.Table
-	kind     accessKind
-	idx      *catalog.Index
-	eq       []expr.Expr // values for the first len(eq) index columns
-	in       []expr.Expr // accBatch: values for index column len(eq)
-	lo, hi   expr.Expr   // accRange: bounds on index column len(eq); nil = open
-	loIncl   bool
-	hiIncl   bool
-	ors      []orRange // accRanges
-	reverse  bool
-	covering bool         // the index holds every column the query reads
-	latest   bool         // current read: latest committed state (DML, locking reads)
-	lock     txn.LockMode // lock each row read (0: none)
-	hint     string       // why this path was chosen, for EXPLAIN
+type Access struct {
+	Tbl      *catalog.Table
+	Kind     AccessKind
+	Idx      *catalog.Index
+	Eq       []expr.Expr // values for the first len(Eq) index columns
+	In       []expr.Expr // AccBatch: values for index column len(Eq)
+	Lo, Hi   expr.Expr   // AccRange: bounds on index column len(Eq); nil = open
+	LoIncl   bool
+	HiIncl   bool
+	Ors      []OrRange // AccRanges
+	Reverse  bool
+	Covering bool         // the index holds every column the query reads
+	Latest   bool         // current read: latest committed state (DML, locking reads)
+	Lock     txn.LockMode // lock each row read (0: none)
+	Hint     string       // why this path was chosen, for EXPLAIN
 }
 
-// orRange is one disjunct of an OR of ranges on a column; nil bounds are open.
-type orRange struct {
-	lo, hi         expr.Expr
-	loIncl, hiIncl bool
+// OrRange is one disjunct of an OR of ranges on a column; nil bounds are open.
+type OrRange struct {
+	Lo, Hi         expr.Expr
+	LoIncl, HiIncl bool
 }
 
-// rowIter produces rows; a nil row with a nil error is the end.
-type rowIter interface {
-	next() ([]types.Value, error)
-	close()
+// RowIter produces rows; a nil row with a nil error is the end.
+type RowIter interface {
+	Next() ([]types.Value, error)
+	Close()
 }
 
 // accessIter runs an access.
 type accessIter struct {
-	a      *access
+	a      *Access
 	env    *expr.Env
 	t      *txn.Txn
 	keys   [][]byte      // point/batch keys still to read
@@ -71,8 +71,8 @@ type accessIter struct {
 // open starts reading the access path for one outer row (outer holds the earlier levels' values
 // its bounds may read): the equality prefix becomes the start of a key (eqKey), then each kind
 // reads from there.
-func (a *access) open(env *expr.Env, outer []types.Value) (*accessIter, error) {
-	ai := &accessIter{a: a, env: env, t: txnOf(env)}
+func (a *Access) open(env *expr.Env, outer []types.Value) (*accessIter, error) {
+	ai := &accessIter{a: a, env: env, t: TxnOf(env)}
 	key, nEq, none, err := a.eqKey(env, outer)
 	if err != nil {
 		return nil, err
@@ -81,19 +81,19 @@ func (a *access) open(env *expr.Env, outer []types.Value) (*accessIter, error) {
 		ai.done = true // col = NULL matches nothing
 		return ai, nil
 	}
-	kind := a.kind
-	if nEq < len(a.eq) {
-		kind = accRange
+	kind := a.Kind
+	if nEq < len(a.Eq) {
+		kind = AccRange
 	}
 	switch kind {
-	case accPoint:
+	case AccPoint:
 		ai.keys = [][]byte{key}
 		return ai, nil
-	case accBatch:
+	case AccBatch:
 		return ai.openBatch(key, nEq, outer)
-	case accRanges:
+	case AccRanges:
 		return ai.openRanges(key, nEq, outer)
-	case accRange:
+	case AccRange:
 		return ai.openBounds(key, nEq, outer)
 	default:
 		return ai.openRange(key, types.Null, types.Null, false, false, nEq)
@@ -104,11 +104,11 @@ func (a *access) open(env *expr.Env, outer []types.Value) (*accessIter, error) {
 // value that does not convert exactly to the column type makes the rest of the key useless, so
 // nEq stops short and the caller scans what the exact part allows (the filter still runs). none
 // reports a NULL value: col = NULL matches nothing.
-func (a *access) eqKey(env *expr.Env, outer []types.Value) (key []byte, nEq int, none bool, err error) {
-	tbl, ix := a.tbl, a.idx
+func (a *Access) eqKey(env *expr.Env, outer []types.Value) (key []byte, nEq int, none bool, err error) {
+	tbl, ix := a.Tbl, a.Idx
 	prefix := rowenc.IndexPrefix(nil, tbl.ID, ix.ID)
 	key = append([]byte(nil), prefix...)
-	for i, e := range a.eq {
+	for i, e := range a.Eq {
 		v, err := e.Eval(env, outer)
 		if err != nil {
 			return nil, 0, false, err
@@ -131,14 +131,14 @@ func (a *access) eqKey(env *expr.Env, outer []types.Value) (key []byte, nEq int,
 // on a full unique key, otherwise one prefix scan per value.
 func (ai *accessIter) openBatch(key []byte, nEq int, outer []types.Value) (*accessIter, error) {
 	a, env := ai.a, ai.env
-	tbl, ix := a.tbl, a.idx
+	tbl, ix := a.Tbl, a.Idx
 	col := tbl.Columns[ix.Offsets[nEq]]
 	// The keys of a long IN list are built in one buffer, then sorted and deduplicated in
 	// place: no allocation and no map entry per value. Their bytes count against the
 	// statement's memory quota.
-	arena := make([]byte, 0, len(a.in)*(len(key)+10)) // an integer key part takes 9 bytes
-	ends := make([]int, 0, len(a.in))
-	for _, e := range a.in {
+	arena := make([]byte, 0, len(a.In)*(len(key)+10)) // an integer key part takes 9 bytes
+	ends := make([]int, 0, len(a.In))
+	for _, e := range a.In {
 		v, err := e.Eval(env, outer)
 		if err != nil {
 			return nil, err
@@ -166,7 +166,7 @@ func (ai *accessIter) openBatch(key []byte, nEq int, outer []types.Value) (*acce
 	}
 	slices.SortFunc(ai.keys, bytes.Compare)
 	ai.keys = slices.CompactFunc(ai.keys, bytes.Equal)
-	if a.reverse {
+	if a.Reverse {
 		for i, j := 0, len(ai.keys)-1; i < j; i, j = i+1, j-1 {
 			ai.keys[i], ai.keys[j] = ai.keys[j], ai.keys[i]
 		}
@@ -174,7 +174,7 @@ func (ai *accessIter) openBatch(key []byte, nEq int, outer []types.Value) (*acce
 	if !(ix.Primary || ix.Unique) || nEq+1 < len(ix.Offsets) {
 		// Not a full unique key: each value is a prefix to scan.
 		for _, k := range ai.keys {
-			ai.spans = append(ai.spans, [2][]byte{k, prefixEnd(k)})
+			ai.spans = append(ai.spans, [2][]byte{k, PrefixEnd(k)})
 		}
 		ai.keys = nil
 		return ai, ai.nextSpan()
@@ -188,8 +188,8 @@ func (ai *accessIter) openBatch(key []byte, nEq int, outer []types.Value) (*acce
 func (ai *accessIter) openBounds(key []byte, nEq int, outer []types.Value) (*accessIter, error) {
 	a, env := ai.a, ai.env
 	var lo, hi types.Value
-	if nEq == len(a.eq) && a.lo != nil {
-		v, err := a.lo.Eval(env, outer)
+	if nEq == len(a.Eq) && a.Lo != nil {
+		v, err := a.Lo.Eval(env, outer)
 		if err != nil {
 			return nil, err
 		}
@@ -199,8 +199,8 @@ func (ai *accessIter) openBounds(key []byte, nEq int, outer []types.Value) (*acc
 		}
 		lo = v
 	}
-	if nEq == len(a.eq) && a.hi != nil {
-		v, err := a.hi.Eval(env, outer)
+	if nEq == len(a.Eq) && a.Hi != nil {
+		v, err := a.Hi.Eval(env, outer)
 		if err != nil {
 			return nil, err
 		}
@@ -210,7 +210,7 @@ func (ai *accessIter) openBounds(key []byte, nEq int, outer []types.Value) (*acc
 		}
 		hi = v
 	}
-	return ai.openRange(key, lo, hi, a.loIncl, a.hiIncl, nEq)
+	return ai.openRange(key, lo, hi, a.LoIncl, a.HiIncl, nEq)
 }
 
 // openRange scans prefix + [lo, hi] on index column nEq. Bounds that do not convert exactly are
@@ -218,15 +218,15 @@ func (ai *accessIter) openBounds(key []byte, nEq int, outer []types.Value) (*acc
 func (ai *accessIter) openRange(prefix []byte, lo, hi types.Value, loIncl, hiIncl bool, nEq int) (*accessIter, error) {
 	a := ai.a
 	lower := append([]byte(nil), prefix...)
-	upper := prefixEnd(prefix)
-	if nEq < len(a.idx.Offsets) {
-		col := a.tbl.Columns[a.idx.Offsets[nEq]]
+	upper := PrefixEnd(prefix)
+	if nEq < len(a.Idx.Offsets) {
+		col := a.Tbl.Columns[a.Idx.Offsets[nEq]]
 		if !lo.IsNull() {
 			if kv, ok := keyValue(lo, col); ok {
 				var cut bool
-				lower, cut = keyPart(append([]byte(nil), prefix...), kv, a.tbl, a.idx, nEq)
+				lower, cut = keyPart(append([]byte(nil), prefix...), kv, a.Tbl, a.Idx, nEq)
 				if !loIncl && !cut {
-					lower = prefixEnd(lower)
+					lower = PrefixEnd(lower)
 				}
 			}
 		} else if !hi.IsNull() {
@@ -236,9 +236,9 @@ func (ai *accessIter) openRange(prefix []byte, lo, hi types.Value, loIncl, hiInc
 		if !hi.IsNull() {
 			if kv, ok := keyValue(hi, col); ok {
 				var cut bool
-				upper, cut = keyPart(append([]byte(nil), prefix...), kv, a.tbl, a.idx, nEq)
+				upper, cut = keyPart(append([]byte(nil), prefix...), kv, a.Tbl, a.Idx, nEq)
 				if hiIncl || cut {
-					upper = prefixEnd(upper)
+					upper = PrefixEnd(upper)
 				}
 			}
 		}
@@ -247,7 +247,7 @@ func (ai *accessIter) openRange(prefix []byte, lo, hi types.Value, loIncl, hiInc
 		ai.done = true
 		return ai, nil
 	}
-	it, err := ai.t.NewIter(lower, upper, a.reverse, a.latest)
+	it, err := ai.t.NewIter(lower, upper, a.Reverse, a.Latest)
 	if err != nil {
 		return nil, err
 	}
@@ -259,14 +259,14 @@ func (ai *accessIter) openRange(prefix []byte, lo, hi types.Value, loIncl, hiInc
 // Ranges are merged where they overlap, so no row is returned twice.
 func (ai *accessIter) openRanges(prefix []byte, nEq int, outer []types.Value) (*accessIter, error) {
 	a := ai.a
-	if nEq < len(a.eq) || nEq >= len(a.idx.Offsets) {
+	if nEq < len(a.Eq) || nEq >= len(a.Idx.Offsets) {
 		return ai.openRange(prefix, types.Null, types.Null, false, false, nEq)
 	}
-	col := a.tbl.Columns[a.idx.Offsets[nEq]]
+	col := a.Tbl.Columns[a.Idx.Offsets[nEq]]
 	var spans [][2][]byte
-	for _, r := range a.ors {
+	for _, r := range a.Ors {
 		lower := append(append([]byte(nil), prefix...), 0x01) // non-NULL values
-		upper := prefixEnd(prefix)
+		upper := PrefixEnd(prefix)
 		empty := false
 		bound := func(e expr.Expr, incl, isLo bool) bool {
 			v, err := e.Eval(ai.env, outer)
@@ -278,21 +278,21 @@ func (ai *accessIter) openRanges(prefix []byte, nEq int, outer []types.Value) (*
 			if !ok {
 				return false // cannot bound exactly: scan the whole prefix
 			}
-			k, cut := keyPart(append([]byte(nil), prefix...), kv, a.tbl, a.idx, nEq)
+			k, cut := keyPart(append([]byte(nil), prefix...), kv, a.Tbl, a.Idx, nEq)
 			if isLo {
 				lower = k
 				if !incl && !cut {
-					lower = prefixEnd(k)
+					lower = PrefixEnd(k)
 				}
 			} else {
 				upper = k
 				if incl || cut {
-					upper = prefixEnd(k)
+					upper = PrefixEnd(k)
 				}
 			}
 			return true
 		}
-		if r.lo != nil && !bound(r.lo, r.loIncl, true) || r.hi != nil && !bound(r.hi, r.hiIncl, false) {
+		if r.Lo != nil && !bound(r.Lo, r.LoIncl, true) || r.Hi != nil && !bound(r.Hi, r.HiIncl, false) {
 			return ai.openRange(prefix, types.Null, types.Null, false, false, nEq)
 		}
 		if !empty && bytes.Compare(lower, upper) < 0 {
@@ -310,7 +310,7 @@ func (ai *accessIter) openRanges(prefix []byte, nEq int, outer []types.Value) (*
 		}
 		merged = append(merged, sp)
 	}
-	if a.reverse {
+	if a.Reverse {
 		for i, j := 0, len(merged)-1; i < j; i, j = i+1, j-1 {
 			merged[i], merged[j] = merged[j], merged[i]
 		}
@@ -323,8 +323,8 @@ func (ai *accessIter) openRanges(prefix []byte, nEq int, outer []types.Value) (*
 	return ai, ai.nextSpan()
 }
 
-// prefixEnd returns the smallest key greater than every key with prefix p.
-func prefixEnd(p []byte) []byte {
+// PrefixEnd returns the smallest key greater than every key with prefix p.
+func PrefixEnd(p []byte) []byte {
 	end := append([]byte(nil), p...)
 	for i := len(end) - 1; i >= 0; i-- {
 		if end[i] != 0xff {
@@ -352,8 +352,8 @@ func keyValue(v types.Value, col *catalog.Column) (types.Value, bool) {
 	return out, true
 }
 
-// next returns the next row of the table (all columns; for covering reads only the index's columns).
-func (ai *accessIter) next() ([]types.Value, error) {
+// Next returns the next row of the table (all columns; for covering reads only the index's columns).
+func (ai *accessIter) Next() ([]types.Value, error) {
 	for !ai.done {
 		if err := ai.env.CheckKilled(); err != nil {
 			return nil, err
@@ -409,7 +409,7 @@ func (ai *accessIter) nextSpan() error {
 	for len(ai.spans) > 0 {
 		sp := ai.spans[0]
 		ai.spans = ai.spans[1:]
-		it, err := ai.t.NewIter(sp[0], sp[1], ai.a.reverse, ai.a.latest)
+		it, err := ai.t.NewIter(sp[0], sp[1], ai.a.Reverse, ai.a.Latest)
 		if err != nil {
 			return err
 		}
@@ -423,25 +423,25 @@ func (ai *accessIter) nextSpan() error {
 // pointRead reads one key of a unique index.
 func (ai *accessIter) pointRead(k []byte) ([]types.Value, bool, error) {
 	a := ai.a
-	if a.idx.Primary {
-		if a.lock != 0 {
+	if a.Idx.Primary {
+		if a.Lock != 0 {
 			// Lock first, also when the row does not exist: a later insert of this key waits.
-			if err := lockRow(ai.env, k, a.lock); err != nil {
+			if err := LockRow(ai.env, k, a.Lock); err != nil {
 				return nil, false, err
 			}
 			return ai.readPK(k, true)
 		}
-		return ai.readPK(k, a.latest)
+		return ai.readPK(k, a.Latest)
 	}
-	if a.lock != 0 {
-		if err := lockRow(ai.env, k, a.lock); err != nil {
+	if a.Lock != 0 {
+		if err := LockRow(ai.env, k, a.Lock); err != nil {
 			return nil, false, err
 		}
 	}
 	var v []byte
 	var ok bool
 	var err error
-	if a.latest || a.lock != 0 {
+	if a.Latest || a.Lock != 0 {
 		v, ok, err = ai.t.GetLatest(k)
 	} else {
 		v, ok, err = ai.t.Get(k)
@@ -456,16 +456,16 @@ func (ai *accessIter) pointRead(k []byte) ([]types.Value, bool, error) {
 // index and primary key columns, enough for covering reads, else the row is fetched by primary key.
 func (ai *accessIter) entryRow(k, v []byte) ([]types.Value, bool, error) {
 	a := ai.a
-	tbl := a.tbl
-	if a.idx.Primary {
-		if a.lock != 0 {
+	tbl := a.Tbl
+	if a.Idx.Primary {
+		if a.Lock != 0 {
 			pk := append([]byte(nil), k...)
-			if err := lockRow(ai.env, pk, a.lock); err != nil {
+			if err := LockRow(ai.env, pk, a.Lock); err != nil {
 				return nil, false, err
 			}
 			return ai.readPK(pk, true)
 		}
-		row, err := decodeRow(tbl, v)
+		row, err := DecodeRow(tbl, v)
 		if err != nil {
 			return nil, false, fmt.Errorf("table %s: key %x: %w", tbl.Name, k, err)
 		}
@@ -474,20 +474,20 @@ func (ai *accessIter) entryRow(k, v []byte) ([]types.Value, bool, error) {
 	}
 	part := make([]types.Value, len(tbl.Columns))
 	if err := rowenc.DecodeRow(v, tbl.ColPos, part); err != nil {
-		return nil, false, fmt.Errorf("index %s.%s: key %x: %w", tbl.Name, a.idx.Name, k, err)
+		return nil, false, fmt.Errorf("index %s.%s: key %x: %w", tbl.Name, a.Idx.Name, k, err)
 	}
-	pk := primaryKey(nil, tbl, part)
-	if a.lock != 0 {
-		if err := lockRow(ai.env, pk, a.lock); err != nil {
+	pk := PrimaryKey(nil, tbl, part)
+	if a.Lock != 0 {
+		if err := LockRow(ai.env, pk, a.Lock); err != nil {
 			return nil, false, err
 		}
 		return ai.readPK(pk, true)
 	}
-	if a.covering {
+	if a.Covering {
 		ai.lastPK = append(ai.lastPK[:0], pk...)
 		return part, true, nil
 	}
-	return ai.readPK(pk, a.latest)
+	return ai.readPK(pk, a.Latest)
 }
 
 func (ai *accessIter) readPK(pk []byte, latest bool) ([]types.Value, bool, error) {
@@ -502,23 +502,23 @@ func (ai *accessIter) readPK(pk []byte, latest bool) ([]types.Value, bool, error
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	row, err := decodeRow(ai.a.tbl, v)
+	row, err := DecodeRow(ai.a.Tbl, v)
 	if err != nil {
-		return nil, false, fmt.Errorf("table %s: key %x: %w", ai.a.tbl.Name, pk, err)
+		return nil, false, fmt.Errorf("table %s: key %x: %w", ai.a.Tbl.Name, pk, err)
 	}
 	ai.lastPK = append(ai.lastPK[:0], pk...)
 	return row, true, nil
 }
 
-func (ai *accessIter) close() {
+func (ai *accessIter) Close() {
 	if ai.it != nil {
 		_ = ai.it.Close()
 		ai.it = nil
 	}
 }
 
-// decodeRow decodes a stored row into a new slice in the table's column order.
-func decodeRow(tbl *catalog.Table, v []byte) ([]types.Value, error) {
+// DecodeRow decodes a stored row into a new slice in the table's column order.
+func DecodeRow(tbl *catalog.Table, v []byte) ([]types.Value, error) {
 	row := make([]types.Value, len(tbl.Columns))
 	for i, c := range tbl.Columns {
 		row[i] = c.Absent
@@ -529,8 +529,8 @@ func decodeRow(tbl *catalog.Table, v []byte) ([]types.Value, error) {
 	return row, nil
 }
 
-// primaryKey builds the primary-index key of a row.
-func primaryKey(buf []byte, tbl *catalog.Table, row []types.Value) []byte {
+// PrimaryKey builds the primary-index key of a row.
+func PrimaryKey(buf []byte, tbl *catalog.Table, row []types.Value) []byte {
 	ix := tbl.Indexes[0]
 	buf = rowenc.IndexPrefix(buf, tbl.ID, ix.ID)
 	for i, ci := range ix.Offsets {
@@ -539,9 +539,9 @@ func primaryKey(buf []byte, tbl *catalog.Table, row []types.Value) []byte {
 	return buf
 }
 
-// secondaryKey builds a secondary index entry (key, value) for a row. Non-unique indexes, and unique
+// SecondaryKey builds a secondary index entry (key, value) for a row. Non-unique indexes, and unique
 // ones whose key has a NULL (NULLs never collide), append the primary key columns to the key.
-func secondaryKey(tbl *catalog.Table, ix *catalog.Index, row []types.Value) (key, val []byte, unique bool) {
+func SecondaryKey(tbl *catalog.Table, ix *catalog.Index, row []types.Value) (key, val []byte, unique bool) {
 	key = rowenc.IndexPrefix(nil, tbl.ID, ix.ID)
 	hasNull := false
 	for i, ci := range ix.Offsets {
@@ -571,8 +571,8 @@ func secondaryKey(tbl *catalog.Table, ix *catalog.Index, row []types.Value) (key
 	return key, val, unique
 }
 
-// encodeRow encodes a full row for the primary index.
-func encodeRow(buf []byte, tbl *catalog.Table, row []types.Value) []byte {
+// EncodeRow encodes a full row for the primary index.
+func EncodeRow(buf []byte, tbl *catalog.Table, row []types.Value) []byte {
 	return rowenc.AppendRow(buf, tbl.ColIDs, row)
 }
 
@@ -605,4 +605,35 @@ func charPrefixLen(s string, n int) int {
 		n--
 	}
 	return len(s)
+}
+
+// Describe renders an access for EXPLAIN.
+func (a *Access) Describe() string {
+	var kind string
+	switch a.Kind {
+	case AccFull:
+		kind = "full scan"
+	case AccPoint:
+		kind = "point get"
+	case AccBatch:
+		kind = "batch point get"
+	case AccRanges:
+		kind = fmt.Sprintf("multi-range scan (%d ranges)", len(a.Ors))
+	case AccRange:
+		kind = "range scan"
+		if len(a.Eq) == 0 && a.Lo == nil && a.Hi == nil {
+			kind = "index full scan"
+		}
+	}
+	s := fmt.Sprintf("%s on %s", kind, a.Idx.Name)
+	if a.Covering {
+		s += " (covering)"
+	}
+	if a.Reverse {
+		s += " (reverse)"
+	}
+	if a.Lock != 0 {
+		s += " (locking)"
+	}
+	return s
 }

@@ -1,0 +1,65 @@
+package exec
+
+import (
+	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/txn"
+)
+
+// Level is one FROM item in nested-loop order. Its rows are placed at row[Off:Off+Width] of the
+// combined row. Exactly one of Acc and Sub is set.
+type Level struct {
+	Acc    *Access // a base table
+	Sub    *Select // a derived table, a view or a virtual table: materialised each time the level opens
+	Alias  string
+	Off    int
+	Width  int
+	Left   bool      // LEFT JOIN: an unmatched outer row gets NULLs here
+	Filter expr.Expr // conditions checked once this level's row is placed
+	Indep  bool      // reads nothing of earlier levels: its filtered rows can be read once per execution
+}
+
+// Agg is one aggregate function.
+type Agg struct {
+	Fn       string // lower case: count, sum, avg, min, max, group_concat, json_arrayagg, ...
+	Args     []expr.Expr
+	Distinct bool
+	Star     bool          // COUNT(*)
+	Sep      string        // GROUP_CONCAT's SEPARATOR
+	T        types.ColType // the result type
+	Order    []SortKey     // GROUP_CONCAT ... ORDER BY, over Args
+	NOrder   int           // trailing args that only ORDER BY uses
+}
+
+// SortKey is one ORDER BY key: a column of the rows it sorts (the projection, or an aggregate's
+// arguments).
+type SortKey struct {
+	Idx  int
+	Desc bool
+}
+
+// Select is an immutable plan for a SELECT (the planner fills it); each execution opens new
+// iterators over it (Open), so a cached plan is shared by executions with different parameters.
+type Select struct {
+	Levels     []*Level
+	Width      int       // of the combined row of all levels
+	Where      expr.Expr // post-join filter
+	Grouped    bool
+	GroupBy    []expr.Expr
+	Aggs       []Agg
+	Having     expr.Expr
+	Proj       []expr.Expr // the select list, then hidden ORDER BY columns
+	NVisible   int         // the columns of Proj the client sees
+	Distinct   bool
+	Order      []SortKey // over Proj
+	SortNeeded bool      // false when the access path delivers Order
+	Limit      expr.Expr
+	Offset     expr.Expr
+	Cols       []proto.Column // the result set's column definitions
+	Lock       txn.LockMode   // FOR UPDATE / FOR SHARE
+	Union      *Union         // set: the plan is a UNION / EXCEPT / INTERSECT, the rest unused
+	Correlated bool           // reads an enclosing query's row (a correlated subquery)
+	// Static produces the rows of a virtual table (information_schema, SHOW).
+	Static func(env *expr.Env) ([][]types.Value, error)
+}

@@ -1,0 +1,189 @@
+package exec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+	"github.com/kiln-db/kiln/internal/txn"
+)
+
+// The row primitives every statement that writes rows uses (INSERT, UPDATE, DELETE, LOAD DATA,
+// foreign key actions): a row and its index entries written or removed in the statement's
+// transaction, unique keys locked and checked, CHECK constraints and foreign keys enforced.
+
+// DupMessage is 1062's message for row's key of ix (PRIMARY for the primary key).
+func DupMessage(tbl *catalog.Table, ix *catalog.Index, row []types.Value) string {
+	var parts []string
+	for _, ci := range ix.Offsets {
+		parts = append(parts, types.ToString(row[ci]))
+	}
+	name := ix.Name
+	if ix.Primary {
+		name = "PRIMARY"
+	}
+	return fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", strings.Join(parts, "-"), tbl.Name, name)
+}
+
+// FindDuplicate locks and checks every unique key the row would take (primary and unique secondary,
+// also when absent, so a concurrent insert of the same key waits for us), and returns the first
+// existing row that holds one of them. skipPK is the row's own primary key when updating.
+func FindDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK []byte, lr *txn.LatestReader) ([]byte, []types.Value, *catalog.Index, error) {
+	t := latestGetter{TxnOf(env), lr}
+	pk := PrimaryKey(nil, tbl, row)
+	if skipPK == nil || string(skipPK) != string(pk) {
+		if err := LockRow(env, pk, txn.LockExclusive); err != nil {
+			return nil, nil, nil, err
+		}
+		v, ok, err := t.GetLatest(pk)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ok {
+			old, err := DecodeRow(tbl, v)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			return pk, old, tbl.Indexes[0], nil
+		}
+	}
+	for _, ix := range tbl.Indexes[1:] {
+		if !ix.Unique {
+			continue
+		}
+		k, _, unique := SecondaryKey(tbl, ix, row)
+		if !unique {
+			continue // a NULL in a unique key never collides
+		}
+		if err := LockRow(env, k, txn.LockExclusive); err != nil {
+			return nil, nil, nil, err
+		}
+		v, ok, err := t.GetLatest(k)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if !ok {
+			continue
+		}
+		part := make([]types.Value, len(tbl.Columns))
+		if err := rowenc.DecodeRow(v, tbl.ColPos, part); err != nil {
+			return nil, nil, nil, err
+		}
+		opk := PrimaryKey(nil, tbl, part)
+		if skipPK != nil && string(opk) == string(skipPK) {
+			continue
+		}
+		if err := LockRow(env, opk, txn.LockExclusive); err != nil {
+			return nil, nil, nil, err
+		}
+		rv, ok, err := t.GetLatest(opk)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if !ok {
+			return nil, nil, nil, fmt.Errorf("index %s.%s: entry %x points to a missing row", tbl.Name, ix.Name, k)
+		}
+		old, err := DecodeRow(tbl, rv)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return opk, old, ix, nil
+	}
+	return nil, nil, nil, nil
+}
+
+// latestGetter reads through a LatestReader when there is one, else with GetLatest.
+type latestGetter struct {
+	t  *txn.Txn
+	lr *txn.LatestReader
+}
+
+func (g latestGetter) GetLatest(k []byte) ([]byte, bool, error) {
+	if g.lr != nil {
+		return g.lr.Get(k)
+	}
+	return g.t.GetLatest(k)
+}
+
+// PutRow writes a row and its index entries. old, when set, is the previous version under the same
+// primary key: index entries that did not change are not rewritten.
+func PutRow(env *expr.Env, tbl *catalog.Table, row []types.Value, old []types.Value) error {
+	if err := checkRow(env, tbl, row); err != nil {
+		return err
+	}
+	t := TxnOf(env)
+	pk := PrimaryKey(nil, tbl, row)
+	t.Set(pk, EncodeRow(nil, tbl, row))
+	for _, ix := range tbl.Indexes[1:] {
+		k, v, _ := SecondaryKey(tbl, ix, row)
+		if old != nil {
+			ok, ov, _ := SecondaryKey(tbl, ix, old)
+			if string(ok) == string(k) && string(ov) == string(v) {
+				continue
+			}
+			t.Delete(ok)
+		}
+		t.Set(k, v)
+	}
+	// Checked after the write, so that a row may reference itself.
+	return checkParents(env, tbl, row, old)
+}
+
+// DeleteRow removes a row and its index entries, after the foreign keys that reference the table
+// acted on its child rows. The caller holds the row's lock.
+func DeleteRow(env *expr.Env, tbl *catalog.Table, pk []byte, row []types.Value) error {
+	if err := onParentChange(env, tbl, row, nil); err != nil {
+		return err
+	}
+	return removeRow(env, tbl, pk, row)
+}
+
+// removeRow removes a row and its index entries.
+func removeRow(env *expr.Env, tbl *catalog.Table, pk []byte, row []types.Value) error {
+	t := TxnOf(env)
+	t.Delete(pk)
+	for _, ix := range tbl.Indexes[1:] {
+		k, _, _ := SecondaryKey(tbl, ix, row)
+		t.Delete(k)
+	}
+	return nil
+}
+
+// UpdateRow replaces old by new (same or different primary key), checking unique keys.
+func UpdateRow(env *expr.Env, tbl *catalog.Table, pk []byte, old, new []types.Value, strict bool, rowNum int) (bool, error) {
+	same := true
+	for i := range old {
+		if old[i].K != new[i].K || types.Compare(old[i], new[i], nil) != 0 && !(old[i].IsNull() && new[i].IsNull()) {
+			same = false
+			break
+		}
+	}
+	if same {
+		return false, nil
+	}
+	newPK := PrimaryKey(nil, tbl, new)
+	_, dupRow, dupIdx, err := FindDuplicate(env, tbl, new, pk, nil)
+	if err != nil {
+		return false, err
+	}
+	if dupRow != nil {
+		return false, sqlerr.New(sqlerr.ErrDupEntry, "%s", DupMessage(tbl, dupIdx, new))
+	}
+	// The new parent row is written before the constraints act, so that a cascaded update of a
+	// child row finds its (new) parent.
+	if string(newPK) != string(pk) {
+		if err := removeRow(env, tbl, pk, old); err != nil {
+			return false, err
+		}
+		if err := PutRow(env, tbl, new, nil); err != nil {
+			return false, err
+		}
+	} else if err := PutRow(env, tbl, new, old); err != nil {
+		return false, err
+	}
+	return true, onParentChange(env, tbl, old, new)
+}
