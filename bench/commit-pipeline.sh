@@ -12,7 +12,8 @@
 # repetition, so a noisy minute on this shared machine hits all of them alike.
 #
 # Per point and server: the median over the repetitions of TPS, p99, fsyncs per commit and commits
-# per fsync group, exactly as commit-path.sh counts them (Kiln: Kiln_log_fsyncs / Kiln_commits and
+# per fsync group, the server's CPU per transaction (utime+stime over the point), exactly as
+# commit-path.sh counts them (Kiln: Kiln_log_fsyncs / Kiln_commits and
 # Kiln_commits / Kiln_commit_groups; MariaDB: (Innodb_data_fsyncs + Binlog_group_commits) /
 # Binlog_commits and Binlog_commits / Binlog_group_commits), and the machine's raw fsync rate
 # (commit-path.sh's dd probe: 4 KiB O_DSYNC writes from one thread, before each repetition).
@@ -46,7 +47,7 @@ for b in $bins; do
 done
 
 tsv=$out/commit-pipeline.tsv
-printf 'rep\tserver\tworkload\tthreads\tstatus\ttps\tp99_ms\tfsyncs_per_commit\tgroup_size\tfsync_probe_per_s\n' >"$tsv"
+printf 'rep\tserver\tworkload\tthreads\tstatus\ttps\tp99_ms\tfsyncs_per_commit\tgroup_size\tfsync_probe_per_s\tcpu_us_per_tx\n' >"$tsv"
 for ((r = 1; r <= reps; r++)); do
   first=1
   for b in $bins; do
@@ -62,10 +63,10 @@ for ((r = 1; r <= reps; r++)); do
       { tail -n 20 "$d/stderr" >&2; die "commit-path.sh failed ($label, repetition $r)"; }
     probe=$(sed -nE 's/.*fsync baseline: ([0-9]+) syncs\/s.*/\1/p' "$d/stderr" | head -n 1)
     # commit-path.tsv: section workload threads server status tps transactions p99_ms ignored_errors
-    # commits groups log_fsyncs binlog_fsyncs fsyncs_per_commit group_size check
+    # commits groups log_fsyncs binlog_fsyncs fsyncs_per_commit group_size check cpu_us_per_tx
     awk -F'\t' -v r="$r" -v label="$label" -v probe="${probe:--}" 'NR > 1 {
         s = ($4 == "kiln" ? label : $4)
-        printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r, s, $2, $3, $5, $6, $8, $14, $15, probe
+        printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r, s, $2, $3, $5, $6, $8, $14, $15, probe, $17
       }' "$d/commit-path.tsv" >>"$tsv"
   done
 done
@@ -82,8 +83,8 @@ md=$out/commit-pipeline.md
   echo "Raw fsync (dd bs=4k oflag=dsync, one thread), per repetition: $(awk -F'\t' 'NR > 1 && !seen[$1]++ { printf "%s%s/s", (n++ ? ", " : ""), $10 }' "$tsv")"
   echo "(1 / that is the fsync latency)."
   echo
-  echo "| workload | threads | server | TPS | p99 ms | fsyncs/commit | commits/group | TPS vs MariaDB |"
-  echo "|---|---:|---|---:|---:|---:|---:|---:|"
+  echo "| workload | threads | server | TPS | p99 ms | fsyncs/commit | commits/group | server CPU us/tx | TPS vs MariaDB |"
+  echo "|---|---:|---|---:|---:|---:|---:|---:|---:|"
   awk -F'\t' -v order="mariadb ${labels[*]}" '
     function median(key, f,    n, i, j, t, a) {
       n = split(vals[key, f], a, " ")
@@ -94,7 +95,7 @@ md=$out/commit-pipeline.md
     NR > 1 && $5 == "ok" {
       k = $3 SUBSEP $4 SUBSEP $2
       if (!(($3 SUBSEP $4) in seen)) { seen[$3, $4] = 1; pts[++np] = $3 SUBSEP $4 }
-      for (f = 6; f <= 9; f++) if ($f != "-") vals[k, f] = vals[k, f] " " $f
+      for (f = 6; f <= 11; f++) if (f != 10 && $f != "-" && $f != "") vals[k, f] = vals[k, f] " " $f
     }
     END {
       ns = split(order, srv, " ")
@@ -105,7 +106,7 @@ md=$out/commit-pipeline.md
           k = pts[p] SUBSEP srv[s]
           tps = median(k, 6)
           ratio = (m + 0 > 0 && tps + 0 > 0) ? sprintf("%.2f", tps / m) : "-"
-          printf "| %s | %s | %s | %.0f | %s | %s | %s | %s |\n", wt[1], wt[2], srv[s], tps, median(k, 7), median(k, 8), median(k, 9), ratio
+          printf "| %s | %s | %s | %.0f | %s | %s | %s | %s | %s |\n", wt[1], wt[2], srv[s], tps, median(k, 7), median(k, 8), median(k, 9), median(k, 11), ratio
         }
       }
     }' "$tsv"

@@ -47,11 +47,21 @@ func newApplyQueue() *applyQueue {
 	return &applyQueue{wake: make(chan struct{}, 1), failed: make(chan struct{})}
 }
 
-func (q *applyQueue) push(j *applyJob) {
+// push queues a job. It wakes the apply goroutine only if the job can be applied now: a pipelined job
+// waiting for its fsync is woken by the syncer instead (syncLog pokes the queue once durable moved),
+// which saves a goroutine hand-off per group.
+func (q *applyQueue) push(j *applyJob, durable uint64) {
 	q.mu.Lock()
 	q.jobs = append(q.jobs, j)
 	q.pending += j.bytes
 	q.mu.Unlock()
+	if j.syncTo <= durable {
+		q.poke()
+	}
+}
+
+// poke wakes the apply goroutine (jobs arrived, durable advanced, or the queue closed).
+func (q *applyQueue) poke() {
 	select {
 	case q.wake <- struct{}{}:
 	default:
@@ -61,7 +71,7 @@ func (q *applyQueue) push(j *applyJob) {
 // barrier waits until every job queued before it has been applied.
 func (q *applyQueue) barrier() {
 	j := &applyJob{barrier: make(chan struct{})}
-	q.push(j)
+	q.push(j, 0)
 	select {
 	case <-j.barrier:
 	case <-q.failed:
@@ -78,10 +88,7 @@ func (q *applyQueue) close() {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
+	q.poke()
 }
 
 // take returns every queued job, waiting for one; nil once the queue is closed and empty.

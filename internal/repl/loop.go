@@ -319,7 +319,7 @@ func (n *Node) handOff(ents []pb.Entry) error {
 		}
 		job.bytes += uint64(len(e.Data))
 	}
-	n.aq.push(job)
+	n.aq.push(job, n.durable.Load())
 	return nil
 }
 
@@ -393,7 +393,7 @@ func (n *Node) needsSync(rd raft.Ready) bool {
 // the apply goroutine applies them, and so acknowledges them and makes them visible, only once durable
 // covers them (applyJob.syncTo). Manual mode has no syncer goroutine: it fsyncs at once.
 func (n *Node) canPipeline(rd raft.Ready, hsChanged bool) bool {
-	if n.cfg.Manual || hsChanged || len(rd.Entries) == 0 || len(rd.Messages) > 0 || !raft.IsEmptySnap(rd.Snapshot) {
+	if !n.cfg.PipelineSync || n.cfg.Manual || hsChanged || len(rd.Entries) == 0 || len(rd.Messages) > 0 || !raft.IsEmptySnap(rd.Snapshot) {
 		return false
 	}
 	if raft.StateType(n.state.Load()) != raft.StateLeader || !n.soloVoter() {
@@ -424,34 +424,28 @@ func (n *Node) syncer() {
 			if d >= n.syncWant.Load() || n.lg.LastIndex() <= d || n.fatal() != nil {
 				break
 			}
-			if err := n.syncLog(); err != nil {
+			if err := n.syncLogThen(n.cfg.AfterSync); err != nil {
 				// The apply goroutine sees the failure (waitDurable) and stops the loop.
 				n.fail(err)
 				n.pokeDurable()
 				return
-			}
-			if n.cfg.AfterSync != nil {
-				n.cfg.AfterSync()
 			}
 		}
 	}
 }
 
 // pokeDurable wakes the apply goroutine if it waits for durable (or for a failure).
-func (n *Node) pokeDurable() {
-	select {
-	case n.durc <- struct{}{}:
-	default:
-	}
-}
+func (n *Node) pokeDurable() { n.aq.poke() }
 
-// waitDurable blocks the apply goroutine until the log is durable up to idx, or the node failed.
+// waitDurable blocks the apply goroutine until the log is durable up to idx, or the node failed. It
+// waits on the apply queue's wake token, which syncLog pokes after advancing durable (a token meant
+// for new jobs only makes it look again).
 func (n *Node) waitDurable(idx uint64) error {
 	for n.durable.Load() < idx {
 		if err := n.fatal(); err != nil {
 			return err
 		}
-		<-n.durc
+		<-n.aq.wake
 	}
 	return nil
 }
@@ -485,7 +479,11 @@ func (n *Node) updatePurgeFloor() {
 // syncLog fsyncs everything appended to the log and advances the durable index (waking the apply
 // goroutine, which may wait for it). The commit loop calls it for groups that hold sync commits and
 // the syncer for pipelined ones; syncLoop and flushBarrier call it for async ones.
-func (n *Node) syncLog() error {
+func (n *Node) syncLog() error { return n.syncLogThen(nil) }
+
+// syncLogThen is syncLog running after (if not nil) once entries became durable and before the apply
+// goroutine is woken for them: the syncer's AfterSync hook keeps its place between fsync and apply.
+func (n *Node) syncLogThen(after func()) error {
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
 	last := n.lg.LastIndex() // appended before the Sync below starts, so covered by it
@@ -497,6 +495,9 @@ func (n *Node) syncLog() error {
 	if last > prev {
 		n.Stats.Groups.Add(1)
 		n.Stats.GroupSizes.Observe(last - prev)
+		if after != nil {
+			after() // before durable moves: nothing waiting for it can be applied yet
+		}
 		n.durable.Store(last)
 		n.pokeDurable()
 	} else if last < prev {

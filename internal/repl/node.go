@@ -15,9 +15,10 @@
 //     sent only after step 4: an acknowledgement is a promise the log is durable.
 //  4. Fsync once (rd.MustSync), and only then Advance. Raft counts the leader's own entries as
 //     acknowledged on Advance, so advancing before the fsync would commit entries that are not durable
-//     on a majority. One exception, the pipeline: on a leader that is the only voter, a Ready holding
-//     only its own proposals (canPipeline) is advanced at once and its fsync is left to the syncer
-//     goroutine, which fsyncs back to back whatever the loop appended. So group N+1 is appended,
+//     on a majority. One exception, the pipeline (Config.PipelineSync, off by default: it costs CPU
+//     per commit, see there): on a leader that is the only voter, a Ready holding only its own
+//     proposals (canPipeline) is advanced at once and its fsync is left to the syncer goroutine,
+//     which fsyncs back to back whatever the loop appended. So group N+1 is appended,
 //     committed in raft's memory and fsynced while group N is applied and its commits woken, and the
 //     loop never waits for the disk. Raft's in-memory commit is observable by no one: step 6 waits.
 //  5. Hand the Ready's committed entries, in log order, to the apply goroutine (apply.go), each job
@@ -168,6 +169,13 @@ type Config struct {
 	// made for entries and before they are applied (crash tests use it to crash exactly between fsync
 	// and apply).
 	AfterSync func()
+	// PipelineSync lets a node that is the only voter advance a group of its own commits before
+	// the group's fsync, which a goroutine of its own (syncer) then does back to back while the loop
+	// appends the next group; the apply goroutine still waits for it (duty 4). It saves the loop's
+	// turn between fsyncs but costs a raft Ready per arriving commit instead of per group: more CPU
+	// per commit, so it is off by default (docs/benchmarks.md has the measurements). Ignored in a
+	// cluster and in Manual mode.
+	PipelineSync bool
 	// Manual starts no goroutine at all (no raft loop, apply goroutine, background fsync or purge):
 	// the caller drives the node through the Manual* methods (manual.go), one thread for everything,
 	// which is what a deterministic simulation needs. Commit must not be used in this mode.
@@ -216,10 +224,9 @@ type Node struct {
 	caughtUp   atomic.Int64 // unix nanos when applied last reached the commit index
 
 	// syncWant is the highest index the loop handed to the fsync goroutine (syncer, duty 4); syncc
-	// wakes that goroutine, durc (one token) wakes the apply goroutine after durable advanced.
+	// wakes that goroutine.
 	syncWant atomic.Uint64
 	syncc    chan struct{}
-	durc     chan struct{}
 
 	snaps    snapshots // leader: pinned engine snapshots for followers
 	staged   *staged   // loop-owned: a fetched engine snapshot waiting for raft
@@ -413,7 +420,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, id: cfg.ID, log: cfg.Logger, lg: cfg.Log, eng: cfg.Engine, rn: rn,
 		propc: make(chan *proposal, cfg.MaxBatchProposals), recvc: make(chan pb.Message, 4096),
 		ctlc: make(chan func(), 64), stopc: make(chan struct{}), donec: make(chan struct{}), alldc: make(chan struct{}),
-		aq: newApplyQueue(), syncc: make(chan struct{}, 1), durc: make(chan struct{}, 1), bootID: binary.BigEndian.Uint64(boot[:]) &^ (1<<32 - 1),
+		aq: newApplyQueue(), syncc: make(chan struct{}, 1), bootID: binary.BigEndian.Uint64(boot[:]) &^ (1<<32 - 1),
 		byID: map[uint64]*proposal{}, byIndex: map[uint64]*proposal{}, confWaiters: map[uint64]chan error{}, members: map[uint64]string{}, logOnly: map[uint64]bool{}}
 	n.started = time.Now()
 	n.applied.Store(applied)
