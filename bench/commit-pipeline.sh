@@ -3,11 +3,13 @@
 #
 #   bench/commit-pipeline.sh
 #   BINS="before=/tmp/kiln-old after=bin/kiln" bench/commit-pipeline.sh      # before vs after
+#   BINS="serial=bin/kiln pipelined=bin/kiln,--commit-pipeline" bench/commit-pipeline.sh
 #   REPS=1 DURATION=5 bench/commit-pipeline.sh                                # smoke run
 #
 # Each repetition runs bench/commit-path.sh's durable section (oltp_update_non_index and oltp_insert
 # at $THREADS, durable on both servers, MariaDB with bench/mariadb-primary.cnf) once per Kiln binary
-# in $BINS (label=path; KILN_BIN of commit-path.sh), with MariaDB alongside the first binary only
+# in $BINS (label=path[,flag...]: KILN_BIN and KILN_FLAGS of commit-path.sh), with MariaDB alongside
+# the first binary only
 # (commit-path.sh alternates the two servers point by point). The binaries take turns within each
 # repetition, so a noisy minute on this shared machine hits all of them alike.
 #
@@ -41,6 +43,7 @@ trap 'rm -rf "$work"' EXIT
 labels=()
 for b in $bins; do
   label=${b%%=*} path=${b#*=}
+  path=${path%%,*}
   [[ $label != "$b" && -x $path ]] || die "BINS entry $b: want label=path to an executable kiln"
   [[ $label != mariadb ]] || die "label mariadb is taken"
   labels+=("$label")
@@ -51,14 +54,19 @@ printf 'rep\tserver\tworkload\tthreads\tstatus\ttps\tp99_ms\tfsyncs_per_commit\t
 for ((r = 1; r <= reps; r++)); do
   first=1
   for b in $bins; do
-    label=${b%%=*} path=${b#*=}
+    label=${b%%=*} path=${b#*=} flags=""
+    if [[ $path == *,* ]]; then
+      flags=${path#*,}
+      flags=${flags//,/ }
+      path=${path%%,*}
+    fi
     servers=kiln
     [[ $first == 1 ]] && servers="mariadb kiln"
     first=0
     d=$work/$r.$label
     mkdir -p "$d"
-    log "repetition $r/$reps: $label ($path) with servers: $servers"
-    KILN_BIN=$path OUT=$d SECTIONS=durable SERVERS="$servers" THREADS="$threads" DURATION="$duration" \
+    log "repetition $r/$reps: $label ($path${flags:+ $flags}) with servers: $servers"
+    KILN_BIN=$path KILN_FLAGS=$flags OUT=$d SECTIONS=durable SERVERS="$servers" THREADS="$threads" DURATION="$duration" \
       TABLE_SIZE="$table_size" "$here/commit-path.sh" >"$d/stdout" 2>"$d/stderr" ||
       { tail -n 20 "$d/stderr" >&2; die "commit-path.sh failed ($label, repetition $r)"; }
     probe=$(sed -nE 's/.*fsync baseline: ([0-9]+) syncs\/s.*/\1/p' "$d/stderr" | head -n 1)
