@@ -2,6 +2,7 @@ package repl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -104,5 +105,51 @@ func TestPipelinedSyncBeforeApply(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The free-space check reads the filesystem once per window while there is ample room, at every commit
+// near the reserve, and refuses commits below it (and accepts them again as soon as room returns).
+func TestDiskFreeCheckedOnlyNearReserve(t *testing.T) {
+	const reserve = 64 << 20
+	var free atomic.Uint64
+	var reads atomic.Int64
+	n := &Node{cfg: Config{ReserveBytes: reserve, DiskFree: func() (uint64, error) {
+		reads.Add(1)
+		return free.Load(), nil
+	}}}
+	free.Store(reserve + diskAmpleBytes + 1)
+	for i := 0; i < 100; i++ {
+		if err := n.checkDiskFree(100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := reads.Load(); r != 1 {
+		t.Fatalf("ample room: %d statfs for 100 commits, want 1", r)
+	}
+	// Half the ample room proposed ends the window early.
+	if err := n.checkDiskFree(diskAmpleBytes / 2); err != nil || reads.Load() != 2 {
+		t.Fatalf("a large commit did not read the filesystem again (%d reads, %v)", reads.Load(), err)
+	}
+	// Near the reserve: every commit reads it.
+	free.Store(reserve + 1)
+	n.diskAmpleUntil.Store(0)
+	reads.Store(0)
+	for i := 0; i < 10; i++ {
+		if err := n.checkDiskFree(100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := reads.Load(); r != 10 {
+		t.Fatalf("near the reserve: %d statfs for 10 commits, want 10", r)
+	}
+	free.Store(reserve - 1)
+	var df *DiskFullError
+	if err := n.checkDiskFree(100); !errors.As(err, &df) {
+		t.Fatalf("below the reserve: %v, want DiskFullError", err)
+	}
+	free.Store(reserve + 1)
+	if err := n.checkDiskFree(100); err != nil {
+		t.Fatalf("room returned: %v", err)
 	}
 }
