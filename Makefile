@@ -2,7 +2,8 @@
 # (./kiln-data, MySQL on 127.0.0.1:3306, HTTP on 127.0.0.1:8080); `make test`
 # runs every suite (scripts/test.sh: installs what it needs; what .ci/run
 # calls); `make bench` compares Kiln with MariaDB (bench/sysbench-compare.sh);
-# `make bench-commit` runs bench/commit-path.sh (durable/async/hot-row commit path vs MariaDB).
+# `make bench-commit` runs bench/commit-path.sh (durable/async/hot-row commit path vs MariaDB);
+# `make bench-pipeline` bench/commit-pipeline.sh (group commit, serial vs --commit-pipeline vs MariaDB).
 # `make bench-cluster` runs bench/cluster-compare.sh (3-voter Kiln vs MariaDB semi-sync, with and
 # without added network delay, 2 voters + 1 log-only voter, and Kiln's failover time).
 # `make bench-linkbench` runs bench/linkbench-compare.sh (LinkBench, MariaDB then Kiln).
@@ -14,7 +15,7 @@
 # times (CI runs 1,000).
 GO ?= go
 
-.PHONY: build run test fuzz soak soak-crash soak-cluster ryw bench bench-commit bench-cluster bench-linkbench conformance sltrun
+.PHONY: build run test fuzz soak soak-crash soak-cluster ryw bench bench-commit bench-pipeline bench-cluster bench-linkbench conformance sltrun
 
 build:
 	$(GO) build -o bin/kiln ./cmd/kiln
@@ -59,6 +60,10 @@ bench: build
 # Durable commit path (fsyncs/commit, group size, hot row), Kiln vs MariaDB: bench/commit-path.sh
 bench-commit: build
 	bench/commit-path.sh
+
+# Group commit at 16/64 threads, serial vs --commit-pipeline vs MariaDB, median of 3: bench/commit-pipeline.sh
+bench-pipeline: build
+	BINS="serial=bin/kiln pipelined=bin/kiln,--commit-pipeline" bench/commit-pipeline.sh
 
 # Replicated commit path and failover, Kiln cluster vs MariaDB semi-sync: bench/cluster-compare.sh
 # (env DURATION, THREADS, TABLE_SIZE, DELAY_MS, KILLS, SECTIONS; see its header)

@@ -29,7 +29,8 @@
 #            statement hit a deadlock or lock wait timeout and counts it
 #            once); a difference is reported as MISMATCH and fails the run.
 #
-# For every point: TPS, p99 latency (ms), fsyncs per commit and group size
+# For every point: TPS, p99 latency (ms), the server's CPU per transaction (utime+stime
+# of its process over the run, in the TSV only), fsyncs per commit and group size
 # (commits per log group), from deltas of SHOW GLOBAL STATUS around the run:
 #   Kiln     commits = Kiln_commits (proposals applied), groups =
 #            Kiln_commit_groups (log fsyncs that made new entries durable),
@@ -210,7 +211,7 @@ hot_b() {
 
 failures=0
 tsv=$out/commit-path.tsv
-printf 'section\tworkload\tthreads\tserver\tstatus\ttps\ttransactions\tp99_ms\tignored_errors\tcommits\tgroups\tlog_fsyncs\tbinlog_fsyncs\tfsyncs_per_commit\tgroup_size\tcheck\n' >"$tsv"
+printf 'section\tworkload\tthreads\tserver\tstatus\ttps\ttransactions\tp99_ms\tignored_errors\tcommits\tgroups\tlog_fsyncs\tbinlog_fsyncs\tfsyncs_per_commit\tgroup_size\tcheck\tcpu_us_per_tx\n' >"$tsv"
 declare -A res # res[FIELD/SECTION/WORKLOAD/THREADS/SERVER]
 
 # point SECTION WORKLOAD THREADS SERVER: one sysbench run with counter deltas.
@@ -227,10 +228,13 @@ point() {
     args+=(--tables=1 "--table-size=$table_size")
   fi
   before=$(counters "$s") || die "$s: SHOW GLOBAL STATUS failed"
+  local cpu0 cpu1
+  cpu0=$(proc_cpu_ticks "${pid[$s]}")
   timeout $((duration + 120)) sysbench "$test" "${args[@]}" --threads="$t" --time="$duration" \
     --db-ps-mode="$ps_mode" --percentile=99 --report-interval=0 run >"$logf" 2>&1 || status=FAIL
   grep -q FATAL "$logf" && status=FAIL
   alive "${pid[$s]}" || { tail -n 20 "$logf" >&2; die "$s died during $sec $w threads=$t"; }
+  cpu1=$(proc_cpu_ticks "${pid[$s]}")
   after=$(counters "$s") || die "$s: SHOW GLOBAL STATUS failed"
 
   local tx tps p99 errs
@@ -245,6 +249,9 @@ point() {
   dc=$((c1 - c0)) dg=$((g1 - g0)) dlog=$((f1 - f0)) dbin=0
   # With sync_binlog=1 MariaDB fsyncs the binlog once per binlog group commit.
   [[ $s == mariadb && $sec != async ]] && dbin=$dg
+  # Server CPU (utime+stime of its process) per transaction sysbench completed, in microseconds.
+  local cpt
+  cpt=$(awk -v d=$((cpu1 - cpu0)) -v hz="$(getconf CLK_TCK)" -v n="${tx:-0}" 'BEGIN { if (n > 0) printf "%.1f", d * 1e6 / hz / n; else printf "-" }')
   fpc=$(awk -v f=$((dlog + dbin)) -v c="$dc" 'BEGIN { if (c > 0) printf "%.4f", f / c; else printf "-" }')
   gsz=$(awk -v c="$dc" -v g="$dg" 'BEGIN { if (g > 0) printf "%.2f", c / g; else printf "-" }')
 
@@ -273,8 +280,8 @@ point() {
   res[gsz/$k]=$gsz
   res[err/$k]=${errs:--}
   res[chk/$k]=$check
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sec" "$w" "$t" "$s" "$status" \
-    "${tps:--}" "${tx:--}" "${p99:--}" "${errs:--}" "$dc" "$dg" "$dlog" "$dbin" "$fpc" "$gsz" "$check" >>"$tsv"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sec" "$w" "$t" "$s" "$status" \
+    "${tps:--}" "${tx:--}" "${p99:--}" "${errs:--}" "$dc" "$dg" "$dlog" "$dbin" "$fpc" "$gsz" "$check" "$cpt" >>"$tsv"
   log "$s $sec $w threads=$t: $status tps ${tps:--} p99 ${p99:--} ms fsyncs/commit $fpc group $gsz${b1:+ b $b0->$b1}"
 }
 

@@ -61,6 +61,7 @@ func serveCmd() *cobra.Command {
 	var purgeEvery time.Duration
 	var cl clusterFlags
 	var pprofOn bool
+	var commitPipeline bool
 	var tf tlsFlags
 	var shutdownTimeout time.Duration
 	var memLimit string
@@ -77,7 +78,7 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			return serve(ctx, logger, server.Config{Memory: acct, DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages, EarlyLockRelease: earlyLockRelease, SecureFilePriv: secureFilePriv,
-				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, shutdownTimeout: shutdownTimeout, tls: tf})
+				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, CommitPipeline: commitPipeline, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, shutdownTimeout: shutdownTimeout, tls: tf})
 		},
 	}
 	f := cmd.Flags()
@@ -98,6 +99,7 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&purgeEvery, "log-purge-interval", 30*time.Second, "how often the engine is flushed and sealed log segments below it are removed (negative: never)")
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long running statements (cancelled, their transactions rolled back) and the engine's close may take before the process exits anyway; a second signal exits at once")
 	f.StringVar(&memLimit, "memory-limit", "", "server-wide memory limit, bytes with an optional K/M/G/T suffix (default: half of RAM or of the cgroup limit; 0: none): Go's memory limit, and statements that would hold memory past it fail with 3170")
+	f.BoolVar(&commitPipeline, "commit-pipeline", false, "on a single node, fsync the log on a goroutine of its own, so the next commit group is appended while one is fsynced (more CPU per commit; see docs/operations.md)")
 	f.BoolVar(&pprofOn, "pprof", false, "serve Go's /debug/pprof/ profiles on the HTTP port (off by default: they expose internals and cost CPU)")
 	cl.register(f)
 	tf.register(f)

@@ -18,6 +18,9 @@ type applyJob struct {
 	waiters []*proposal // this node's proposals among ents, in log order
 	confs   []confApply
 	bytes   uint64
+	// syncTo is the highest index among ents that must be durable before the job is applied (every
+	// entry but the only voter's own async commits); 0 if none.
+	syncTo uint64
 }
 
 // confApply is a membership change raft has already applied: the engine records the resulting
@@ -44,11 +47,21 @@ func newApplyQueue() *applyQueue {
 	return &applyQueue{wake: make(chan struct{}, 1), failed: make(chan struct{})}
 }
 
-func (q *applyQueue) push(j *applyJob) {
+// push queues a job. It wakes the apply goroutine only if the job can be applied now: a pipelined job
+// waiting for its fsync is woken by the syncer instead (syncLog pokes the queue once durable moved),
+// which saves a goroutine hand-off per group.
+func (q *applyQueue) push(j *applyJob, durable uint64) {
 	q.mu.Lock()
 	q.jobs = append(q.jobs, j)
 	q.pending += j.bytes
 	q.mu.Unlock()
+	if j.syncTo <= durable {
+		q.poke()
+	}
+}
+
+// poke wakes the apply goroutine (jobs arrived, durable advanced, or the queue closed).
+func (q *applyQueue) poke() {
 	select {
 	case q.wake <- struct{}{}:
 	default:
@@ -58,7 +71,7 @@ func (q *applyQueue) push(j *applyJob) {
 // barrier waits until every job queued before it has been applied.
 func (q *applyQueue) barrier() {
 	j := &applyJob{barrier: make(chan struct{})}
-	q.push(j)
+	q.push(j, 0)
 	select {
 	case <-j.barrier:
 	case <-q.failed:
@@ -75,10 +88,7 @@ func (q *applyQueue) close() {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
+	q.poke()
 }
 
 // take returns every queued job, waiting for one; nil once the queue is closed and empty.
@@ -114,14 +124,30 @@ func (n *Node) applyLoop() {
 		if jobs == nil {
 			return
 		}
-		if n.fatal() != nil {
-			n.failJobs(jobs)
-			continue
-		}
-		if err := n.apply(jobs); err != nil {
-			n.fail(err)
-			n.aq.failOne.Do(func() { close(n.aq.failed) })
-			n.failJobs(jobs)
+		for len(jobs) > 0 {
+			if n.fatal() != nil {
+				n.failJobs(jobs)
+				break
+			}
+			// Apply the jobs the log already holds durably now, so their commits are woken while the
+			// syncer fsyncs the next group; then wait for the rest.
+			k, d := 0, n.durable.Load()
+			for k < len(jobs) && jobs[k].syncTo <= d {
+				k++
+			}
+			var err error
+			if k == 0 {
+				err = n.waitDurable(jobs[0].syncTo)
+			} else {
+				err = n.apply(jobs[:k])
+			}
+			if err != nil {
+				n.fail(err)
+				n.aq.failOne.Do(func() { close(n.aq.failed) })
+				n.failJobs(jobs)
+				break
+			}
+			jobs = jobs[k:]
 		}
 	}
 }
@@ -152,6 +178,11 @@ func (n *Node) apply(jobs []*applyJob) error {
 	last := n.applied.Load()
 	pending := false // b holds entries not yet in the engine
 	for _, j := range jobs {
+		// The commit path's invariant: nothing is applied (so acknowledged or made visible) before
+		// it is durable; pipelined groups are fsynced by the syncer goroutine, so check it here.
+		if d := n.durable.Load(); j.syncTo > d {
+			return fmt.Errorf("repl: entry %d would be applied before it is durable (log fsynced to %d)", j.syncTo, d)
+		}
 		ci := 0
 		for _, e := range j.ents {
 			if e.Index <= last {

@@ -203,6 +203,9 @@ func (n *Node) drainReady() error {
 			n.log.Info("stopped leading", "node", n.id, "term", n.term.Load(), "leader", n.lead.Load())
 		}
 		mustSync := n.needsSync(rd)
+		// pipelined: the fsync goroutine makes these entries durable while the loop goes on; the
+		// apply goroutine waits for it (duty 4).
+		pipelined := mustSync && n.canPipeline(rd, hsChanged)
 		var later []pb.Message
 		if raft.StateType(n.state.Load()) == raft.StateLeader && !hsChanged {
 			var now []pb.Message
@@ -217,7 +220,13 @@ func (n *Node) drainReady() error {
 		} else {
 			later = rd.Messages
 		}
-		if mustSync {
+		if pipelined {
+			n.syncWant.Store(max(n.syncWant.Load(), n.lg.LastIndex()))
+			select {
+			case n.syncc <- struct{}{}:
+			default: // the syncer is already woken; it reads syncWant after its fsync
+			}
+		} else if mustSync {
 			if err := n.syncLog(); err != nil {
 				return err
 			}
@@ -279,12 +288,16 @@ func (n *Node) send(msgs []pb.Message) {
 func (n *Node) handOff(ents []pb.Entry) error {
 	job := &applyJob{ents: ents}
 	for _, e := range ents {
+		// Every entry must be durable before it is applied, except this only voter's own async
+		// commits (see needsSync).
+		local := false
 		switch e.Type {
 		case pb.EntryNormal:
 			if p, ok := n.byIndex[e.Index]; ok {
 				delete(n.byIndex, e.Index)
 				if p.term == e.Term {
 					job.waiters = append(job.waiters, p)
+					local = p.async
 				} else {
 					p.err = ErrNotCommitted
 					close(p.done)
@@ -315,9 +328,12 @@ func (n *Node) handOff(ents []pb.Entry) error {
 			// when the apply goroutine reaches this entry.)
 			n.confApplied(req, nil)
 		}
+		if !local {
+			job.syncTo = e.Index
+		}
 		job.bytes += uint64(len(e.Data))
 	}
-	n.aq.push(job)
+	n.aq.push(job, n.durable.Load())
 	return nil
 }
 
@@ -382,6 +398,72 @@ func (n *Node) needsSync(rd raft.Ready) bool {
 	return !n.soloVoter()
 }
 
+// canPipeline says whether a Ready that must be fsynced may be advanced before its fsync, leaving
+// the fsync to the syncer goroutine: only on a leader that is the only voter (raft counts the leader's
+// entries as acknowledged on Advance, and with other voters that acknowledgement must be durable: see
+// needsSync), only for this leader's own proposals in its current term (a membership change or the
+// leader's empty entry is fsynced at once, before raft acts on it), with no change of term or vote, no
+// snapshot and no messages. Raft then commits the entries in memory at once, which no one can observe:
+// the apply goroutine applies them, and so acknowledges them and makes them visible, only once durable
+// covers them (applyJob.syncTo). Manual mode has no syncer goroutine: it fsyncs at once.
+func (n *Node) canPipeline(rd raft.Ready, hsChanged bool) bool {
+	if !n.cfg.PipelineSync || n.cfg.Manual || hsChanged || len(rd.Entries) == 0 || len(rd.Messages) > 0 || !raft.IsEmptySnap(rd.Snapshot) {
+		return false
+	}
+	if raft.StateType(n.state.Load()) != raft.StateLeader || !n.soloVoter() {
+		return false
+	}
+	for _, e := range rd.Entries {
+		p, ok := n.byIndex[e.Index]
+		if !ok || p.term != e.Term || e.Type != pb.EntryNormal {
+			return false
+		}
+	}
+	return true
+}
+
+// syncer is the fsync goroutine of pipelined groups (duty 4): while the loop appends and commits group
+// N+1 and the apply goroutine applies group N and wakes its commits, it fsyncs everything appended,
+// back to back, until durable reaches what the loop asked for. It runs until the apply goroutine is
+// done, since entries handed to apply before a stop may still wait for it.
+func (n *Node) syncer() {
+	for {
+		select {
+		case <-n.syncc:
+		case <-n.alldc:
+			return
+		}
+		for {
+			d := n.durable.Load()
+			if d >= n.syncWant.Load() || n.lg.LastIndex() <= d || n.fatal() != nil {
+				break
+			}
+			if err := n.syncLogThen(n.cfg.AfterSync); err != nil {
+				// The apply goroutine sees the failure (waitDurable) and stops the loop.
+				n.fail(err)
+				n.pokeDurable()
+				return
+			}
+		}
+	}
+}
+
+// pokeDurable wakes the apply goroutine if it waits for durable (or for a failure).
+func (n *Node) pokeDurable() { n.aq.poke() }
+
+// waitDurable blocks the apply goroutine until the log is durable up to idx, or the node failed. It
+// waits on the apply queue's wake token, which syncLog pokes after advancing durable (a token meant
+// for new jobs only makes it look again).
+func (n *Node) waitDurable(idx uint64) error {
+	for n.durable.Load() < idx {
+		if err := n.fatal(); err != nil {
+			return err
+		}
+		<-n.aq.wake
+	}
+	return nil
+}
+
 func decodeConfChange(e pb.Entry) (pb.ConfChangeI, error) {
 	if e.Type == pb.EntryConfChange {
 		var cc pb.ConfChange
@@ -408,9 +490,14 @@ func (n *Node) updatePurgeFloor() {
 	n.purgeFloor.Store(floor)
 }
 
-// syncLog fsyncs everything appended to the log and advances the durable index. The commit loop calls
-// it for groups that hold sync commits; syncLoop and flushBarrier call it for async ones.
-func (n *Node) syncLog() error {
+// syncLog fsyncs everything appended to the log and advances the durable index (waking the apply
+// goroutine, which may wait for it). The commit loop calls it for groups that hold sync commits and
+// the syncer for pipelined ones; syncLoop and flushBarrier call it for async ones.
+func (n *Node) syncLog() error { return n.syncLogThen(nil) }
+
+// syncLogThen is syncLog running after (if not nil) once entries became durable and before the apply
+// goroutine is woken for them: the syncer's AfterSync hook keeps its place between fsync and apply.
+func (n *Node) syncLogThen(after func()) error {
 	n.syncMu.Lock()
 	defer n.syncMu.Unlock()
 	last := n.lg.LastIndex() // appended before the Sync below starts, so covered by it
@@ -422,7 +509,11 @@ func (n *Node) syncLog() error {
 	if last > prev {
 		n.Stats.Groups.Add(1)
 		n.Stats.GroupSizes.Observe(last - prev)
+		if after != nil {
+			after() // before durable moves: nothing waiting for it can be applied yet
+		}
 		n.durable.Store(last)
+		n.pokeDurable()
 	} else if last < prev {
 		// A follower's log was truncated (a deposed leader's unacknowledged tail replaced).
 		n.durable.Store(last)

@@ -61,6 +61,9 @@ type Config struct {
 	// LogRetainEntries and LogPurgeInterval configure log purge (repl.Config; 0 = its defaults).
 	LogRetainEntries uint64
 	LogPurgeInterval time.Duration
+	// CommitPipeline fsyncs a single node's commit groups on a goroutine of their own
+	// (repl.Config.PipelineSync).
+	CommitPipeline bool
 	// LogRetainForFollowers: the leader keeps up to this many more entries for a lagging member
 	// before it sends it an engine snapshot instead (repl.Config.FollowerRetainEntries).
 	LogRetainForFollowers uint64
@@ -171,7 +174,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	reserve := cfg.DiskReserveBytes
 	applier := sql.NewApplier()
-	node, err := repl.Start(ctx, repl.Config{Log: lg, Engine: eng, Applier: applier, Logger: cfg.Logger, DiskFree: freeBytes(cfg.DataDir), ReserveBytes: reserve, SyncInterval: cfg.SyncInterval,
+	node, err := repl.Start(ctx, repl.Config{Log: lg, Engine: eng, Applier: applier, Logger: cfg.Logger, DiskFree: freeBytes(cfg.DataDir), ReserveBytes: reserve, SyncInterval: cfg.SyncInterval, PipelineSync: cfg.CommitPipeline,
 		RetainEntries: cfg.LogRetainEntries, PurgeInterval: cfg.LogPurgeInterval, FollowerRetainEntries: cfg.LogRetainForFollowers,
 		ID: cfg.NodeID, Peers: cfg.Peers, Join: cfg.Join, LogOnly: cfg.LogOnly, FetchSnapshot: cfg.FetchSnapshot, Transport: cfg.Transport, TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks})
 	if err != nil {

@@ -48,6 +48,10 @@ func open(t testing.TB, fs vfs.FS, afterSync func()) *stack {
 	return openWith(t, fs, func(c *repl.Config) { c.AfterSync = afterSync })
 }
 
+// incarnations counts opened stacks: every other one runs the pipelined commit path
+// (repl.Config.PipelineSync), so both commit paths are crashed and checked.
+var incarnations atomic.Int64
+
 func openWith(t testing.TB, fs vfs.FS, tweak func(*repl.Config), sqlTweaks ...func(*sql.Config)) *stack {
 	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -59,7 +63,8 @@ func openWith(t testing.TB, fs vfs.FS, tweak func(*repl.Config), sqlTweaks ...fu
 	if err != nil {
 		t.Fatalf("open engine: %v", err)
 	}
-	cfg := repl.Config{Log: lg, Engine: eng, Applier: sql.NewApplier(), TickInterval: 10 * time.Millisecond, Logger: quiet, PurgeInterval: -1}
+	cfg := repl.Config{Log: lg, Engine: eng, Applier: sql.NewApplier(), TickInterval: 10 * time.Millisecond, Logger: quiet, PurgeInterval: -1,
+		PipelineSync: incarnations.Add(1)%2 == 0}
 	tweak(&cfg)
 	node, err := repl.Start(context.Background(), cfg)
 	if err != nil {
