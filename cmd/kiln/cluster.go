@@ -275,9 +275,19 @@ func roleHandlers(mux *http.ServeMux, srv *server.Server, maxLag time.Duration, 
 		}
 		answer(w, false, fmt.Sprintf("not the primary (leader: node %d)", n.Leader()))
 	})
-	mux.HandleFunc("GET /replica", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /replica", func(w http.ResponseWriter, r *http.Request) {
 		n := srv.Node()
 		entries, behind := n.Lag()
+		maxLag := maxLag
+		if v := r.URL.Query().Get("max_lag"); v != "" {
+			// A load balancer may ask for its own bound: /replica?max_lag=SECONDS.
+			secs, err := strconv.ParseFloat(v, 64)
+			if err != nil || secs < 0 || secs > 1e6 {
+				http.Error(w, "max_lag: want a number of seconds", http.StatusBadRequest)
+				return
+			}
+			maxLag = time.Duration(secs * float64(time.Second))
+		}
 		switch {
 		case n.Failed() != nil:
 			answer(w, false, "not serving")
@@ -389,8 +399,13 @@ func clusterCmd() *cobra.Command {
 		}})
 	var id uint64
 	var raftAddr string
+	var learner bool
 	change := func(op repl.MemberOp, use, short string) *cobra.Command {
 		c := &cobra.Command{Use: use, Short: short, RunE: func(cmd *cobra.Command, _ []string) error {
+			op := op
+			if learner && op == repl.AddVoter {
+				op = repl.AddLearner
+			}
 			body, _ := json.Marshal(repl.MemberChange{Op: op, ID: id, Addr: raftAddr})
 			c, base, err := httpClient(15 * time.Second)
 			if err != nil {
@@ -411,6 +426,9 @@ func clusterCmd() *cobra.Command {
 		c.Flags().Uint64Var(&id, "id", 0, "the member's node id")
 		if op == repl.AddVoter || op == repl.AddLearner || op == repl.AddLogOnly {
 			c.Flags().StringVar(&raftAddr, "raft", "", "the new member's --raft-listen address")
+		}
+		if op == repl.AddVoter {
+			c.Flags().BoolVar(&learner, "learner", false, "add a learner (a read replica that never votes) instead of a voter: the same as add-learner")
 		}
 		return c
 	}
