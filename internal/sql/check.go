@@ -54,7 +54,7 @@ func compileCheck(s *Session, t *catalog.Table, ck *catalog.CheckConstraint) (ex
 		// this DDL holds exclusively (the statement hung until lock_wait_timeout).
 		return nil, sqlerr.New(sqlerr.ErrCheckConstraintFunctionIsNotAllowed, "An expression of a check constraint '%s' contains disallowed function.", ck.Name)
 	}
-	c := (&planner{s: s}).newCompiler(tableScope(t, t.Name))
+	c := (&planner{s: s.planContext()}).newCompiler(tableScope(t, t.Name))
 	return c.compile(sel.Fields.Fields[0].Expr)
 }
 

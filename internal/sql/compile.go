@@ -59,7 +59,7 @@ func (s *scope) find(db, table, name string) (int, error) {
 
 // compiler turns AST expressions into Exprs over a scope.
 type compiler struct {
-	s  *Session
+	s  planContext
 	sc *scope
 	// Aggregation: when aggs is set, aggregate calls compile to references at aggBase+i.
 	aggs     []*ast.AggregateFuncExpr
@@ -85,10 +85,10 @@ func (c *compiler) errf(code uint16, format string, args ...any) error {
 }
 
 func (c *compiler) compile(n ast.ExprNode) (expr.Expr, error) {
-	if err := c.s.enterExpr(); err != nil {
+	if err := c.s.EnterExpr(); err != nil {
 		return nil, err
 	}
-	defer c.s.leaveExpr()
+	defer c.s.LeaveExpr()
 	switch x := n.(type) {
 	case *driver.ValueExpr:
 		k := expr.NewConst(datumValue(&x.Datum))
@@ -445,7 +445,7 @@ func (c *compiler) cast(x *ast.FuncCastExpr) (expr.Expr, error) {
 		if ft.GetCharset() == "binary" || x.FunctionType == ast.CastBinaryOperator {
 			t.Collation, t.Charset = "binary", "binary"
 		} else {
-			t.Collation, t.Charset = c.s.connCollation().Name, "utf8mb4"
+			t.Collation, t.Charset = c.s.ConnCollation().Name, "utf8mb4"
 		}
 		t.Tp = mysql.TypeVarString
 	case mysql.TypeNewDecimal:
@@ -483,7 +483,7 @@ func (c *compiler) variable(x *ast.VariableExpr) (expr.Expr, error) {
 			}}, nil
 		}
 		t := expr.TString
-		if v, ok := c.s.userVars[name]; ok {
+		if v, ok := c.s.LookupUserVar(name); ok {
 			t = expr.TypeOfValue(v)
 		}
 		return &expr.Closure{Typed: expr.Typed{T: t}, Fn: func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
@@ -534,7 +534,7 @@ func (c *compiler) funcCall(x *ast.FuncCallExpr) (expr.Expr, error) {
 	if n, ok := temporalLiterals[call.Name]; ok {
 		call.Name = n
 	}
-	call.ConnCollation = c.s.connCollation()
+	call.ConnCollation = c.s.ConnCollation()
 	return expr.BindBuiltin(call)
 }
 
@@ -550,7 +550,7 @@ var getFormatSelectors = map[ast.GetFormatSelectorType]string{
 
 // collationOf is expr.CollationOf under the session's collation_connection.
 func (c *compiler) collationOf(es ...expr.Expr) *types.Collation {
-	return expr.CollationOf(c.s.connCollation(), es...)
+	return expr.CollationOf(c.s.ConnCollation(), es...)
 }
 
 func (c *compiler) subquery(x *ast.SubqueryExpr, kind expr.SubKind) (expr.Expr, error) {
@@ -610,7 +610,7 @@ func (c *compiler) regexp(x *ast.PatternRegexpExpr) (expr.Expr, error) {
 		return nil, err
 	}
 	not := x.Not
-	ci := expr.RegexpCI(c.s.connCollation(), e, p)
+	ci := expr.RegexpCI(c.s.ConnCollation(), e, p)
 	return &expr.Closure{Typed: expr.Typed{T: expr.TBool}, Args: []expr.Expr{e, p}, Fn: func(env *expr.Env, row []types.Value, args []expr.Expr) (types.Value, error) {
 		v, err := args[0].Eval(env, row)
 		if err != nil || v.IsNull() {

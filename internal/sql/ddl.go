@@ -449,7 +449,7 @@ func (d *ddlCtx) setDefault(col *catalog.Column, defNode ast.ExprNode) error {
 		}
 		col.DefaultNow, col.HasDefault = true, true
 	} else {
-		c := (&planner{s: d.s}).newCompiler(&scope{})
+		c := (&planner{s: d.s.planContext()}).newCompiler(&scope{})
 		e, err := c.compile(defNode)
 		if err != nil {
 			return sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)

@@ -134,7 +134,7 @@ func (s *Session) insert(env *expr.Env, x *ast.InsertStmt) (proto.OK, error) {
 			}
 		}
 	}
-	p := &planner{s: s}
+	p := &planner{s: s.planContext()}
 	c := p.newCompiler(&scope{})
 	ins := &inserter{env: env, s: s, tbl: tbl, ignore: x.IgnoreErr, replace: x.IsReplace, strict: s.strict() && !x.IgnoreErr}
 	if len(x.Lists) > 1 || x.Select != nil {
@@ -548,7 +548,7 @@ func (s *Session) targetPlan(tbl *catalog.Table, alias string, where ast.ExprNod
 		Limit:    limit,
 		LockInfo: &ast.SelectLockInfo{LockType: ast.SelectLockForUpdate},
 	}
-	pl, err := (&planner{s: s}).planSelect(sel, nil)
+	pl, err := (&planner{s: s.planContext()}).planSelect(sel, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -574,7 +574,7 @@ func (s *Session) update(env *expr.Env, x *ast.UpdateStmt) (proto.OK, error) {
 		return proto.OK{}, err
 	}
 	env.DivZeroErr = s.strict() && !x.IgnoreErr && s.sqlModeHas("ERROR_FOR_DIVISION_BY_ZERO")
-	c := (&planner{s: s}).newCompiler(tableScope(tbl, alias))
+	c := (&planner{s: s.planContext()}).newCompiler(tableScope(tbl, alias))
 	var sets []assignment
 	for _, a := range x.List {
 		if a.Column.Table.O != "" && !strings.EqualFold(a.Column.Table.O, alias) {

@@ -217,7 +217,7 @@ func (s *Session) showWhere(pl *exec.Select, where ast.ExprNode) error {
 	for i, c := range pl.Cols {
 		sc.cols = append(sc.cols, scopeCol{name: c.Name, t: pl.Proj[i].Type()})
 	}
-	e, err := (&planner{s: s}).newCompiler(sc).compile(where)
+	e, err := (&planner{s: s.planContext()}).newCompiler(sc).compile(where)
 	if err != nil {
 		return err
 	}

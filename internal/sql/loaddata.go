@@ -642,7 +642,7 @@ func (s *Session) loadDataScoped(env *expr.Env, x *ast.LoadDataStmt, opener Loca
 
 // compileLoadSets compiles the SET clause against the table's row, marking the columns it sets.
 func (s *Session) compileLoadSets(tbl *catalog.Table, list []*ast.Assignment, inSet []bool) ([]assignment, error) {
-	c := (&planner{s: s}).newCompiler(tableScope(tbl, tbl.Name))
+	c := (&planner{s: s.planContext()}).newCompiler(tableScope(tbl, tbl.Name))
 	var sets []assignment
 	for _, a := range list {
 		if a.Column.Table.O != "" && !strings.EqualFold(a.Column.Table.O, tbl.Name) {

@@ -114,7 +114,7 @@ func flattenFrom(n ast.ResultSetNode, out []fromItem) ([]fromItem, error) {
 
 // planner builds plans for one statement.
 type planner struct {
-	s            *Session
+	s            planContext
 	params       *int
 	viewDepth    int  // nesting of views being planned (planView)
 	selDepth     int  // nesting of query blocks being planned (enterSelect)
@@ -127,9 +127,42 @@ type planner struct {
 // gives a virtual-table scan a type below the facade, the result type becomes that and the facade
 // wires an infoschema implementation in.
 type virtualTables interface {
-	// virtualTable returns the plan of db.name, listing only what the session may see, or false if
+	// VirtualTable returns the plan of db.name, listing only what the session may see, or false if
 	// db.name is no virtual table.
-	virtualTable(db, name string) (*exec.Select, bool)
+	VirtualTable(db, name string) (*exec.Select, bool)
+	// IsVirtualDB reports a database whose tables are all virtual (information_schema, mysql,
+	// performance_schema, sys): it takes no metadata lock and is never "unknown".
+	IsVirtualDB(db string) bool
+}
+
+// planContext is all the planner reads of the session: a small consumer-side interface, so the
+// planner does not depend on the facade (issue 14). The facade's *Session implements it through
+// planSession (plancontext.go).
+type planContext interface {
+	virtualTables
+	// CurrentDB is the session's default database; SetCurrentDB changes it while a view's body is
+	// planned (the view's own database is its default) and back.
+	CurrentDB() string
+	SetCurrentDB(db string)
+	// Catalog is the current catalog: read again after each LockDB, which may have waited for DDL.
+	Catalog() *catalog.Catalog
+	// LockDB takes the shared metadata lock of a database before its tables are resolved.
+	LockDB(db string) error
+	// UseTable records (or, under LOCK TABLES, checks) the use of a base table or view.
+	UseTable(db, name string, write bool) error
+	// FullGroupBy reports sql_mode ONLY_FULL_GROUP_BY.
+	FullGroupBy() bool
+	// ConnCollation is collation_connection's collation.
+	ConnCollation() *types.Collation
+	// EnterExpr and LeaveExpr count the compiler's recursion depth for the whole statement (all
+	// compilers of one statement share it): EnterExpr fails past the nesting limit.
+	EnterExpr() error
+	LeaveExpr()
+	// LookupUserVar returns a user variable's value and whether it is set (its type is the type of
+	// an expression reading it).
+	LookupUserVar(name string) (types.Value, bool)
+	// ParseSQL parses a stored statement (a view's body) with the session's parser.
+	ParseSQL(sql string) ([]ast.StmtNode, error)
 }
 
 // virtualTables returns the planner's virtual tables (the session's).
@@ -304,7 +337,7 @@ func (b *selectBuilder) buildLevels() error {
 		}
 		b.items = reordered
 	}
-	b.cat = b.p.s.catalog()
+	b.cat = b.p.s.Catalog()
 	b.levels = make([]plannedLevel, len(b.items))
 	for li, it := range b.items {
 		lv := &b.levels[li].Level
@@ -332,22 +365,22 @@ func (b *selectBuilder) namedLevel(lv *exec.Level, li int, it fromItem) error {
 	p, sc := b.p, b.sc
 	db := it.tn.Schema.O
 	if db == "" {
-		db = p.s.CurDB
+		db = p.s.CurrentDB()
 		if db == "" {
 			return sqlerr.New(sqlerr.ErrNoDB, "No database selected")
 		}
 	}
-	if !isVirtualDB(db) {
-		if err := p.s.lockDB(db); err != nil {
+	if !p.virtualTables().IsVirtualDB(db) {
+		if err := p.s.LockDB(db); err != nil {
 			return err
 		}
-		b.cat = p.s.catalog()
+		b.cat = p.s.Catalog()
 	}
 	cat := b.cat
 	tbl, ok := cat.Table(db, it.tn.Name.O)
 	if !ok {
 		if v, ok := cat.View(db, it.tn.Name.O); ok {
-			if err := p.s.useTable(v.DB, v.Name, false); err != nil {
+			if err := p.s.UseTable(v.DB, v.Name, false); err != nil {
 				return err
 			}
 			sub, err := p.planView(v, p.viewDepth)
@@ -357,7 +390,7 @@ func (b *selectBuilder) namedLevel(lv *exec.Level, li int, it fromItem) error {
 			setSub(lv, sc, sub, db, it.alias, v.Name, li)
 			return nil
 		}
-		if vt, ok := p.virtualTables().virtualTable(db, it.tn.Name.O); ok {
+		if vt, ok := p.virtualTables().VirtualTable(db, it.tn.Name.O); ok {
 			lv.Sub = vt
 			lv.Width = len(vt.Cols)
 			for _, c := range vt.Cols {
@@ -365,12 +398,12 @@ func (b *selectBuilder) namedLevel(lv *exec.Level, li int, it fromItem) error {
 			}
 			return nil
 		}
-		if _, ok := cat.DB(db); !ok && !isVirtualDB(db) {
+		if _, ok := cat.DB(db); !ok && !p.virtualTables().IsVirtualDB(db) {
 			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, it.tn.Name.O)
 		}
 		return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, it.tn.Name.O)
 	}
-	if err := p.s.useTable(tbl.DB, tbl.Name, false); err != nil {
+	if err := p.s.UseTable(tbl.DB, tbl.Name, false); err != nil {
 		return err
 	}
 	for _, other := range b.pl.Levels {
@@ -543,7 +576,7 @@ func (b *selectBuilder) planGroupBy() error {
 			groupNodes = append(groupNodes, n)
 		}
 	}
-	if pl.Grouped && b.p.s.fullGroupBy() {
+	if pl.Grouped && b.p.s.FullGroupBy() {
 		b.gc = newGroupCheck(sc, pl, sel, groupNodes)
 	}
 	return nil

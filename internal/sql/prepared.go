@@ -102,7 +102,7 @@ func (s *Session) planPrepared(p *prepared, rs ast.ResultSetNode) error {
 	before := len(s.mdl)
 	p.tables = p.tables[:0]
 	s.planTables = &p.tables
-	pl, err := (&planner{s: s}).planResultSet(rs, nil)
+	pl, err := (&planner{s: s.planContext()}).planResultSet(rs, nil)
 	s.planTables = nil
 	if s.txn == nil && before == 0 {
 		defer s.releaseMDL()
@@ -248,7 +248,7 @@ func (s *Session) sqlPrepared(env *expr.Env, st ast.StmtNode, w proto.ResultWrit
 			return sqlerr.New(sqlerr.ErrWrongArguments, "Incorrect arguments to EXECUTE")
 		}
 		args := make([]types.Value, len(x.UsingVars))
-		c := (&planner{s: s}).newCompiler(&scope{})
+		c := (&planner{s: s.planContext()}).newCompiler(&scope{})
 		for i, u := range x.UsingVars {
 			e, err := c.compile(u)
 			if err != nil {

@@ -443,7 +443,7 @@ func (s *Session) dispatch(env *expr.Env, st ast.StmtNode, w proto.ResultWriter,
 		return w.OK(proto.OK{}, more)
 	case *ast.DoStmt:
 		for _, e := range x.Exprs {
-			c := (&planner{s: s}).newCompiler(&scope{})
+			c := (&planner{s: s.planContext()}).newCompiler(&scope{})
 			ce, err := c.compile(e)
 			if err != nil {
 				return err
@@ -649,7 +649,7 @@ func (s *Session) runQuery(env *expr.Env, n ast.ResultSetNode, w proto.ResultWri
 	}
 	if sel, ok := n.(*ast.SelectStmt); ok && sel.From == nil && !hasSubquery(n) {
 		// SELECT without tables needs no transaction (connect-time @@variable queries are hot).
-		pl, err := (&planner{s: s}).planResultSet(n, nil)
+		pl, err := (&planner{s: s.planContext()}).planResultSet(n, nil)
 		if err != nil {
 			return err
 		}
@@ -663,7 +663,7 @@ func (s *Session) runQuery(env *expr.Env, n ast.ResultSetNode, w proto.ResultWri
 }
 
 func (s *Session) planQuery(n ast.ResultSetNode) (*exec.Select, error) {
-	return (&planner{s: s}).planResultSet(n, nil)
+	return (&planner{s: s.planContext()}).planResultSet(n, nil)
 }
 
 func (s *Session) streamPlan(env *expr.Env, pl *exec.Select, w proto.ResultWriter, more bool) error {

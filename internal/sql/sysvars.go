@@ -165,7 +165,7 @@ func (s *Session) set(env *expr.Env, x *ast.SetStmt) error {
 		// The parser marks SET NAMES / SET CHARACTER SET as not system variables.
 		isNames := name == strings.ToLower(ast.SetNames) || name == strings.ToLower(ast.SetCharset)
 		if !a.IsSystem && !isNames {
-			c := (&planner{s: s}).newCompiler(&scope{})
+			c := (&planner{s: s.planContext()}).newCompiler(&scope{})
 			e, err := c.compile(a.Value)
 			if err != nil {
 				return err
@@ -221,7 +221,7 @@ func (s *Session) set(env *expr.Env, x *ast.SetStmt) error {
 				}
 			}
 		} else {
-			c := (&planner{s: s}).newCompiler(&scope{})
+			c := (&planner{s: s.planContext()}).newCompiler(&scope{})
 			if cn, ok := a.Value.(*ast.ColumnNameExpr); ok {
 				// SET x = ON / OFF / identifier: a bare word is a string.
 				val = stringVal(cn.Name.Name.O)

@@ -13,7 +13,7 @@ import (
 
 // viewColumns plans a view to learn its columns.
 func (s *Session) viewColumns(v *catalog.View) ([]proto.Column, error) {
-	sp, err := (&planner{s: s}).planView(v, 0)
+	sp, err := (&planner{s: s.planContext()}).planView(v, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -89,7 +89,7 @@ func (d *ddlCtx) createView(x *ast.CreateViewStmt) error {
 			defer delete(d.s.mdl, n)
 		}
 	}
-	if _, err := (&planner{s: d.s, creatingView: true}).planView(v, 0); err != nil {
+	if _, err := (&planner{s: d.s.planContext(), creatingView: true}).planView(v, 0); err != nil {
 		return err
 	}
 	d.cat.PutView(v)
@@ -139,7 +139,7 @@ func (p *planner) planView(v *catalog.View, depth int) (*exec.Select, error) {
 	if depth >= maxViewDepth {
 		return nil, sqlerr.New(sqlerr.ErrViewInvalid, "View '%s.%s' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", v.DB, v.Name)
 	}
-	stmts, _, err := p.s.parser.ParseSQL(v.Select)
+	stmts, err := p.s.ParseSQL(v.Select)
 	if err != nil || len(stmts) != 1 {
 		return nil, sqlerr.New(sqlerr.ErrViewInvalid, "View '%s.%s' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", v.DB, v.Name)
 	}
@@ -159,10 +159,10 @@ func (p *planner) planView(v *catalog.View, depth int) (*exec.Select, error) {
 			f.AsName = ast.NewCIStr(v.Columns[i])
 		}
 	}
-	saved := p.s.CurDB
-	p.s.CurDB = v.DB
+	saved := p.s.CurrentDB()
+	p.s.SetCurrentDB(v.DB)
 	p.viewDepth = depth + 1
-	defer func() { p.s.CurDB = saved; p.viewDepth = depth }()
+	defer func() { p.s.SetCurrentDB(saved); p.viewDepth = depth }()
 	sp, err := p.planResultSet(rs, nil)
 	if err != nil {
 		if depth > 0 || !p.creatingView {
