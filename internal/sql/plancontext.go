@@ -27,7 +27,7 @@ func (p *planSession) SetCurrentDB(db string)                 { p.CurDB = db }
 func (p *planSession) Catalog() *catalog.Catalog              { return p.sess().catalog() }
 func (p *planSession) LockDB(db string) error                 { return p.sess().lockDB(db) }
 func (p *planSession) UseTable(db, name string, w bool) error { return p.sess().useTable(db, name, w) }
-func (p *planSession) FullGroupBy() bool                      { return p.sess().fullGroupBy() }
+func (p *planSession) FullGroupBy() bool                      { return p.sess().sqlModeHas("ONLY_FULL_GROUP_BY") }
 func (p *planSession) ConnCollation() *types.Collation        { return p.sess().connCollation() }
 func (p *planSession) EnterExpr() error                       { return p.sess().enterExpr() }
 func (p *planSession) LeaveExpr()                             { p.sess().leaveExpr() }

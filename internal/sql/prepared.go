@@ -11,6 +11,7 @@ import (
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/plan"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -102,7 +103,7 @@ func (s *Session) planPrepared(p *prepared, rs ast.ResultSetNode) error {
 	before := len(s.mdl)
 	p.tables = p.tables[:0]
 	s.planTables = &p.tables
-	pl, err := (&planner{s: s.planContext()}).planResultSet(rs, nil)
+	pl, err := (&plan.Planner{Ctx: s.planContext()}).PlanResultSet(rs, nil)
 	s.planTables = nil
 	if s.txn == nil && before == 0 {
 		defer s.releaseMDL()
@@ -248,9 +249,9 @@ func (s *Session) sqlPrepared(env *expr.Env, st ast.StmtNode, w proto.ResultWrit
 			return sqlerr.New(sqlerr.ErrWrongArguments, "Incorrect arguments to EXECUTE")
 		}
 		args := make([]types.Value, len(x.UsingVars))
-		c := (&planner{s: s.planContext()}).newCompiler(&scope{})
+		c := (&plan.Planner{Ctx: s.planContext()}).NewCompiler(&plan.Scope{})
 		for i, u := range x.UsingVars {
-			e, err := c.compile(u)
+			e, err := c.Compile(u)
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/plan"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -428,7 +429,7 @@ func (s *Session) lockTables(env *expr.Env, x *ast.LockTablesStmt, w proto.Resul
 		key := tableLockKey(db, name)
 		if tbl, ok := cat.Table(db, name); ok {
 			key = tableLockKey(tbl.DB, tbl.Name)
-		} else if v, ok := cat.View(db, name); ok && depth < maxViewDepth {
+		} else if v, ok := cat.View(db, name); ok && depth < plan.MaxViewDepth {
 			reqs[key] = reqs[key] || write
 			for _, t := range s.viewTables(v.Select) {
 				if err := add(orDefault(t.Schema.O, db), t.Name.O, write, depth+1); err != nil {

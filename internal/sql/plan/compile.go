@@ -1,4 +1,4 @@
-package sql
+package plan
 
 import (
 	"fmt"
@@ -18,10 +18,10 @@ import (
 )
 
 // scopeCol is one column visible to name resolution.
-type scopeCol struct {
-	db, table, name string // table is the alias
+type ScopeCol struct {
+	db, table, Name string // table is the alias
 	orgTable        string
-	t               types.ColType
+	T               types.ColType
 	col             *catalog.Column // nil for derived columns
 	level           int             // FROM-list position that produces it
 	notNull         bool
@@ -29,18 +29,18 @@ type scopeCol struct {
 }
 
 // scope is the row layout an expression is compiled against.
-type scope struct {
-	cols       []scopeCol
-	parent     *scope // enclosing query (correlated subqueries)
+type Scope struct {
+	Cols       []ScopeCol
+	parent     *Scope // enclosing query (correlated subqueries)
 	correlated bool   // some expression reads an enclosing query's row
 	childRefs  uint64 // levels of this scope read by subqueries compiled since the last reset
 }
 
-func (s *scope) find(db, table, name string) (int, error) {
+func (s *Scope) find(db, table, name string) (int, error) {
 	found := -1
-	for i := range s.cols {
-		c := &s.cols[i]
-		if !strings.EqualFold(c.name, name) {
+	for i := range s.Cols {
+		c := &s.Cols[i]
+		if !strings.EqualFold(c.Name, name) {
 			continue
 		}
 		if table != "" && !strings.EqualFold(c.table, table) {
@@ -60,7 +60,7 @@ func (s *scope) find(db, table, name string) (int, error) {
 // compiler turns AST expressions into Exprs over a scope.
 type compiler struct {
 	s  planContext
-	sc *scope
+	sc *Scope
 	// Aggregation: when aggs is set, aggregate calls compile to references at aggBase+i.
 	aggs     []*ast.AggregateFuncExpr
 	aggTypes []types.ColType
@@ -76,7 +76,7 @@ type compiler struct {
 	correlated bool
 	params     *int // number of placeholders seen, shared across a statement
 	// insertValues: the row VALUES(col) refers to in ON DUPLICATE KEY UPDATE.
-	valuesRow func(name string) (expr.Expr, error)
+	ValuesRow func(name string) (expr.Expr, error)
 	planSub   func(c *compiler, sel ast.ResultSetNode) (*subPlan, error)
 }
 
@@ -84,26 +84,26 @@ func (c *compiler) errf(code uint16, format string, args ...any) error {
 	return sqlerr.New(code, format, args...)
 }
 
-func (c *compiler) compile(n ast.ExprNode) (expr.Expr, error) {
+func (c *compiler) Compile(n ast.ExprNode) (expr.Expr, error) {
 	if err := c.s.EnterExpr(); err != nil {
 		return nil, err
 	}
 	defer c.s.LeaveExpr()
 	switch x := n.(type) {
 	case *driver.ValueExpr:
-		k := expr.NewConst(datumValue(&x.Datum))
+		k := expr.NewConst(DatumValue(&x.Datum))
 		k.Hex = x.Datum.Kind() == driver.KindBinaryLiteral
 		return k, nil
 	case *driver.ParamMarkerExpr:
 		return &expr.Param{Typed: expr.Typed{T: expr.TString}, Idx: x.Order}, nil
 	case *ast.ParenthesesExpr:
-		return c.compile(x.Expr)
+		return c.Compile(x.Expr)
 	case *ast.ColumnNameExpr:
 		return c.column(x.Name)
 	case *ast.BinaryOperationExpr:
 		return c.binary(x)
 	case *ast.UnaryOperationExpr:
-		e, err := c.compile(x.V)
+		e, err := c.Compile(x.V)
 		if err != nil {
 			return nil, err
 		}
@@ -126,13 +126,13 @@ func (c *compiler) compile(n ast.ExprNode) (expr.Expr, error) {
 		}
 		return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported unary operator %s", x.Op)
 	case *ast.IsNullExpr:
-		e, err := c.compile(x.Expr)
+		e, err := c.Compile(x.Expr)
 		if err != nil {
 			return nil, err
 		}
 		return &expr.IsNull{Typed: expr.Typed{T: expr.TBool}, E: e, Not: x.Not}, nil
 	case *ast.IsTruthExpr:
-		e, err := c.compile(x.Expr)
+		e, err := c.Compile(x.Expr)
 		if err != nil {
 			return nil, err
 		}
@@ -140,25 +140,25 @@ func (c *compiler) compile(n ast.ExprNode) (expr.Expr, error) {
 	case *ast.PatternInExpr:
 		return c.in(x)
 	case *ast.BetweenExpr:
-		e, err := c.compile(x.Expr)
+		e, err := c.Compile(x.Expr)
 		if err != nil {
 			return nil, err
 		}
-		lo, err := c.compile(x.Left)
+		lo, err := c.Compile(x.Left)
 		if err != nil {
 			return nil, err
 		}
-		hi, err := c.compile(x.Right)
+		hi, err := c.Compile(x.Right)
 		if err != nil {
 			return nil, err
 		}
 		return &expr.Between{Typed: expr.Typed{T: expr.TBool}, E: e, Lo: lo, Hi: hi, Not: x.Not, Coll: c.collationOf(e, lo, hi)}, nil
 	case *ast.PatternLikeOrIlikeExpr:
-		e, err := c.compile(x.Expr)
+		e, err := c.Compile(x.Expr)
 		if err != nil {
 			return nil, err
 		}
-		p, err := c.compile(x.Pattern)
+		p, err := c.Compile(x.Pattern)
 		if err != nil {
 			return nil, err
 		}
@@ -200,7 +200,7 @@ func (c *compiler) compile(n ast.ExprNode) (expr.Expr, error) {
 	case *ast.RowExpr:
 		items := make([]expr.Expr, len(x.Values))
 		for i, v := range x.Values {
-			e, err := c.compile(v)
+			e, err := c.Compile(v)
 			if err != nil {
 				return nil, err
 			}
@@ -208,14 +208,14 @@ func (c *compiler) compile(n ast.ExprNode) (expr.Expr, error) {
 		}
 		return &expr.Row{Typed: expr.Typed{T: expr.TNull}, Items: items}, nil
 	case *ast.ValuesExpr:
-		if c.valuesRow == nil {
+		if c.ValuesRow == nil {
 			return expr.NewConst(types.Null), nil
 		}
-		return c.valuesRow(x.Column.Name.Name.L)
+		return c.ValuesRow(x.Column.Name.Name.L)
 	case *ast.DefaultExpr:
 		return nil, c.errf(sqlerr.ErrNotSupportedYet, "DEFAULT is only supported as an inserted value")
 	case *ast.SetCollationExpr:
-		e, err := c.compile(x.Expr)
+		e, err := c.Compile(x.Expr)
 		if err != nil {
 			return nil, err
 		}
@@ -238,7 +238,7 @@ func (c *compiler) compile(n ast.ExprNode) (expr.Expr, error) {
 }
 
 // datumValue converts a parser literal to a Value.
-func datumValue(d *driver.Datum) types.Value {
+func DatumValue(d *driver.Datum) types.Value {
 	switch d.Kind() {
 	case driver.KindNull:
 		return types.Null
@@ -288,11 +288,11 @@ func (c *compiler) column(n *ast.ColumnName) (expr.Expr, error) {
 			}
 			continue
 		}
-		col := &sc.cols[i]
+		col := &sc.Cols[i]
 		if depth == 0 {
 			c.refs |= 1 << uint(col.level)
 			col.used = true
-			return &expr.Col{Typed: expr.Typed{T: col.t}, Idx: i, Name: col.name}, nil
+			return &expr.Col{Typed: expr.Typed{T: col.T}, Idx: i, Name: col.Name}, nil
 		}
 		c.correlated = true
 		col.used = true
@@ -300,7 +300,7 @@ func (c *compiler) column(n *ast.ColumnName) (expr.Expr, error) {
 			m.correlated = true
 		}
 		sc.childRefs |= 1 << uint(col.level)
-		return &expr.OuterCol{Typed: expr.Typed{T: col.t}, Depth: depth, Idx: i}, nil
+		return &expr.OuterCol{Typed: expr.Typed{T: col.T}, Depth: depth, Idx: i}, nil
 	}
 	full := name
 	if tbl != "" {
@@ -310,11 +310,11 @@ func (c *compiler) column(n *ast.ColumnName) (expr.Expr, error) {
 }
 
 func (c *compiler) binary(x *ast.BinaryOperationExpr) (expr.Expr, error) {
-	l, err := c.compile(x.L)
+	l, err := c.Compile(x.L)
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.compile(x.R)
+	r, err := c.Compile(x.R)
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +349,7 @@ func (c *compiler) binary(x *ast.BinaryOperationExpr) (expr.Expr, error) {
 }
 
 func (c *compiler) in(x *ast.PatternInExpr) (expr.Expr, error) {
-	e, err := c.compile(x.Expr)
+	e, err := c.Compile(x.Expr)
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +370,7 @@ func (c *compiler) in(x *ast.PatternInExpr) (expr.Expr, error) {
 	}
 	list := make([]expr.Expr, len(x.List))
 	for i, le := range x.List {
-		if list[i], err = c.compile(le); err != nil {
+		if list[i], err = c.Compile(le); err != nil {
 			return nil, err
 		}
 	}
@@ -395,16 +395,16 @@ func (c *compiler) caseExpr(x *ast.CaseExpr) (expr.Expr, error) {
 	var err error
 	var all []expr.Expr
 	if x.Value != nil {
-		if ce.Value, err = c.compile(x.Value); err != nil {
+		if ce.Value, err = c.Compile(x.Value); err != nil {
 			return nil, err
 		}
 	}
 	for _, w := range x.WhenClauses {
-		we, err := c.compile(w.Expr)
+		we, err := c.Compile(w.Expr)
 		if err != nil {
 			return nil, err
 		}
-		te, err := c.compile(w.Result)
+		te, err := c.Compile(w.Result)
 		if err != nil {
 			return nil, err
 		}
@@ -413,7 +413,7 @@ func (c *compiler) caseExpr(x *ast.CaseExpr) (expr.Expr, error) {
 		all = append(all, te)
 	}
 	if x.ElseClause != nil {
-		if ce.Els, err = c.compile(x.ElseClause); err != nil {
+		if ce.Els, err = c.Compile(x.ElseClause); err != nil {
 			return nil, err
 		}
 		all = append(all, ce.Els)
@@ -426,7 +426,7 @@ func (c *compiler) caseExpr(x *ast.CaseExpr) (expr.Expr, error) {
 }
 
 func (c *compiler) cast(x *ast.FuncCastExpr) (expr.Expr, error) {
-	e, err := c.compile(x.Expr)
+	e, err := c.Compile(x.Expr)
 	if err != nil {
 		return nil, err
 	}
@@ -469,7 +469,7 @@ func (c *compiler) variable(x *ast.VariableExpr) (expr.Expr, error) {
 	name := strings.ToLower(x.Name)
 	if !x.IsSystem {
 		if x.Value != nil {
-			val, err := c.compile(x.Value)
+			val, err := c.Compile(x.Value)
 			if err != nil {
 				return nil, err
 			}
@@ -525,7 +525,7 @@ func (c *compiler) funcCall(x *ast.FuncCallExpr) (expr.Expr, error) {
 			call.FormatSelector = getFormatSelectors[a.Selector]
 			continue
 		}
-		e, err := c.compile(a)
+		e, err := c.Compile(a)
 		if err != nil {
 			return nil, err
 		}
@@ -576,7 +576,7 @@ func (c *compiler) subquery(x *ast.SubqueryExpr, kind expr.SubKind) (expr.Expr, 
 }
 
 func (c *compiler) compareSubquery(x *ast.CompareSubqueryExpr) (expr.Expr, error) {
-	l, err := c.compile(x.L)
+	l, err := c.Compile(x.L)
 	if err != nil {
 		return nil, err
 	}
@@ -601,11 +601,11 @@ func (c *compiler) compareSubquery(x *ast.CompareSubqueryExpr) (expr.Expr, error
 // regexp binds x [NOT] REGEXP pattern (RLIKE); expr/regexp.go says how Kiln's matching differs
 // from MySQL's ICU.
 func (c *compiler) regexp(x *ast.PatternRegexpExpr) (expr.Expr, error) {
-	e, err := c.compile(x.Expr)
+	e, err := c.Compile(x.Expr)
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.compile(x.Pattern)
+	p, err := c.Compile(x.Pattern)
 	if err != nil {
 		return nil, err
 	}
