@@ -57,8 +57,8 @@ func (s *Scope) find(db, table, name string) (int, error) {
 	return found, nil
 }
 
-// compiler turns AST expressions into Exprs over a scope.
-type compiler struct {
+// Compiler turns AST expressions into Exprs over a scope.
+type Compiler struct {
 	s  planContext
 	sc *Scope
 	// Aggregation: when aggs is set, aggregate calls compile to references at aggBase+i.
@@ -77,14 +77,14 @@ type compiler struct {
 	params     *int // number of placeholders seen, shared across a statement
 	// insertValues: the row VALUES(col) refers to in ON DUPLICATE KEY UPDATE.
 	ValuesRow func(name string) (expr.Expr, error)
-	planSub   func(c *compiler, sel ast.ResultSetNode) (*subPlan, error)
+	planSub   func(c *Compiler, sel ast.ResultSetNode) (*subPlan, error)
 }
 
-func (c *compiler) errf(code uint16, format string, args ...any) error {
+func (c *Compiler) errf(code uint16, format string, args ...any) error {
 	return sqlerr.New(code, format, args...)
 }
 
-func (c *compiler) Compile(n ast.ExprNode) (expr.Expr, error) {
+func (c *Compiler) Compile(n ast.ExprNode) (expr.Expr, error) {
 	if err := c.s.EnterExpr(); err != nil {
 		return nil, err
 	}
@@ -103,28 +103,7 @@ func (c *compiler) Compile(n ast.ExprNode) (expr.Expr, error) {
 	case *ast.BinaryOperationExpr:
 		return c.binary(x)
 	case *ast.UnaryOperationExpr:
-		e, err := c.Compile(x.V)
-		if err != nil {
-			return nil, err
-		}
-		switch x.Op {
-		case opcode.Minus:
-			if k, ok := e.(*expr.Const); ok && !k.V.IsNull() {
-				v, err := types.Neg(k.V)
-				if err == nil {
-					return expr.NewConst(v), nil
-				}
-			}
-			e = expr.NumericContext(e)
-			return &expr.Neg{Typed: expr.Typed{T: expr.NumType(e.Type())}, E: e}, nil
-		case opcode.Plus:
-			return e, nil
-		case opcode.Not, opcode.Not2:
-			return &expr.Not{Typed: expr.Typed{T: expr.TBool}, E: e}, nil
-		case opcode.BitNeg:
-			return &expr.BitNeg{Typed: expr.Typed{T: expr.TUint}, E: e}, nil
-		}
-		return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported unary operator %s", x.Op)
+		return c.unary(x)
 	case *ast.IsNullExpr:
 		e, err := c.Compile(x.Expr)
 		if err != nil {
@@ -140,31 +119,9 @@ func (c *compiler) Compile(n ast.ExprNode) (expr.Expr, error) {
 	case *ast.PatternInExpr:
 		return c.in(x)
 	case *ast.BetweenExpr:
-		e, err := c.Compile(x.Expr)
-		if err != nil {
-			return nil, err
-		}
-		lo, err := c.Compile(x.Left)
-		if err != nil {
-			return nil, err
-		}
-		hi, err := c.Compile(x.Right)
-		if err != nil {
-			return nil, err
-		}
-		return &expr.Between{Typed: expr.Typed{T: expr.TBool}, E: e, Lo: lo, Hi: hi, Not: x.Not, Coll: c.collationOf(e, lo, hi)}, nil
+		return c.between(x)
 	case *ast.PatternLikeOrIlikeExpr:
-		e, err := c.Compile(x.Expr)
-		if err != nil {
-			return nil, err
-		}
-		p, err := c.Compile(x.Pattern)
-		if err != nil {
-			return nil, err
-		}
-		coll := c.collationOf(e, p)
-		fold := !x.IsLike || (coll != nil && expr.IsCI(coll))
-		return &expr.Like{Typed: expr.Typed{T: expr.TBool}, E: e, Pat: p, Not: x.Not, Escape: x.Escape, Fold: fold}, nil
+		return c.like(x)
 	case *ast.FuncCallExpr:
 		return c.funcCall(x)
 	case *ast.AggregateFuncExpr:
@@ -183,30 +140,11 @@ func (c *compiler) Compile(n ast.ExprNode) (expr.Expr, error) {
 	case *ast.SubqueryExpr:
 		return c.subquery(x, expr.SubScalar)
 	case *ast.ExistsSubqueryExpr:
-		sq, ok := x.Sel.(*ast.SubqueryExpr)
-		if !ok {
-			return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported EXISTS operand")
-		}
-		e, err := c.subquery(sq, expr.SubExists)
-		if err != nil {
-			return nil, err
-		}
-		if x.Not {
-			return &expr.Not{Typed: expr.Typed{T: expr.TBool}, E: e}, nil
-		}
-		return e, nil
+		return c.exists(x)
 	case *ast.CompareSubqueryExpr:
 		return c.compareSubquery(x)
 	case *ast.RowExpr:
-		items := make([]expr.Expr, len(x.Values))
-		for i, v := range x.Values {
-			e, err := c.Compile(v)
-			if err != nil {
-				return nil, err
-			}
-			items[i] = e
-		}
-		return &expr.Row{Typed: expr.Typed{T: expr.TNull}, Items: items}, nil
+		return c.row(x)
 	case *ast.ValuesExpr:
 		if c.ValuesRow == nil {
 			return expr.NewConst(types.Null), nil
@@ -215,20 +153,7 @@ func (c *compiler) Compile(n ast.ExprNode) (expr.Expr, error) {
 	case *ast.DefaultExpr:
 		return nil, c.errf(sqlerr.ErrNotSupportedYet, "DEFAULT is only supported as an inserted value")
 	case *ast.SetCollationExpr:
-		e, err := c.Compile(x.Expr)
-		if err != nil {
-			return nil, err
-		}
-		coll, ok := types.LookupCollation(strings.ToLower(x.Collate))
-		if !ok {
-			return nil, c.errf(sqlerr.ErrUnknownCollation, "Unknown collation: '%s'", x.Collate)
-		}
-		t := e.Type()
-		if !expr.IsStringType(t) {
-			return e, nil
-		}
-		t.Collation, t.Charset = coll.Name, coll.Charset
-		return &expr.Collate{Typed: expr.Typed{T: t}, E: e}, nil
+		return c.setCollation(x)
 	case *ast.TimeUnitExpr, *ast.TrimDirectionExpr:
 		return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported expression")
 	case *ast.PatternRegexpExpr:
@@ -237,7 +162,112 @@ func (c *compiler) Compile(n ast.ExprNode) (expr.Expr, error) {
 	return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported expression %T", n)
 }
 
-// datumValue converts a parser literal to a Value.
+// unary binds -x (folding a constant), +x, NOT x and ~x.
+func (c *Compiler) unary(x *ast.UnaryOperationExpr) (expr.Expr, error) {
+	e, err := c.Compile(x.V)
+	if err != nil {
+		return nil, err
+	}
+	switch x.Op {
+	case opcode.Minus:
+		if k, ok := e.(*expr.Const); ok && !k.V.IsNull() {
+			v, err := types.Neg(k.V)
+			if err == nil {
+				return expr.NewConst(v), nil
+			}
+		}
+		e = expr.NumericContext(e)
+		return &expr.Neg{Typed: expr.Typed{T: expr.NumType(e.Type())}, E: e}, nil
+	case opcode.Plus:
+		return e, nil
+	case opcode.Not, opcode.Not2:
+		return &expr.Not{Typed: expr.Typed{T: expr.TBool}, E: e}, nil
+	case opcode.BitNeg:
+		return &expr.BitNeg{Typed: expr.Typed{T: expr.TUint}, E: e}, nil
+	}
+	return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported unary operator %s", x.Op)
+}
+
+// between binds x [NOT] BETWEEN lo AND hi.
+func (c *Compiler) between(x *ast.BetweenExpr) (expr.Expr, error) {
+	e, err := c.Compile(x.Expr)
+	if err != nil {
+		return nil, err
+	}
+	lo, err := c.Compile(x.Left)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := c.Compile(x.Right)
+	if err != nil {
+		return nil, err
+	}
+	return &expr.Between{Typed: expr.Typed{T: expr.TBool}, E: e, Lo: lo, Hi: hi, Not: x.Not, Coll: c.collationOf(e, lo, hi)}, nil
+}
+
+// like binds [NOT] LIKE and ILIKE: ILIKE, or a case-insensitive collation, folds case.
+func (c *Compiler) like(x *ast.PatternLikeOrIlikeExpr) (expr.Expr, error) {
+	e, err := c.Compile(x.Expr)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.Compile(x.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	coll := c.collationOf(e, p)
+	fold := !x.IsLike || (coll != nil && expr.IsCI(coll))
+	return &expr.Like{Typed: expr.Typed{T: expr.TBool}, E: e, Pat: p, Not: x.Not, Escape: x.Escape, Fold: fold}, nil
+}
+
+// exists binds [NOT] EXISTS (subquery).
+func (c *Compiler) exists(x *ast.ExistsSubqueryExpr) (expr.Expr, error) {
+	sq, ok := x.Sel.(*ast.SubqueryExpr)
+	if !ok {
+		return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported EXISTS operand")
+	}
+	e, err := c.subquery(sq, expr.SubExists)
+	if err != nil {
+		return nil, err
+	}
+	if x.Not {
+		return &expr.Not{Typed: expr.Typed{T: expr.TBool}, E: e}, nil
+	}
+	return e, nil
+}
+
+// row binds a row constructor (a, b, ...).
+func (c *Compiler) row(x *ast.RowExpr) (expr.Expr, error) {
+	items := make([]expr.Expr, len(x.Values))
+	for i, v := range x.Values {
+		e, err := c.Compile(v)
+		if err != nil {
+			return nil, err
+		}
+		items[i] = e
+	}
+	return &expr.Row{Typed: expr.Typed{T: expr.TNull}, Items: items}, nil
+}
+
+// setCollation binds x COLLATE name: only a string operand takes the collation.
+func (c *Compiler) setCollation(x *ast.SetCollationExpr) (expr.Expr, error) {
+	e, err := c.Compile(x.Expr)
+	if err != nil {
+		return nil, err
+	}
+	coll, ok := types.LookupCollation(strings.ToLower(x.Collate))
+	if !ok {
+		return nil, c.errf(sqlerr.ErrUnknownCollation, "Unknown collation: '%s'", x.Collate)
+	}
+	t := e.Type()
+	if !expr.IsStringType(t) {
+		return e, nil
+	}
+	t.Collation, t.Charset = coll.Name, coll.Charset
+	return &expr.Collate{Typed: expr.Typed{T: t}, E: e}, nil
+}
+
+// DatumValue converts a parser literal to a Value.
 func DatumValue(d *driver.Datum) types.Value {
 	switch d.Kind() {
 	case driver.KindNull:
@@ -268,7 +298,7 @@ func DatumValue(d *driver.Datum) types.Value {
 	return types.NewString(fmt.Sprint(d.GetValue()))
 }
 
-func (c *compiler) column(n *ast.ColumnName) (expr.Expr, error) {
+func (c *Compiler) column(n *ast.ColumnName) (expr.Expr, error) {
 	db, tbl, name := n.Schema.O, n.Table.O, n.Name.O
 	if tbl == "" && c.aliasFirst != nil && c.aliases != nil && c.aliasFirst(name) {
 		if e, ok := c.aliases(name); ok {
@@ -309,7 +339,7 @@ func (c *compiler) column(n *ast.ColumnName) (expr.Expr, error) {
 	return nil, c.errf(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", full)
 }
 
-func (c *compiler) binary(x *ast.BinaryOperationExpr) (expr.Expr, error) {
+func (c *Compiler) binary(x *ast.BinaryOperationExpr) (expr.Expr, error) {
 	l, err := c.Compile(x.L)
 	if err != nil {
 		return nil, err
@@ -348,7 +378,7 @@ func (c *compiler) binary(x *ast.BinaryOperationExpr) (expr.Expr, error) {
 	return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported operator %s", x.Op)
 }
 
-func (c *compiler) in(x *ast.PatternInExpr) (expr.Expr, error) {
+func (c *Compiler) in(x *ast.PatternInExpr) (expr.Expr, error) {
 	e, err := c.Compile(x.Expr)
 	if err != nil {
 		return nil, err
@@ -390,7 +420,7 @@ func (c *compiler) in(x *ast.PatternInExpr) (expr.Expr, error) {
 	return in, nil
 }
 
-func (c *compiler) caseExpr(x *ast.CaseExpr) (expr.Expr, error) {
+func (c *Compiler) caseExpr(x *ast.CaseExpr) (expr.Expr, error) {
 	ce := &expr.Case{}
 	var err error
 	var all []expr.Expr
@@ -425,7 +455,7 @@ func (c *compiler) caseExpr(x *ast.CaseExpr) (expr.Expr, error) {
 	return ce, nil
 }
 
-func (c *compiler) cast(x *ast.FuncCastExpr) (expr.Expr, error) {
+func (c *Compiler) cast(x *ast.FuncCastExpr) (expr.Expr, error) {
 	e, err := c.Compile(x.Expr)
 	if err != nil {
 		return nil, err
@@ -465,7 +495,7 @@ func (c *compiler) cast(x *ast.FuncCastExpr) (expr.Expr, error) {
 	}}, nil
 }
 
-func (c *compiler) variable(x *ast.VariableExpr) (expr.Expr, error) {
+func (c *Compiler) variable(x *ast.VariableExpr) (expr.Expr, error) {
 	name := strings.ToLower(x.Name)
 	if !x.IsSystem {
 		if x.Value != nil {
@@ -507,7 +537,7 @@ func (c *compiler) variable(x *ast.VariableExpr) (expr.Expr, error) {
 // funcCall binds a function call: its arguments compiled, the parser's unit, TRIM direction and
 // GET_FORMAT selector nodes read into the call, then the builtin registry (expr.BindBuiltin)
 // checks the arity and builds the expression.
-func (c *compiler) funcCall(x *ast.FuncCallExpr) (expr.Expr, error) {
+func (c *Compiler) funcCall(x *ast.FuncCallExpr) (expr.Expr, error) {
 	call := &expr.Call{Name: x.FnName.L, Written: x.FnName.O, Args: make([]expr.Expr, 0, len(x.Args)),
 		TrimLeading: true, TrimTrailing: true}
 	for _, a := range x.Args {
@@ -549,11 +579,11 @@ var getFormatSelectors = map[ast.GetFormatSelectorType]string{
 }
 
 // collationOf is expr.CollationOf under the session's collation_connection.
-func (c *compiler) collationOf(es ...expr.Expr) *types.Collation {
+func (c *Compiler) collationOf(es ...expr.Expr) *types.Collation {
 	return expr.CollationOf(c.s.ConnCollation(), es...)
 }
 
-func (c *compiler) subquery(x *ast.SubqueryExpr, kind expr.SubKind) (expr.Expr, error) {
+func (c *Compiler) subquery(x *ast.SubqueryExpr, kind expr.SubKind) (expr.Expr, error) {
 	// Levels the subquery reads from this query count as read by the expression holding it, so
 	// the condition is placed where those levels' rows exist.
 	saved := c.sc.childRefs
@@ -575,7 +605,7 @@ func (c *compiler) subquery(x *ast.SubqueryExpr, kind expr.SubKind) (expr.Expr, 
 	return &expr.Subquery{Typed: expr.Typed{T: t}, Kind: kind, Plan: sp.plan, Correlated: corr}, nil
 }
 
-func (c *compiler) compareSubquery(x *ast.CompareSubqueryExpr) (expr.Expr, error) {
+func (c *Compiler) compareSubquery(x *ast.CompareSubqueryExpr) (expr.Expr, error) {
 	l, err := c.Compile(x.L)
 	if err != nil {
 		return nil, err
@@ -600,7 +630,7 @@ func (c *compiler) compareSubquery(x *ast.CompareSubqueryExpr) (expr.Expr, error
 
 // regexp binds x [NOT] REGEXP pattern (RLIKE); expr/regexp.go says how Kiln's matching differs
 // from MySQL's ICU.
-func (c *compiler) regexp(x *ast.PatternRegexpExpr) (expr.Expr, error) {
+func (c *Compiler) regexp(x *ast.PatternRegexpExpr) (expr.Expr, error) {
 	e, err := c.Compile(x.Expr)
 	if err != nil {
 		return nil, err

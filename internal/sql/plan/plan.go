@@ -168,7 +168,7 @@ type planContext interface {
 // virtualTables returns the planner's virtual tables (the session's).
 func (p *Planner) virtualTables() virtualTables { return p.Ctx }
 
-// planSelect plans a SELECT (or UNION) with an optional enclosing scope for correlated references.
+// PlanResultSet plans a SELECT (or UNION) with an optional enclosing scope for correlated references.
 func (p *Planner) PlanResultSet(n ast.ResultSetNode, parent *Scope) (*exec.Select, error) {
 	switch x := n.(type) {
 	case *ast.SelectStmt:
@@ -179,8 +179,8 @@ func (p *Planner) PlanResultSet(n ast.ResultSetNode, parent *Scope) (*exec.Selec
 	return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "unsupported query %T", n)
 }
 
-func (p *Planner) NewCompiler(sc *Scope) *compiler {
-	return &compiler{s: p.Ctx, sc: sc, params: p.params, planSub: func(c *compiler, sel ast.ResultSetNode) (*subPlan, error) {
+func (p *Planner) NewCompiler(sc *Scope) *Compiler {
+	return &Compiler{s: p.Ctx, sc: sc, params: p.params, planSub: func(c *Compiler, sel ast.ResultSetNode) (*subPlan, error) {
 		sp, err := p.PlanResultSet(sel, c.sc)
 		if err != nil {
 			return nil, err
@@ -189,6 +189,7 @@ func (p *Planner) NewCompiler(sc *Scope) *compiler {
 	}}
 }
 
+// PlanSelect plans one SELECT query block (not a UNION), counting it against the nesting limit.
 func (p *Planner) PlanSelect(sel *ast.SelectStmt, parent *Scope) (*exec.Select, error) {
 	if err := p.enterSelect(); err != nil {
 		return nil, err
@@ -222,14 +223,14 @@ type selectBuilder struct {
 
 	items []fromItem // FROM items in nested-loop order
 	order []int      // order[level] is the FROM item's written position; nil: as written
-	c     *compiler  // compiles expressions over the joined row
+	c     *Compiler  // compiles expressions over the joined row
 
 	// levels[level]: the executor's node of each level (b.pl.Levels points into it) beside what
 	// only the planner keeps of it.
 	levels []plannedLevel
 
 	aggNodes []*ast.AggregateFuncExpr
-	post2    *compiler   // compiles expressions over the aggregated row (c when not grouped)
+	post2    *Compiler   // compiles expressions over the aggregated row (c when not grouped)
 	gc       *groupCheck // ONLY_FULL_GROUP_BY, nil when off or not grouped
 }
 
@@ -989,7 +990,7 @@ func andAlso(e, x expr.Expr) expr.Expr {
 // the value of the group's first row, which is what the aggregation operator provides.
 func (p *Planner) checkGroupedField(*Scope, ast.ExprNode, expr.Expr) error { return nil }
 
-// resultColumn describes a select-list column for the client.
+// ResultColumn describes a select-list column for the client.
 func ResultColumn(name string, sc *ScopeCol, t types.ColType) proto.Column {
 	col := proto.Column{Name: name, Type: wireType(t), Length: displayLength(t), Charset: collationID(t)}
 	if t.Frac > 0 {

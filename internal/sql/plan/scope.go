@@ -4,7 +4,7 @@ import (
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 )
 
-// tableScope is the scope of one table's row.
+// TableScope is the scope of one table's row.
 func TableScope(tbl *catalog.Table, alias string) *Scope {
 	sc := &Scope{}
 	for _, c := range tbl.Columns {

@@ -10,10 +10,10 @@ import (
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
-// maxViewDepth bounds views defined on views (and catches a cycle made with CREATE OR REPLACE).
+// MaxViewDepth bounds views defined on views (and catches a cycle made with CREATE OR REPLACE).
 const MaxViewDepth = 32
 
-// planView plans a view's SELECT as a derived table.
+// PlanView plans a view's SELECT as a derived table.
 func (p *Planner) PlanView(v *catalog.View, depth int) (*exec.Select, error) {
 	if depth >= MaxViewDepth {
 		return nil, sqlerr.New(sqlerr.ErrViewInvalid, "View '%s.%s' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", v.DB, v.Name)
