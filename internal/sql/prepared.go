@@ -28,8 +28,8 @@ type prepared struct {
 	plan    *exec.Select
 	planVer uint64
 	planDB  string
-	dbs     []string       // databases the plan reads: their metadata locks are taken before each run
-	tables  []tableLockReq // tables the plan reads: their table locks are checked before each run
+	dbs     []string        // databases the plan reads: their metadata locks are taken before each run
+	tables  []plan.TableUse // tables the plan reads: their table locks are checked before each run
 }
 
 // numberParams gives each placeholder its position (the parser records only byte offsets).
@@ -102,9 +102,7 @@ func (s *Session) planPrepared(p *prepared, rs ast.ResultSetNode) error {
 	ver := s.catalog().Version
 	before := len(s.mdl)
 	p.tables = p.tables[:0]
-	s.planTables = &p.tables
-	pl, err := (&plan.Planner{Ctx: s.planContext()}).PlanResultSet(rs, nil)
-	s.planTables = nil
+	pl, err := (&plan.Planner{Ctx: s.planContext(), Uses: &p.tables}).PlanResultSet(rs, nil)
 	if s.txn == nil && before == 0 {
 		defer s.releaseMDL()
 	}
@@ -174,7 +172,7 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 		}
 	}
 	for _, t := range p.tables {
-		if err := s.useTable(t.db, t.name, t.write); err != nil {
+		if err := s.useTable(t.DB, t.Name, false); err != nil {
 			if s.txn == nil {
 				s.releaseMDL()
 			}

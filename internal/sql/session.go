@@ -47,7 +47,6 @@ type Session struct {
 	tlocks     map[string]bool
 	globalRead bool
 	tuses      map[string]bool
-	planTables *[]tableLockReq // while a prepared statement is planned: the tables it uses
 	ctx        context.Context
 	// SSLVersion and SSLCipher are the connection's TLS version and cipher ("" without TLS): the
 	// session status variables Ssl_version and Ssl_cipher.

@@ -330,9 +330,6 @@ func (s *Session) useTable(db, name string, write bool) error {
 	if isVirtualDB(db) {
 		return nil
 	}
-	if s.planTables != nil {
-		*s.planTables = append(*s.planTables, tableLockReq{db: db, name: name, write: write})
-	}
 	key := tableLockKey(db, name)
 	if s.holdsTableLocks() {
 		if write && s.globalRead {

@@ -119,14 +119,31 @@ type Planner struct {
 	viewDepth    int  // nesting of views being planned (planView)
 	selDepth     int  // nesting of query blocks being planned (enterSelect)
 	CreatingView bool // CREATE VIEW checks its body: errors are reported as they are
+	// Uses, when set, collects the base tables and views the plan resolved, in resolution order
+	// (a table of a query block planned twice for its join order appears twice): what a cached plan
+	// must lock again before each run (the facade's prepared statements). Nil for a plan run once,
+	// so a statement pays nothing for it.
+	Uses *[]TableUse
 }
 
-// virtualTables is how the planner reaches information_schema, mysql.* and the cluster tables: the
+// TableUse is a base table or view a plan resolved.
+type TableUse struct{ DB, Name string }
+
+// useTable asks the Context to record (under LOCK TABLES: check) the use of a base table or view,
+// and collects it for a cached plan (Uses).
+func (p *Planner) useTable(db, name string) error {
+	if p.Uses != nil && !p.Ctx.IsVirtualDB(db) {
+		*p.Uses = append(*p.Uses, TableUse{DB: db, Name: name})
+	}
+	return p.Ctx.UseTable(db, name, false)
+}
+
+// VirtualTables is how the planner reaches information_schema, mysql.* and the cluster tables: the
 // seam issue 14 cuts so those tables (SHOW, show.go, dumpcompat.go, acl_tables.go, cluster.go) can
-// move to internal/sql/infoschema. Today the facade's session implements it (show.go); once the plan/exec split
-// gives a virtual-table scan a type below the facade, the result type becomes that and the facade
-// wires an infoschema implementation in.
-type virtualTables interface {
+// move to internal/sql/infoschema. Today the facade's session implements it (show.go); once a
+// virtual-table scan has a type below the facade, the result type becomes that and the facade wires
+// an infoschema implementation in.
+type VirtualTables interface {
 	// VirtualTable returns the plan of db.name, listing only what the session may see, or false if
 	// db.name is no virtual table.
 	VirtualTable(db, name string) (*exec.Select, bool)
@@ -139,7 +156,7 @@ type virtualTables interface {
 // planner does not depend on the facade (issue 14). The facade's *Session implements it through
 // its planSession type (internal/sql/plancontext.go).
 type planContext interface {
-	virtualTables
+	VirtualTables
 	// CurrentDB is the session's default database; SetCurrentDB changes it while a view's body is
 	// planned (the view's own database is its default) and back.
 	CurrentDB() string
@@ -166,7 +183,7 @@ type planContext interface {
 }
 
 // virtualTables returns the planner's virtual tables (the session's).
-func (p *Planner) virtualTables() virtualTables { return p.Ctx }
+func (p *Planner) virtualTables() VirtualTables { return p.Ctx }
 
 // PlanResultSet plans a SELECT (or UNION) with an optional enclosing scope for correlated references.
 func (p *Planner) PlanResultSet(n ast.ResultSetNode, parent *Scope) (*exec.Select, error) {
@@ -381,7 +398,7 @@ func (b *selectBuilder) namedLevel(lv *exec.Level, li int, it fromItem) error {
 	tbl, ok := cat.Table(db, it.tn.Name.O)
 	if !ok {
 		if v, ok := cat.View(db, it.tn.Name.O); ok {
-			if err := p.Ctx.UseTable(v.DB, v.Name, false); err != nil {
+			if err := p.useTable(v.DB, v.Name); err != nil {
 				return err
 			}
 			sub, err := p.PlanView(v, p.viewDepth)
@@ -404,7 +421,7 @@ func (b *selectBuilder) namedLevel(lv *exec.Level, li int, it fromItem) error {
 		}
 		return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, it.tn.Name.O)
 	}
-	if err := p.Ctx.UseTable(tbl.DB, tbl.Name, false); err != nil {
+	if err := p.useTable(tbl.DB, tbl.Name); err != nil {
 		return err
 	}
 	for _, other := range b.pl.Levels {
