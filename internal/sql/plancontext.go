@@ -8,12 +8,12 @@ import (
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
-// planSession is the session as the planner sees it (its planContext): a defined type over Session,
+// planSession is the session as the planner sees it (its plan.Context): a defined type over Session,
 // so the planner's exported methods do not join Session's own API, and converting a *Session to it
 // costs nothing (no adapter is allocated per statement).
 type planSession Session
 
-// planContext returns the session as the planner's context.
+// planContext returns the session as the planner's plan.Context.
 func (s *Session) planContext() *planSession { return (*planSession)(s) }
 
 func (p *planSession) sess() *Session { return (*Session)(p) }

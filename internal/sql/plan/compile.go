@@ -59,22 +59,22 @@ func (s *Scope) find(db, table, name string) (int, error) {
 
 // Compiler turns AST expressions into Exprs over a scope.
 type Compiler struct {
-	s  planContext
+	s  Context
 	sc *Scope
 	// Aggregation: when aggs is set, aggregate calls compile to references at aggBase+i.
 	aggs     []*ast.AggregateFuncExpr
 	aggTypes []types.ColType
-	aggBase  int
+	aggBase  int32 // int32 beside correlated: the Compiler (one per statement) stays in a 128-byte size class
+	// outer references made (correlated subquery).
+	correlated bool
 	// aliases resolves names not found in the scope to select-list expressions (HAVING, ORDER BY).
 	aliases func(name string) (expr.Expr, bool)
 	// aliasFirst, when set, says which names resolve to a select-list alias before a column of
 	// the scope (HAVING: an alias wins unless the name is a GROUP BY column, as in MySQL).
 	aliasFirst func(name string) bool
 	// levels referenced by the last compiled expression (bit per FROM position).
-	refs uint64
-	// outer references made (correlated subquery).
-	correlated bool
-	params     *int // number of placeholders seen, shared across a statement
+	refs   uint64
+	params *int // number of placeholders seen, shared across a statement
 	// insertValues: the row VALUES(col) refers to in ON DUPLICATE KEY UPDATE.
 	ValuesRow func(name string) (expr.Expr, error)
 	planSub   func(c *Compiler, sel ast.ResultSetNode) (*subPlan, error)
@@ -127,7 +127,7 @@ func (c *Compiler) Compile(n ast.ExprNode) (expr.Expr, error) {
 	case *ast.AggregateFuncExpr:
 		for i, a := range c.aggs {
 			if a == x {
-				return &expr.Col{Typed: expr.Typed{T: c.aggTypes[i]}, Idx: c.aggBase + i, Name: x.F}, nil
+				return &expr.Col{Typed: expr.Typed{T: c.aggTypes[i]}, Idx: int(c.aggBase) + i, Name: x.F}, nil
 			}
 		}
 		return nil, c.errf(sqlerr.ErrInvalidGroupFuncUse, "Invalid use of group function")

@@ -112,13 +112,15 @@ func flattenFrom(n ast.ResultSetNode, out []fromItem) ([]fromItem, error) {
 	return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "unsupported FROM clause %T", n)
 }
 
-// planner builds plans for one statement.
+// Planner builds plans for one statement.
 type Planner struct {
-	Ctx          planContext
-	params       *int
-	viewDepth    int  // nesting of views being planned (planView)
-	selDepth     int  // nesting of query blocks being planned (enterSelect)
-	CreatingView bool // CREATE VIEW checks its body: errors are reported as they are
+	Ctx    Context
+	params *int
+	// The depths are int32 so that the Planner, allocated once per statement, keeps the 48-byte
+	// size class it had before it held an interface and Uses.
+	viewDepth    int32 // nesting of views being planned (PlanView)
+	selDepth     int32 // nesting of query blocks being planned (enterSelect)
+	CreatingView bool  // CREATE VIEW checks its body: errors are reported as they are
 	// Uses, when set, collects the base tables and views the plan resolved, in resolution order
 	// (a table of a query block planned twice for its join order appears twice): what a cached plan
 	// must lock again before each run (the facade's prepared statements). Nil for a plan run once,
@@ -152,10 +154,10 @@ type VirtualTables interface {
 	IsVirtualDB(db string) bool
 }
 
-// planContext is all the planner reads of the session: a small consumer-side interface, so the
+// Context is all the planner reads of the session: a small consumer-side interface, so the
 // planner does not depend on the facade (issue 14). The facade's *Session implements it through
 // its planSession type (internal/sql/plancontext.go).
-type planContext interface {
+type Context interface {
 	VirtualTables
 	// CurrentDB is the session's default database; SetCurrentDB changes it while a view's body is
 	// planned (the view's own database is its default) and back.
@@ -401,7 +403,7 @@ func (b *selectBuilder) namedLevel(lv *exec.Level, li int, it fromItem) error {
 			if err := p.useTable(v.DB, v.Name); err != nil {
 				return err
 			}
-			sub, err := p.PlanView(v, p.viewDepth)
+			sub, err := p.PlanView(v, int(p.viewDepth))
 			if err != nil {
 				return err
 			}
@@ -615,7 +617,7 @@ func (b *selectBuilder) planAggregates() error {
 	if pl.Grouped {
 		b.post2 = b.p.NewCompiler(b.sc)
 		b.post2.aggs = b.aggNodes
-		b.post2.aggBase = pl.Width
+		b.post2.aggBase = int32(pl.Width)
 		for _, a := range pl.Aggs {
 			b.post2.aggTypes = append(b.post2.aggTypes, a.T)
 		}

@@ -40,8 +40,8 @@ func (p *Planner) PlanView(v *catalog.View, depth int) (*exec.Select, error) {
 	}
 	saved := p.Ctx.CurrentDB()
 	p.Ctx.SetCurrentDB(v.DB)
-	p.viewDepth = depth + 1
-	defer func() { p.Ctx.SetCurrentDB(saved); p.viewDepth = depth }()
+	p.viewDepth = int32(depth + 1)
+	defer func() { p.Ctx.SetCurrentDB(saved); p.viewDepth = int32(depth) }()
 	sp, err := p.PlanResultSet(rs, nil)
 	if err != nil {
 		if depth > 0 || !p.CreatingView {
