@@ -35,15 +35,16 @@
 // which the facade's *Session implements (internal/sql/plancontext.go); plan never imports
 // internal/sql.
 //
-// What plan must not do: read or write table rows (no engine or transaction reads: a plan is
-// built from the catalog alone), write the catalog, or keep anything of a statement after its plan
-// is returned (a plan is immutable and may be cached by the facade). The one session state it
-// touches is the default database, switched to a view's own database while that view's body is
-// planned (Context.SetCurrentDB) and restored after. Metadata locks: the planner
-// still asks its Context to take them while it resolves names (Context.LockDB before a database's
-// definitions are read, Context.UseTable for each base table and view, in resolution order); the
-// facade implements both. Issue 14's target is that the facade takes them around planning, from
-// the databases and tables the planner reports; that step is not made yet.
+// What plan must not do: read or write table rows (no engine or transaction reads: a plan is built
+// from the catalog alone), write the catalog, or keep anything of a statement after its plan is
+// returned (a plan is immutable and may be cached by the facade). The one session state it touches
+// is the default database, switched to a view's own database while that view's body is planned
+// (Context.SetCurrentDB) and restored after. Metadata locks: the planner still asks its Context to
+// take them while it resolves names (Context.LockDB before a database's definitions are read,
+// Context.UseTable for each base table and view, in resolution order); the facade implements both.
+// A plan the facade caches reports the tables it resolved (Planner.Uses), so their locks are taken
+// again before each run without planning again. Issue 14's target is that the facade takes them
+// around planning, from the databases and tables the planner reports; that step is not made yet.
 //
 // EXPLAIN's rendering of a plan (explainRows) is still in the facade's show.go.
 package plan
