@@ -6,6 +6,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/plan"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
@@ -124,7 +125,7 @@ func (g *privGate) table(tn *ast.TableName, p catalog.Priv) {
 		return // no database: the statement fails with 1046 on its own; virtual schemas are filtered
 	}
 	g.add(db, tn.Name.O, p)
-	if p&catalog.PrivSelect != 0 && g.depth < maxViewDepth {
+	if p&catalog.PrivSelect != 0 && g.depth < plan.MaxViewDepth {
 		if v, ok := g.s.catalog().View(db, tn.Name.O); ok {
 			stmts, _, err := g.s.parser.ParseSQL(v.Select)
 			if err == nil && len(stmts) == 1 {

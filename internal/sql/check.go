@@ -9,6 +9,7 @@ import (
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/plan"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -54,8 +55,8 @@ func compileCheck(s *Session, t *catalog.Table, ck *catalog.CheckConstraint) (ex
 		// this DDL holds exclusively (the statement hung until lock_wait_timeout).
 		return nil, sqlerr.New(sqlerr.ErrCheckConstraintFunctionIsNotAllowed, "An expression of a check constraint '%s' contains disallowed function.", ck.Name)
 	}
-	c := (&planner{s: s}).newCompiler(tableScope(t, t.Name))
-	return c.compile(sel.Fields.Fields[0].Expr)
+	c := (&plan.Planner{Ctx: s.planContext()}).NewCompiler(plan.TableScope(t, t.Name))
+	return c.Compile(sel.Fields.Fields[0].Expr)
 }
 
 // checkExisting evaluates a new constraint over the table's rows (ALTER TABLE ADD CHECK).

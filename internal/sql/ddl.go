@@ -15,6 +15,7 @@ import (
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/plan"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -449,8 +450,8 @@ func (d *ddlCtx) setDefault(col *catalog.Column, defNode ast.ExprNode) error {
 		}
 		col.DefaultNow, col.HasDefault = true, true
 	} else {
-		c := (&planner{s: d.s}).newCompiler(&scope{})
-		e, err := c.compile(defNode)
+		c := (&plan.Planner{Ctx: d.s.planContext()}).NewCompiler(&plan.Scope{})
+		e, err := c.Compile(defNode)
 		if err != nil {
 			return sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/plan"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -92,19 +93,6 @@ func (s *Session) lookupTable(db, name string) (*catalog.Table, error) {
 	return tbl, nil
 }
 
-// tableScope is the scope of one table's row.
-func tableScope(tbl *catalog.Table, alias string) *scope {
-	sc := &scope{}
-	for _, c := range tbl.Columns {
-		name := c.Name
-		if c.Hidden {
-			name = ""
-		}
-		sc.cols = append(sc.cols, scopeCol{db: tbl.DB, table: alias, orgTable: tbl.Name, name: name, t: c.Type, col: c, notNull: c.NotNull})
-	}
-	return sc
-}
-
 // insert runs INSERT / REPLACE, with IGNORE, ON DUPLICATE KEY UPDATE and INSERT ... SELECT.
 func (s *Session) insert(env *expr.Env, x *ast.InsertStmt) (proto.OK, error) {
 	tbl, _, err := s.tableRef(x.Table.TableRefs)
@@ -134,8 +122,8 @@ func (s *Session) insert(env *expr.Env, x *ast.InsertStmt) (proto.OK, error) {
 			}
 		}
 	}
-	p := &planner{s: s}
-	c := p.newCompiler(&scope{})
+	p := &plan.Planner{Ctx: s.planContext()}
+	c := p.NewCompiler(&plan.Scope{})
 	ins := &inserter{env: env, s: s, tbl: tbl, ignore: x.IgnoreErr, replace: x.IsReplace, strict: s.strict() && !x.IgnoreErr}
 	if len(x.Lists) > 1 || x.Select != nil {
 		// Many rows: their duplicate-key checks seek one engine iterator (see txn.LatestReader).
@@ -145,9 +133,9 @@ func (s *Session) insert(env *expr.Env, x *ast.InsertStmt) (proto.OK, error) {
 	env.DivZeroErr = ins.strict && s.sqlModeHas("ERROR_FOR_DIVISION_BY_ZERO")
 	// ON DUPLICATE KEY UPDATE compiles against the existing row; VALUES(col) reads the new row.
 	if len(x.OnDuplicate) > 0 {
-		sc := tableScope(tbl, tbl.Name)
-		uc := p.newCompiler(sc)
-		uc.valuesRow = func(name string) (expr.Expr, error) {
+		sc := plan.TableScope(tbl, tbl.Name)
+		uc := p.NewCompiler(sc)
+		uc.ValuesRow = func(name string) (expr.Expr, error) {
 			i := tbl.Col(name)
 			if i < 0 {
 				return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", name)
@@ -164,7 +152,7 @@ func (s *Session) insert(env *expr.Env, x *ast.InsertStmt) (proto.OK, error) {
 			if i < 0 {
 				return proto.OK{}, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", a.Column.Name.O)
 			}
-			e, err := uc.compile(a.Expr)
+			e, err := uc.Compile(a.Expr)
 			if err != nil {
 				return proto.OK{}, err
 			}
@@ -172,7 +160,7 @@ func (s *Session) insert(env *expr.Env, x *ast.InsertStmt) (proto.OK, error) {
 		}
 	}
 	if x.Select != nil {
-		pl, err := p.planResultSet(x.Select.(ast.ResultSetNode), nil)
+		pl, err := p.PlanResultSet(x.Select.(ast.ResultSetNode), nil)
 		if err != nil {
 			return proto.OK{}, err
 		}
@@ -217,10 +205,10 @@ func (s *Session) insert(env *expr.Env, x *ast.InsertStmt) (proto.OK, error) {
 				if ve, ok := n.(*driver.ValueExpr); ok {
 					// A literal is its value (what its compiled constant evaluates to), without
 					// building an expression per value of a many-row INSERT.
-					vals[i] = datumValue(&ve.Datum)
+					vals[i] = plan.DatumValue(&ve.Datum)
 					continue
 				}
-				e, err := c.compile(n)
+				e, err := c.Compile(n)
 				if err != nil {
 					return proto.OK{}, err
 				}
@@ -548,7 +536,7 @@ func (s *Session) targetPlan(tbl *catalog.Table, alias string, where ast.ExprNod
 		Limit:    limit,
 		LockInfo: &ast.SelectLockInfo{LockType: ast.SelectLockForUpdate},
 	}
-	pl, err := (&planner{s: s}).planSelect(sel, nil)
+	pl, err := (&plan.Planner{Ctx: s.planContext()}).PlanSelect(sel, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -574,7 +562,7 @@ func (s *Session) update(env *expr.Env, x *ast.UpdateStmt) (proto.OK, error) {
 		return proto.OK{}, err
 	}
 	env.DivZeroErr = s.strict() && !x.IgnoreErr && s.sqlModeHas("ERROR_FOR_DIVISION_BY_ZERO")
-	c := (&planner{s: s}).newCompiler(tableScope(tbl, alias))
+	c := (&plan.Planner{Ctx: s.planContext()}).NewCompiler(plan.TableScope(tbl, alias))
 	var sets []assignment
 	for _, a := range x.List {
 		if a.Column.Table.O != "" && !strings.EqualFold(a.Column.Table.O, alias) {
@@ -591,7 +579,7 @@ func (s *Session) update(env *expr.Env, x *ast.UpdateStmt) (proto.OK, error) {
 				ins := &inserter{env: env, s: s, tbl: tbl, strict: s.strict()}
 				return ins.defaultValue(col)
 			}}
-		} else if e, err = c.compile(a.Expr); err != nil {
+		} else if e, err = c.Compile(a.Expr); err != nil {
 			return proto.OK{}, err
 		}
 		sets = append(sets, assignment{col: i, e: e})

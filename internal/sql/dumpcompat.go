@@ -15,6 +15,7 @@ import (
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/infoschema"
+	"github.com/kiln-db/kiln/internal/sql/plan"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
@@ -213,11 +214,11 @@ func emptyShow(tp ast.ShowStmtType) (*exec.Select, bool) {
 // showWhere adds the condition of SHOW ... WHERE to a SHOW plan: it reads the result's columns by
 // their names (SHOW VARIABLES WHERE Variable_name = 'x', SHOW FUNCTION STATUS WHERE Db = 'd').
 func (s *Session) showWhere(pl *exec.Select, where ast.ExprNode) error {
-	sc := &scope{}
+	sc := &plan.Scope{}
 	for i, c := range pl.Cols {
-		sc.cols = append(sc.cols, scopeCol{name: c.Name, t: pl.Proj[i].Type()})
+		sc.Cols = append(sc.Cols, plan.ScopeCol{Name: c.Name, T: pl.Proj[i].Type()})
 	}
-	e, err := (&planner{s: s}).newCompiler(sc).compile(where)
+	e, err := (&plan.Planner{Ctx: s.planContext()}).NewCompiler(sc).Compile(where)
 	if err != nil {
 		return err
 	}

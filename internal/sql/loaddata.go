@@ -16,6 +16,7 @@ import (
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/plan"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -642,7 +643,7 @@ func (s *Session) loadDataScoped(env *expr.Env, x *ast.LoadDataStmt, opener Loca
 
 // compileLoadSets compiles the SET clause against the table's row, marking the columns it sets.
 func (s *Session) compileLoadSets(tbl *catalog.Table, list []*ast.Assignment, inSet []bool) ([]assignment, error) {
-	c := (&planner{s: s}).newCompiler(tableScope(tbl, tbl.Name))
+	c := (&plan.Planner{Ctx: s.planContext()}).NewCompiler(plan.TableScope(tbl, tbl.Name))
 	var sets []assignment
 	for _, a := range list {
 		if a.Column.Table.O != "" && !strings.EqualFold(a.Column.Table.O, tbl.Name) {
@@ -661,7 +662,7 @@ func (s *Session) compileLoadSets(tbl *catalog.Table, list []*ast.Assignment, in
 			}}
 		} else {
 			var err error
-			if e, err = c.compile(a.Expr); err != nil {
+			if e, err = c.Compile(a.Expr); err != nil {
 				return nil, err
 			}
 		}

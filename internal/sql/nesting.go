@@ -25,16 +25,10 @@ const (
 	// an operator, a parenthesis, each term of an a OR b OR c chain, which the parser nests). Real
 	// statements stay below a hundred; the compiler's stack at this depth is a few megabytes.
 	maxNesting = 2000
-	// maxSelectNesting is MySQL's MAX_SELECT_NESTING (63).
-	maxSelectNesting = 63
 )
 
 func errNesting() error {
 	return sqlerr.New(sqlerr.ErrStackOverrun, "Thread stack overrun: the statement is nested more than %d levels deep (kiln's limit); simplify the statement", maxNesting)
-}
-
-func errSelectNesting() error {
-	return sqlerr.New(sqlerr.ErrTooHighNesting, "Too high level of nesting for select")
 }
 
 // checkTextNesting is a cheap scan run before the parser: parentheses nested deeper than maxNesting

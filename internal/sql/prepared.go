@@ -11,6 +11,7 @@ import (
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/plan"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -27,8 +28,8 @@ type prepared struct {
 	plan    *exec.Select
 	planVer uint64
 	planDB  string
-	dbs     []string       // databases the plan reads: their metadata locks are taken before each run
-	tables  []tableLockReq // tables the plan reads: their table locks are checked before each run
+	dbs     []string        // databases the plan reads: their metadata locks are taken before each run
+	tables  []plan.TableUse // tables the plan reads: their table locks are checked before each run
 }
 
 // numberParams gives each placeholder its position (the parser records only byte offsets).
@@ -101,9 +102,7 @@ func (s *Session) planPrepared(p *prepared, rs ast.ResultSetNode) error {
 	ver := s.catalog().Version
 	before := len(s.mdl)
 	p.tables = p.tables[:0]
-	s.planTables = &p.tables
-	pl, err := (&planner{s: s}).planResultSet(rs, nil)
-	s.planTables = nil
+	pl, err := (&plan.Planner{Ctx: s.planContext(), Uses: &p.tables}).PlanResultSet(rs, nil)
 	if s.txn == nil && before == 0 {
 		defer s.releaseMDL()
 	}
@@ -173,7 +172,7 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 		}
 	}
 	for _, t := range p.tables {
-		if err := s.useTable(t.db, t.name, t.write); err != nil {
+		if err := s.useTable(t.DB, t.Name, false); err != nil {
 			if s.txn == nil {
 				s.releaseMDL()
 			}
@@ -248,9 +247,9 @@ func (s *Session) sqlPrepared(env *expr.Env, st ast.StmtNode, w proto.ResultWrit
 			return sqlerr.New(sqlerr.ErrWrongArguments, "Incorrect arguments to EXECUTE")
 		}
 		args := make([]types.Value, len(x.UsingVars))
-		c := (&planner{s: s}).newCompiler(&scope{})
+		c := (&plan.Planner{Ctx: s.planContext()}).NewCompiler(&plan.Scope{})
 		for i, u := range x.UsingVars {
-			e, err := c.compile(u)
+			e, err := c.Compile(u)
 			if err != nil {
 				return err
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/plan"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -46,7 +47,6 @@ type Session struct {
 	tlocks     map[string]bool
 	globalRead bool
 	tuses      map[string]bool
-	planTables *[]tableLockReq // while a prepared statement is planned: the tables it uses
 	ctx        context.Context
 	// SSLVersion and SSLCipher are the connection's TLS version and cipher ("" without TLS): the
 	// session status variables Ssl_version and Ssl_cipher.
@@ -443,8 +443,8 @@ func (s *Session) dispatch(env *expr.Env, st ast.StmtNode, w proto.ResultWriter,
 		return w.OK(proto.OK{}, more)
 	case *ast.DoStmt:
 		for _, e := range x.Exprs {
-			c := (&planner{s: s}).newCompiler(&scope{})
-			ce, err := c.compile(e)
+			c := (&plan.Planner{Ctx: s.planContext()}).NewCompiler(&plan.Scope{})
+			ce, err := c.Compile(e)
 			if err != nil {
 				return err
 			}
@@ -649,7 +649,7 @@ func (s *Session) runQuery(env *expr.Env, n ast.ResultSetNode, w proto.ResultWri
 	}
 	if sel, ok := n.(*ast.SelectStmt); ok && sel.From == nil && !hasSubquery(n) {
 		// SELECT without tables needs no transaction (connect-time @@variable queries are hot).
-		pl, err := (&planner{s: s}).planResultSet(n, nil)
+		pl, err := (&plan.Planner{Ctx: s.planContext()}).PlanResultSet(n, nil)
 		if err != nil {
 			return err
 		}
@@ -663,7 +663,7 @@ func (s *Session) runQuery(env *expr.Env, n ast.ResultSetNode, w proto.ResultWri
 }
 
 func (s *Session) planQuery(n ast.ResultSetNode) (*exec.Select, error) {
-	return (&planner{s: s}).planResultSet(n, nil)
+	return (&plan.Planner{Ctx: s.planContext()}).PlanResultSet(n, nil)
 }
 
 func (s *Session) streamPlan(env *expr.Env, pl *exec.Select, w proto.ResultWriter, more bool) error {

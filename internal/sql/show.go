@@ -13,6 +13,7 @@ import (
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/infoschema"
+	"github.com/kiln-db/kiln/internal/sql/plan"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -31,7 +32,7 @@ func intCol(name string) vcol    { return vcol{name, expr.TInt} }
 func staticPlan(cols []vcol, rows func(env *expr.Env) ([][]types.Value, error)) *exec.Select {
 	pl := &exec.Select{Static: rows}
 	for i, c := range cols {
-		pl.Cols = append(pl.Cols, resultColumn(c.name, nil, c.t))
+		pl.Cols = append(pl.Cols, plan.ResultColumn(c.name, nil, c.t))
 		pl.Proj = append(pl.Proj, &expr.Col{Typed: expr.Typed{T: c.t}, Idx: i, Name: c.name})
 	}
 	pl.NVisible = len(cols)
@@ -125,7 +126,7 @@ func (s *Session) virtualTableAll(db, name string) (*exec.Select, bool) {
 							continue // an invalid view lists no columns, as MySQL (with a warning)
 						}
 						for i, pc := range cols {
-							ct := colTypeOf(pc)
+							ct := plan.ColTypeOf(pc)
 							null := "YES"
 							if pc.Flags&uint16(mysql.NotNullFlag) != 0 {
 								null = "NO"

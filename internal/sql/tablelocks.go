@@ -11,6 +11,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/plan"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -329,9 +330,6 @@ func (s *Session) useTable(db, name string, write bool) error {
 	if isVirtualDB(db) {
 		return nil
 	}
-	if s.planTables != nil {
-		*s.planTables = append(*s.planTables, tableLockReq{db: db, name: name, write: write})
-	}
 	key := tableLockKey(db, name)
 	if s.holdsTableLocks() {
 		if write && s.globalRead {
@@ -428,7 +426,7 @@ func (s *Session) lockTables(env *expr.Env, x *ast.LockTablesStmt, w proto.Resul
 		key := tableLockKey(db, name)
 		if tbl, ok := cat.Table(db, name); ok {
 			key = tableLockKey(tbl.DB, tbl.Name)
-		} else if v, ok := cat.View(db, name); ok && depth < maxViewDepth {
+		} else if v, ok := cat.View(db, name); ok && depth < plan.MaxViewDepth {
 			reqs[key] = reqs[key] || write
 			for _, t := range s.viewTables(v.Select) {
 				if err := add(orDefault(t.Schema.O, db), t.Name.O, write, depth+1); err != nil {

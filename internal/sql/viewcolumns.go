@@ -5,6 +5,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/plan"
 )
 
 // A view's columns, learned by planning its SELECT: what information_schema.COLUMNS and SHOW
@@ -13,7 +14,7 @@ import (
 
 // viewColumns plans a view to learn its columns.
 func (s *Session) viewColumns(v *catalog.View) ([]proto.Column, error) {
-	sp, err := (&planner{s: s}).planView(v, 0)
+	sp, err := (&plan.Planner{Ctx: s.planContext()}).PlanView(v, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +29,7 @@ func (s *Session) viewAsTable(v *catalog.View) (*catalog.Table, error) {
 	}
 	t := &catalog.Table{DB: v.DB, Name: v.Name}
 	for i, pc := range cols {
-		t.Columns = append(t.Columns, &catalog.Column{ID: uint32(i + 1), Name: pc.Name, Type: colTypeOf(pc), NotNull: pc.Flags&uint16(mysql.NotNullFlag) != 0})
+		t.Columns = append(t.Columns, &catalog.Column{ID: uint32(i + 1), Name: pc.Name, Type: plan.ColTypeOf(pc), NotNull: pc.Flags&uint16(mysql.NotNullFlag) != 0})
 	}
 	t.Init()
 	return t, nil

@@ -8,7 +8,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/format"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
-	"github.com/kiln-db/kiln/internal/sql/exec"
+	"github.com/kiln-db/kiln/internal/sql/plan"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -89,7 +89,7 @@ func (d *ddlCtx) createView(x *ast.CreateViewStmt) error {
 			defer delete(d.s.mdl, n)
 		}
 	}
-	if _, err := (&planner{s: d.s, creatingView: true}).planView(v, 0); err != nil {
+	if _, err := (&plan.Planner{Ctx: d.s.planContext(), CreatingView: true}).PlanView(v, 0); err != nil {
 		return err
 	}
 	d.cat.PutView(v)
@@ -129,72 +129,6 @@ func (d *ddlCtx) dropViews(x *ast.DropTableStmt) error {
 func (d *ddlCtx) dropView(v *catalog.View) {
 	d.cat.RemoveView(v)
 	d.t.Delete(rowenc.ViewDefKey(v.DB, v.Name))
-}
-
-// maxViewDepth bounds views defined on views (and catches a cycle made with CREATE OR REPLACE).
-const maxViewDepth = 32
-
-// planView plans a view's SELECT as a derived table.
-func (p *planner) planView(v *catalog.View, depth int) (*exec.Select, error) {
-	if depth >= maxViewDepth {
-		return nil, sqlerr.New(sqlerr.ErrViewInvalid, "View '%s.%s' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", v.DB, v.Name)
-	}
-	stmts, _, err := p.s.parser.ParseSQL(v.Select)
-	if err != nil || len(stmts) != 1 {
-		return nil, sqlerr.New(sqlerr.ErrViewInvalid, "View '%s.%s' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", v.DB, v.Name)
-	}
-	rs, ok := stmts[0].(ast.ResultSetNode)
-	if !ok {
-		return nil, sqlerr.New(sqlerr.ErrViewInvalid, "View '%s.%s' is not a SELECT", v.DB, v.Name)
-	}
-	if len(v.Columns) > 0 {
-		sel := firstSelect(rs)
-		if sel == nil || sel.Fields == nil || len(sel.Fields.Fields) != len(v.Columns) {
-			return nil, sqlerr.New(sqlerr.ErrViewWrongList, "View's SELECT and view's field list have different column counts")
-		}
-		for i, f := range sel.Fields.Fields {
-			if f.WildCard != nil {
-				return nil, sqlerr.New(sqlerr.ErrViewWrongList, "View's SELECT and view's field list have different column counts")
-			}
-			f.AsName = ast.NewCIStr(v.Columns[i])
-		}
-	}
-	saved := p.s.CurDB
-	p.s.CurDB = v.DB
-	p.viewDepth = depth + 1
-	defer func() { p.s.CurDB = saved; p.viewDepth = depth }()
-	sp, err := p.planResultSet(rs, nil)
-	if err != nil {
-		if depth > 0 || !p.creatingView {
-			if e := sqlerr.As(err); e != nil && (e.Code == sqlerr.ErrNoSuchTable || e.Code == sqlerr.ErrBadField || e.Code == sqlerr.ErrViewInvalid) {
-				return nil, sqlerr.New(sqlerr.ErrViewInvalid, "View '%s.%s' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", v.DB, v.Name)
-			}
-		}
-		return nil, err
-	}
-	seen := map[string]bool{}
-	for i := 0; i < sp.NVisible; i++ {
-		n := strings.ToLower(sp.Cols[i].Name)
-		if seen[n] {
-			return nil, sqlerr.New(sqlerr.ErrDupFieldName, "Duplicate column name '%s'", sp.Cols[i].Name)
-		}
-		seen[n] = true
-	}
-	return sp, nil
-}
-
-func firstSelect(rs ast.ResultSetNode) *ast.SelectStmt {
-	switch x := rs.(type) {
-	case *ast.SelectStmt:
-		return x
-	case *ast.SetOprStmt:
-		if x.SelectList != nil && len(x.SelectList.Selects) > 0 {
-			if s, ok := x.SelectList.Selects[0].(ast.ResultSetNode); ok {
-				return firstSelect(s)
-			}
-		}
-	}
-	return nil
 }
 
 // showCreateView renders SHOW CREATE VIEW's statement as MySQL 8 does.

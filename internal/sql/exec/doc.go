@@ -7,7 +7,7 @@
 // (PutRow, UpdateRow, DeleteRow, FindDuplicate) with CHECK and foreign key enforcement.
 //
 // Running a plan, as numbered duties:
-//  1. The planner (the facade's plan.go and planaccess.go today, sql/plan next) fills the nodes'
+//  1. The planner (sql/plan) fills the nodes'
 //     exported fields and never changes them afterwards: a plan is immutable and shared by every
 //     execution of a cached or prepared statement. The nodes hold compiled expressions (expr.Expr)
 //     only; what only the planner needs (its conjunct lists, index hints) stays with the planner.

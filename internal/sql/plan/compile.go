@@ -1,4 +1,4 @@
-package sql
+package plan
 
 import (
 	"fmt"
@@ -18,10 +18,10 @@ import (
 )
 
 // scopeCol is one column visible to name resolution.
-type scopeCol struct {
-	db, table, name string // table is the alias
+type ScopeCol struct {
+	db, table, Name string // table is the alias
 	orgTable        string
-	t               types.ColType
+	T               types.ColType
 	col             *catalog.Column // nil for derived columns
 	level           int             // FROM-list position that produces it
 	notNull         bool
@@ -29,18 +29,18 @@ type scopeCol struct {
 }
 
 // scope is the row layout an expression is compiled against.
-type scope struct {
-	cols       []scopeCol
-	parent     *scope // enclosing query (correlated subqueries)
+type Scope struct {
+	Cols       []ScopeCol
+	parent     *Scope // enclosing query (correlated subqueries)
 	correlated bool   // some expression reads an enclosing query's row
 	childRefs  uint64 // levels of this scope read by subqueries compiled since the last reset
 }
 
-func (s *scope) find(db, table, name string) (int, error) {
+func (s *Scope) find(db, table, name string) (int, error) {
 	found := -1
-	for i := range s.cols {
-		c := &s.cols[i]
-		if !strings.EqualFold(c.name, name) {
+	for i := range s.Cols {
+		c := &s.Cols[i]
+		if !strings.EqualFold(c.Name, name) {
 			continue
 		}
 		if table != "" && !strings.EqualFold(c.table, table) {
@@ -57,82 +57,61 @@ func (s *scope) find(db, table, name string) (int, error) {
 	return found, nil
 }
 
-// compiler turns AST expressions into Exprs over a scope.
-type compiler struct {
-	s  *Session
-	sc *scope
+// Compiler turns AST expressions into Exprs over a scope.
+type Compiler struct {
+	s  Context
+	sc *Scope
 	// Aggregation: when aggs is set, aggregate calls compile to references at aggBase+i.
 	aggs     []*ast.AggregateFuncExpr
 	aggTypes []types.ColType
-	aggBase  int
+	aggBase  int32 // int32 beside correlated: the Compiler (one per statement) stays in a 128-byte size class
+	// outer references made (correlated subquery).
+	correlated bool
 	// aliases resolves names not found in the scope to select-list expressions (HAVING, ORDER BY).
 	aliases func(name string) (expr.Expr, bool)
 	// aliasFirst, when set, says which names resolve to a select-list alias before a column of
 	// the scope (HAVING: an alias wins unless the name is a GROUP BY column, as in MySQL).
 	aliasFirst func(name string) bool
 	// levels referenced by the last compiled expression (bit per FROM position).
-	refs uint64
-	// outer references made (correlated subquery).
-	correlated bool
-	params     *int // number of placeholders seen, shared across a statement
+	refs   uint64
+	params *int // number of placeholders seen, shared across a statement
 	// insertValues: the row VALUES(col) refers to in ON DUPLICATE KEY UPDATE.
-	valuesRow func(name string) (expr.Expr, error)
-	planSub   func(c *compiler, sel ast.ResultSetNode) (*subPlan, error)
+	ValuesRow func(name string) (expr.Expr, error)
+	planSub   func(c *Compiler, sel ast.ResultSetNode) (*subPlan, error)
 }
 
-func (c *compiler) errf(code uint16, format string, args ...any) error {
+func (c *Compiler) errf(code uint16, format string, args ...any) error {
 	return sqlerr.New(code, format, args...)
 }
 
-func (c *compiler) compile(n ast.ExprNode) (expr.Expr, error) {
-	if err := c.s.enterExpr(); err != nil {
+func (c *Compiler) Compile(n ast.ExprNode) (expr.Expr, error) {
+	if err := c.s.EnterExpr(); err != nil {
 		return nil, err
 	}
-	defer c.s.leaveExpr()
+	defer c.s.LeaveExpr()
 	switch x := n.(type) {
 	case *driver.ValueExpr:
-		k := expr.NewConst(datumValue(&x.Datum))
+		k := expr.NewConst(DatumValue(&x.Datum))
 		k.Hex = x.Datum.Kind() == driver.KindBinaryLiteral
 		return k, nil
 	case *driver.ParamMarkerExpr:
 		return &expr.Param{Typed: expr.Typed{T: expr.TString}, Idx: x.Order}, nil
 	case *ast.ParenthesesExpr:
-		return c.compile(x.Expr)
+		return c.Compile(x.Expr)
 	case *ast.ColumnNameExpr:
 		return c.column(x.Name)
 	case *ast.BinaryOperationExpr:
 		return c.binary(x)
 	case *ast.UnaryOperationExpr:
-		e, err := c.compile(x.V)
-		if err != nil {
-			return nil, err
-		}
-		switch x.Op {
-		case opcode.Minus:
-			if k, ok := e.(*expr.Const); ok && !k.V.IsNull() {
-				v, err := types.Neg(k.V)
-				if err == nil {
-					return expr.NewConst(v), nil
-				}
-			}
-			e = expr.NumericContext(e)
-			return &expr.Neg{Typed: expr.Typed{T: expr.NumType(e.Type())}, E: e}, nil
-		case opcode.Plus:
-			return e, nil
-		case opcode.Not, opcode.Not2:
-			return &expr.Not{Typed: expr.Typed{T: expr.TBool}, E: e}, nil
-		case opcode.BitNeg:
-			return &expr.BitNeg{Typed: expr.Typed{T: expr.TUint}, E: e}, nil
-		}
-		return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported unary operator %s", x.Op)
+		return c.unary(x)
 	case *ast.IsNullExpr:
-		e, err := c.compile(x.Expr)
+		e, err := c.Compile(x.Expr)
 		if err != nil {
 			return nil, err
 		}
 		return &expr.IsNull{Typed: expr.Typed{T: expr.TBool}, E: e, Not: x.Not}, nil
 	case *ast.IsTruthExpr:
-		e, err := c.compile(x.Expr)
+		e, err := c.Compile(x.Expr)
 		if err != nil {
 			return nil, err
 		}
@@ -140,37 +119,15 @@ func (c *compiler) compile(n ast.ExprNode) (expr.Expr, error) {
 	case *ast.PatternInExpr:
 		return c.in(x)
 	case *ast.BetweenExpr:
-		e, err := c.compile(x.Expr)
-		if err != nil {
-			return nil, err
-		}
-		lo, err := c.compile(x.Left)
-		if err != nil {
-			return nil, err
-		}
-		hi, err := c.compile(x.Right)
-		if err != nil {
-			return nil, err
-		}
-		return &expr.Between{Typed: expr.Typed{T: expr.TBool}, E: e, Lo: lo, Hi: hi, Not: x.Not, Coll: c.collationOf(e, lo, hi)}, nil
+		return c.between(x)
 	case *ast.PatternLikeOrIlikeExpr:
-		e, err := c.compile(x.Expr)
-		if err != nil {
-			return nil, err
-		}
-		p, err := c.compile(x.Pattern)
-		if err != nil {
-			return nil, err
-		}
-		coll := c.collationOf(e, p)
-		fold := !x.IsLike || (coll != nil && expr.IsCI(coll))
-		return &expr.Like{Typed: expr.Typed{T: expr.TBool}, E: e, Pat: p, Not: x.Not, Escape: x.Escape, Fold: fold}, nil
+		return c.like(x)
 	case *ast.FuncCallExpr:
 		return c.funcCall(x)
 	case *ast.AggregateFuncExpr:
 		for i, a := range c.aggs {
 			if a == x {
-				return &expr.Col{Typed: expr.Typed{T: c.aggTypes[i]}, Idx: c.aggBase + i, Name: x.F}, nil
+				return &expr.Col{Typed: expr.Typed{T: c.aggTypes[i]}, Idx: int(c.aggBase) + i, Name: x.F}, nil
 			}
 		}
 		return nil, c.errf(sqlerr.ErrInvalidGroupFuncUse, "Invalid use of group function")
@@ -183,52 +140,20 @@ func (c *compiler) compile(n ast.ExprNode) (expr.Expr, error) {
 	case *ast.SubqueryExpr:
 		return c.subquery(x, expr.SubScalar)
 	case *ast.ExistsSubqueryExpr:
-		sq, ok := x.Sel.(*ast.SubqueryExpr)
-		if !ok {
-			return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported EXISTS operand")
-		}
-		e, err := c.subquery(sq, expr.SubExists)
-		if err != nil {
-			return nil, err
-		}
-		if x.Not {
-			return &expr.Not{Typed: expr.Typed{T: expr.TBool}, E: e}, nil
-		}
-		return e, nil
+		return c.exists(x)
 	case *ast.CompareSubqueryExpr:
 		return c.compareSubquery(x)
 	case *ast.RowExpr:
-		items := make([]expr.Expr, len(x.Values))
-		for i, v := range x.Values {
-			e, err := c.compile(v)
-			if err != nil {
-				return nil, err
-			}
-			items[i] = e
-		}
-		return &expr.Row{Typed: expr.Typed{T: expr.TNull}, Items: items}, nil
+		return c.row(x)
 	case *ast.ValuesExpr:
-		if c.valuesRow == nil {
+		if c.ValuesRow == nil {
 			return expr.NewConst(types.Null), nil
 		}
-		return c.valuesRow(x.Column.Name.Name.L)
+		return c.ValuesRow(x.Column.Name.Name.L)
 	case *ast.DefaultExpr:
 		return nil, c.errf(sqlerr.ErrNotSupportedYet, "DEFAULT is only supported as an inserted value")
 	case *ast.SetCollationExpr:
-		e, err := c.compile(x.Expr)
-		if err != nil {
-			return nil, err
-		}
-		coll, ok := types.LookupCollation(strings.ToLower(x.Collate))
-		if !ok {
-			return nil, c.errf(sqlerr.ErrUnknownCollation, "Unknown collation: '%s'", x.Collate)
-		}
-		t := e.Type()
-		if !expr.IsStringType(t) {
-			return e, nil
-		}
-		t.Collation, t.Charset = coll.Name, coll.Charset
-		return &expr.Collate{Typed: expr.Typed{T: t}, E: e}, nil
+		return c.setCollation(x)
 	case *ast.TimeUnitExpr, *ast.TrimDirectionExpr:
 		return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported expression")
 	case *ast.PatternRegexpExpr:
@@ -237,8 +162,113 @@ func (c *compiler) compile(n ast.ExprNode) (expr.Expr, error) {
 	return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported expression %T", n)
 }
 
-// datumValue converts a parser literal to a Value.
-func datumValue(d *driver.Datum) types.Value {
+// unary binds -x (folding a constant), +x, NOT x and ~x.
+func (c *Compiler) unary(x *ast.UnaryOperationExpr) (expr.Expr, error) {
+	e, err := c.Compile(x.V)
+	if err != nil {
+		return nil, err
+	}
+	switch x.Op {
+	case opcode.Minus:
+		if k, ok := e.(*expr.Const); ok && !k.V.IsNull() {
+			v, err := types.Neg(k.V)
+			if err == nil {
+				return expr.NewConst(v), nil
+			}
+		}
+		e = expr.NumericContext(e)
+		return &expr.Neg{Typed: expr.Typed{T: expr.NumType(e.Type())}, E: e}, nil
+	case opcode.Plus:
+		return e, nil
+	case opcode.Not, opcode.Not2:
+		return &expr.Not{Typed: expr.Typed{T: expr.TBool}, E: e}, nil
+	case opcode.BitNeg:
+		return &expr.BitNeg{Typed: expr.Typed{T: expr.TUint}, E: e}, nil
+	}
+	return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported unary operator %s", x.Op)
+}
+
+// between binds x [NOT] BETWEEN lo AND hi.
+func (c *Compiler) between(x *ast.BetweenExpr) (expr.Expr, error) {
+	e, err := c.Compile(x.Expr)
+	if err != nil {
+		return nil, err
+	}
+	lo, err := c.Compile(x.Left)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := c.Compile(x.Right)
+	if err != nil {
+		return nil, err
+	}
+	return &expr.Between{Typed: expr.Typed{T: expr.TBool}, E: e, Lo: lo, Hi: hi, Not: x.Not, Coll: c.collationOf(e, lo, hi)}, nil
+}
+
+// like binds [NOT] LIKE and ILIKE: ILIKE, or a case-insensitive collation, folds case.
+func (c *Compiler) like(x *ast.PatternLikeOrIlikeExpr) (expr.Expr, error) {
+	e, err := c.Compile(x.Expr)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.Compile(x.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	coll := c.collationOf(e, p)
+	fold := !x.IsLike || (coll != nil && expr.IsCI(coll))
+	return &expr.Like{Typed: expr.Typed{T: expr.TBool}, E: e, Pat: p, Not: x.Not, Escape: x.Escape, Fold: fold}, nil
+}
+
+// exists binds [NOT] EXISTS (subquery).
+func (c *Compiler) exists(x *ast.ExistsSubqueryExpr) (expr.Expr, error) {
+	sq, ok := x.Sel.(*ast.SubqueryExpr)
+	if !ok {
+		return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported EXISTS operand")
+	}
+	e, err := c.subquery(sq, expr.SubExists)
+	if err != nil {
+		return nil, err
+	}
+	if x.Not {
+		return &expr.Not{Typed: expr.Typed{T: expr.TBool}, E: e}, nil
+	}
+	return e, nil
+}
+
+// row binds a row constructor (a, b, ...).
+func (c *Compiler) row(x *ast.RowExpr) (expr.Expr, error) {
+	items := make([]expr.Expr, len(x.Values))
+	for i, v := range x.Values {
+		e, err := c.Compile(v)
+		if err != nil {
+			return nil, err
+		}
+		items[i] = e
+	}
+	return &expr.Row{Typed: expr.Typed{T: expr.TNull}, Items: items}, nil
+}
+
+// setCollation binds x COLLATE name: only a string operand takes the collation.
+func (c *Compiler) setCollation(x *ast.SetCollationExpr) (expr.Expr, error) {
+	e, err := c.Compile(x.Expr)
+	if err != nil {
+		return nil, err
+	}
+	coll, ok := types.LookupCollation(strings.ToLower(x.Collate))
+	if !ok {
+		return nil, c.errf(sqlerr.ErrUnknownCollation, "Unknown collation: '%s'", x.Collate)
+	}
+	t := e.Type()
+	if !expr.IsStringType(t) {
+		return e, nil
+	}
+	t.Collation, t.Charset = coll.Name, coll.Charset
+	return &expr.Collate{Typed: expr.Typed{T: t}, E: e}, nil
+}
+
+// DatumValue converts a parser literal to a Value.
+func DatumValue(d *driver.Datum) types.Value {
 	switch d.Kind() {
 	case driver.KindNull:
 		return types.Null
@@ -268,7 +298,7 @@ func datumValue(d *driver.Datum) types.Value {
 	return types.NewString(fmt.Sprint(d.GetValue()))
 }
 
-func (c *compiler) column(n *ast.ColumnName) (expr.Expr, error) {
+func (c *Compiler) column(n *ast.ColumnName) (expr.Expr, error) {
 	db, tbl, name := n.Schema.O, n.Table.O, n.Name.O
 	if tbl == "" && c.aliasFirst != nil && c.aliases != nil && c.aliasFirst(name) {
 		if e, ok := c.aliases(name); ok {
@@ -288,11 +318,11 @@ func (c *compiler) column(n *ast.ColumnName) (expr.Expr, error) {
 			}
 			continue
 		}
-		col := &sc.cols[i]
+		col := &sc.Cols[i]
 		if depth == 0 {
 			c.refs |= 1 << uint(col.level)
 			col.used = true
-			return &expr.Col{Typed: expr.Typed{T: col.t}, Idx: i, Name: col.name}, nil
+			return &expr.Col{Typed: expr.Typed{T: col.T}, Idx: i, Name: col.Name}, nil
 		}
 		c.correlated = true
 		col.used = true
@@ -300,7 +330,7 @@ func (c *compiler) column(n *ast.ColumnName) (expr.Expr, error) {
 			m.correlated = true
 		}
 		sc.childRefs |= 1 << uint(col.level)
-		return &expr.OuterCol{Typed: expr.Typed{T: col.t}, Depth: depth, Idx: i}, nil
+		return &expr.OuterCol{Typed: expr.Typed{T: col.T}, Depth: depth, Idx: i}, nil
 	}
 	full := name
 	if tbl != "" {
@@ -309,12 +339,12 @@ func (c *compiler) column(n *ast.ColumnName) (expr.Expr, error) {
 	return nil, c.errf(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", full)
 }
 
-func (c *compiler) binary(x *ast.BinaryOperationExpr) (expr.Expr, error) {
-	l, err := c.compile(x.L)
+func (c *Compiler) binary(x *ast.BinaryOperationExpr) (expr.Expr, error) {
+	l, err := c.Compile(x.L)
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.compile(x.R)
+	r, err := c.Compile(x.R)
 	if err != nil {
 		return nil, err
 	}
@@ -348,8 +378,8 @@ func (c *compiler) binary(x *ast.BinaryOperationExpr) (expr.Expr, error) {
 	return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported operator %s", x.Op)
 }
 
-func (c *compiler) in(x *ast.PatternInExpr) (expr.Expr, error) {
-	e, err := c.compile(x.Expr)
+func (c *Compiler) in(x *ast.PatternInExpr) (expr.Expr, error) {
+	e, err := c.Compile(x.Expr)
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +400,7 @@ func (c *compiler) in(x *ast.PatternInExpr) (expr.Expr, error) {
 	}
 	list := make([]expr.Expr, len(x.List))
 	for i, le := range x.List {
-		if list[i], err = c.compile(le); err != nil {
+		if list[i], err = c.Compile(le); err != nil {
 			return nil, err
 		}
 	}
@@ -390,21 +420,21 @@ func (c *compiler) in(x *ast.PatternInExpr) (expr.Expr, error) {
 	return in, nil
 }
 
-func (c *compiler) caseExpr(x *ast.CaseExpr) (expr.Expr, error) {
+func (c *Compiler) caseExpr(x *ast.CaseExpr) (expr.Expr, error) {
 	ce := &expr.Case{}
 	var err error
 	var all []expr.Expr
 	if x.Value != nil {
-		if ce.Value, err = c.compile(x.Value); err != nil {
+		if ce.Value, err = c.Compile(x.Value); err != nil {
 			return nil, err
 		}
 	}
 	for _, w := range x.WhenClauses {
-		we, err := c.compile(w.Expr)
+		we, err := c.Compile(w.Expr)
 		if err != nil {
 			return nil, err
 		}
-		te, err := c.compile(w.Result)
+		te, err := c.Compile(w.Result)
 		if err != nil {
 			return nil, err
 		}
@@ -413,7 +443,7 @@ func (c *compiler) caseExpr(x *ast.CaseExpr) (expr.Expr, error) {
 		all = append(all, te)
 	}
 	if x.ElseClause != nil {
-		if ce.Els, err = c.compile(x.ElseClause); err != nil {
+		if ce.Els, err = c.Compile(x.ElseClause); err != nil {
 			return nil, err
 		}
 		all = append(all, ce.Els)
@@ -425,8 +455,8 @@ func (c *compiler) caseExpr(x *ast.CaseExpr) (expr.Expr, error) {
 	return ce, nil
 }
 
-func (c *compiler) cast(x *ast.FuncCastExpr) (expr.Expr, error) {
-	e, err := c.compile(x.Expr)
+func (c *Compiler) cast(x *ast.FuncCastExpr) (expr.Expr, error) {
+	e, err := c.Compile(x.Expr)
 	if err != nil {
 		return nil, err
 	}
@@ -445,7 +475,7 @@ func (c *compiler) cast(x *ast.FuncCastExpr) (expr.Expr, error) {
 		if ft.GetCharset() == "binary" || x.FunctionType == ast.CastBinaryOperator {
 			t.Collation, t.Charset = "binary", "binary"
 		} else {
-			t.Collation, t.Charset = c.s.connCollation().Name, "utf8mb4"
+			t.Collation, t.Charset = c.s.ConnCollation().Name, "utf8mb4"
 		}
 		t.Tp = mysql.TypeVarString
 	case mysql.TypeNewDecimal:
@@ -465,11 +495,11 @@ func (c *compiler) cast(x *ast.FuncCastExpr) (expr.Expr, error) {
 	}}, nil
 }
 
-func (c *compiler) variable(x *ast.VariableExpr) (expr.Expr, error) {
+func (c *Compiler) variable(x *ast.VariableExpr) (expr.Expr, error) {
 	name := strings.ToLower(x.Name)
 	if !x.IsSystem {
 		if x.Value != nil {
-			val, err := c.compile(x.Value)
+			val, err := c.Compile(x.Value)
 			if err != nil {
 				return nil, err
 			}
@@ -483,7 +513,7 @@ func (c *compiler) variable(x *ast.VariableExpr) (expr.Expr, error) {
 			}}, nil
 		}
 		t := expr.TString
-		if v, ok := c.s.userVars[name]; ok {
+		if v, ok := c.s.LookupUserVar(name); ok {
 			t = expr.TypeOfValue(v)
 		}
 		return &expr.Closure{Typed: expr.Typed{T: t}, Fn: func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
@@ -507,7 +537,7 @@ func (c *compiler) variable(x *ast.VariableExpr) (expr.Expr, error) {
 // funcCall binds a function call: its arguments compiled, the parser's unit, TRIM direction and
 // GET_FORMAT selector nodes read into the call, then the builtin registry (expr.BindBuiltin)
 // checks the arity and builds the expression.
-func (c *compiler) funcCall(x *ast.FuncCallExpr) (expr.Expr, error) {
+func (c *Compiler) funcCall(x *ast.FuncCallExpr) (expr.Expr, error) {
 	call := &expr.Call{Name: x.FnName.L, Written: x.FnName.O, Args: make([]expr.Expr, 0, len(x.Args)),
 		TrimLeading: true, TrimTrailing: true}
 	for _, a := range x.Args {
@@ -525,7 +555,7 @@ func (c *compiler) funcCall(x *ast.FuncCallExpr) (expr.Expr, error) {
 			call.FormatSelector = getFormatSelectors[a.Selector]
 			continue
 		}
-		e, err := c.compile(a)
+		e, err := c.Compile(a)
 		if err != nil {
 			return nil, err
 		}
@@ -534,7 +564,7 @@ func (c *compiler) funcCall(x *ast.FuncCallExpr) (expr.Expr, error) {
 	if n, ok := temporalLiterals[call.Name]; ok {
 		call.Name = n
 	}
-	call.ConnCollation = c.s.connCollation()
+	call.ConnCollation = c.s.ConnCollation()
 	return expr.BindBuiltin(call)
 }
 
@@ -549,11 +579,11 @@ var getFormatSelectors = map[ast.GetFormatSelectorType]string{
 }
 
 // collationOf is expr.CollationOf under the session's collation_connection.
-func (c *compiler) collationOf(es ...expr.Expr) *types.Collation {
-	return expr.CollationOf(c.s.connCollation(), es...)
+func (c *Compiler) collationOf(es ...expr.Expr) *types.Collation {
+	return expr.CollationOf(c.s.ConnCollation(), es...)
 }
 
-func (c *compiler) subquery(x *ast.SubqueryExpr, kind expr.SubKind) (expr.Expr, error) {
+func (c *Compiler) subquery(x *ast.SubqueryExpr, kind expr.SubKind) (expr.Expr, error) {
 	// Levels the subquery reads from this query count as read by the expression holding it, so
 	// the condition is placed where those levels' rows exist.
 	saved := c.sc.childRefs
@@ -575,8 +605,8 @@ func (c *compiler) subquery(x *ast.SubqueryExpr, kind expr.SubKind) (expr.Expr, 
 	return &expr.Subquery{Typed: expr.Typed{T: t}, Kind: kind, Plan: sp.plan, Correlated: corr}, nil
 }
 
-func (c *compiler) compareSubquery(x *ast.CompareSubqueryExpr) (expr.Expr, error) {
-	l, err := c.compile(x.L)
+func (c *Compiler) compareSubquery(x *ast.CompareSubqueryExpr) (expr.Expr, error) {
+	l, err := c.Compile(x.L)
 	if err != nil {
 		return nil, err
 	}
@@ -600,17 +630,17 @@ func (c *compiler) compareSubquery(x *ast.CompareSubqueryExpr) (expr.Expr, error
 
 // regexp binds x [NOT] REGEXP pattern (RLIKE); expr/regexp.go says how Kiln's matching differs
 // from MySQL's ICU.
-func (c *compiler) regexp(x *ast.PatternRegexpExpr) (expr.Expr, error) {
-	e, err := c.compile(x.Expr)
+func (c *Compiler) regexp(x *ast.PatternRegexpExpr) (expr.Expr, error) {
+	e, err := c.Compile(x.Expr)
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.compile(x.Pattern)
+	p, err := c.Compile(x.Pattern)
 	if err != nil {
 		return nil, err
 	}
 	not := x.Not
-	ci := expr.RegexpCI(c.s.connCollation(), e, p)
+	ci := expr.RegexpCI(c.s.ConnCollation(), e, p)
 	return &expr.Closure{Typed: expr.Typed{T: expr.TBool}, Args: []expr.Expr{e, p}, Fn: func(env *expr.Env, row []types.Value, args []expr.Expr) (types.Value, error) {
 		v, err := args[0].Eval(env, row)
 		if err != nil || v.IsNull() {

@@ -1,4 +1,4 @@
-package sql
+package plan
 
 import (
 	"strings"
@@ -14,7 +14,7 @@ import (
 // planUnion plans a UNION / EXCEPT / INTERSECT: each member is planned as a query block of its
 // own (planUnionMembers), the result columns unify the members' types (unionColumns), and ORDER BY
 // and LIMIT apply to the combined rows (unionOrderBy, unionLimit).
-func (p *planner) planUnion(x *ast.SetOprStmt, parent *scope) (*exec.Select, error) {
+func (p *Planner) planUnion(x *ast.SetOprStmt, parent *Scope) (*exec.Select, error) {
 	if x.With != nil {
 		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "WITH (common table expressions) is not supported yet")
 	}
@@ -38,7 +38,7 @@ func (p *planner) planUnion(x *ast.SetOprStmt, parent *scope) (*exec.Select, err
 
 // planUnionMembers plans each member of list and the operator that combines it with the members
 // before it; every member must have as many columns as the first.
-func (p *planner) planUnionMembers(up *exec.Union, list *ast.SetOprSelectList, parent *scope) error {
+func (p *Planner) planUnionMembers(up *exec.Union, list *ast.SetOprSelectList, parent *Scope) error {
 	var flat []ast.Node
 	var ops []*ast.SetOprType
 	for _, n := range list.Selects {
@@ -56,7 +56,7 @@ func (p *planner) planUnionMembers(up *exec.Union, list *ast.SetOprSelectList, p
 		var err error
 		switch s := n.(type) {
 		case *ast.SelectStmt:
-			sp, err = p.planSelect(s, parent)
+			sp, err = p.PlanSelect(s, parent)
 		case *ast.SetOprSelectList:
 			sp, err = p.planUnion(&ast.SetOprStmt{SelectList: s, OrderBy: s.OrderBy, Limit: s.Limit}, parent)
 		default:
@@ -92,7 +92,7 @@ func unionColumns(up *exec.Union) *exec.Select {
 			es = append(es, &expr.Const{Typed: expr.Typed{T: part.Proj[ci].Type()}, V: types.Null})
 		}
 		t := expr.UnifyTypes(es...)
-		pl.Cols[ci] = resultColumn(pl.Cols[ci].Name, nil, t)
+		pl.Cols[ci] = ResultColumn(pl.Cols[ci].Name, nil, t)
 		pl.Proj = append(pl.Proj, &expr.Col{Typed: expr.Typed{T: t}, Idx: ci, Name: pl.Cols[ci].Name})
 		if expr.IsStringType(t) {
 			c, _ := types.LookupCollation(t.Collation)
@@ -134,19 +134,19 @@ func unionOrderBy(up *exec.Union, pl *exec.Select, orderBy *ast.OrderByClause) e
 }
 
 // unionLimit compiles the union's LIMIT and OFFSET (constants or placeholders).
-func (p *planner) unionLimit(up *exec.Union, limit *ast.Limit, parent *scope) error {
+func (p *Planner) unionLimit(up *exec.Union, limit *ast.Limit, parent *Scope) error {
 	if limit == nil {
 		return nil
 	}
-	c := p.newCompiler(&scope{parent: parent})
+	c := p.NewCompiler(&Scope{parent: parent})
 	var err error
 	if limit.Count != nil {
-		if up.Limit, err = c.compile(limit.Count); err != nil {
+		if up.Limit, err = c.Compile(limit.Count); err != nil {
 			return err
 		}
 	}
 	if limit.Offset != nil {
-		if up.Offset, err = c.compile(limit.Offset); err != nil {
+		if up.Offset, err = c.Compile(limit.Offset); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package sql
+package plan
 
 import (
 	"slices"
@@ -112,43 +112,95 @@ func flattenFrom(n ast.ResultSetNode, out []fromItem) ([]fromItem, error) {
 	return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "unsupported FROM clause %T", n)
 }
 
-// planner builds plans for one statement.
-type planner struct {
-	s            *Session
-	params       *int
-	viewDepth    int  // nesting of views being planned (planView)
-	selDepth     int  // nesting of query blocks being planned (enterSelect)
-	creatingView bool // CREATE VIEW checks its body: errors are reported as they are
+// Planner builds plans for one statement.
+type Planner struct {
+	Ctx    Context
+	params *int
+	// The depths are int32 so that the Planner, allocated once per statement, keeps the 48-byte
+	// size class it had before it held an interface and Uses.
+	viewDepth    int32 // nesting of views being planned (PlanView)
+	selDepth     int32 // nesting of query blocks being planned (enterSelect)
+	CreatingView bool  // CREATE VIEW checks its body: errors are reported as they are
+	// Uses, when set, collects the base tables and views the plan resolved, in resolution order
+	// (a table of a query block planned twice for its join order appears twice): what a cached plan
+	// must lock again before each run (the facade's prepared statements). Nil for a plan run once,
+	// so a statement pays nothing for it.
+	Uses *[]TableUse
 }
 
-// virtualTables is how the planner reaches information_schema, mysql.* and the cluster tables: the
+// TableUse is a base table or view a plan resolved.
+type TableUse struct{ DB, Name string }
+
+// useTable asks the Context to record (under LOCK TABLES: check) the use of a base table or view,
+// and collects it for a cached plan (Uses).
+func (p *Planner) useTable(db, name string) error {
+	if p.Uses != nil && !p.Ctx.IsVirtualDB(db) {
+		*p.Uses = append(*p.Uses, TableUse{DB: db, Name: name})
+	}
+	return p.Ctx.UseTable(db, name, false)
+}
+
+// VirtualTables is how the planner reaches information_schema, mysql.* and the cluster tables: the
 // seam issue 14 cuts so those tables (SHOW, show.go, dumpcompat.go, acl_tables.go, cluster.go) can
-// move to internal/sql/infoschema. Today the session implements it (show.go); once the plan/exec split
-// gives a virtual-table scan a type below the facade, the result type becomes that and the facade
-// wires an infoschema implementation in.
-type virtualTables interface {
-	// virtualTable returns the plan of db.name, listing only what the session may see, or false if
+// move to internal/sql/infoschema. Today the facade's session implements it (show.go); once a
+// virtual-table scan has a type below the facade, the result type becomes that and the facade wires
+// an infoschema implementation in.
+type VirtualTables interface {
+	// VirtualTable returns the plan of db.name, listing only what the session may see, or false if
 	// db.name is no virtual table.
-	virtualTable(db, name string) (*exec.Select, bool)
+	VirtualTable(db, name string) (*exec.Select, bool)
+	// IsVirtualDB reports a database whose tables are all virtual (information_schema, mysql,
+	// performance_schema, sys): it takes no metadata lock and is never "unknown".
+	IsVirtualDB(db string) bool
+}
+
+// Context is all the planner reads of the session: a small consumer-side interface, so the
+// planner does not depend on the facade (issue 14). The facade's *Session implements it through
+// its planSession type (internal/sql/plancontext.go).
+type Context interface {
+	VirtualTables
+	// CurrentDB is the session's default database; SetCurrentDB changes it while a view's body is
+	// planned (the view's own database is its default) and back.
+	CurrentDB() string
+	SetCurrentDB(db string)
+	// Catalog is the current catalog: read again after each LockDB, which may have waited for DDL.
+	Catalog() *catalog.Catalog
+	// LockDB takes the shared metadata lock of a database before its tables are resolved.
+	LockDB(db string) error
+	// UseTable records (or, under LOCK TABLES, checks) the use of a base table or view.
+	UseTable(db, name string, write bool) error
+	// FullGroupBy reports sql_mode ONLY_FULL_GROUP_BY.
+	FullGroupBy() bool
+	// ConnCollation is collation_connection's collation.
+	ConnCollation() *types.Collation
+	// EnterExpr and LeaveExpr count the compiler's recursion depth for the whole statement (all
+	// compilers of one statement share it): EnterExpr fails past the nesting limit.
+	EnterExpr() error
+	LeaveExpr()
+	// LookupUserVar returns a user variable's value and whether it is set (its type is the type of
+	// an expression reading it).
+	LookupUserVar(name string) (types.Value, bool)
+	// ParseSQL parses a stored statement (a view's body) with the session's parser.
+	ParseSQL(sql string) ([]ast.StmtNode, error)
 }
 
 // virtualTables returns the planner's virtual tables (the session's).
-func (p *planner) virtualTables() virtualTables { return p.s }
+func (p *Planner) virtualTables() VirtualTables { return p.Ctx }
 
-// planSelect plans a SELECT (or UNION) with an optional enclosing scope for correlated references.
-func (p *planner) planResultSet(n ast.ResultSetNode, parent *scope) (*exec.Select, error) {
+// PlanResultSet plans a SELECT (or UNION) with an optional enclosing scope for correlated references.
+func (p *Planner) PlanResultSet(n ast.ResultSetNode, parent *Scope) (*exec.Select, error) {
 	switch x := n.(type) {
 	case *ast.SelectStmt:
-		return p.planSelect(x, parent)
+		return p.PlanSelect(x, parent)
 	case *ast.SetOprStmt:
 		return p.planUnion(x, parent)
 	}
 	return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "unsupported query %T", n)
 }
 
-func (p *planner) newCompiler(sc *scope) *compiler {
-	return &compiler{s: p.s, sc: sc, params: p.params, planSub: func(c *compiler, sel ast.ResultSetNode) (*subPlan, error) {
-		sp, err := p.planResultSet(sel, c.sc)
+func (p *Planner) NewCompiler(sc *Scope) *Compiler {
+	return &Compiler{s: p.Ctx, sc: sc, params: p.params, planSub: func(c *Compiler, sel ast.ResultSetNode) (*subPlan, error) {
+		sp, err := p.PlanResultSet(sel, c.sc)
 		if err != nil {
 			return nil, err
 		}
@@ -156,7 +208,8 @@ func (p *planner) newCompiler(sc *scope) *compiler {
 	}}
 }
 
-func (p *planner) planSelect(sel *ast.SelectStmt, parent *scope) (*exec.Select, error) {
+// PlanSelect plans one SELECT query block (not a UNION), counting it against the nesting limit.
+func (p *Planner) PlanSelect(sel *ast.SelectStmt, parent *Scope) (*exec.Select, error) {
 	if err := p.enterSelect(); err != nil {
 		return nil, err
 	}
@@ -165,8 +218,8 @@ func (p *planner) planSelect(sel *ast.SelectStmt, parent *scope) (*exec.Select, 
 }
 
 // enterSelect counts one more query block being planned inside the current one (subquery, derived
-// table, view, UNION member): MySQL allows 63 (nesting.go).
-func (p *planner) enterSelect() error {
+// table, view, UNION member): MySQL allows 63 (maxSelectNesting).
+func (p *Planner) enterSelect() error {
 	if p.selDepth >= maxSelectNesting {
 		return errSelectNesting()
 	}
@@ -180,23 +233,23 @@ func (p *planner) enterSelect() error {
 // slice stored in the builder escapes to the heap with the pointers beside it, one more allocation
 // per statement on the point-select path.
 type selectBuilder struct {
-	p      *planner
+	p      *Planner
 	sel    *ast.SelectStmt
-	parent *scope // enclosing query block, for correlated references
+	parent *Scope // enclosing query block, for correlated references
 	pl     *exec.Select
-	sc     *scope
+	sc     *Scope
 	cat    *catalog.Catalog // the catalog as of the last metadata lock taken
 
 	items []fromItem // FROM items in nested-loop order
 	order []int      // order[level] is the FROM item's written position; nil: as written
-	c     *compiler  // compiles expressions over the joined row
+	c     *Compiler  // compiles expressions over the joined row
 
 	// levels[level]: the executor's node of each level (b.pl.Levels points into it) beside what
 	// only the planner keeps of it.
 	levels []plannedLevel
 
 	aggNodes []*ast.AggregateFuncExpr
-	post2    *compiler   // compiles expressions over the aggregated row (c when not grouped)
+	post2    *Compiler   // compiles expressions over the aggregated row (c when not grouped)
 	gc       *groupCheck // ONLY_FULL_GROUP_BY, nil when off or not grouped
 }
 
@@ -235,18 +288,18 @@ type plannedLevel struct {
 //  9. Choose the access path of each level and its filter (chooseLevelAccess). This runs last
 //     because it depends on all of the above: the conditions placed at the level, the columns the
 //     query reads (a covering index), and ORDER BY/LIMIT (an index that delivers the order).
-func (p *planner) planSelectOrdered(sel *ast.SelectStmt, parent *scope, order []int) (*exec.Select, error) {
+func (p *Planner) planSelectOrdered(sel *ast.SelectStmt, parent *Scope, order []int) (*exec.Select, error) {
 	if sel.Kind == ast.SelectStmtKindValues || sel.Kind == ast.SelectStmtKindTable {
 		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "VALUES/TABLE statements are not supported yet")
 	}
 	if sel.With != nil {
 		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "WITH (common table expressions) is not supported yet")
 	}
-	b := selectBuilder{p: p, sel: sel, parent: parent, pl: &exec.Select{Distinct: sel.Distinct}, sc: &scope{parent: parent}, order: order}
+	b := selectBuilder{p: p, sel: sel, parent: parent, pl: &exec.Select{Distinct: sel.Distinct}, sc: &Scope{parent: parent}, order: order}
 	if err := b.buildLevels(); err != nil { // 1
 		return nil, err
 	}
-	b.c = p.newCompiler(b.sc)
+	b.c = p.NewCompiler(b.sc)
 	if err := b.usingConditions(); err != nil { // 2
 		return nil, err
 	}
@@ -304,17 +357,17 @@ func (b *selectBuilder) buildLevels() error {
 		}
 		b.items = reordered
 	}
-	b.cat = b.p.s.catalog()
+	b.cat = b.p.Ctx.Catalog()
 	b.levels = make([]plannedLevel, len(b.items))
 	for li, it := range b.items {
 		lv := &b.levels[li].Level
-		*lv = exec.Level{Alias: it.alias, Off: len(b.sc.cols), Left: it.left}
+		*lv = exec.Level{Alias: it.alias, Off: len(b.sc.Cols), Left: it.left}
 		if it.tn != nil {
 			if err := b.namedLevel(lv, li, it); err != nil {
 				return err
 			}
 		} else {
-			sub, err := b.p.planResultSet(it.sub, b.parent)
+			sub, err := b.p.PlanResultSet(it.sub, b.parent)
 			if err != nil {
 				return err
 			}
@@ -322,7 +375,7 @@ func (b *selectBuilder) buildLevels() error {
 		}
 		b.pl.Levels = append(b.pl.Levels, lv)
 	}
-	b.pl.Width = len(b.sc.cols)
+	b.pl.Width = len(b.sc.Cols)
 	return nil
 }
 
@@ -332,45 +385,45 @@ func (b *selectBuilder) namedLevel(lv *exec.Level, li int, it fromItem) error {
 	p, sc := b.p, b.sc
 	db := it.tn.Schema.O
 	if db == "" {
-		db = p.s.CurDB
+		db = p.Ctx.CurrentDB()
 		if db == "" {
 			return sqlerr.New(sqlerr.ErrNoDB, "No database selected")
 		}
 	}
-	if !isVirtualDB(db) {
-		if err := p.s.lockDB(db); err != nil {
+	if !p.virtualTables().IsVirtualDB(db) {
+		if err := p.Ctx.LockDB(db); err != nil {
 			return err
 		}
-		b.cat = p.s.catalog()
+		b.cat = p.Ctx.Catalog()
 	}
 	cat := b.cat
 	tbl, ok := cat.Table(db, it.tn.Name.O)
 	if !ok {
 		if v, ok := cat.View(db, it.tn.Name.O); ok {
-			if err := p.s.useTable(v.DB, v.Name, false); err != nil {
+			if err := p.useTable(v.DB, v.Name); err != nil {
 				return err
 			}
-			sub, err := p.planView(v, p.viewDepth)
+			sub, err := p.PlanView(v, int(p.viewDepth))
 			if err != nil {
 				return err
 			}
 			setSub(lv, sc, sub, db, it.alias, v.Name, li)
 			return nil
 		}
-		if vt, ok := p.virtualTables().virtualTable(db, it.tn.Name.O); ok {
+		if vt, ok := p.virtualTables().VirtualTable(db, it.tn.Name.O); ok {
 			lv.Sub = vt
 			lv.Width = len(vt.Cols)
 			for _, c := range vt.Cols {
-				sc.cols = append(sc.cols, scopeCol{db: db, table: it.alias, orgTable: it.tn.Name.O, name: c.Name, t: colTypeOf(c), level: li})
+				sc.Cols = append(sc.Cols, ScopeCol{db: db, table: it.alias, orgTable: it.tn.Name.O, Name: c.Name, T: ColTypeOf(c), level: li})
 			}
 			return nil
 		}
-		if _, ok := cat.DB(db); !ok && !isVirtualDB(db) {
+		if _, ok := cat.DB(db); !ok && !p.virtualTables().IsVirtualDB(db) {
 			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, it.tn.Name.O)
 		}
 		return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, it.tn.Name.O)
 	}
-	if err := p.s.useTable(tbl.DB, tbl.Name, false); err != nil {
+	if err := p.useTable(tbl.DB, tbl.Name); err != nil {
 		return err
 	}
 	for _, other := range b.pl.Levels {
@@ -382,9 +435,9 @@ func (b *selectBuilder) namedLevel(lv *exec.Level, li int, it fromItem) error {
 	b.levels[li].hints = it.tn.IndexHints
 	lv.Width = len(tbl.Columns)
 	for _, c := range tbl.Columns {
-		sc.cols = append(sc.cols, scopeCol{db: tbl.DB, table: it.alias, orgTable: tbl.Name, name: c.Name, t: c.Type, col: c, level: li, notNull: c.NotNull})
+		sc.Cols = append(sc.Cols, ScopeCol{db: tbl.DB, table: it.alias, orgTable: tbl.Name, Name: c.Name, T: c.Type, col: c, level: li, notNull: c.NotNull})
 		if c.Hidden {
-			sc.cols[len(sc.cols)-1].name = "" // not addressable by name
+			sc.Cols[len(sc.Cols)-1].Name = "" // not addressable by name
 		}
 	}
 	return nil
@@ -399,11 +452,11 @@ func (b *selectBuilder) usingConditions() error {
 			names := []string{u.Name.O}
 			if u.Name.O == "" { // NATURAL: the named columns an earlier level also has
 				names = nil
-				for _, col := range sc.cols {
-					if col.level == li && col.name != "" {
-						for _, oc := range sc.cols {
-							if oc.level < li && strings.EqualFold(oc.name, col.name) {
-								names = append(names, col.name)
+				for _, col := range sc.Cols {
+					if col.level == li && col.Name != "" {
+						for _, oc := range sc.Cols {
+							if oc.level < li && strings.EqualFold(oc.Name, col.Name) {
+								names = append(names, col.Name)
 								break
 							}
 						}
@@ -412,8 +465,8 @@ func (b *selectBuilder) usingConditions() error {
 			}
 			for _, name := range names {
 				var lIdx, rIdx = -1, -1
-				for i, col := range sc.cols {
-					if strings.EqualFold(col.name, name) {
+				for i, col := range sc.Cols {
+					if strings.EqualFold(col.Name, name) {
 						if col.level < li && lIdx < 0 {
 							lIdx = i
 						} else if col.level == li {
@@ -425,8 +478,8 @@ func (b *selectBuilder) usingConditions() error {
 					return sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'from clause'", name)
 				}
 				eq := &ast.BinaryOperationExpr{Op: opcode.EQ,
-					L: &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(sc.cols[lIdx].table), Name: ast.NewCIStr(sc.cols[lIdx].name)}},
-					R: &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(sc.cols[rIdx].table), Name: ast.NewCIStr(sc.cols[rIdx].name)}}}
+					L: &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(sc.Cols[lIdx].table), Name: ast.NewCIStr(sc.Cols[lIdx].Name)}},
+					R: &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(sc.Cols[rIdx].table), Name: ast.NewCIStr(sc.Cols[rIdx].Name)}}}
 				if items[li].on == nil {
 					items[li].on = eq
 				} else {
@@ -447,7 +500,7 @@ func (b *selectBuilder) placeConjuncts() error {
 	for li, it := range b.items {
 		for _, n := range splitAnd(it.on, nil) {
 			c.refs = 0
-			e, err := c.compile(n)
+			e, err := c.Compile(n)
 			if err != nil {
 				return err
 			}
@@ -461,7 +514,7 @@ func (b *selectBuilder) placeConjuncts() error {
 	if b.sel.Where != nil {
 		for _, n := range splitAnd(b.sel.Where, nil) {
 			c.refs = 0
-			e, err := c.compile(n)
+			e, err := c.Compile(n)
 			if err != nil {
 				return err
 			}
@@ -535,7 +588,7 @@ func (b *selectBuilder) planGroupBy() error {
 			if containsAgg(n) {
 				return sqlerr.New(sqlerr.ErrWrongGroupField, "Can't group on '%s'", exprText(n))
 			}
-			e, err := b.c.compile(n)
+			e, err := b.c.Compile(n)
 			if err != nil {
 				return err
 			}
@@ -543,7 +596,7 @@ func (b *selectBuilder) planGroupBy() error {
 			groupNodes = append(groupNodes, n)
 		}
 	}
-	if pl.Grouped && b.p.s.fullGroupBy() {
+	if pl.Grouped && b.p.Ctx.FullGroupBy() {
 		b.gc = newGroupCheck(sc, pl, sel, groupNodes)
 	}
 	return nil
@@ -562,9 +615,9 @@ func (b *selectBuilder) planAggregates() error {
 	}
 	b.post2 = b.c
 	if pl.Grouped {
-		b.post2 = b.p.newCompiler(b.sc)
+		b.post2 = b.p.NewCompiler(b.sc)
 		b.post2.aggs = b.aggNodes
-		b.post2.aggBase = pl.Width
+		b.post2.aggBase = int32(pl.Width)
 		for _, a := range pl.Aggs {
 			b.post2.aggTypes = append(b.post2.aggTypes, a.T)
 		}
@@ -596,7 +649,7 @@ func (b *selectBuilder) aggregate(a *ast.AggregateFuncExpr) (exec.Agg, error) {
 		if containsAgg(an) {
 			return spec, sqlerr.New(sqlerr.ErrInvalidGroupFuncUse, "Invalid use of group function")
 		}
-		e, err := c.compile(an)
+		e, err := c.Compile(an)
 		if err != nil {
 			return spec, err
 		}
@@ -613,7 +666,7 @@ func (b *selectBuilder) aggregate(a *ast.AggregateFuncExpr) (exec.Agg, error) {
 				spec.Order = append(spec.Order, exec.SortKey{Idx: pos.N - 1, Desc: item.Desc})
 				continue
 			}
-			e, err := c.compile(item.Expr)
+			e, err := c.Compile(item.Expr)
 			if err != nil {
 				return spec, err
 			}
@@ -637,8 +690,8 @@ func (b *selectBuilder) planSelectList(fieldProj []int) error {
 		if f.WildCard != nil {
 			n := 0
 			for _, i := range writtenColumns(sc, len(b.items), b.order) {
-				col := sc.cols[i]
-				if col.name == "" {
+				col := sc.Cols[i]
+				if col.Name == "" {
 					continue
 				}
 				if f.WildCard.Table.O != "" && !strings.EqualFold(col.table, f.WildCard.Table.O) {
@@ -647,9 +700,9 @@ func (b *selectBuilder) planSelectList(fieldProj []int) error {
 				if f.WildCard.Schema.O != "" && !strings.EqualFold(col.db, f.WildCard.Schema.O) {
 					continue
 				}
-				sc.cols[i].used = true
-				pl.Proj = append(pl.Proj, &expr.Col{Typed: expr.Typed{T: col.t}, Idx: i, Name: col.name})
-				projNames = append(projNames, resultColumn(col.name, &sc.cols[i], col.t))
+				sc.Cols[i].used = true
+				pl.Proj = append(pl.Proj, &expr.Col{Typed: expr.Typed{T: col.T}, Idx: i, Name: col.Name})
+				projNames = append(projNames, ResultColumn(col.Name, &sc.Cols[i], col.T))
 				n++
 			}
 			if n == 0 {
@@ -663,7 +716,7 @@ func (b *selectBuilder) planSelectList(fieldProj []int) error {
 			continue
 		}
 		post2.refs = 0
-		e, err := post2.compile(f.Expr)
+		e, err := post2.Compile(f.Expr)
 		if err != nil {
 			return err
 		}
@@ -676,14 +729,14 @@ func (b *selectBuilder) planSelectList(fieldProj []int) error {
 		if name == "" {
 			name = fieldName(f)
 		}
-		var sc0 *scopeCol
+		var sc0 *ScopeCol
 		if ce, ok := e.(*expr.Col); ok && !pl.Grouped || ok && ce.Idx < pl.Width {
 			if _, isCol := f.Expr.(*ast.ColumnNameExpr); isCol {
-				sc0 = &sc.cols[ce.Idx]
+				sc0 = &sc.Cols[ce.Idx]
 			}
 		}
 		pl.Proj = append(pl.Proj, e)
-		projNames = append(projNames, resultColumn(name, sc0, e.Type()))
+		projNames = append(projNames, ResultColumn(name, sc0, e.Type()))
 	}
 	pl.NVisible = len(pl.Proj)
 	pl.Cols = projNames
@@ -700,11 +753,11 @@ func (b *selectBuilder) checkSelectListGrouping() error {
 	for fi, f := range b.sel.Fields.Fields {
 		if f.WildCard != nil {
 			for _, i := range writtenColumns(sc, len(b.items), b.order) {
-				col := sc.cols[i]
-				if col.name == "" || f.WildCard.Table.O != "" && !strings.EqualFold(col.table, f.WildCard.Table.O) {
+				col := sc.Cols[i]
+				if col.Name == "" || f.WildCard.Table.O != "" && !strings.EqualFold(col.table, f.WildCard.Table.O) {
 					continue
 				}
-				cn := &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(col.table), Name: ast.NewCIStr(col.name)}}
+				cn := &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(col.table), Name: ast.NewCIStr(col.Name)}}
 				if err := b.gc.check(cn, "SELECT list", fi+1); err != nil {
 					return err
 				}
@@ -735,7 +788,7 @@ func (b *selectBuilder) planHaving() error {
 			return nil, false
 		}
 		inAlias = true
-		e, err := hc.compile(fields[fi].Expr)
+		e, err := hc.Compile(fields[fi].Expr)
 		inAlias = false
 		return e, err == nil
 	}
@@ -756,7 +809,7 @@ func (b *selectBuilder) planHaving() error {
 		}
 		return true
 	}
-	h, err := hc.compile(sel.Having.Expr)
+	h, err := hc.Compile(sel.Having.Expr)
 	if err != nil {
 		return err
 	}
@@ -790,7 +843,7 @@ func (b *selectBuilder) planOrderBy(fieldProj []int) error {
 			continue
 		}
 		b.post2.refs = 0
-		e, err := b.post2.compile(item.Expr)
+		e, err := b.post2.Compile(item.Expr)
 		if err != nil {
 			return err
 		}
@@ -850,12 +903,12 @@ func (b *selectBuilder) planLimit() error {
 	}
 	var err error
 	if lim.Count != nil {
-		if b.pl.Limit, err = b.c.compile(lim.Count); err != nil {
+		if b.pl.Limit, err = b.c.Compile(lim.Count); err != nil {
 			return err
 		}
 	}
 	if lim.Offset != nil {
-		if b.pl.Offset, err = b.c.compile(lim.Offset); err != nil {
+		if b.pl.Offset, err = b.c.Compile(lim.Offset); err != nil {
 			return err
 		}
 	}
@@ -906,7 +959,7 @@ func (b *selectBuilder) chooseLevelAccess() {
 
 // boundsIndependent reports whether an access path's bounds read nothing of the earlier levels, so
 // that its rows are the same for every outer row (the level can then be read once per execution).
-func boundsIndependent(a *exec.Access, sc *scope) bool {
+func boundsIndependent(a *exec.Access, sc *Scope) bool {
 	bounds := append(append(append([]expr.Expr(nil), a.Eq...), a.In...), a.Lo, a.Hi)
 	for _, r := range a.Ors {
 		bounds = append(bounds, r.Lo, r.Hi)
@@ -954,10 +1007,10 @@ func andAlso(e, x expr.Expr) expr.Expr {
 
 // checkGroupedField enforces nothing yet: without ONLY_FULL_GROUP_BY a non-aggregated column takes
 // the value of the group's first row, which is what the aggregation operator provides.
-func (p *planner) checkGroupedField(*scope, ast.ExprNode, expr.Expr) error { return nil }
+func (p *Planner) checkGroupedField(*Scope, ast.ExprNode, expr.Expr) error { return nil }
 
-// resultColumn describes a select-list column for the client.
-func resultColumn(name string, sc *scopeCol, t types.ColType) proto.Column {
+// ResultColumn describes a select-list column for the client.
+func ResultColumn(name string, sc *ScopeCol, t types.ColType) proto.Column {
 	col := proto.Column{Name: name, Type: wireType(t), Length: displayLength(t), Charset: collationID(t)}
 	if t.Frac > 0 {
 		col.Decimals = byte(t.Frac)
@@ -974,7 +1027,7 @@ func resultColumn(name string, sc *scopeCol, t types.ColType) proto.Column {
 		col.Flags |= uint16(mysql.BinaryFlag)
 	}
 	if sc != nil {
-		col.Schema, col.Table, col.OrgTable, col.OrgName = sc.db, sc.table, sc.orgTable, sc.name
+		col.Schema, col.Table, col.OrgTable, col.OrgName = sc.db, sc.table, sc.orgTable, sc.Name
 		if sc.notNull {
 			col.Flags |= uint16(mysql.NotNullFlag)
 		}
@@ -1035,7 +1088,7 @@ func collationID(t types.ColType) uint16 {
 	return 255
 }
 
-func colTypeOf(c proto.Column) types.ColType {
+func ColTypeOf(c proto.Column) types.ColType {
 	t := types.ColType{Tp: c.Type, Len: int(c.Length), Unsigned: c.Flags&uint16(mysql.UnsignedFlag) != 0}
 	if c.Decimals != 31 {
 		t.Frac = int(c.Decimals)
@@ -1074,7 +1127,7 @@ func exprText(n ast.Node) string {
 		return t
 	}
 	if v, ok := n.(*driver.ValueExpr); ok {
-		return types.ToString(datumValue(&v.Datum))
+		return types.ToString(DatumValue(&v.Datum))
 	}
 	var sb strings.Builder
 	if err := n.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &sb)); err != nil {
@@ -1173,14 +1226,14 @@ func aggResultType(a exec.Agg) types.ColType {
 
 // writtenColumns lists scope columns in the FROM clause's written order: order[level] is the
 // written position of the level's FROM item (nil: levels are in written order).
-func writtenColumns(sc *scope, nLevels int, order []int) []int {
+func writtenColumns(sc *Scope, nLevels int, order []int) []int {
 	var out []int
 	for pos := 0; pos < nLevels; pos++ {
 		lvl := pos
 		if order != nil {
 			lvl = slices.Index(order, pos)
 		}
-		for i, c := range sc.cols {
+		for i, c := range sc.Cols {
 			if c.level == lvl {
 				out = append(out, i)
 			}
@@ -1337,11 +1390,11 @@ func pickLen(unsigned bool, u, s uint32) uint32 {
 
 // setSub makes a derived table (a subquery in FROM, or a view) the level's source and adds its
 // visible columns to the scope under alias.
-func setSub(lv *exec.Level, sc *scope, sub *exec.Select, db, alias, orgTable string, li int) {
+func setSub(lv *exec.Level, sc *Scope, sub *exec.Select, db, alias, orgTable string, li int) {
 	lv.Sub = sub
 	lv.Width = sub.NVisible
 	for i := 0; i < sub.NVisible; i++ {
 		c := sub.Cols[i]
-		sc.cols = append(sc.cols, scopeCol{db: db, table: alias, orgTable: orgTable, name: c.Name, t: colTypeOf(c), level: li})
+		sc.Cols = append(sc.Cols, ScopeCol{db: db, table: alias, orgTable: orgTable, Name: c.Name, T: ColTypeOf(c), level: li})
 	}
 }

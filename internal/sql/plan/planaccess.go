@@ -1,4 +1,4 @@
-package sql
+package plan
 
 import (
 	"slices"
@@ -15,13 +15,13 @@ import (
 
 // refsOf returns the FROM levels an expression reads, and false if it contains something whose
 // dependencies we cannot see (then it is never used as an index bound).
-func refsOf(e expr.Expr, sc *scope) (uint64, bool) {
+func refsOf(e expr.Expr, sc *Scope) (uint64, bool) {
 	switch x := e.(type) {
 	case *expr.Const, *expr.Param:
 		return 0, true
 	case *expr.Col:
-		if x.Idx < len(sc.cols) {
-			return 1 << uint(sc.cols[x.Idx].level), true
+		if x.Idx < len(sc.Cols) {
+			return 1 << uint(sc.Cols[x.Idx].level), true
 		}
 		return 0, false
 	case *expr.OuterCol:
@@ -40,7 +40,7 @@ func refsOf(e expr.Expr, sc *scope) (uint64, bool) {
 	return 0, false
 }
 
-func refs2(sc *scope, es ...expr.Expr) (uint64, bool) {
+func refs2(sc *Scope, es ...expr.Expr) (uint64, bool) {
 	var r uint64
 	for _, e := range es {
 		x, ok := refsOf(e, sc)
@@ -160,7 +160,7 @@ type accessChooser struct {
 	li      int
 	lv      *exec.Level
 	conds   []*conjunct // the conditions placed at the level
-	sc      *scope
+	sc      *Scope
 	tbl     *catalog.Table
 	before  uint64                  // levels whose values are known when this one opens
 	bounds  []bound                 // single-column conditions usable as index bounds
@@ -177,7 +177,7 @@ type accessChooser struct {
 //     (scoreCandidate) and keep the best (pickBetter).
 //  4. Let ORDER BY (and LIMIT) pick an index that delivers the order (orderedScan).
 //  5. No candidate: a full scan of the primary index (fullScan).
-func (p *planner) chooseAccess(pl *exec.Select, li int, sc *scope, lp *levelPlan) {
+func (p *Planner) chooseAccess(pl *exec.Select, li int, sc *Scope, lp *levelPlan) {
 	lv := pl.Levels[li]
 	ch := accessChooser{pl: pl, li: li, lv: lv, conds: lp.conds, sc: sc, tbl: lv.Acc.Tbl, before: uint64(1)<<uint(li) - 1,
 		allowed: map[*catalog.Index]bool{}}
@@ -236,7 +236,7 @@ func (ch *accessChooser) usable(es ...expr.Expr) bool {
 // member index / bitmask while comparisons with strings compare names: only equality may use their
 // index.
 func (ch *accessChooser) rangeOK(ci int) bool {
-	tp := ch.sc.cols[ci].t.Tp
+	tp := ch.sc.Cols[ci].T.Tp
 	return tp != mysql.TypeEnum && tp != mysql.TypeSet
 }
 
@@ -471,7 +471,7 @@ func (ch *accessChooser) multiRangeScan(c *accessCandidate, colOff int) {
 func (ch *accessChooser) covers(ix *catalog.Index) bool {
 	pk := ch.tbl.Indexes[0]
 	for i := ch.lv.Off; i < ch.lv.Off+ch.lv.Width; i++ {
-		if co := i - ch.lv.Off; ch.sc.cols[i].used && !slices.Contains(ix.Offsets, co) && !slices.Contains(pk.Offsets, co) {
+		if co := i - ch.lv.Off; ch.sc.Cols[i].used && !slices.Contains(ix.Offsets, co) && !slices.Contains(pk.Offsets, co) {
 			return false
 		}
 	}

@@ -1,4 +1,4 @@
-package sql
+package plan
 
 import (
 	"fmt"
@@ -39,7 +39,7 @@ func (v *bareColumns) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // groupCheck knows a grouped query's GROUP BY.
 type groupCheck struct {
-	sc       *scope
+	sc       *Scope
 	pl       *exec.Select
 	grouped  map[int]bool    // scope columns in GROUP BY
 	exprs    map[string]bool // GROUP BY expressions' text
@@ -47,9 +47,7 @@ type groupCheck struct {
 	noGroup  bool            // aggregates without GROUP BY
 }
 
-func (s *Session) fullGroupBy() bool { return s.sqlModeHas("ONLY_FULL_GROUP_BY") }
-
-func newGroupCheck(sc *scope, pl *exec.Select, sel *ast.SelectStmt, groupNodes []ast.ExprNode) *groupCheck {
+func newGroupCheck(sc *Scope, pl *exec.Select, sel *ast.SelectStmt, groupNodes []ast.ExprNode) *groupCheck {
 	g := &groupCheck{sc: sc, pl: pl, grouped: map[int]bool{}, exprs: map[string]bool{}, levelsOK: map[int]bool{}, noGroup: sel.GroupBy == nil}
 	for _, e := range pl.GroupBy {
 		if ce, ok := e.(*expr.Col); ok {
@@ -96,13 +94,13 @@ func (g *groupCheck) check(n ast.ExprNode, clause string, pos int) error {
 		if err != nil || i < 0 {
 			continue // an alias, or an outer column: not this query's to check
 		}
-		if g.grouped[i] || g.levelsOK[g.sc.cols[i].level] {
+		if g.grouped[i] || g.levelsOK[g.sc.Cols[i].level] {
 			continue
 		}
-		col := &g.sc.cols[i]
-		name := fmt.Sprintf("%s.%s.%s", col.db, col.orgTable, col.name)
+		col := &g.sc.Cols[i]
+		name := fmt.Sprintf("%s.%s.%s", col.db, col.orgTable, col.Name)
 		if col.db == "" {
-			name = fmt.Sprintf("%s.%s", col.table, col.name)
+			name = fmt.Sprintf("%s.%s", col.table, col.Name)
 		}
 		if g.noGroup {
 			return sqlerr.New(sqlerr.ErrMixOfGroupFuncAndFields, "In aggregated query without GROUP BY, expression #%d of %s contains nonaggregated column '%s'; this is incompatible with sql_mode=only_full_group_by", pos, clause, name)
