@@ -19,24 +19,24 @@ import (
 )
 
 // vcol declares a column of a virtual result (SHOW, information_schema).
-type vcol struct {
-	name string
-	t    types.ColType
-}
+type vcol = infoschema.Col
 
 // stringCol and intCol declare a string (VARCHAR) or integer (BIGINT) column of a virtual result.
-func stringCol(name string) vcol { return vcol{name, expr.TString} }
-func intCol(name string) vcol    { return vcol{name, expr.TInt} }
+func stringCol(name string) vcol { return infoschema.StringCol(name) }
+func intCol(name string) vcol    { return infoschema.IntCol(name) }
 
 func staticPlan(cols []vcol, rows func(env *expr.Env) ([][]types.Value, error)) *exec.Select {
 	pl := &exec.Select{Static: rows}
 	for i, c := range cols {
-		pl.Cols = append(pl.Cols, resultColumn(c.name, nil, c.t))
-		pl.Proj = append(pl.Proj, &expr.Col{Typed: expr.Typed{T: c.t}, Idx: i, Name: c.name})
+		pl.Cols = append(pl.Cols, resultColumn(c.Name, nil, c.T))
+		pl.Proj = append(pl.Proj, &expr.Col{Typed: expr.Typed{T: c.T}, Idx: i, Name: c.Name})
 	}
 	pl.NVisible = len(cols)
 	return pl
 }
+
+// tablePlan is the plan of an infoschema table: its rows, computed when the statement runs.
+func tablePlan(t infoschema.Table) *exec.Select { return staticPlan(t.Cols, t.Rows) }
 
 func isVirtualDB(name string) bool {
 	switch strings.ToLower(name) {
@@ -76,162 +76,14 @@ func (s *Session) virtualTableAll(db, name string) (*exec.Select, bool) {
 	default:
 		return nil, false
 	}
-	cat := s.catalog()
-	switch strings.ToUpper(name) {
-	case "SCHEMATA":
-		return staticPlan([]vcol{stringCol("CATALOG_NAME"), stringCol("SCHEMA_NAME"), stringCol("DEFAULT_CHARACTER_SET_NAME"), stringCol("DEFAULT_COLLATION_NAME"), stringCol("SQL_PATH"), stringCol("DEFAULT_ENCRYPTION")},
-			func(*expr.Env) ([][]types.Value, error) {
-				var rows [][]types.Value
-				for _, n := range append([]string{"information_schema", "mysql", "performance_schema", "sys"}, cat.DBNames()...) {
-					cs, coll := "utf8mb4", "utf8mb4_0900_ai_ci"
-					if d, ok := cat.DB(n); ok {
-						cs, coll = d.Charset, d.Collation
-					}
-					rows = append(rows, []types.Value{stringVal("def"), stringVal(n), stringVal(cs), stringVal(coll), types.Null, stringVal("NO")})
-				}
-				return rows, nil
-			}), true
-	case "TABLES":
-		return staticPlan([]vcol{stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("TABLE_TYPE"), stringCol("ENGINE"), intCol("VERSION"), stringCol("ROW_FORMAT"), intCol("TABLE_ROWS"), intCol("AVG_ROW_LENGTH"), intCol("DATA_LENGTH"), intCol("MAX_DATA_LENGTH"), intCol("INDEX_LENGTH"), intCol("DATA_FREE"), intCol("AUTO_INCREMENT"), stringCol("CREATE_TIME"), stringCol("UPDATE_TIME"), stringCol("CHECK_TIME"), stringCol("TABLE_COLLATION"), intCol("CHECKSUM"), stringCol("CREATE_OPTIONS"), stringCol("TABLE_COMMENT")},
-			func(env *expr.Env) ([][]types.Value, error) {
-				var rows [][]types.Value
-				for _, dbn := range cat.DBNames() {
-					for _, t := range cat.Tables(dbn) {
-						ai, err := s.autoIncValue(env, t)
-						if err != nil {
-							return nil, err
-						}
-						rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal("BASE TABLE"), stringVal(t.Engine), intVal(10), stringVal("Dynamic"), intVal(0), intVal(0), intVal(0), intVal(0), intVal(0), intVal(0), ai, types.Null, types.Null, types.Null, stringVal(t.Collation), types.Null, stringVal(""), stringVal(t.Comment)})
-					}
-					rows = append(rows, infoschema.ViewTableRows(cat, dbn)...)
-				}
-				return rows, nil
-			}), true
-	case "COLUMNS":
-		return staticPlan([]vcol{stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("COLUMN_NAME"), intCol("ORDINAL_POSITION"), stringCol("COLUMN_DEFAULT"), stringCol("IS_NULLABLE"), stringCol("DATA_TYPE"), intCol("CHARACTER_MAXIMUM_LENGTH"), intCol("CHARACTER_OCTET_LENGTH"), intCol("NUMERIC_PRECISION"), intCol("NUMERIC_SCALE"), intCol("DATETIME_PRECISION"), stringCol("CHARACTER_SET_NAME"), stringCol("COLLATION_NAME"), stringCol("COLUMN_TYPE"), stringCol("COLUMN_KEY"), stringCol("EXTRA"), stringCol("PRIVILEGES"), stringCol("COLUMN_COMMENT"), stringCol("GENERATION_EXPRESSION")},
-			func(*expr.Env) ([][]types.Value, error) {
-				var rows [][]types.Value
-				for _, dbn := range cat.DBNames() {
-					for _, t := range cat.Tables(dbn) {
-						for i, c := range t.VisibleColumns() {
-							r := columnInfo(t, c)
-							l := infoschema.ColLengths(c.Type)
-							rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal(c.Name), intVal(int64(i + 1)), r.def, stringVal(r.null), stringVal(infoschema.DataType(c.Type)), l[0], l[1], l[2], l[3], l[4], r.charset, r.coll, stringVal(c.Type.SQL()), stringVal(r.key), stringVal(r.extra), stringVal("select,insert,update,references"), stringVal(c.Comment), stringVal("")})
-						}
-					}
-					for _, v := range cat.Views(dbn) {
-						cols, err := s.viewColumns(v)
-						if err != nil {
-							continue // an invalid view lists no columns, as MySQL (with a warning)
-						}
-						for i, pc := range cols {
-							ct := colTypeOf(pc)
-							null := "YES"
-							if pc.Flags&uint16(mysql.NotNullFlag) != 0 {
-								null = "NO"
-							}
-							cs, coll := types.Null, types.Null
-							if expr.IsStringType(ct) && ct.Collation != "binary" {
-								cs, coll = stringVal(ct.Charset), stringVal(ct.Collation)
-							}
-							l := infoschema.ColLengths(ct)
-							rows = append(rows, []types.Value{stringVal("def"), stringVal(v.DB), stringVal(v.Name), stringVal(pc.Name), intVal(int64(i + 1)), types.Null, stringVal(null), stringVal(infoschema.DataType(ct)), l[0], l[1], l[2], l[3], l[4], cs, coll, stringVal(ct.SQL()), stringVal(""), stringVal(""), stringVal("select,insert,update,references"), stringVal(""), stringVal("")})
-						}
-					}
-				}
-				return rows, nil
-			}), true
-	case "STATISTICS":
-		return staticPlan([]vcol{stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), intCol("NON_UNIQUE"), stringCol("INDEX_SCHEMA"), stringCol("INDEX_NAME"), intCol("SEQ_IN_INDEX"), stringCol("COLUMN_NAME"), stringCol("COLLATION"), intCol("CARDINALITY"), intCol("SUB_PART"), stringCol("PACKED"), stringCol("NULLABLE"), stringCol("INDEX_TYPE"), stringCol("COMMENT"), stringCol("INDEX_COMMENT"), stringCol("IS_VISIBLE"), stringCol("EXPRESSION")},
-			func(*expr.Env) ([][]types.Value, error) {
-				var rows [][]types.Value
-				for _, dbn := range cat.DBNames() {
-					for _, t := range cat.Tables(dbn) {
-						for _, r := range infoschema.IndexRows(t) {
-							rows = append(rows, append([]types.Value{stringVal("def"), stringVal(t.DB)}, r[0], r[1], stringVal(t.DB), r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], stringVal("YES"), types.Null))
-						}
-					}
-				}
-				return rows, nil
-			}), true
-	case "PROCESSLIST":
-		return staticPlan([]vcol{intCol("ID"), stringCol("USER"), stringCol("HOST"), stringCol("DB"), stringCol("COMMAND"), intCol("TIME"), stringCol("STATE"), stringCol("INFO")}, func(*expr.Env) ([][]types.Value, error) {
-			return s.processRows(), nil
-		}), true
+	if t, ok := infoschema.InformationSchema(s, name); ok {
+		return tablePlan(t), true
 	}
-	return s.dumpInfoSchema(name)
+	return nil, false
 }
 
-type colInfo struct {
-	def           types.Value
-	null          string
-	key           string
-	extra         string
-	charset, coll types.Value
-}
-
-func columnInfo(t *catalog.Table, c *catalog.Column) colInfo {
-	r := colInfo{def: types.Null, null: "YES", charset: types.Null, coll: types.Null}
-	if c.NotNull {
-		r.null = "NO"
-	}
-	if c.HasDefault {
-		if c.DefaultNow {
-			r.def = stringVal("CURRENT_TIMESTAMP")
-		} else if !c.Default.IsNull() {
-			r.def = stringVal(types.ToString(c.Default))
-		}
-	}
-	for _, ix := range t.Indexes {
-		if len(ix.Offsets) == 0 || t.Columns[ix.Offsets[0]] != c {
-			continue
-		}
-		switch {
-		case ix.Primary && !t.HiddenPK:
-			r.key = "PRI"
-		case ix.Unique && len(ix.Offsets) == 1 && r.key == "":
-			r.key = "UNI"
-		case r.key == "":
-			r.key = "MUL"
-		}
-	}
-	if c.AutoInc {
-		r.extra = "auto_increment"
-	}
-	if c.DefaultNow {
-		r.extra = "DEFAULT_GENERATED"
-		if c.OnUpdateNow {
-			r.extra += " on update CURRENT_TIMESTAMP"
-		}
-	}
-	if expr.IsStringType(c.Type) && c.Type.Collation != "binary" {
-		r.charset, r.coll = stringVal(c.Type.Charset), stringVal(c.Type.Collation)
-	}
-	return r
-}
-
-func (s *Session) processRows() [][]types.Value {
-	var rows [][]types.Value
-	if s.db.cfg.Processes == nil {
-		return nil
-	}
-	all := s.CanSeeAllProcesses()
-	for _, p := range s.db.cfg.Processes() {
-		if !all && p.User != s.User {
-			continue // without PROCESS, only one's own threads (as MySQL)
-		}
-		db := types.Null
-		if p.DB != "" {
-			db = stringVal(p.DB)
-		}
-		info := types.Null
-		if p.Info != "" {
-			info = stringVal(p.Info)
-		}
-		rows = append(rows, []types.Value{types.NewInt(int64(p.ID)), stringVal(p.User), stringVal(p.Host), db, stringVal(p.Command), intVal(p.Time), stringVal(p.State), info})
-	}
-	return rows
-}
+// processRows returns the process list rows the session may see (SHOW PROCESSLIST).
+func (s *Session) processRows() [][]types.Value { return infoschema.ProcessRows(s) }
 
 // show runs SHOW statements.
 func (s *Session) show(env *expr.Env, x *ast.ShowStmt, w proto.ResultWriter, more bool) error {
@@ -342,12 +194,12 @@ func (s *Session) show(env *expr.Env, x *ast.ShowStmt, w proto.ResultWriter, mor
 				if !like(c.Name) {
 					continue
 				}
-				ci := columnInfo(t, c)
+				ci := infoschema.ColumnInfo(t, c)
 				r := []types.Value{stringVal(c.Name), stringVal(c.Type.SQL())}
 				if x.Full {
-					r = append(r, ci.coll)
+					r = append(r, ci.Coll)
 				}
-				r = append(r, stringVal(ci.null), stringVal(ci.key), ci.def, stringVal(ci.extra))
+				r = append(r, stringVal(ci.Null), stringVal(ci.Key), ci.Def, stringVal(ci.Extra))
 				if x.Full {
 					r = append(r, stringVal("select,insert,update,references"), stringVal(c.Comment))
 				}
@@ -410,7 +262,7 @@ func (s *Session) show(env *expr.Env, x *ast.ShowStmt, w proto.ResultWriter, mor
 		})
 	case ast.ShowWarnings, ast.ShowErrors:
 		warns := append([]sqlerr.Warning(nil), s.warnings...)
-		pl = staticPlan([]vcol{stringCol("Level"), vcol{"Code", types.ColType{Tp: mysql.TypeLong, Len: 4, Unsigned: true, Collation: "binary"}}, stringCol("Message")}, func(*expr.Env) ([][]types.Value, error) {
+		pl = staticPlan([]vcol{stringCol("Level"), vcol{Name: "Code", T: types.ColType{Tp: mysql.TypeLong, Len: 4, Unsigned: true, Collation: "binary"}}, stringCol("Message")}, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, w := range warns {
 				if x.Tp == ast.ShowErrors && w.Level != "Error" {
@@ -531,7 +383,8 @@ func (s *Session) show(env *expr.Env, x *ast.ShowStmt, w proto.ResultWriter, mor
 				return err
 			}
 		}
-		pl, _ = emptyShow(x.Tp)
+		t, _ := infoschema.EmptyShow(x.Tp)
+		pl = tablePlan(t)
 	case ast.ShowCreateUser:
 		var err error
 		if pl, err = s.showCreateUser(x); err != nil {
