@@ -31,3 +31,28 @@ func (s *Session) Processes() []infoschema.Process {
 
 // SessionUser is the user name the client logged in with.
 func (s *Session) SessionUser() string { return s.User }
+
+// AccountGrants is the session's account with its privileges.
+func (s *Session) AccountGrants() *catalog.Account { return s.account() }
+
+// AllPrivileged reports an account that every check passes (root).
+func (s *Session) AllPrivileged() bool { return s.allPrivileged() }
+
+// VisibleDB reports whether listings show a schema (acl_check.go).
+func (s *Session) VisibleDB(db string) bool { return s.visibleDB(db) }
+
+// VisibleTable reports whether listings show a table (acl_check.go).
+func (s *Session) VisibleTable(db, table string) bool { return s.visibleTable(db, table) }
+
+// ClusterMembers lists the cluster's members (nil when the server gives no list).
+func (s *Session) ClusterMembers() []infoschema.ClusterMember {
+	if s.db.cfg.ClusterMembers == nil {
+		return nil
+	}
+	return s.db.cfg.ClusterMembers()
+}
+
+// allPrivileged reports an account that every check passes (root): listings skip filtering.
+func (s *Session) allPrivileged() bool {
+	return s.account().Global&(catalog.PrivAllGlobal&^catalog.PrivGrant) == catalog.PrivAllGlobal&^catalog.PrivGrant
+}

@@ -50,36 +50,14 @@ func isVirtualDB(name string) bool {
 func stringVal(s string) types.Value { return types.NewString(s) }
 func intVal(i int64) types.Value     { return types.NewInt(i) }
 
-// virtualTable returns the plan of an information_schema (or mysql) table, listing only what the
-// session may see (acl_tables.go).
+// virtualTable returns the plan of an information_schema, mysql grant or cluster table, listing
+// only what the session may see (infoschema.VirtualTable).
 func (s *Session) virtualTable(db, name string) (*exec.Select, bool) {
-	pl, ok := s.virtualTableAll(db, name)
-	if ok && strings.EqualFold(db, "information_schema") {
-		pl = s.filterListing(name, pl)
-	}
-	return pl, ok
-}
-
-func (s *Session) virtualTableAll(db, name string) (*exec.Select, bool) {
-	if pl, ok := s.clusterTable(db, name); ok {
-		return pl, true
-	}
-	switch strings.ToLower(db) {
-	case "information_schema":
-		if pl, ok := s.privTable(name); ok {
-			return pl, true
-		}
-	case "mysql":
-		return s.grantTable(name)
-	case "performance_schema", "sys":
-		return nil, false
-	default:
+	t, ok := infoschema.VirtualTable(s, db, name)
+	if !ok {
 		return nil, false
 	}
-	if t, ok := infoschema.InformationSchema(s, name); ok {
-		return tablePlan(t), true
-	}
-	return nil, false
+	return tablePlan(t), true
 }
 
 // processRows returns the process list rows the session may see (SHOW PROCESSLIST).
@@ -281,7 +259,7 @@ func (s *Session) show(env *expr.Env, x *ast.ShowStmt, w proto.ResultWriter, mor
 		if err != nil {
 			return err
 		}
-		if ddl := systemLogTable(db, x.Table.Name.O); ddl != "" && x.Tp == ast.ShowCreateTable {
+		if ddl := infoschema.SystemLogTable(db, x.Table.Name.O); ddl != "" && x.Tp == ast.ShowCreateTable {
 			name := strings.ToLower(x.Table.Name.O)
 			pl = staticPlan([]vcol{stringCol("Table"), stringCol("Create Table")}, func(*expr.Env) ([][]types.Value, error) {
 				return [][]types.Value{{stringVal(name), stringVal(ddl)}}, nil

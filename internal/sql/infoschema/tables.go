@@ -56,6 +56,48 @@ type Session interface {
 	CanSeeAllProcesses() bool
 	// SessionUser is the user name the client logged in with (PROCESSLIST's USER).
 	SessionUser() string
+	// Account is the account the session authenticated as (the privilege tables list only its
+	// rows unless AccountGrants gives it SELECT on the mysql schema).
+	Account() (user, host string)
+	// AccountGrants is that account's privileges (an empty account if it has been dropped).
+	AccountGrants() *catalog.Account
+	// AllPrivileged reports an account every check passes (root): listings are not filtered.
+	AllPrivileged() bool
+	// VisibleDB and VisibleTable report whether listings show a schema or a table, as SHOW
+	// DATABASES and SHOW TABLES decide.
+	VisibleDB(db string) bool
+	VisibleTable(db, table string) bool
+	// ClusterMembers lists the cluster's members (nil on a server without a cluster).
+	ClusterMembers() []ClusterMember
+	// ServerVersion is the version the server reports (replication_group_members.MEMBER_VERSION).
+	ServerVersion() string
+}
+
+// VirtualTable returns the table db.name of information_schema, mysql's grant tables or
+// performance_schema's cluster table, listing only what the session may see. False if it is none
+// of those (the caller then looks for a base table or reports it missing).
+func VirtualTable(s Session, db, name string) (Table, bool) {
+	t, ok := virtualTableAll(s, db, name)
+	if ok && strings.EqualFold(db, "information_schema") {
+		t = filterListing(s, name, t)
+	}
+	return t, ok
+}
+
+func virtualTableAll(s Session, db, name string) (Table, bool) {
+	if t, ok := clusterTable(s, db, name); ok {
+		return t, true
+	}
+	switch strings.ToLower(db) {
+	case "information_schema":
+		if t, ok := privTable(s, name); ok {
+			return t, true
+		}
+		return InformationSchema(s, name)
+	case "mysql":
+		return grantTable(s, name)
+	}
+	return Table{}, false
 }
 
 // Process is one connection as SHOW PROCESSLIST and information_schema.PROCESSLIST show it.

@@ -2,6 +2,8 @@ package infoschema
 
 import (
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -19,6 +21,8 @@ type fakeSession struct {
 	process bool
 	user    string
 	views   map[string]*catalog.Table // view name -> its columns; absent: an invalid view
+	acct    *catalog.Account          // the session's account; nil: root (every listing unfiltered)
+	members []ClusterMember
 }
 
 func (f *fakeSession) Catalog() *catalog.Catalog { return f.cat }
@@ -37,6 +41,30 @@ func (f *fakeSession) ViewAsTable(v *catalog.View) (*catalog.Table, error) {
 func (f *fakeSession) Processes() []Process     { return f.procs }
 func (f *fakeSession) CanSeeAllProcesses() bool { return f.process }
 func (f *fakeSession) SessionUser() string      { return f.user }
+
+func (f *fakeSession) Account() (string, string) {
+	if f.acct == nil {
+		return "root", "localhost"
+	}
+	return f.acct.User, f.acct.Host
+}
+func (f *fakeSession) AccountGrants() *catalog.Account {
+	if f.acct == nil {
+		a := &catalog.Account{User: "root", Host: "localhost", Global: catalog.PrivAllGlobal}
+		a.Init()
+		return a
+	}
+	return f.acct
+}
+func (f *fakeSession) AllPrivileged() bool { return f.acct == nil }
+func (f *fakeSession) VisibleDB(db string) bool {
+	return f.acct == nil || f.acct.AnyInDB(db)
+}
+func (f *fakeSession) VisibleTable(db, table string) bool {
+	return f.acct == nil || f.acct.TablePrivs(db, table)&^catalog.PrivGrant != 0
+}
+func (f *fakeSession) ClusterMembers() []ClusterMember { return f.members }
+func (f *fakeSession) ServerVersion() string           { return "8.0.36-kiln" }
 
 func newFake() *fakeSession {
 	cat := catalog.New()
@@ -169,5 +197,86 @@ func TestEmptyShow(t *testing.T) {
 	}
 	if _, ok := EmptyShow(ast.ShowTables); ok {
 		t.Error("SHOW TABLES is not an empty SHOW")
+	}
+}
+
+// TestVirtualTableFiltering: a user without privileges on a schema does not see its rows in
+// information_schema listings, sees only their own account in the privilege tables, and root sees
+// everything; mysql's grant tables list every account.
+func TestVirtualTableFiltering(t *testing.T) {
+	f := newFake()
+	f.cat.PutTable(func() *catalog.Table {
+		t := &catalog.Table{ID: 101, DB: "d", Name: "secret", Columns: []*catalog.Column{{ID: 1, Name: "x", Type: types.ColType{Tp: mysql.TypeLong}}}}
+		t.Init()
+		return t
+	}())
+	bob := &catalog.Account{User: "bob", Host: "%", Tables: map[string]catalog.Priv{"d\x00t": catalog.PrivSelect}}
+	f.cat.Accounts.Put(bob)
+	f.cat.Accounts.Put(&catalog.Account{User: "root", Host: "localhost", Global: catalog.PrivAllGlobal})
+	names := func(db, name string, col int) []string {
+		tb, ok := VirtualTable(f, db, name)
+		if !ok {
+			t.Fatalf("%s.%s not found", db, name)
+		}
+		rows, err := tb.Rows(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range rows {
+			out = append(out, str(r[col]))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		who       *catalog.Account
+		db, table string
+		col       int
+		want      string
+	}{
+		{nil, "information_schema", "TABLES", 2, "secret t broken v"},
+		{bob, "information_schema", "TABLES", 2, "t"},
+		{bob, "information_schema", "SCHEMATA", 1, "information_schema d"},
+		{bob, "information_schema", "TABLE_PRIVILEGES", 0, "'bob'@'%'"},
+		{nil, "information_schema", "TABLE_PRIVILEGES", 0, "'bob'@'%'"},
+		{nil, "information_schema", "USER_PRIVILEGES", 0, "'bob'@'%' 'root'@'localhost'"},
+		{bob, "mysql", "tables_priv", 3, "t"},
+		{bob, "mysql", "user", 1, "bob root"},
+	} {
+		f.acct = tc.who
+		got := names(tc.db, tc.table, tc.col)
+		// USER_PRIVILEGES has a row per privilege: compare the distinct grantees.
+		got = slices.Compact(got)
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("as %v, %s.%s: %q, want %q", tc.who != nil, tc.db, tc.table, strings.Join(got, " "), tc.want)
+		}
+	}
+	if _, ok := VirtualTable(f, "d", "t"); ok {
+		t.Error("a base table was taken for a virtual one")
+	}
+}
+
+// TestClusterTables: both shapes of the member list, from the session's ClusterMembers.
+func TestClusterTables(t *testing.T) {
+	f := newFake()
+	f.members = []ClusterMember{{ID: 3, RaftAddr: "10.0.0.3:7000", MySQLAddr: "10.0.0.3:3306", Role: "PRIMARY", State: "ONLINE", Voter: true, Self: true}}
+	tb, ok := VirtualTable(f, "INFORMATION_SCHEMA", "kiln_cluster_members")
+	if !ok {
+		t.Fatal("KILN_CLUSTER_MEMBERS not found")
+	}
+	rows, _ := tb.Rows(nil)
+	if len(rows) != 1 || str(rows[0][0]) != "3" || str(rows[0][5]) != "YES" || str(rows[0][7]) != "YES" {
+		t.Errorf("KILN_CLUSTER_MEMBERS: %v", rows)
+	}
+	tb, ok = VirtualTable(f, "performance_schema", "replication_group_members")
+	if !ok {
+		t.Fatal("replication_group_members not found")
+	}
+	rows, _ = tb.Rows(nil)
+	if len(rows) != 1 || str(rows[0][2]) != "10.0.0.3" || str(rows[0][3]) != "3306" || str(rows[0][6]) != "8.0.36-kiln" {
+		t.Errorf("replication_group_members: %v", rows)
+	}
+	if SystemLogTable("mysql", "GENERAL_LOG") == "" || SystemLogTable("d", "general_log") != "" {
+		t.Error("SystemLogTable: mysql.general_log only")
 	}
 }
