@@ -6,8 +6,6 @@ package sql
 // the constraint tables, PARTITIONS, ...) are internal/sql/infoschema's (tables.go).
 
 import (
-	"fmt"
-
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
@@ -56,15 +54,6 @@ func (s *Session) autoIncNext(env *expr.Env, t *catalog.Table) (uint64, error) {
 		return 0, err
 	}
 	return max(mx+1, t.AutoIncBase), nil
-}
-
-// showCreateDatabase renders SHOW CREATE DATABASE [IF NOT EXISTS] as MySQL 8 does.
-func showCreateDatabase(d *catalog.Database, ifNotExists bool) string {
-	ine := ""
-	if ifNotExists {
-		ine = "/*!32312 IF NOT EXISTS*/ "
-	}
-	return fmt.Sprintf("CREATE DATABASE %s%s /*!40100 DEFAULT CHARACTER SET %s COLLATE %s */ /*!80016 DEFAULT ENCRYPTION='N' */", ine, quoteIdent(d.Name), d.Charset, d.Collation)
 }
 
 // autoIncValue is the AUTO_INCREMENT column of information_schema.TABLES and SHOW TABLE STATUS: the

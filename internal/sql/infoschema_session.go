@@ -5,6 +5,7 @@ import (
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/infoschema"
 	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
 // What infoschema reads of a session (infoschema.Session): the facade answers from its own state
@@ -55,4 +56,26 @@ func (s *Session) ClusterMembers() []infoschema.ClusterMember {
 // allPrivileged reports an account that every check passes (root): listings skip filtering.
 func (s *Session) allPrivileged() bool {
 	return s.account().Global&(catalog.PrivAllGlobal&^catalog.PrivGrant) == catalog.PrivAllGlobal&^catalog.PrivGrant
+}
+
+// StatusVariables are the server's status variables and the connection's TLS ones (empty in the
+// global scope, as MySQL shows them).
+func (s *Session) StatusVariables(global bool) map[string]string {
+	st := map[string]string{}
+	if s.db.cfg.Status != nil {
+		st = s.db.cfg.Status()
+	}
+	st["Ssl_version"], st["Ssl_cipher"] = "", ""
+	if !global {
+		st["Ssl_version"], st["Ssl_cipher"] = s.SSLVersion, s.SSLCipher
+	}
+	return st
+}
+
+// Warnings are a copy of the last statement's diagnostics (SHOW WARNINGS, SHOW ERRORS).
+func (s *Session) Warnings() []sqlerr.Warning { return append([]sqlerr.Warning(nil), s.warnings...) }
+
+// AutoIncrementNext is t's next AUTO_INCREMENT value (dumpcompat.go).
+func (s *Session) AutoIncrementNext(env *expr.Env, t *catalog.Table) (uint64, error) {
+	return s.autoIncNext(env, t)
 }

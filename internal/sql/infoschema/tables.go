@@ -8,7 +8,9 @@ import (
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
 // The information_schema tables: their columns (MySQL 8's names and order) and row sources. The
@@ -71,6 +73,20 @@ type Session interface {
 	ClusterMembers() []ClusterMember
 	// ServerVersion is the version the server reports (replication_group_members.MEMBER_VERSION).
 	ServerVersion() string
+
+	// What SHOW reads besides the catalog:
+
+	// CurrentDB is the session's default database ("" if none).
+	CurrentDB() string
+	// SysVar is a system variable's value in the session's (global=false) or the global scope.
+	SysVar(v *sysvar.Var, global bool) types.Value
+	// StatusVariables are SHOW [GLOBAL] STATUS's variables by name (a new map the caller owns).
+	StatusVariables(global bool) map[string]string
+	// Warnings are the diagnostics of the last statement (a copy).
+	Warnings() []sqlerr.Warning
+	// AutoIncrementNext is t's next AUTO_INCREMENT value as SHOW CREATE TABLE reports it (0
+	// without such a column).
+	AutoIncrementNext(env *expr.Env, t *catalog.Table) (uint64, error)
 }
 
 // VirtualTable returns the table db.name of information_schema, mysql's grant tables or

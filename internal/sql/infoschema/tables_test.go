@@ -11,18 +11,22 @@ import (
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
 // fakeSession answers infoschema.Session from fixed values, as the facade's *sql.Session would.
 type fakeSession struct {
-	cat     *catalog.Catalog
-	procs   []Process
-	process bool
-	user    string
-	views   map[string]*catalog.Table // view name -> its columns; absent: an invalid view
-	acct    *catalog.Account          // the session's account; nil: root (every listing unfiltered)
-	members []ClusterMember
+	cat      *catalog.Catalog
+	procs    []Process
+	process  bool
+	user     string
+	views    map[string]*catalog.Table // view name -> its columns; absent: an invalid view
+	acct     *catalog.Account          // the session's account; nil: root (every listing unfiltered)
+	members  []ClusterMember
+	curDB    string
+	warnings []sqlerr.Warning
 }
 
 func (f *fakeSession) Catalog() *catalog.Catalog { return f.cat }
@@ -58,19 +62,33 @@ func (f *fakeSession) AccountGrants() *catalog.Account {
 }
 func (f *fakeSession) AllPrivileged() bool { return f.acct == nil }
 func (f *fakeSession) VisibleDB(db string) bool {
-	return f.acct == nil || f.acct.AnyInDB(db)
+	return f.acct == nil || strings.EqualFold(db, "information_schema") || f.acct.AnyInDB(db)
 }
 func (f *fakeSession) VisibleTable(db, table string) bool {
 	return f.acct == nil || f.acct.TablePrivs(db, table)&^catalog.PrivGrant != 0
 }
 func (f *fakeSession) ClusterMembers() []ClusterMember { return f.members }
 func (f *fakeSession) ServerVersion() string           { return "8.0.36-kiln" }
+func (f *fakeSession) CurrentDB() string               { return f.curDB }
+func (f *fakeSession) SysVar(v *sysvar.Var, _ bool) types.Value {
+	return types.NewString("value of " + v.Name)
+}
+func (f *fakeSession) StatusVariables(bool) map[string]string {
+	return map[string]string{"Uptime": "7", "Threads_connected": "1"}
+}
+func (f *fakeSession) Warnings() []sqlerr.Warning { return f.warnings }
+func (f *fakeSession) AutoIncrementNext(_ *expr.Env, t *catalog.Table) (uint64, error) {
+	if t.AutoIncCol < 0 {
+		return 0, nil
+	}
+	return 42, nil
+}
 
 func newFake() *fakeSession {
 	cat := catalog.New()
 	cat.PutDB(&catalog.Database{Name: "d", Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci"})
 	vc := types.ColType{Tp: mysql.TypeVarchar, Len: 10, Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci"}
-	t := &catalog.Table{ID: 100, DB: "d", Name: "t", Engine: "InnoDB", Columns: []*catalog.Column{
+	t := &catalog.Table{ID: 100, DB: "d", Name: "t", Engine: "InnoDB", Charset: "utf8mb4", Collation: "utf8mb4_0900_ai_ci", Columns: []*catalog.Column{
 		{ID: 1, Name: "id", Type: types.ColType{Tp: mysql.TypeLonglong}, NotNull: true, AutoInc: true},
 		{ID: 2, Name: "s", Type: vc},
 	}, Indexes: []*catalog.Index{{Name: "PRIMARY", Primary: true, Unique: true, Columns: []catalog.IndexColumn{{Col: 1}}}}}
