@@ -170,82 +170,41 @@ func viewColumnRows(vt *catalog.Table) [][]types.Value {
 	return rows
 }
 
-// InformationSchema returns information_schema.name (any case) with every row; the facade filters
-// the listing by the user's privileges. False if Kiln has no such table here (the privilege
-// tables are the facade's: acl_tables.go).
+// InformationSchema returns information_schema.name (any case) with every row, unfiltered
+// (VirtualTable filters). False if Kiln has no such table here (the privilege tables are
+// privTable's, the cluster table clusterTable's).
 func InformationSchema(s Session, name string) (Table, bool) {
-	cat := s.Catalog()
-	switch strings.ToUpper(name) {
-	case "SCHEMATA":
-		return table([]Col{StringCol("CATALOG_NAME"), StringCol("SCHEMA_NAME"), StringCol("DEFAULT_CHARACTER_SET_NAME"), StringCol("DEFAULT_COLLATION_NAME"), StringCol("SQL_PATH"), StringCol("DEFAULT_ENCRYPTION")},
-			func(*expr.Env) ([][]types.Value, error) {
-				var rows [][]types.Value
-				for _, n := range append([]string{"information_schema", "mysql", "performance_schema", "sys"}, cat.DBNames()...) {
-					cs, coll := "utf8mb4", "utf8mb4_0900_ai_ci"
-					if d, ok := cat.DB(n); ok {
-						cs, coll = d.Charset, d.Collation
-					}
-					rows = append(rows, []types.Value{stringVal("def"), stringVal(n), stringVal(cs), stringVal(coll), types.Null, stringVal("NO")})
-				}
-				return rows, nil
-			}), true
-	case "TABLES":
-		return table([]Col{StringCol("TABLE_CATALOG"), StringCol("TABLE_SCHEMA"), StringCol("TABLE_NAME"), StringCol("TABLE_TYPE"), StringCol("ENGINE"), IntCol("VERSION"), StringCol("ROW_FORMAT"), IntCol("TABLE_ROWS"), IntCol("AVG_ROW_LENGTH"), IntCol("DATA_LENGTH"), IntCol("MAX_DATA_LENGTH"), IntCol("INDEX_LENGTH"), IntCol("DATA_FREE"), IntCol("AUTO_INCREMENT"), StringCol("CREATE_TIME"), StringCol("UPDATE_TIME"), StringCol("CHECK_TIME"), StringCol("TABLE_COLLATION"), IntCol("CHECKSUM"), StringCol("CREATE_OPTIONS"), StringCol("TABLE_COMMENT")},
-			func(env *expr.Env) ([][]types.Value, error) {
-				var rows [][]types.Value
-				for _, dbn := range cat.DBNames() {
-					for _, t := range cat.Tables(dbn) {
-						ai, err := s.AutoIncrementValue(env, t)
-						if err != nil {
-							return nil, err
-						}
-						rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal("BASE TABLE"), stringVal(t.Engine), intVal(10), stringVal("Dynamic"), intVal(0), intVal(0), intVal(0), intVal(0), intVal(0), intVal(0), ai, types.Null, types.Null, types.Null, stringVal(t.Collation), types.Null, stringVal(""), stringVal(t.Comment)})
-					}
-					rows = append(rows, ViewTableRows(cat, dbn)...)
-				}
-				return rows, nil
-			}), true
-	case "COLUMNS":
-		return table([]Col{StringCol("TABLE_CATALOG"), StringCol("TABLE_SCHEMA"), StringCol("TABLE_NAME"), StringCol("COLUMN_NAME"), IntCol("ORDINAL_POSITION"), StringCol("COLUMN_DEFAULT"), StringCol("IS_NULLABLE"), StringCol("DATA_TYPE"), IntCol("CHARACTER_MAXIMUM_LENGTH"), IntCol("CHARACTER_OCTET_LENGTH"), IntCol("NUMERIC_PRECISION"), IntCol("NUMERIC_SCALE"), IntCol("DATETIME_PRECISION"), StringCol("CHARACTER_SET_NAME"), StringCol("COLLATION_NAME"), StringCol("COLUMN_TYPE"), StringCol("COLUMN_KEY"), StringCol("EXTRA"), StringCol("PRIVILEGES"), StringCol("COLUMN_COMMENT"), StringCol("GENERATION_EXPRESSION")},
-			func(*expr.Env) ([][]types.Value, error) {
-				var rows [][]types.Value
-				for _, dbn := range cat.DBNames() {
-					for _, t := range cat.Tables(dbn) {
-						for i, c := range t.VisibleColumns() {
-							r := ColumnInfo(t, c)
-							l := ColLengths(c.Type)
-							rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal(c.Name), intVal(int64(i + 1)), r.Def, stringVal(r.Null), stringVal(DataType(c.Type)), l[0], l[1], l[2], l[3], l[4], r.Charset, r.Coll, stringVal(c.Type.SQL()), stringVal(r.Key), stringVal(r.Extra), stringVal("select,insert,update,references"), stringVal(c.Comment), stringVal("")})
-						}
-					}
-					for _, v := range cat.Views(dbn) {
-						vt, err := s.ViewAsTable(v)
-						if err != nil {
-							continue // an invalid view lists no columns, as MySQL (with a warning)
-						}
-						rows = append(rows, viewColumnRows(vt)...)
-					}
-				}
-				return rows, nil
-			}), true
-	case "STATISTICS":
-		return table([]Col{StringCol("TABLE_CATALOG"), StringCol("TABLE_SCHEMA"), StringCol("TABLE_NAME"), IntCol("NON_UNIQUE"), StringCol("INDEX_SCHEMA"), StringCol("INDEX_NAME"), IntCol("SEQ_IN_INDEX"), StringCol("COLUMN_NAME"), StringCol("COLLATION"), IntCol("CARDINALITY"), IntCol("SUB_PART"), StringCol("PACKED"), StringCol("NULLABLE"), StringCol("INDEX_TYPE"), StringCol("COMMENT"), StringCol("INDEX_COMMENT"), StringCol("IS_VISIBLE"), StringCol("EXPRESSION")},
-			func(*expr.Env) ([][]types.Value, error) {
-				var rows [][]types.Value
-				for _, dbn := range cat.DBNames() {
-					for _, t := range cat.Tables(dbn) {
-						for _, r := range IndexRows(t) {
-							rows = append(rows, append([]types.Value{stringVal("def"), stringVal(t.DB)}, r[0], r[1], stringVal(t.DB), r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], stringVal("YES"), types.Null))
-						}
-					}
-				}
-				return rows, nil
-			}), true
-	case "PROCESSLIST":
-		return table([]Col{IntCol("ID"), StringCol("USER"), StringCol("HOST"), StringCol("DB"), StringCol("COMMAND"), IntCol("TIME"), StringCol("STATE"), StringCol("INFO")}, func(*expr.Env) ([][]types.Value, error) {
-			return ProcessRows(s), nil
-		}), true
+	name = strings.ToUpper(name)
+	if names, ok := emptyInfoSchema[name]; ok {
+		cols := make([]Col, len(names))
+		for i, n := range names {
+			cols[i] = StringCol(n)
+		}
+		return table(cols, func(*expr.Env) ([][]types.Value, error) { return nil, nil }), true
 	}
-	return dumpInfoSchema(s, name)
+	if build, ok := infoSchemaTables[name]; ok {
+		return build(s, s.Catalog()), true
+	}
+	return Table{}, false
+}
+
+// infoSchemaTables are the information_schema tables with rows, by upper-case name. Each lists
+// the catalog snapshot it is given (taken at lookup) when its rows are computed.
+var infoSchemaTables = map[string]func(s Session, cat *catalog.Catalog) Table{
+	"SCHEMATA":                isSchemata,
+	"TABLES":                  isTables,
+	"COLUMNS":                 isColumns,
+	"STATISTICS":              isStatistics,
+	"PROCESSLIST":             isProcesslist,
+	"PARTITIONS":              isPartitions,
+	"TABLE_CONSTRAINTS":       isTableConstraints,
+	"KEY_COLUMN_USAGE":        isKeyColumnUsage,
+	"CHECK_CONSTRAINTS":       isCheckConstraints,
+	"VIEWS":                   isViews,
+	"REFERENTIAL_CONSTRAINTS": isReferentialConstraints,
+	"ENGINES":                 isEngines,
+	"CHARACTER_SETS":          isCharacterSets,
+	"COLLATIONS":              isCollations,
 }
 
 // emptyInfoSchema lists the columns of the information_schema tables that have no rows in Kiln,
@@ -284,122 +243,6 @@ var emptyInfoSchema = map[string][]string{
 		"LOAD_OPTION"},
 	"USER_PRIVILEGES":   {"GRANTEE", "TABLE_CATALOG", "PRIVILEGE_TYPE", "IS_GRANTABLE"},
 	"COLUMN_STATISTICS": {"SCHEMA_NAME", "TABLE_NAME", "COLUMN_NAME", "HISTOGRAM"},
-}
-
-// dumpInfoSchema returns the information_schema tables that dump and admin tools read besides the
-// data: the empty ones of objects Kiln does not have, the constraint tables, VIEWS, PARTITIONS,
-// ENGINES, CHARACTER_SETS and COLLATIONS.
-func dumpInfoSchema(s Session, name string) (Table, bool) {
-	name = strings.ToUpper(name)
-	if names, ok := emptyInfoSchema[name]; ok {
-		cols := make([]Col, len(names))
-		for i, n := range names {
-			cols[i] = StringCol(n)
-		}
-		return table(cols, func(*expr.Env) ([][]types.Value, error) { return nil, nil }), true
-	}
-	cat := s.Catalog()
-	switch name {
-	case "PARTITIONS":
-		// One row per table, with NULL partition fields: what MySQL shows for a table without
-		// partitions (mysqldump looks up the tablespaces of a schema's tables here).
-		return table([]Col{StringCol("TABLE_CATALOG"), StringCol("TABLE_SCHEMA"), StringCol("TABLE_NAME"), StringCol("PARTITION_NAME"), StringCol("SUBPARTITION_NAME"), IntCol("PARTITION_ORDINAL_POSITION"), IntCol("SUBPARTITION_ORDINAL_POSITION"), StringCol("PARTITION_METHOD"), StringCol("SUBPARTITION_METHOD"), StringCol("PARTITION_EXPRESSION"), StringCol("SUBPARTITION_EXPRESSION"), StringCol("PARTITION_DESCRIPTION"), IntCol("TABLE_ROWS"), IntCol("AVG_ROW_LENGTH"), IntCol("DATA_LENGTH"), IntCol("MAX_DATA_LENGTH"), IntCol("INDEX_LENGTH"), IntCol("DATA_FREE"), StringCol("CREATE_TIME"), StringCol("UPDATE_TIME"), StringCol("CHECK_TIME"), IntCol("CHECKSUM"), StringCol("PARTITION_COMMENT"), StringCol("NODEGROUP"), StringCol("TABLESPACE_NAME")},
-			func(*expr.Env) ([][]types.Value, error) {
-				var rows [][]types.Value
-				for _, dbn := range cat.DBNames() {
-					for _, t := range cat.Tables(dbn) {
-						r := []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name)}
-						for range 9 {
-							r = append(r, types.Null)
-						}
-						r = append(r, intVal(0), intVal(0), intVal(0), types.Null, intVal(0), intVal(0), types.Null, types.Null, types.Null, types.Null, stringVal(""), types.Null, types.Null)
-						rows = append(rows, r)
-					}
-				}
-				return rows, nil
-			}), true
-	case "TABLE_CONSTRAINTS":
-		return table([]Col{StringCol("CONSTRAINT_CATALOG"), StringCol("CONSTRAINT_SCHEMA"), StringCol("CONSTRAINT_NAME"), StringCol("TABLE_SCHEMA"), StringCol("TABLE_NAME"), StringCol("CONSTRAINT_TYPE"), StringCol("ENFORCED")},
-			func(*expr.Env) ([][]types.Value, error) {
-				var rows [][]types.Value
-				for _, dbn := range cat.DBNames() {
-					for _, t := range cat.Tables(dbn) {
-						for _, ix := range t.Indexes {
-							typ := "UNIQUE"
-							switch {
-							case ix.Primary && t.HiddenPK:
-								continue
-							case ix.Primary:
-								typ = "PRIMARY KEY"
-							case !ix.Unique:
-								continue
-							}
-							rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(ix.Name), stringVal(t.DB), stringVal(t.Name), stringVal(typ), stringVal("YES")})
-						}
-						rows = append(rows, FKConstraintRows(t)...)
-					}
-				}
-				return rows, nil
-			}), true
-	case "KEY_COLUMN_USAGE":
-		return table([]Col{StringCol("CONSTRAINT_CATALOG"), StringCol("CONSTRAINT_SCHEMA"), StringCol("CONSTRAINT_NAME"), StringCol("TABLE_CATALOG"), StringCol("TABLE_SCHEMA"), StringCol("TABLE_NAME"), StringCol("COLUMN_NAME"), IntCol("ORDINAL_POSITION"), IntCol("POSITION_IN_UNIQUE_CONSTRAINT"), StringCol("REFERENCED_TABLE_SCHEMA"), StringCol("REFERENCED_TABLE_NAME"), StringCol("REFERENCED_COLUMN_NAME")},
-			func(*expr.Env) ([][]types.Value, error) {
-				var rows [][]types.Value
-				for _, dbn := range cat.DBNames() {
-					for _, t := range cat.Tables(dbn) {
-						for _, ix := range t.Indexes {
-							if (ix.Primary && t.HiddenPK) || !(ix.Primary || ix.Unique) {
-								continue
-							}
-							for i, ci := range ix.Offsets {
-								rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(ix.Name), stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal(t.Columns[ci].Name), intVal(int64(i + 1)), types.Null, types.Null, types.Null, types.Null})
-							}
-						}
-						rows = append(rows, FKKeyUsageRows(t)...)
-					}
-				}
-				return rows, nil
-			}), true
-	case "CHECK_CONSTRAINTS":
-		return table([]Col{StringCol("CONSTRAINT_CATALOG"), StringCol("CONSTRAINT_SCHEMA"), StringCol("CONSTRAINT_NAME"), StringCol("CHECK_CLAUSE")},
-			func(*expr.Env) ([][]types.Value, error) {
-				var rows [][]types.Value
-				for _, dbn := range cat.DBNames() {
-					for _, t := range cat.Tables(dbn) {
-						for _, ck := range t.Checks {
-							rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(ck.Name), stringVal(ck.Expr)})
-						}
-					}
-				}
-				return rows, nil
-			}), true
-	case "VIEWS":
-		return table([]Col{StringCol("TABLE_CATALOG"), StringCol("TABLE_SCHEMA"), StringCol("TABLE_NAME"), StringCol("VIEW_DEFINITION"), StringCol("CHECK_OPTION"),
-			StringCol("IS_UPDATABLE"), StringCol("DEFINER"), StringCol("SECURITY_TYPE"), StringCol("CHARACTER_SET_CLIENT"), StringCol("COLLATION_CONNECTION")},
-			func(*expr.Env) ([][]types.Value, error) { return ViewRows(cat), nil }), true
-	case "REFERENTIAL_CONSTRAINTS":
-		return table([]Col{StringCol("CONSTRAINT_CATALOG"), StringCol("CONSTRAINT_SCHEMA"), StringCol("CONSTRAINT_NAME"),
-			StringCol("UNIQUE_CONSTRAINT_CATALOG"), StringCol("UNIQUE_CONSTRAINT_SCHEMA"), StringCol("UNIQUE_CONSTRAINT_NAME"), StringCol("MATCH_OPTION"),
-			StringCol("UPDATE_RULE"), StringCol("DELETE_RULE"), StringCol("TABLE_NAME"), StringCol("REFERENCED_TABLE_NAME")},
-			func(*expr.Env) ([][]types.Value, error) { return referentialRows(cat), nil }), true
-	case "ENGINES":
-		return table([]Col{StringCol("ENGINE"), StringCol("SUPPORT"), StringCol("COMMENT"), StringCol("TRANSACTIONS"), StringCol("XA"), StringCol("SAVEPOINTS")}, func(*expr.Env) ([][]types.Value, error) {
-			return [][]types.Value{{stringVal("InnoDB"), stringVal("DEFAULT"), stringVal("Kiln: pebble LSM under a replicated binlog"), stringVal("YES"), stringVal("NO"), stringVal("YES")}}, nil
-		}), true
-	case "CHARACTER_SETS":
-		return table([]Col{StringCol("CHARACTER_SET_NAME"), StringCol("DEFAULT_COLLATE_NAME"), StringCol("DESCRIPTION"), IntCol("MAXLEN")}, func(*expr.Env) ([][]types.Value, error) {
-			var rows [][]types.Value
-			for _, r := range CharsetRows() {
-				rows = append(rows, []types.Value{r[0], r[2], r[1], r[3]})
-			}
-			return rows, nil
-		}), true
-	case "COLLATIONS":
-		return table([]Col{StringCol("COLLATION_NAME"), StringCol("CHARACTER_SET_NAME"), IntCol("ID"), StringCol("IS_DEFAULT"), StringCol("IS_COMPILED"), IntCol("SORTLEN"), StringCol("PAD_ATTRIBUTE")}, func(*expr.Env) ([][]types.Value, error) {
-			return CollationRows(), nil
-		}), true
-	}
-	return Table{}, false
 }
 
 type ColInfo struct {
@@ -508,4 +351,217 @@ func referentialRows(cat *catalog.Catalog) [][]types.Value {
 		}
 	}
 	return rows
+}
+
+// isSchemata is information_schema.SCHEMATA: the schemas, the virtual ones first.
+func isSchemata(s Session, cat *catalog.Catalog) Table {
+	return table([]Col{StringCol("CATALOG_NAME"), StringCol("SCHEMA_NAME"), StringCol("DEFAULT_CHARACTER_SET_NAME"), StringCol("DEFAULT_COLLATION_NAME"), StringCol("SQL_PATH"), StringCol("DEFAULT_ENCRYPTION")},
+		func(*expr.Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, n := range append([]string{"information_schema", "mysql", "performance_schema", "sys"}, cat.DBNames()...) {
+				cs, coll := "utf8mb4", "utf8mb4_0900_ai_ci"
+				if d, ok := cat.DB(n); ok {
+					cs, coll = d.Charset, d.Collation
+				}
+				rows = append(rows, []types.Value{stringVal("def"), stringVal(n), stringVal(cs), stringVal(coll), types.Null, stringVal("NO")})
+			}
+			return rows, nil
+		})
+}
+
+// isTables is information_schema.TABLES: base tables and views.
+func isTables(s Session, cat *catalog.Catalog) Table {
+	return table([]Col{StringCol("TABLE_CATALOG"), StringCol("TABLE_SCHEMA"), StringCol("TABLE_NAME"), StringCol("TABLE_TYPE"), StringCol("ENGINE"), IntCol("VERSION"), StringCol("ROW_FORMAT"), IntCol("TABLE_ROWS"), IntCol("AVG_ROW_LENGTH"), IntCol("DATA_LENGTH"), IntCol("MAX_DATA_LENGTH"), IntCol("INDEX_LENGTH"), IntCol("DATA_FREE"), IntCol("AUTO_INCREMENT"), StringCol("CREATE_TIME"), StringCol("UPDATE_TIME"), StringCol("CHECK_TIME"), StringCol("TABLE_COLLATION"), IntCol("CHECKSUM"), StringCol("CREATE_OPTIONS"), StringCol("TABLE_COMMENT")},
+		func(env *expr.Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, dbn := range cat.DBNames() {
+				for _, t := range cat.Tables(dbn) {
+					ai, err := s.AutoIncrementValue(env, t)
+					if err != nil {
+						return nil, err
+					}
+					rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal("BASE TABLE"), stringVal(t.Engine), intVal(10), stringVal("Dynamic"), intVal(0), intVal(0), intVal(0), intVal(0), intVal(0), intVal(0), ai, types.Null, types.Null, types.Null, stringVal(t.Collation), types.Null, stringVal(""), stringVal(t.Comment)})
+				}
+				rows = append(rows, ViewTableRows(cat, dbn)...)
+			}
+			return rows, nil
+		})
+}
+
+// isColumns is information_schema.COLUMNS: the columns of tables and of views (a view's from
+// planning it; an invalid view lists none).
+func isColumns(s Session, cat *catalog.Catalog) Table {
+	return table([]Col{StringCol("TABLE_CATALOG"), StringCol("TABLE_SCHEMA"), StringCol("TABLE_NAME"), StringCol("COLUMN_NAME"), IntCol("ORDINAL_POSITION"), StringCol("COLUMN_DEFAULT"), StringCol("IS_NULLABLE"), StringCol("DATA_TYPE"), IntCol("CHARACTER_MAXIMUM_LENGTH"), IntCol("CHARACTER_OCTET_LENGTH"), IntCol("NUMERIC_PRECISION"), IntCol("NUMERIC_SCALE"), IntCol("DATETIME_PRECISION"), StringCol("CHARACTER_SET_NAME"), StringCol("COLLATION_NAME"), StringCol("COLUMN_TYPE"), StringCol("COLUMN_KEY"), StringCol("EXTRA"), StringCol("PRIVILEGES"), StringCol("COLUMN_COMMENT"), StringCol("GENERATION_EXPRESSION")},
+		func(*expr.Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, dbn := range cat.DBNames() {
+				for _, t := range cat.Tables(dbn) {
+					for i, c := range t.VisibleColumns() {
+						r := ColumnInfo(t, c)
+						l := ColLengths(c.Type)
+						rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal(c.Name), intVal(int64(i + 1)), r.Def, stringVal(r.Null), stringVal(DataType(c.Type)), l[0], l[1], l[2], l[3], l[4], r.Charset, r.Coll, stringVal(c.Type.SQL()), stringVal(r.Key), stringVal(r.Extra), stringVal("select,insert,update,references"), stringVal(c.Comment), stringVal("")})
+					}
+				}
+				for _, v := range cat.Views(dbn) {
+					vt, err := s.ViewAsTable(v)
+					if err != nil {
+						continue // an invalid view lists no columns, as MySQL (with a warning)
+					}
+					rows = append(rows, viewColumnRows(vt)...)
+				}
+			}
+			return rows, nil
+		})
+}
+
+// isStatistics is information_schema.STATISTICS: one row per index column.
+func isStatistics(s Session, cat *catalog.Catalog) Table {
+	return table([]Col{StringCol("TABLE_CATALOG"), StringCol("TABLE_SCHEMA"), StringCol("TABLE_NAME"), IntCol("NON_UNIQUE"), StringCol("INDEX_SCHEMA"), StringCol("INDEX_NAME"), IntCol("SEQ_IN_INDEX"), StringCol("COLUMN_NAME"), StringCol("COLLATION"), IntCol("CARDINALITY"), IntCol("SUB_PART"), StringCol("PACKED"), StringCol("NULLABLE"), StringCol("INDEX_TYPE"), StringCol("COMMENT"), StringCol("INDEX_COMMENT"), StringCol("IS_VISIBLE"), StringCol("EXPRESSION")},
+		func(*expr.Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, dbn := range cat.DBNames() {
+				for _, t := range cat.Tables(dbn) {
+					for _, r := range IndexRows(t) {
+						rows = append(rows, append([]types.Value{stringVal("def"), stringVal(t.DB)}, r[0], r[1], stringVal(t.DB), r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], stringVal("YES"), types.Null))
+					}
+				}
+			}
+			return rows, nil
+		})
+}
+
+// isProcesslist is information_schema.PROCESSLIST: the threads the user may see.
+func isProcesslist(s Session, cat *catalog.Catalog) Table {
+	return table([]Col{IntCol("ID"), StringCol("USER"), StringCol("HOST"), StringCol("DB"), StringCol("COMMAND"), IntCol("TIME"), StringCol("STATE"), StringCol("INFO")}, func(*expr.Env) ([][]types.Value, error) {
+		return ProcessRows(s), nil
+	})
+}
+
+// isPartitions is information_schema.PARTITIONS: one row per table, with NULL partition fields:
+// what MySQL shows for a table without partitions (mysqldump looks up the tablespaces of a schema's
+// tables here).
+func isPartitions(s Session, cat *catalog.Catalog) Table {
+	return table([]Col{StringCol("TABLE_CATALOG"), StringCol("TABLE_SCHEMA"), StringCol("TABLE_NAME"), StringCol("PARTITION_NAME"), StringCol("SUBPARTITION_NAME"), IntCol("PARTITION_ORDINAL_POSITION"), IntCol("SUBPARTITION_ORDINAL_POSITION"), StringCol("PARTITION_METHOD"), StringCol("SUBPARTITION_METHOD"), StringCol("PARTITION_EXPRESSION"), StringCol("SUBPARTITION_EXPRESSION"), StringCol("PARTITION_DESCRIPTION"), IntCol("TABLE_ROWS"), IntCol("AVG_ROW_LENGTH"), IntCol("DATA_LENGTH"), IntCol("MAX_DATA_LENGTH"), IntCol("INDEX_LENGTH"), IntCol("DATA_FREE"), StringCol("CREATE_TIME"), StringCol("UPDATE_TIME"), StringCol("CHECK_TIME"), IntCol("CHECKSUM"), StringCol("PARTITION_COMMENT"), StringCol("NODEGROUP"), StringCol("TABLESPACE_NAME")},
+		func(*expr.Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, dbn := range cat.DBNames() {
+				for _, t := range cat.Tables(dbn) {
+					r := []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name)}
+					for range 9 {
+						r = append(r, types.Null)
+					}
+					r = append(r, intVal(0), intVal(0), intVal(0), types.Null, intVal(0), intVal(0), types.Null, types.Null, types.Null, types.Null, stringVal(""), types.Null, types.Null)
+					rows = append(rows, r)
+				}
+			}
+			return rows, nil
+		})
+}
+
+// isTableConstraints is information_schema.TABLE_CONSTRAINTS: PRIMARY KEY, UNIQUE, FOREIGN KEY and
+// CHECK constraints.
+func isTableConstraints(s Session, cat *catalog.Catalog) Table {
+	return table([]Col{StringCol("CONSTRAINT_CATALOG"), StringCol("CONSTRAINT_SCHEMA"), StringCol("CONSTRAINT_NAME"), StringCol("TABLE_SCHEMA"), StringCol("TABLE_NAME"), StringCol("CONSTRAINT_TYPE"), StringCol("ENFORCED")},
+		func(*expr.Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, dbn := range cat.DBNames() {
+				for _, t := range cat.Tables(dbn) {
+					for _, ix := range t.Indexes {
+						typ := "UNIQUE"
+						switch {
+						case ix.Primary && t.HiddenPK:
+							continue
+						case ix.Primary:
+							typ = "PRIMARY KEY"
+						case !ix.Unique:
+							continue
+						}
+						rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(ix.Name), stringVal(t.DB), stringVal(t.Name), stringVal(typ), stringVal("YES")})
+					}
+					rows = append(rows, FKConstraintRows(t)...)
+				}
+			}
+			return rows, nil
+		})
+}
+
+// isKeyColumnUsage is information_schema.KEY_COLUMN_USAGE: the columns of the key constraints and
+// foreign keys.
+func isKeyColumnUsage(s Session, cat *catalog.Catalog) Table {
+	return table([]Col{StringCol("CONSTRAINT_CATALOG"), StringCol("CONSTRAINT_SCHEMA"), StringCol("CONSTRAINT_NAME"), StringCol("TABLE_CATALOG"), StringCol("TABLE_SCHEMA"), StringCol("TABLE_NAME"), StringCol("COLUMN_NAME"), IntCol("ORDINAL_POSITION"), IntCol("POSITION_IN_UNIQUE_CONSTRAINT"), StringCol("REFERENCED_TABLE_SCHEMA"), StringCol("REFERENCED_TABLE_NAME"), StringCol("REFERENCED_COLUMN_NAME")},
+		func(*expr.Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, dbn := range cat.DBNames() {
+				for _, t := range cat.Tables(dbn) {
+					for _, ix := range t.Indexes {
+						if (ix.Primary && t.HiddenPK) || !(ix.Primary || ix.Unique) {
+							continue
+						}
+						for i, ci := range ix.Offsets {
+							rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(ix.Name), stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal(t.Columns[ci].Name), intVal(int64(i + 1)), types.Null, types.Null, types.Null, types.Null})
+						}
+					}
+					rows = append(rows, FKKeyUsageRows(t)...)
+				}
+			}
+			return rows, nil
+		})
+}
+
+// isCheckConstraints is information_schema.CHECK_CONSTRAINTS: the CHECK constraints and their
+// expressions.
+func isCheckConstraints(s Session, cat *catalog.Catalog) Table {
+	return table([]Col{StringCol("CONSTRAINT_CATALOG"), StringCol("CONSTRAINT_SCHEMA"), StringCol("CONSTRAINT_NAME"), StringCol("CHECK_CLAUSE")},
+		func(*expr.Env) ([][]types.Value, error) {
+			var rows [][]types.Value
+			for _, dbn := range cat.DBNames() {
+				for _, t := range cat.Tables(dbn) {
+					for _, ck := range t.Checks {
+						rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(ck.Name), stringVal(ck.Expr)})
+					}
+				}
+			}
+			return rows, nil
+		})
+}
+
+// isViews is information_schema.VIEWS: the views and their definitions.
+func isViews(s Session, cat *catalog.Catalog) Table {
+	return table([]Col{StringCol("TABLE_CATALOG"), StringCol("TABLE_SCHEMA"), StringCol("TABLE_NAME"), StringCol("VIEW_DEFINITION"), StringCol("CHECK_OPTION"),
+		StringCol("IS_UPDATABLE"), StringCol("DEFINER"), StringCol("SECURITY_TYPE"), StringCol("CHARACTER_SET_CLIENT"), StringCol("COLLATION_CONNECTION")},
+		func(*expr.Env) ([][]types.Value, error) { return ViewRows(cat), nil })
+}
+
+// isReferentialConstraints is information_schema.REFERENTIAL_CONSTRAINTS: the foreign keys and
+// their rules.
+func isReferentialConstraints(s Session, cat *catalog.Catalog) Table {
+	return table([]Col{StringCol("CONSTRAINT_CATALOG"), StringCol("CONSTRAINT_SCHEMA"), StringCol("CONSTRAINT_NAME"),
+		StringCol("UNIQUE_CONSTRAINT_CATALOG"), StringCol("UNIQUE_CONSTRAINT_SCHEMA"), StringCol("UNIQUE_CONSTRAINT_NAME"), StringCol("MATCH_OPTION"),
+		StringCol("UPDATE_RULE"), StringCol("DELETE_RULE"), StringCol("TABLE_NAME"), StringCol("REFERENCED_TABLE_NAME")},
+		func(*expr.Env) ([][]types.Value, error) { return referentialRows(cat), nil })
+}
+
+// isEngines is information_schema.ENGINES: the one engine.
+func isEngines(s Session, cat *catalog.Catalog) Table {
+	return table([]Col{StringCol("ENGINE"), StringCol("SUPPORT"), StringCol("COMMENT"), StringCol("TRANSACTIONS"), StringCol("XA"), StringCol("SAVEPOINTS")}, func(*expr.Env) ([][]types.Value, error) {
+		return [][]types.Value{{stringVal("InnoDB"), stringVal("DEFAULT"), stringVal("Kiln: pebble LSM under a replicated binlog"), stringVal("YES"), stringVal("NO"), stringVal("YES")}}, nil
+	})
+}
+
+// isCharacterSets is information_schema.CHARACTER_SETS: the character sets.
+func isCharacterSets(s Session, cat *catalog.Catalog) Table {
+	return table([]Col{StringCol("CHARACTER_SET_NAME"), StringCol("DEFAULT_COLLATE_NAME"), StringCol("DESCRIPTION"), IntCol("MAXLEN")}, func(*expr.Env) ([][]types.Value, error) {
+		var rows [][]types.Value
+		for _, r := range CharsetRows() {
+			rows = append(rows, []types.Value{r[0], r[2], r[1], r[3]})
+		}
+		return rows, nil
+	})
+}
+
+// isCollations is information_schema.COLLATIONS: the collations.
+func isCollations(s Session, cat *catalog.Catalog) Table {
+	return table([]Col{StringCol("COLLATION_NAME"), StringCol("CHARACTER_SET_NAME"), IntCol("ID"), StringCol("IS_DEFAULT"), StringCol("IS_COMPILED"), IntCol("SORTLEN"), StringCol("PAD_ATTRIBUTE")}, func(*expr.Env) ([][]types.Value, error) {
+		return CollationRows(), nil
+	})
 }
