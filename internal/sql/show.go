@@ -21,6 +21,7 @@ type vcol = infoschema.Col
 func stringCol(name string) vcol { return infoschema.StringCol(name) }
 func intCol(name string) vcol    { return infoschema.IntCol(name) }
 
+// staticPlan is the plan of a virtual result: the rows function runs when the statement runs.
 func staticPlan(cols []vcol, rows func(env *expr.Env) ([][]types.Value, error)) *exec.Select {
 	pl := &exec.Select{Static: rows}
 	for i, c := range cols {
@@ -50,9 +51,6 @@ func (s *Session) virtualTable(db, name string) (*exec.Select, bool) {
 	}
 	return tablePlan(t), true
 }
-
-// processRows returns the process list rows the session may see (SHOW PROCESSLIST).
-func (s *Session) processRows() [][]types.Value { return infoschema.ProcessRows(s) }
 
 // show runs SHOW statements: infoschema builds the result (Show), except SHOW GRANTS and SHOW
 // CREATE USER, which read accounts as the account statements do (acl_stmt.go); the facade adds
