@@ -489,7 +489,7 @@ func isNowFunc(n string) bool {
 func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 	if db := orDefault(x.Table.Schema.O, d.s.CurDB); isVirtualDB(db) {
 		// The system schemas are Kiln's own. Dumps of --all-databases re-create the log tables
-		// with IF NOT EXISTS: they exist already (logtables.go).
+		// with IF NOT EXISTS: they exist already (internal/sql/infoschema/logtables.go).
 		if x.IfNotExists && infoschema.SystemLogTable(db, x.Table.Name.O) != "" {
 			d.s.addWarning("Note", sqlerr.ErrTableExists, fmt.Sprintf("Table '%s' already exists", x.Table.Name.O))
 			d.noop = true

@@ -15,7 +15,7 @@ import (
 
 // The information_schema tables: their columns (MySQL 8's names and order) and row sources. The
 // facade turns a Table into a plan (a static *exec.Select) after the user's privileges have
-// filtered it (acl_tables.go); the catalog snapshot a table lists is taken when it is looked up,
+// filtered it (filterListing, privtables.go); the catalog snapshot a table lists is taken when it is looked up,
 // so one statement reads one catalog.
 
 // Col declares a column of a virtual result (SHOW, information_schema).
