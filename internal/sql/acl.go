@@ -9,7 +9,7 @@ import (
 
 // Accounts and privileges: the definitions, their matching order and their load/save are
 // internal/sql/catalog's (accounts.go); the checks are acl_check.go's, the statements
-// acl_stmt.go's, the grant tables acl_tables.go's. What is left here is the glue between the
+// acl_stmt.go's, the grant tables internal/sql/infoschema's (privtables.go). What is left here is the glue between the
 // catalog's accounts and the parser and the protocol layer.
 
 // privOf maps the parser's privilege types to the catalog's.

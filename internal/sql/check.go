@@ -89,15 +89,3 @@ func (d *ddlCtx) checkExisting(t *catalog.Table, ck *catalog.CheckConstraint) er
 	}
 	return it.Err()
 }
-
-func showChecks(t *catalog.Table) []string {
-	var out []string
-	for _, ck := range t.Checks {
-		l := fmt.Sprintf("  CONSTRAINT `%s` CHECK (%s)", ck.Name, ck.Expr)
-		if !ck.Enforced {
-			l += " /*!80016 NOT ENFORCED */"
-		}
-		out = append(out, l)
-	}
-	return out
-}

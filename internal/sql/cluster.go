@@ -2,16 +2,11 @@ package sql
 
 import (
 	"context"
-	"net"
-	"strconv"
-	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
-	"github.com/kiln-db/kiln/internal/sql/exec"
-	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/infoschema"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
-	"github.com/kiln-db/kiln/internal/sql/types"
 
 	"github.com/kiln-db/kiln/internal/sqlerr"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -149,58 +144,9 @@ func (db *DB) readOnlyNow() bool {
 	return !ok
 }
 
-// ClusterMember is one row of the cluster status tables (Config.ClusterMembers, set by the server).
-type ClusterMember struct {
-	ID          uint64
-	RaftAddr    string
-	MySQLAddr   string // "" when this node has not heard from it
-	Role        string // PRIMARY, SECONDARY (a voter that follows), LEARNER
-	State       string // ONLINE, UNREACHABLE (as the leader sees it; this node's own view otherwise)
-	Voter       bool
-	MatchIndex  uint64 // the leader's knowledge of its log (0 on other nodes)
-	Self        bool
-	AppliedHere uint64 // this node's applied index, on its own row
-}
-
-// clusterTable serves information_schema.KILN_CLUSTER_MEMBERS (Kiln's view: ids, raft and MySQL
-// addresses, roles, log positions) and performance_schema.replication_group_members (MySQL Group
-// Replication's shape, which proxies and monitoring tools already read).
-func (s *Session) clusterTable(db, name string) (*exec.Select, bool) {
-	rows := func() []ClusterMember {
-		if s.db.cfg.ClusterMembers == nil {
-			return nil
-		}
-		return s.db.cfg.ClusterMembers()
-	}
-	switch {
-	case strings.EqualFold(db, "information_schema") && strings.EqualFold(name, "KILN_CLUSTER_MEMBERS"):
-		return staticPlan([]vcol{intCol("MEMBER_ID"), stringCol("RAFT_ADDRESS"), stringCol("MYSQL_ADDRESS"), stringCol("MEMBER_ROLE"), stringCol("MEMBER_STATE"), stringCol("IS_VOTER"), intCol("MATCH_INDEX"), stringCol("IS_THIS_NODE")},
-			func(*expr.Env) ([][]types.Value, error) {
-				var out [][]types.Value
-				for _, m := range rows() {
-					out = append(out, []types.Value{types.NewUint(m.ID), stringVal(m.RaftAddr), stringVal(m.MySQLAddr), stringVal(m.Role), stringVal(m.State), stringVal(yesNo(m.Voter)), types.NewUint(m.MatchIndex), stringVal(yesNo(m.Self))})
-				}
-				return out, nil
-			}), true
-	case strings.EqualFold(db, "performance_schema") && strings.EqualFold(name, "replication_group_members"):
-		return staticPlan([]vcol{stringCol("CHANNEL_NAME"), stringCol("MEMBER_ID"), stringCol("MEMBER_HOST"), intCol("MEMBER_PORT"), stringCol("MEMBER_STATE"), stringCol("MEMBER_ROLE"), stringCol("MEMBER_VERSION"), stringCol("MEMBER_COMMUNICATION_STACK")},
-			func(*expr.Env) ([][]types.Value, error) {
-				var out [][]types.Value
-				for _, m := range rows() {
-					host, port := types.Null, types.Null
-					if h, p, err := net.SplitHostPort(m.MySQLAddr); err == nil {
-						host = stringVal(h)
-						if n, err := strconv.Atoi(p); err == nil {
-							port = intVal(int64(n))
-						}
-					}
-					out = append(out, []types.Value{stringVal("group_replication_applier"), stringVal(strconv.FormatUint(m.ID, 10)), host, port, stringVal(m.State), stringVal(m.Role), stringVal(s.db.cfg.Version), stringVal("KILN_RAFT")})
-				}
-				return out, nil
-			}), true
-	}
-	return nil, false
-}
+// ClusterMember is one row of the cluster status tables (Config.ClusterMembers, set by the server;
+// infoschema builds the rows).
+type ClusterMember = infoschema.ClusterMember
 
 func yesNo(b bool) string {
 	if b {

@@ -23,6 +23,7 @@ import (
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/infoschema"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/txn"
@@ -74,17 +75,8 @@ type Config struct {
 	ClusterMembers func() []ClusterMember
 }
 
-// ProcessInfo is one row of SHOW PROCESSLIST.
-type ProcessInfo struct {
-	ID      uint32
-	User    string
-	Host    string
-	DB      string
-	Command string
-	Time    int64
-	State   string
-	Info    string
-}
+// ProcessInfo is one row of SHOW PROCESSLIST (infoschema builds the rows from it).
+type ProcessInfo = infoschema.Process
 
 // DB is one server's SQL state over its storage.
 type DB struct {

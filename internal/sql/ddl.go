@@ -15,6 +15,7 @@ import (
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/infoschema"
 	"github.com/kiln-db/kiln/internal/sql/plan"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -489,8 +490,8 @@ func isNowFunc(n string) bool {
 func (d *ddlCtx) createTable(x *ast.CreateTableStmt) error {
 	if db := orDefault(x.Table.Schema.O, d.s.CurDB); isVirtualDB(db) {
 		// The system schemas are Kiln's own. Dumps of --all-databases re-create the log tables
-		// with IF NOT EXISTS: they exist already (logtables.go).
-		if x.IfNotExists && systemLogTable(db, x.Table.Name.O) != "" {
+		// with IF NOT EXISTS: they exist already (internal/sql/infoschema/logtables.go).
+		if x.IfNotExists && infoschema.SystemLogTable(db, x.Table.Name.O) != "" {
 			d.s.addWarning("Note", sqlerr.ErrTableExists, fmt.Sprintf("Table '%s' already exists", x.Table.Name.O))
 			d.noop = true
 			return nil

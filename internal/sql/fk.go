@@ -260,27 +260,6 @@ func countCovering(t *catalog.Table, cols []int) int {
 	return n
 }
 
-// showForeignKeys renders the CONSTRAINT lines of SHOW CREATE TABLE.
-func showForeignKeys(t *catalog.Table) []string {
-	var out []string
-	for _, fk := range t.ForeignKeys {
-		cc, rc := exec.FKColumnLists(t, fk)
-		ref := "`" + fk.RefTable + "`"
-		if !strings.EqualFold(fk.RefDB, t.DB) {
-			ref = "`" + fk.RefDB + "`." + ref
-		}
-		l := fmt.Sprintf("  CONSTRAINT `%s` FOREIGN KEY (%s) REFERENCES %s (%s)", fk.Name, strings.Join(cc, ", "), ref, strings.Join(rc, ", "))
-		if fk.OnDelete != "" && fk.OnDelete != "RESTRICT" {
-			l += " ON DELETE " + fk.OnDelete
-		}
-		if fk.OnUpdate != "" && fk.OnUpdate != "RESTRICT" {
-			l += " ON UPDATE " + fk.OnUpdate
-		}
-		out = append(out, l)
-	}
-	return out
-}
-
 // renameReferences points the constraints that reference (db, name) at its new name, as InnoDB
 // does when a parent table is renamed.
 func (d *ddlCtx) renameReferences(db, name, ndb, nname string) error {

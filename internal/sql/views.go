@@ -130,21 +130,3 @@ func (d *ddlCtx) dropView(v *catalog.View) {
 	d.cat.RemoveView(v)
 	d.t.Delete(rowenc.ViewDefKey(v.DB, v.Name))
 }
-
-// showCreateView renders SHOW CREATE VIEW's statement as MySQL 8 does.
-func showCreateView(v *catalog.View) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE ALGORITHM=%s DEFINER=%s SQL SECURITY %s VIEW `%s`", v.Algorithm, v.Definer, v.Security, v.Name)
-	if len(v.Columns) > 0 {
-		q := make([]string, len(v.Columns))
-		for i, c := range v.Columns {
-			q[i] = "`" + c + "`"
-		}
-		fmt.Fprintf(&b, " (%s)", strings.Join(q, ","))
-	}
-	fmt.Fprintf(&b, " AS %s", v.Select)
-	if v.CheckOption != "NONE" {
-		fmt.Fprintf(&b, " WITH %s CHECK OPTION", v.CheckOption)
-	}
-	return b.String()
-}

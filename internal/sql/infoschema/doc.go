@@ -1,18 +1,22 @@
-// Package infoschema owns the rows of Kiln's virtual tables: information_schema, SHOW output and the
-// dump-compatibility tables (issue 14's sql-stmt layer). It imports the catalog and the types
-// package, never internal/sql: what it needs from a session comes in as arguments.
+// Package infoschema owns what Kiln shows about itself: SHOW's results, the information_schema
+// tables, the mysql schema's grant tables, the cluster status tables and the dump-compatibility
+// tables (issue 14's sql-stmt layer).
 //
-// The move is in steps; this is the first:
-//  1. Done: the row builders that need only the catalog and types (rows.go): COLUMNS' lengths and
-//     DATA_TYPE (which JDBC's DatabaseMetaData reads), TABLE_CONSTRAINTS and KEY_COLUMN_USAGE rows of
-//     foreign keys and CHECKs, VIEWS, the view rows of TABLES, SHOW INDEX (and STATISTICS), SHOW
-//     CHARACTER SET and SHOW COLLATION.
-//  2. Not yet: the table definitions and the planner's entry (Session.virtualTable in
-//     internal/sql/show.go returns an *exec.Select whose Static function produces the rows: since
-//     the exec split that type is below this layer, so the tables can move). The planner already
-//     calls through a virtualTables interface (internal/sql/plan.go); the cut: its result becomes
-//     columns and a row source, an infoschema type implements it and the facade wires it in, and a consumer-side Session interface here (current db, catalog snapshot, the
-//     user's privilege check for filtering, process list, status, cluster members, warnings).
-//  3. Not yet: SHOW (show.go, dumpcompat.go), log tables, mysql.* ACL tables and cluster tables,
-//     which read session state through that interface.
+// Its duties, for one statement:
+//  1. Name the columns (MySQL 8's names and order) of the table or SHOW the statement reads, as a
+//     Table: the columns and a row source (tables.go, show.go, privtables.go, cluster.go).
+//  2. Take the catalog snapshot when the table is looked up, and compute the rows when the
+//     statement runs, never when a plan is cached.
+//  3. Filter the listing by the session's privileges: rows of schemas and tables the user may not
+//     see, other users' threads without PROCESS, other accounts' grants (filterListing,
+//     privTable, Show's SHOW DATABASES/TABLES).
+//  4. Render SHOW CREATE TABLE / VIEW / DATABASE and the log tables' definitions as MySQL prints
+//     them (show.go, logtables.go).
+//
+// What it needs of the session comes through the consumer-side Session interface (tables.go),
+// which the facade's *sql.Session implements. It must not import internal/sql, plan statements
+// (a view's columns come from Session.ViewAsTable), compile SHOW ... WHERE, or decide whether a
+// statement may run at all: the facade keeps the dispatch (SHOW GRANTS and SHOW CREATE USER stay
+// with the account code), the statement-level privilege checks, and turns a Table into a static
+// *exec.Select. The row builders that need only the catalog (rows.go) are shared with those tables.
 package infoschema

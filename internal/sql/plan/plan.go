@@ -140,11 +140,9 @@ func (p *Planner) useTable(db, name string) error {
 	return p.Ctx.UseTable(db, name, false)
 }
 
-// VirtualTables is how the planner reaches information_schema, mysql.* and the cluster tables: the
-// seam issue 14 cuts so those tables (SHOW, show.go, dumpcompat.go, acl_tables.go, cluster.go) can
-// move to internal/sql/infoschema. Today the facade's session implements it (show.go); once a
-// virtual-table scan has a type below the facade, the result type becomes that and the facade wires
-// an infoschema implementation in.
+// VirtualTables is how the planner reaches information_schema, mysql.* and the cluster tables. Their
+// rows are internal/sql/infoschema's (infoschema.VirtualTable); the facade's session implements this
+// interface (show.go) by turning an infoschema.Table into a static *exec.Select.
 type VirtualTables interface {
 	// VirtualTable returns the plan of db.name, listing only what the session may see, or false if
 	// db.name is no virtual table.

@@ -1,17 +1,19 @@
-package sql
+package infoschema
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
-	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
 // The grant tables (mysql.user, mysql.db, mysql.tables_priv) and the information_schema privilege
-// tables, served from the accounts, and the filtering of listings by privilege.
+// tables, served from the accounts, and the filtering of listings by the session's privileges.
+// Whether a statement may run at all is the facade's check (acl_check.go); this file only decides
+// which rows a permitted listing shows.
 
 // enumYN is the value of the grant tables' ENUM('N','Y') columns (Select_priv, account_locked, ...).
 func enumYN(b bool) types.Value {
@@ -21,21 +23,21 @@ func enumYN(b bool) types.Value {
 	return stringVal("N")
 }
 
-// grantTable returns the plan of mysql.user, mysql.db or mysql.tables_priv, or false.
-func (s *Session) grantTable(name string) (*exec.Select, bool) {
-	l := s.catalog().Accounts
+// grantTable returns mysql.user, mysql.db or mysql.tables_priv, or false.
+func grantTable(s Session, name string) (Table, bool) {
+	l := s.Catalog().Accounts
 	switch strings.ToLower(name) {
 	case "user":
-		cols := []vcol{stringCol("Host"), stringCol("User")}
+		cols := []Col{StringCol("Host"), StringCol("User")}
 		for _, c := range catalog.PrivColumns {
-			cols = append(cols, stringCol(c))
+			cols = append(cols, StringCol(c))
 		}
-		cols = append(cols, stringCol("ssl_type"), stringCol("ssl_cipher"), stringCol("x509_issuer"), stringCol("x509_subject"),
-			intCol("max_questions"), intCol("max_updates"), intCol("max_connections"), intCol("max_user_connections"),
-			stringCol("plugin"), stringCol("authentication_string"), stringCol("password_expired"), stringCol("password_last_changed"),
-			intCol("password_lifetime"), stringCol("account_locked"), stringCol("Password_reuse_history"), stringCol("Password_reuse_time"),
-			stringCol("Password_require_current"), stringCol("User_attributes"))
-		return staticPlan(cols, func(*expr.Env) ([][]types.Value, error) {
+		cols = append(cols, StringCol("ssl_type"), StringCol("ssl_cipher"), StringCol("x509_issuer"), StringCol("x509_subject"),
+			IntCol("max_questions"), IntCol("max_updates"), IntCol("max_connections"), IntCol("max_user_connections"),
+			StringCol("plugin"), StringCol("authentication_string"), StringCol("password_expired"), StringCol("password_last_changed"),
+			IntCol("password_lifetime"), StringCol("account_locked"), StringCol("Password_reuse_history"), StringCol("Password_reuse_time"),
+			StringCol("Password_require_current"), StringCol("User_attributes"))
+		return table(cols, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range sortedAccounts(l) {
 				r := []types.Value{stringVal(a.Host), stringVal(a.User)}
@@ -53,11 +55,11 @@ func (s *Session) grantTable(name string) (*exec.Select, bool) {
 		dbBits := []catalog.Priv{catalog.PrivSelect, catalog.PrivInsert, catalog.PrivUpdate, catalog.PrivDelete, catalog.PrivCreate, catalog.PrivDrop, catalog.PrivGrant,
 			catalog.PrivReferences, catalog.PrivIndex, catalog.PrivAlter, catalog.PrivCreateTmp, catalog.PrivLockTables, catalog.PrivCreateView, catalog.PrivShowView,
 			catalog.PrivCreateRoutine, catalog.PrivAlterRoutine, catalog.PrivExecute, catalog.PrivEvent, catalog.PrivTrigger}
-		cols := []vcol{stringCol("Host"), stringCol("Db"), stringCol("User")}
+		cols := []Col{StringCol("Host"), StringCol("Db"), StringCol("User")}
 		for _, b := range dbBits {
-			cols = append(cols, stringCol(catalog.PrivColumns[bitIndex(b)]))
+			cols = append(cols, StringCol(catalog.PrivColumns[bitIndex(b)]))
 		}
-		return staticPlan(cols, func(*expr.Env) ([][]types.Value, error) {
+		return table(cols, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range sortedAccounts(l) {
 				for _, d := range sortedKeys(a.DBs) {
@@ -71,8 +73,8 @@ func (s *Session) grantTable(name string) (*exec.Select, bool) {
 			return rows, nil
 		}), true
 	case "tables_priv":
-		cols := []vcol{stringCol("Host"), stringCol("Db"), stringCol("User"), stringCol("Table_name"), stringCol("Grantor"), stringCol("Timestamp"), stringCol("Table_priv"), stringCol("Column_priv")}
-		return staticPlan(cols, func(*expr.Env) ([][]types.Value, error) {
+		cols := []Col{StringCol("Host"), StringCol("Db"), StringCol("User"), StringCol("Table_name"), StringCol("Grantor"), StringCol("Timestamp"), StringCol("Table_priv"), StringCol("Column_priv")}
+		return table(cols, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range sortedAccounts(l) {
 				for _, k := range sortedKeys(a.Tables) {
@@ -84,7 +86,7 @@ func (s *Session) grantTable(name string) (*exec.Select, bool) {
 			return rows, nil
 		}), true
 	}
-	return nil, false
+	return Table{}, false
 }
 
 func bitIndex(p catalog.Priv) int {
@@ -136,12 +138,13 @@ func sortedKeys(m map[string]catalog.Priv) []string {
 
 // privTable returns information_schema.USER_PRIVILEGES, SCHEMA_PRIVILEGES or TABLE_PRIVILEGES:
 // the session's own account's grants, or everyone's with SELECT on the mysql schema.
-func (s *Session) privTable(name string) (*exec.Select, bool) {
-	l := s.catalog().Accounts
-	all := s.account().AnyInDB("mysql")
+func privTable(s Session, name string) (Table, bool) {
+	l := s.Catalog().Accounts
+	all := s.AccountGrants().AnyInDB("mysql")
+	user, host := s.Account()
 	var accts []*catalog.Account
 	for _, a := range sortedAccounts(l) {
-		if all || (a.User == s.acctUser && strings.EqualFold(a.Host, s.acctHost)) {
+		if all || (a.User == user && strings.EqualFold(a.Host, host)) {
 			accts = append(accts, a)
 		}
 	}
@@ -154,7 +157,7 @@ func (s *Session) privTable(name string) (*exec.Select, bool) {
 	}
 	switch strings.ToUpper(name) {
 	case "USER_PRIVILEGES":
-		return staticPlan([]vcol{stringCol("GRANTEE"), stringCol("TABLE_CATALOG"), stringCol("PRIVILEGE_TYPE"), stringCol("IS_GRANTABLE")}, func(*expr.Env) ([][]types.Value, error) {
+		return table([]Col{StringCol("GRANTEE"), StringCol("TABLE_CATALOG"), StringCol("PRIVILEGE_TYPE"), StringCol("IS_GRANTABLE")}, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range accts {
 				names := a.Global.Names()
@@ -165,13 +168,13 @@ func (s *Session) privTable(name string) (*exec.Select, bool) {
 					rows = append(rows, []types.Value{grantee(a), stringVal("def"), stringVal(n), grantable(a.Global)})
 				}
 				for _, d := range a.Dynamic {
-					rows = append(rows, []types.Value{grantee(a), stringVal("def"), stringVal(d), yesNoValue(containsString(a.DynamicGrant, d))})
+					rows = append(rows, []types.Value{grantee(a), stringVal("def"), stringVal(d), yesNoValue(slices.Contains(a.DynamicGrant, d))})
 				}
 			}
 			return rows, nil
 		}), true
 	case "SCHEMA_PRIVILEGES":
-		return staticPlan([]vcol{stringCol("GRANTEE"), stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("PRIVILEGE_TYPE"), stringCol("IS_GRANTABLE")}, func(*expr.Env) ([][]types.Value, error) {
+		return table([]Col{StringCol("GRANTEE"), StringCol("TABLE_CATALOG"), StringCol("TABLE_SCHEMA"), StringCol("PRIVILEGE_TYPE"), StringCol("IS_GRANTABLE")}, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range accts {
 				for _, d := range sortedKeys(a.DBs) {
@@ -183,7 +186,7 @@ func (s *Session) privTable(name string) (*exec.Select, bool) {
 			return rows, nil
 		}), true
 	case "TABLE_PRIVILEGES":
-		return staticPlan([]vcol{stringCol("GRANTEE"), stringCol("TABLE_CATALOG"), stringCol("TABLE_SCHEMA"), stringCol("TABLE_NAME"), stringCol("PRIVILEGE_TYPE"), stringCol("IS_GRANTABLE")}, func(*expr.Env) ([][]types.Value, error) {
+		return table([]Col{StringCol("GRANTEE"), StringCol("TABLE_CATALOG"), StringCol("TABLE_SCHEMA"), StringCol("TABLE_NAME"), StringCol("PRIVILEGE_TYPE"), StringCol("IS_GRANTABLE")}, func(*expr.Env) ([][]types.Value, error) {
 			var rows [][]types.Value
 			for _, a := range accts {
 				for _, k := range sortedKeys(a.Tables) {
@@ -196,7 +199,7 @@ func (s *Session) privTable(name string) (*exec.Select, bool) {
 			return rows, nil
 		}), true
 	}
-	return nil, false
+	return Table{}, false
 }
 
 func yesNoValue(b bool) types.Value {
@@ -206,16 +209,11 @@ func yesNoValue(b bool) types.Value {
 	return stringVal("NO")
 }
 
-// allPrivileged reports an account that every check passes (root): listings skip filtering.
-func (s *Session) allPrivileged() bool {
-	return s.account().Global&(catalog.PrivAllGlobal&^catalog.PrivGrant) == catalog.PrivAllGlobal&^catalog.PrivGrant
-}
-
-// filterListing wraps an information_schema table so it lists only what the session may see:
+// filterListing wraps an information_schema table so that it lists only what the session may see:
 // rows of schemas and tables it has privileges on (by the TABLE_SCHEMA / SCHEMA_NAME and
 // TABLE_NAME columns), and for PROCESSLIST only its own user's threads without PROCESS.
-func (s *Session) filterListing(name string, pl *exec.Select) *exec.Select {
-	if pl == nil || pl.Static == nil || s.allPrivileged() {
+func filterListing(s Session, name string, pl Table) Table {
+	if pl.Rows == nil || s.AllPrivileged() {
 		return pl
 	}
 	schemaCol, tableCol, userCol := -1, -1, -1
@@ -246,8 +244,8 @@ func (s *Session) filterListing(name string, pl *exec.Select) *exec.Select {
 	if schemaCol < 0 && userCol < 0 {
 		return pl
 	}
-	inner := pl.Static
-	pl.Static = func(env *expr.Env) ([][]types.Value, error) {
+	inner := pl.Rows
+	pl.Rows = func(env *expr.Env) ([][]types.Value, error) {
 		rows, err := inner(env)
 		if err != nil {
 			return nil, err
@@ -255,7 +253,7 @@ func (s *Session) filterListing(name string, pl *exec.Select) *exec.Select {
 		out := rows[:0]
 		for _, r := range rows {
 			if userCol >= 0 {
-				if types.ToString(r[userCol]) != s.User {
+				if types.ToString(r[userCol]) != s.SessionUser() {
 					continue
 				}
 			} else {
@@ -265,10 +263,10 @@ func (s *Session) filterListing(name string, pl *exec.Select) *exec.Select {
 					continue
 				}
 				if tableCol >= 0 && !r[tableCol].IsNull() {
-					if !s.visibleTable(db, types.ToString(r[tableCol])) {
+					if !s.VisibleTable(db, types.ToString(r[tableCol])) {
 						continue
 					}
-				} else if !s.visibleDB(db) {
+				} else if !s.VisibleDB(db) {
 					continue
 				}
 			}

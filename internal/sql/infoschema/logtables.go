@@ -1,4 +1,4 @@
-package sql
+package infoschema
 
 import "strings"
 
@@ -31,8 +31,8 @@ var systemLogTables = map[string]string{
 		") ENGINE=CSV DEFAULT CHARSET=utf8mb3 COMMENT='Slow log'",
 }
 
-// systemLogTable returns the definition of mysql.general_log / mysql.slow_log, or "".
-func systemLogTable(db, name string) string {
+// SystemLogTable returns the definition of mysql.general_log / mysql.slow_log, or "".
+func SystemLogTable(db, name string) string {
 	if !strings.EqualFold(db, "mysql") {
 		return ""
 	}
