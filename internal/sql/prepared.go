@@ -127,7 +127,7 @@ func (s *Session) Execute(ctx context.Context, id uint32, args []types.Value, w 
 		return sqlerr.New(sqlerr.ErrWrongArguments, "Incorrect arguments to mysqld_stmt_execute")
 	}
 	s.clientArgs(args)
-	return s.execPrepared(ctx, p, args, s.resultWriter(w), false)
+	return s.diagnose(s.execPrepared(ctx, p, args, s.resultWriter(w), false))
 }
 
 func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Value, w proto.ResultWriter, more bool) error {

@@ -277,21 +277,34 @@ func (s *Session) Query(ctx context.Context, text string, w proto.ResultWriter) 
 	w = s.resultWriter(w)
 	stmts, err := s.parse(text)
 	if err != nil {
-		return err
+		s.warnings = s.warnings[:0]
+		return s.diagnose(err)
 	}
 	if len(stmts) == 0 {
-		return sqlerr.New(sqlerr.ErrEmptyQuery, "Query was empty")
+		s.warnings = s.warnings[:0]
+		return s.diagnose(sqlerr.New(sqlerr.ErrEmptyQuery, "Query was empty"))
 	}
 	if len(stmts) > 1 && s.SingleStatement {
-		return multiStatementError(text, stmts[0].Text())
+		s.warnings = s.warnings[:0]
+		return s.diagnose(multiStatementError(text, stmts[0].Text()))
 	}
 	for i, st := range stmts {
 		more := i < len(stmts)-1
 		if err := s.Exec(ctx, st, nil, w, more); err != nil {
-			return err
+			return s.diagnose(err)
 		}
 	}
 	return nil
+}
+
+// diagnose adds a failed statement's error to its diagnostics, after the warnings it raised, as
+// MySQL does: SHOW WARNINGS lists it (Level Error), SHOW ERRORS and @@error_count count it.
+func (s *Session) diagnose(err error) error {
+	if err != nil {
+		e := sqlerr.As(err)
+		s.addWarning("Error", e.Code, e.Message)
+	}
+	return err
 }
 
 // Exec runs one parsed statement.
@@ -300,10 +313,8 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 	s.Command = "Query"
 	s.Since = time.Now()
 	defer func() { s.Command, s.Info, s.Since, s.ctx = "Sleep", "", time.Now(), nil }()
-	if _, ok := st.(*ast.ShowStmt); !ok {
-		if _, ok := st.(*ast.SelectStmt); !ok || !selectsDiagnostics(st) {
-			s.warnings = s.warnings[:0]
-		}
+	if !keepsDiagnostics(st) {
+		s.warnings = s.warnings[:0]
 	}
 	if d := s.maxExecutionTime(); d > 0 {
 		switch st.(type) {
@@ -344,6 +355,19 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 		}
 	}
 	return err
+}
+
+// keepsDiagnostics reports the statements that read the previous statement's diagnostics instead of
+// starting their own, as in MySQL: SHOW WARNINGS, SHOW ERRORS and SELECT @@warning_count /
+// @@error_count. Every other statement (other SHOWs too) clears them.
+func keepsDiagnostics(st ast.StmtNode) bool {
+	switch x := st.(type) {
+	case *ast.ShowStmt:
+		return x.Tp == ast.ShowWarnings || x.Tp == ast.ShowErrors
+	case *ast.SelectStmt:
+		return selectsDiagnostics(st)
+	}
+	return false
 }
 
 // selectsDiagnostics reports SELECT @@warning_count and friends, which must not clear warnings.

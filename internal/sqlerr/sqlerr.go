@@ -182,7 +182,7 @@ var states = map[uint16]string{
 	ErrTooBigFieldLength: "42000", ErrTooBigDisplayWidth: "42000", ErrDBCreateExists: "HY000",
 	ErrDBDropExists: "HY000", ErrNoDefaultForField: "HY000", ErrPsManyParam: "42000",
 	ErrInvalidUseOfNull: "42000", ErrDataOutOfRange: "22003", ErrKeyDoesNotExist: "42000",
-	ErrIllegalReference: "42S22", ErrWrongArguments: "HY000", ErrWrongParamCount: "HY000",
+	ErrIllegalReference: "42S22", ErrWrongArguments: "HY000", ErrWrongParamCount: "42000",
 	ErrUnknownCharset: "42000", ErrUnknownCollation: "HY000",
 	ErrCantDoThisDuringATransaction: "25000", ErrCantChangeTxIsolation: "25001", ErrViewWrongList: "HY000",
 	ErrInvalidCharacterString: "HY000", ErrInvalidJSONText: "22032", ErrInvalidJSONTextInParam: "22032",
