@@ -45,6 +45,7 @@
 // What exec must not do: hold or read AST nodes (it does not import the parser's ast package, and
 // tools/importcheck fails if it does); resolve names, bind expressions or choose access paths (the
 // planner's job); write the catalog (it only reads the session's) or take metadata locks (the
-// facade takes them before planning); import the facade or the planner. It imports down only:
+// facade takes them while the planner resolves names, through plan.Context); import the facade or
+// the planner. It imports down only:
 // expr, catalog, rowenc, sysvar, types, txn, proto (the result columns), sqlerr.
 package exec
