@@ -14,6 +14,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/dml"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/plan"
@@ -31,7 +32,7 @@ import (
 // MySQL.
 //
 // The file is read as a stream (fieldReader, a port of MySQL's READ_INFO for delimited rows) and
-// each row is converted and written as INSERT writes it (the inserter of dml.go), all in the
+// each row is converted and written as INSERT writes it (dml.Inserter), all in the
 // statement's transaction: the statement commits or rolls back as a whole. Nothing holds more than
 // one field of the file in memory; the transaction's write set grows with the rows, as for a big
 // INSERT ... SELECT.
@@ -509,7 +510,7 @@ func (s *Session) loadData(env *expr.Env, x *ast.LoadDataStmt, w proto.ResultWri
 
 // loadDataScoped runs LOAD DATA in the statement's scope; opener is nil without LOCAL.
 func (s *Session) loadDataScoped(env *expr.Env, x *ast.LoadDataStmt, opener LocalFileOpener) (proto.OK, error) {
-	tbl, err := s.lookupTable(x.Table.Schema.O, x.Table.Name.O)
+	tbl, err := dml.LookupTable(s.planContext(), x.Table.Schema.O, x.Table.Name.O)
 	if err != nil {
 		return proto.OK{}, err
 	}
@@ -553,13 +554,13 @@ func (s *Session) loadDataScoped(env *expr.Env, x *ast.LoadDataStmt, opener Loca
 	ignore := x.OnDuplicate == ast.OnDuplicateKeyHandlingIgnore
 	replace := x.OnDuplicate == ast.OnDuplicateKeyHandlingReplace
 	strict := s.strict() && !ignore
-	ins := &inserter{env: env, s: s, tbl: tbl, ignore: ignore, replace: replace, strict: strict}
-	ins.latest = exec.TxnOf(env).NewLatestReader(rowenc.TableSpan(tbl.ID))
-	defer ins.latest.Close()
+	ins := &dml.Inserter{Env: env, S: s.dmlSess(), Tbl: tbl, Ignore: ignore, Replace: replace, Strict: strict}
+	ins.Latest = exec.TxnOf(env).NewLatestReader(rowenc.TableSpan(tbl.ID))
+	defer ins.Latest.Close()
 
 	// SET col = expr, compiled against the row being built. User variables of the column list are
 	// strings while the statement runs: compile with that type, then put the old values back.
-	var sets []assignment
+	var sets []dml.Assignment
 	inSet := make([]bool, len(tbl.Columns))
 	if len(x.ColumnAssignments) > 0 {
 		saved := map[string]*types.Value{}
@@ -628,23 +629,23 @@ func (s *Session) loadDataScoped(env *expr.Env, x *ast.LoadDataStmt, opener Loca
 		return proto.OK{}, err
 	}
 
-	if ins.firstAutoID != 0 {
-		s.lastInsertID = ins.firstAutoID
+	if ins.FirstAutoID != 0 {
+		s.lastInsertID = ins.FirstAutoID
 	}
-	copied := l.records - ins.dups
+	copied := l.records - ins.Dups
 	var deleted uint64
-	if replace && ins.affected > copied {
-		deleted = ins.affected - copied
+	if replace && ins.Affected > copied {
+		deleted = ins.Affected - copied
 	}
 	// As MySQL: the OK packet carries no insert id (LAST_INSERT_ID() is set).
-	return proto.OK{AffectedRows: ins.affected,
-		Info: fmt.Sprintf("Records: %d  Deleted: %d  Skipped: %d  Warnings: %d", l.records, deleted, ins.dups, len(s.warnings))}, nil
+	return proto.OK{AffectedRows: ins.Affected,
+		Info: fmt.Sprintf("Records: %d  Deleted: %d  Skipped: %d  Warnings: %d", l.records, deleted, ins.Dups, len(s.warnings))}, nil
 }
 
 // compileLoadSets compiles the SET clause against the table's row, marking the columns it sets.
-func (s *Session) compileLoadSets(tbl *catalog.Table, list []*ast.Assignment, inSet []bool) ([]assignment, error) {
+func (s *Session) compileLoadSets(tbl *catalog.Table, list []*ast.Assignment, inSet []bool) ([]dml.Assignment, error) {
 	c := (&plan.Planner{Ctx: s.planContext()}).NewCompiler(plan.TableScope(tbl, tbl.Name))
-	var sets []assignment
+	var sets []dml.Assignment
 	for _, a := range list {
 		if a.Column.Table.O != "" && !strings.EqualFold(a.Column.Table.O, tbl.Name) {
 			return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s.%s' in 'field list'", a.Column.Table.O, a.Column.Name.O)
@@ -656,10 +657,7 @@ func (s *Session) compileLoadSets(tbl *catalog.Table, list []*ast.Assignment, in
 		col := tbl.Columns[i]
 		var e expr.Expr
 		if _, ok := a.Expr.(*ast.DefaultExpr); ok {
-			e = &expr.Closure{Typed: expr.Typed{T: col.Type}, Fn: func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
-				ins := &inserter{env: env, s: s, tbl: tbl, strict: s.strict()}
-				return ins.defaultValue(col)
-			}}
+			e = dml.DefaultOf(s.dmlSess(), tbl, col)
 		} else {
 			var err error
 			if e, err = c.Compile(a.Expr); err != nil {
@@ -667,7 +665,7 @@ func (s *Session) compileLoadSets(tbl *catalog.Table, list []*ast.Assignment, in
 			}
 		}
 		inSet[i] = true
-		sets = append(sets, assignment{col: i, e: e})
+		sets = append(sets, dml.Assignment{Col: i, E: e})
 	}
 	return sets, nil
 }
@@ -677,7 +675,7 @@ type loader struct {
 	s       *Session
 	env     *expr.Env
 	tbl     *catalog.Table
-	ins     *inserter
+	ins     *dml.Inserter
 	fr      *fieldReader
 	decode  loadDecoder
 	strict  bool
@@ -687,7 +685,7 @@ type loader struct {
 	// noDefault: NOT NULL columns without a default that the statement does not set (their
 	// implicit default, warned about once).
 	noDefault []bool
-	sets      []assignment
+	sets      []dml.Assignment
 
 	records uint64 // rows read and written (or skipped as duplicates)
 	row     []types.Value
@@ -781,7 +779,7 @@ func (l *loader) run(skip uint64) error {
 
 // assign stores the field just read into its target: a user variable gets the string, a column
 // the value converted as INSERT converts a string (for the auto-increment column, 0 then asks for
-// a new value, in fillAuto).
+// a new value, in FillAuto).
 func (l *loader) assign(t loadTarget, rowNum int) error {
 	fr := l.fr
 	var v types.Value
@@ -806,8 +804,8 @@ func (l *loader) assign(t loadTarget, rowNum int) error {
 		l.row[t.col] = cv
 		return nil
 	}
-	l.ins.row = rowNum
-	cv, err := l.ins.convert(v, col)
+	l.ins.Row = rowNum
+	cv, err := l.ins.Convert(v, col)
 	if err != nil {
 		return err
 	}
@@ -826,7 +824,7 @@ func (l *loader) nullValue(col *catalog.Column, rowNum int) (types.Value, error)
 	}
 	err := l.warnOrFail(sqlerr.ErrWarnNullToNotNull,
 		fmt.Sprintf("Column set to default value; NULL supplied to NOT NULL column '%s' at row %d", col.Name, rowNum))
-	return implicitDefault(col), err
+	return dml.ImplicitDefault(col), err
 }
 
 // missingValue is what a column whose field is missing from the line gets: MySQL resets it, which
@@ -841,52 +839,52 @@ func (l *loader) missingValue(col *catalog.Column) types.Value {
 	case col.NotNull && col.Type.Tp == mysql.TypeTimestamp:
 		return expr.TimeValue(l.env.Now(), max(col.Type.Frac, 0))
 	}
-	return implicitDefault(col)
+	return dml.ImplicitDefault(col)
 }
 
 // write completes the row (defaults, SET, auto-increment) and writes it, resolving duplicates as
 // the statement says.
 func (l *loader) write(rowNum int) error {
 	ins, tbl, row := l.ins, l.tbl, l.row
-	ins.row = rowNum
+	ins.Row = rowNum
 	for ci, col := range tbl.Columns {
 		if l.inList[ci] || l.inSet[ci] {
 			continue
 		}
 		if l.noDefault[ci] {
-			row[ci] = implicitDefault(col)
+			row[ci] = dml.ImplicitDefault(col)
 			continue
 		}
-		v, err := ins.defaultValue(col)
+		v, err := ins.DefaultValue(col)
 		if err != nil {
 			return err
 		}
 		row[ci] = v
 	}
 	for _, a := range l.sets {
-		v, err := a.e.Eval(l.env, row)
+		v, err := a.E.Eval(l.env, row)
 		if err != nil {
 			return err
 		}
-		col := tbl.Columns[a.col]
+		col := tbl.Columns[a.Col]
 		if v.IsNull() {
-			if row[a.col], err = l.nullValue(col, rowNum); err != nil {
+			if row[a.Col], err = l.nullValue(col, rowNum); err != nil {
 				return err
 			}
 			continue
 		}
-		if row[a.col], err = ins.convert(v, col); err != nil {
+		if row[a.Col], err = ins.Convert(v, col); err != nil {
 			return err
 		}
 	}
-	if err := ins.fillAuto(row, nil); err != nil {
+	if err := ins.FillAuto(row, nil); err != nil {
 		return err
 	}
 	l.records++
-	ins.nRows++
-	ins.newRow = row
-	err := ins.write(row)
-	ins.newRow = nil
+	ins.NRows++
+	ins.NewRow = row
+	err := ins.Write(row)
+	ins.NewRow = nil
 	return err
 }
 
