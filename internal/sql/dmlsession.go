@@ -1,10 +1,14 @@
 package sql
 
 import (
+	"io"
+
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/dml"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/plan"
+	"github.com/kiln-db/kiln/internal/sql/sysvar"
+	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
 // dmlSession is the session as the DML runners see it (their dml.Session): a defined type over
@@ -34,4 +38,15 @@ func (d *dmlSession) NextAutoInc(env *expr.Env, tbl *catalog.Table, col *catalog
 
 func (d *dmlSession) ObserveAutoInc(env *expr.Env, tbl *catalog.Table, col *catalog.Column, v uint64) error {
 	return d.db.observeAutoInc(env, tbl, col, v)
+}
+
+func (d *dmlSession) SysVar(v *sysvar.Var, global bool) types.Value {
+	return d.sess().getSysVar(v, global)
+}
+func (d *dmlSession) SetUserVar(name string, v types.Value) { d.userVars[name] = v }
+func (d *dmlSession) UnsetUserVar(name string)              { delete(d.userVars, name) }
+
+// OpenServerFile opens a file inside secure_file_priv (outfile.go).
+func (d *dmlSession) OpenServerFile(path string) (io.ReadCloser, error) {
+	return d.sess().openServerFile(path)
 }

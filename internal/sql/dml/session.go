@@ -1,9 +1,13 @@
 package dml
 
 import (
+	"io"
+
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/plan"
+	"github.com/kiln-db/kiln/internal/sql/sysvar"
+	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
 // Session is what the DML runners need of the session: the consumer-side cut of the facade's
@@ -27,4 +31,12 @@ type Session interface {
 	NextAutoInc(env *expr.Env, tbl *catalog.Table, col *catalog.Column, n uint64) (uint64, error)
 	// ObserveAutoInc moves tbl's counter past an explicitly inserted value v.
 	ObserveAutoInc(env *expr.Env, tbl *catalog.Table, col *catalog.Column, v uint64) error
+	// SysVar reads a system variable (LOAD DATA: character_set_database, max_allowed_packet).
+	SysVar(v *sysvar.Var, global bool) types.Value
+	// SetUserVar assigns @name; UnsetUserVar removes it (LOAD DATA's column list and SET; reads
+	// go through Plan().LookupUserVar).
+	SetUserVar(name string, v types.Value)
+	UnsetUserVar(name string)
+	// OpenServerFile opens LOAD DATA INFILE's file on the server, inside secure_file_priv.
+	OpenServerFile(path string) (io.ReadCloser, error)
 }
