@@ -1,6 +1,6 @@
 // Package dml runs the statements that change rows: INSERT and REPLACE (VALUES lists and
 // INSERT ... SELECT, IGNORE, ON DUPLICATE KEY UPDATE, auto-increment allocation), single-table
-// UPDATE and DELETE (issue 14's sql-stmt layer).
+// UPDATE and DELETE, and LOAD DATA's field reader and row loop (issue 14's sql-stmt layer).
 //
 // Its duties, for one statement:
 //  1. Resolve the target table (TableRef, LookupTable): the database's metadata lock and the
@@ -17,8 +17,13 @@
 //  5. Count what happened for the OK packet (affected rows, CLIENT_FOUND_ROWS, the Info line,
 //     LAST_INSERT_ID).
 //
+// LOAD DATA (LoadData) takes steps 1, 3, 4 and 5 with its rows read from a file as a stream
+// (fieldReader, a port of MySQL's READ_INFO): the client's through LocalFile, or a server file
+// the session opens inside secure_file_priv.
+//
 // What it needs of the session comes through the consumer-side Session interface (session.go),
 // which the facade implements. It must not import internal/sql, take the statement scope, commit
-// or roll back, check privileges, or hold the auto-increment counters (they are the DB's, reached
-// through Session): the facade keeps dispatch, privilege checks and statement/transaction control.
+// or roll back, check privileges, decide whether LOCAL INFILE is allowed, or hold the
+// auto-increment counters (they are the DB's, reached through Session): the facade keeps
+// dispatch, privilege checks and statement/transaction control.
 package dml
