@@ -22,7 +22,7 @@ import (
 // NULL, the default, it is refused (1290) after the table and columns have been resolved, as in
 // MySQL.
 //
-// The file is read as a stream (fieldReader, a port of MySQL's READ_INFO for delimited rows) and
+// The file is read as a stream (dml's fieldReader, a port of MySQL's READ_INFO for delimited rows) and
 // each row is converted and written as INSERT writes it (dml.Inserter), all in the
 // statement's transaction: the statement commits or rolls back as a whole. Nothing holds more than
 // one field of the file in memory; the transaction's write set grows with the rows, as for a big
