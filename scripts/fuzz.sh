@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 fuzztime=${FUZZTIME:-10s}
 targets=(
   "./internal/sql/ FuzzQuery"
-  "./internal/sql/ FuzzLoadDataFieldReader"
+  "./internal/sql/dml/ FuzzLoadDataFieldReader"
   "./internal/sql/rowenc/ FuzzDecodeRow"
   "./internal/mysql/ FuzzReadPacket"
   "./internal/mysql/ FuzzHandshakeResponse"

@@ -14,6 +14,7 @@ import (
 	pmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/dml"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -126,7 +127,7 @@ func (s *Session) selectIntoFile(env *expr.Env, n ast.ResultSetNode, into *ast.S
 	}
 	ew := &exportWriter{dump: into.Tp == ast.SelectIntoDumpfile}
 	if !ew.dump {
-		if ew.format, err = newLoadFormat(into.FieldsInfo, into.LinesInfo, s.sqlModeHas("NO_BACKSLASH_ESCAPES")); err != nil {
+		if ew.format, err = dml.NewFormat(into.FieldsInfo, into.LinesInfo, s.sqlModeHas("NO_BACKSLASH_ESCAPES")); err != nil {
 			return err
 		}
 		ew.optEnclosed = into.FieldsInfo != nil && into.FieldsInfo.OptEnclosed
@@ -177,7 +178,7 @@ func errnoOf(err error) int {
 // and select_dump (sql/query_result.cc).
 type exportWriter struct {
 	bw          *bufio.Writer
-	format      loadFormat
+	format      dml.Format
 	optEnclosed bool
 	dump        bool
 	cols        []proto.Column
@@ -207,31 +208,31 @@ func (e *exportWriter) Row(vals []types.Value) error {
 		return nil
 	}
 	f := &e.format
-	e.bw.WriteString(f.lineStart)
+	e.bw.WriteString(f.LineStart)
 	for i := range vals {
 		if i > 0 {
-			e.bw.WriteString(f.fieldTerm)
+			e.bw.WriteString(f.FieldTerm)
 		}
 		v := &vals[i]
 		if v.IsNull() {
-			if f.escape != noChar {
-				e.bw.WriteByte(byte(f.escape))
+			if f.Escape != dml.NoChar {
+				e.bw.WriteByte(byte(f.Escape))
 				e.bw.WriteByte('N')
 			} else {
 				e.bw.WriteString("NULL")
 			}
 			continue
 		}
-		enclose := f.enclosed != noChar && (!e.optEnclosed || !numericColumn(e.cols[i].Type))
+		enclose := f.Enclosed != dml.NoChar && (!e.optEnclosed || !numericColumn(e.cols[i].Type))
 		if enclose {
-			e.bw.WriteByte(byte(f.enclosed))
+			e.bw.WriteByte(byte(f.Enclosed))
 		}
-		e.writeEscaped(e.text(v, i), f.enclosed != noChar)
+		e.writeEscaped(e.text(v, i), f.Enclosed != dml.NoChar)
 		if enclose {
-			e.bw.WriteByte(byte(f.enclosed))
+			e.bw.WriteByte(byte(f.Enclosed))
 		}
 	}
-	_, err := e.bw.WriteString(f.lineTerm)
+	_, err := e.bw.WriteString(f.LineTerm)
 	return err
 }
 
@@ -249,11 +250,11 @@ func (e *exportWriter) text(v *types.Value, i int) []byte {
 // NUL (written as escape + '0'), as MySQL documents for INTO OUTFILE.
 func (e *exportWriter) writeEscaped(b []byte, enclosed bool) {
 	f := &e.format
-	if f.escape == noChar {
+	if f.Escape == dml.NoChar {
 		e.bw.Write(b)
 		return
 	}
-	esc := byte(f.escape)
+	esc := byte(f.Escape)
 	for _, c := range b {
 		switch {
 		case c == 0:
@@ -261,9 +262,9 @@ func (e *exportWriter) writeEscaped(b []byte, enclosed bool) {
 			e.bw.WriteByte('0')
 			continue
 		case c == esc,
-			f.enclosed != noChar && c == byte(f.enclosed),
-			!enclosed && f.fieldTerm != "" && c == f.fieldTerm[0],
-			!enclosed && f.lineTerm != "" && c == f.lineTerm[0]:
+			f.Enclosed != dml.NoChar && c == byte(f.Enclosed),
+			!enclosed && f.FieldTerm != "" && c == f.FieldTerm[0],
+			!enclosed && f.LineTerm != "" && c == f.LineTerm[0]:
 			e.bw.WriteByte(esc)
 		}
 		e.bw.WriteByte(c)

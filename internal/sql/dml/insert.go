@@ -1,0 +1,191 @@
+package dml
+
+import (
+	"fmt"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
+	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/plan"
+	"github.com/kiln-db/kiln/internal/sql/rowenc"
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+)
+
+// Insert runs INSERT / REPLACE, with IGNORE, ON DUPLICATE KEY UPDATE and INSERT ... SELECT.
+func Insert(env *expr.Env, s Session, x *ast.InsertStmt) (proto.OK, error) {
+	tbl, _, err := TableRef(s.Plan(), x.Table.TableRefs)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	cols, err := insertColumns(tbl, x.Columns)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	p := &plan.Planner{Ctx: s.Plan()}
+	ins := &Inserter{Env: env, S: s, Tbl: tbl, Ignore: x.IgnoreErr, Replace: x.IsReplace, Strict: s.Strict() && !x.IgnoreErr}
+	if len(x.Lists) > 1 || x.Select != nil {
+		// Many rows: their duplicate-key checks seek one engine iterator (see txn.LatestReader).
+		ins.Latest = exec.TxnOf(env).NewLatestReader(rowenc.TableSpan(tbl.ID))
+		defer ins.Latest.Close()
+	}
+	env.DivZeroErr = ins.Strict && s.SQLModeHas("ERROR_FOR_DIVISION_BY_ZERO")
+	if len(x.OnDuplicate) > 0 {
+		if err := ins.compileOnDuplicate(p, x.OnDuplicate); err != nil {
+			return proto.OK{}, err
+		}
+	}
+	if x.Select != nil {
+		err = ins.insertSelect(p, cols, x.Select.(ast.ResultSetNode))
+	} else {
+		err = ins.insertLists(p, cols, x.Lists, len(x.Columns) == 0)
+	}
+	if err != nil {
+		return proto.OK{}, err
+	}
+	if ins.FirstAutoID != 0 {
+		s.SetLastInsertID(ins.FirstAutoID)
+	}
+	ok := proto.OK{AffectedRows: ins.Affected, LastInsertID: ins.FirstAutoID}
+	if ins.NRows > 1 || x.Select != nil {
+		ok.Info = fmt.Sprintf("Records: %d  Duplicates: %d  Warnings: %d", ins.NRows, ins.Dups, s.WarningCount())
+	}
+	if ins.FirstAutoID == 0 && ins.lastExplicitAuto != 0 {
+		ok.LastInsertID = ins.lastExplicitAuto
+	}
+	return ok, nil
+}
+
+// insertColumns resolves INSERT's target columns: the listed ones, or every visible column.
+func insertColumns(tbl *catalog.Table, names []*ast.ColumnName) ([]int, error) {
+	var cols []int
+	if len(names) == 0 {
+		for i, c := range tbl.Columns {
+			if !c.Hidden {
+				cols = append(cols, i)
+			}
+		}
+		return cols, nil
+	}
+	seen := map[int]bool{}
+	for _, cn := range names {
+		i := tbl.Col(cn.Name.O)
+		if i < 0 || tbl.Columns[i].Hidden {
+			return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", cn.Name.O)
+		}
+		if seen[i] {
+			return nil, sqlerr.New(sqlerr.ErrFieldSpecifiedTwice, "Column '%s' specified twice", cn.Name.O)
+		}
+		seen[i] = true
+		cols = append(cols, i)
+	}
+	return cols, nil
+}
+
+// compileOnDuplicate compiles ON DUPLICATE KEY UPDATE against the existing row; VALUES(col) reads
+// the new row.
+func (ins *Inserter) compileOnDuplicate(p *plan.Planner, list []*ast.Assignment) error {
+	tbl := ins.Tbl
+	uc := p.NewCompiler(plan.TableScope(tbl, tbl.Name))
+	uc.ValuesRow = func(name string) (expr.Expr, error) {
+		i := tbl.Col(name)
+		if i < 0 {
+			return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", name)
+		}
+		return &expr.Closure{Typed: expr.Typed{T: tbl.Columns[i].Type}, Fn: func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
+			if ins.NewRow == nil {
+				return types.Null, nil
+			}
+			return ins.NewRow[i], nil
+		}}, nil
+	}
+	for _, a := range list {
+		i := tbl.Col(a.Column.Name.O)
+		if i < 0 {
+			return sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", a.Column.Name.O)
+		}
+		e, err := uc.Compile(a.Expr)
+		if err != nil {
+			return err
+		}
+		ins.onDup = append(ins.onDup, Assignment{Col: i, E: e})
+	}
+	return nil
+}
+
+// insertSelect inserts the rows of INSERT ... SELECT, read in full before the first is written.
+func (ins *Inserter) insertSelect(p *plan.Planner, cols []int, sel ast.ResultSetNode) error {
+	env := ins.Env
+	pl, err := p.PlanResultSet(sel, nil)
+	if err != nil {
+		return err
+	}
+	if pl.NVisible != len(cols) {
+		return sqlerr.New(sqlerr.ErrWrongValueCount, "Column count doesn't match value count at row 1")
+	}
+	rows, err := exec.Materialize(env, pl)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := env.CheckKilled(); err != nil {
+			return err
+		}
+		vals := make([]types.Value, len(cols))
+		copy(vals, r[:len(cols)])
+		if err := ins.InsertValues(cols, vals, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertLists inserts the rows of INSERT ... VALUES; allDefault says no column list was given, so
+// an empty VALUES () row takes every default.
+func (ins *Inserter) insertLists(p *plan.Planner, cols []int, lists [][]ast.ExprNode, allDefault bool) error {
+	env := ins.Env
+	c := p.NewCompiler(&plan.Scope{})
+	for ri, list := range lists {
+		if err := env.CheckKilled(); err != nil {
+			return err
+		}
+		if len(list) != len(cols) && !(len(list) == 0 && allDefault) {
+			return sqlerr.New(sqlerr.ErrWrongValueCount, "Column count doesn't match value count at row %d", ri+1)
+		}
+		vals := make([]types.Value, len(cols))
+		isDefault := make([]bool, len(cols))
+		if len(list) == 0 {
+			for i := range isDefault {
+				isDefault[i] = true
+			}
+		}
+		for i, n := range list {
+			if _, ok := n.(*ast.DefaultExpr); ok {
+				isDefault[i] = true
+				continue
+			}
+			if ve, ok := n.(*driver.ValueExpr); ok {
+				// A literal is its value (what its compiled constant evaluates to), without
+				// building an expression per value of a many-row INSERT.
+				vals[i] = plan.DatumValue(&ve.Datum)
+				continue
+			}
+			e, err := c.Compile(n)
+			if err != nil {
+				return err
+			}
+			if vals[i], err = e.Eval(env, nil); err != nil {
+				return err
+			}
+		}
+		ins.Row = ri + 1
+		if err := ins.InsertValues(cols, vals, isDefault); err != nil {
+			return err
+		}
+	}
+	return nil
+}

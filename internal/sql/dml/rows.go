@@ -1,0 +1,311 @@
+package dml
+
+import (
+	"fmt"
+
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+
+	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
+	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+	"github.com/kiln-db/kiln/internal/txn"
+)
+
+// Assignment is one compiled SET col = expr (UPDATE, ON DUPLICATE KEY UPDATE, LOAD DATA's SET).
+type Assignment struct {
+	Col int
+	E   expr.Expr
+}
+
+// Inserter carries the state of one statement that inserts rows (INSERT, REPLACE, LOAD DATA):
+// the exported fields are what its callers set up and read back for the OK packet.
+type Inserter struct {
+	Env             *expr.Env
+	S               Session
+	Tbl             *catalog.Table
+	Ignore, Replace bool
+	Strict          bool
+	// Row is the row number (1-based) warnings and errors name; NewRow is the row being written
+	// (ON DUPLICATE KEY UPDATE's VALUES(col) reads it).
+	Row    int
+	NewRow []types.Value
+	// Affected, NRows and Dups count affected rows, rows written or tried, and duplicates.
+	Affected, NRows, Dups uint64
+	// FirstAutoID is the first auto-increment id actually inserted (LAST_INSERT_ID).
+	FirstAutoID uint64
+	// Latest is the duplicate-key checks' reader, for many rows; nil: GetLatest.
+	Latest *txn.LatestReader
+
+	modeLoaded       bool // noZeroDate and noZeroInDate hold the session's sql_mode flags
+	noZeroDate       bool
+	noZeroInDate     bool
+	onDup            []Assignment
+	allocated        uint64 // id allocated for the row being written
+	lastExplicitAuto uint64
+}
+
+// InsertValues builds the full row from target columns and defaults, converts it, and writes it.
+func (ins *Inserter) InsertValues(cols []int, vals []types.Value, isDefault []bool) error {
+	tbl := ins.Tbl
+	row := make([]types.Value, len(tbl.Columns))
+	given := make([]bool, len(tbl.Columns))
+	for i, ci := range cols {
+		if isDefault != nil && isDefault[i] {
+			continue
+		}
+		row[ci] = vals[i]
+		given[ci] = true
+	}
+	ins.NRows++
+	if ins.Row == 0 {
+		ins.Row = int(ins.NRows)
+	}
+	for ci, col := range tbl.Columns {
+		if !given[ci] {
+			v, err := ins.DefaultValue(col)
+			if err != nil {
+				return err
+			}
+			row[ci] = v
+			continue
+		}
+		if col.AutoInc && !col.Hidden {
+			continue // converted below, after allocation
+		}
+		v, err := ins.Convert(row[ci], col)
+		if err != nil {
+			return err
+		}
+		row[ci] = v
+	}
+	if err := ins.FillAuto(row, given); err != nil {
+		return err
+	}
+	ins.NewRow = row
+	defer func() { ins.NewRow = nil; ins.Row = 0 }()
+	return ins.Write(row)
+}
+
+// Convert converts v to col's type under sql_mode: strict mode fails, otherwise warnings.
+func (ins *Inserter) Convert(v types.Value, col *catalog.Column) (types.Value, error) {
+	if v.IsNull() {
+		if col.NotNull && !col.AutoInc {
+			if ins.Strict {
+				return v, sqlerr.New(sqlerr.ErrBadNull, "Column '%s' cannot be null", col.Name)
+			}
+			ins.S.AddWarning("Warning", sqlerr.ErrBadNull, fmt.Sprintf("Column '%s' cannot be null", col.Name))
+			return ImplicitDefault(col), nil
+		}
+		return v, nil
+	}
+	if !ins.modeLoaded {
+		ins.noZeroDate, ins.noZeroInDate = ins.S.SQLModeHas("NO_ZERO_DATE"), ins.S.SQLModeHas("NO_ZERO_IN_DATE")
+		ins.modeLoaded = true
+	}
+	out, warns, err := types.Convert(v, &col.Type, types.ConvertCtx{Strict: ins.Strict, Column: col.Name, Row: ins.Row, NoZeroDate: ins.noZeroDate, NoZeroInDate: ins.noZeroInDate})
+	if err != nil {
+		return v, err
+	}
+	for _, w := range warns {
+		ins.S.AddWarning(w.Level, w.Code, w.Message)
+	}
+	return out, nil
+}
+
+// ImplicitDefault is the value MySQL uses for a NOT NULL column without a default outside strict mode.
+func ImplicitDefault(col *catalog.Column) types.Value {
+	t := &col.Type
+	switch {
+	case t.IsInteger():
+		if t.Unsigned {
+			return types.NewUint(0)
+		}
+		return types.NewInt(0)
+	case t.Tp == mysql.TypeFloat || t.Tp == mysql.TypeDouble:
+		return types.NewFloat(0)
+	case t.Tp == mysql.TypeNewDecimal:
+		v, _, _ := types.Convert(types.NewInt(0), t, types.ConvertCtx{})
+		return v
+	case t.Tp == mysql.TypeDate:
+		return types.NewDate(0)
+	case t.Tp == mysql.TypeDatetime || t.Tp == mysql.TypeTimestamp:
+		return types.NewDatetime(0, max(t.Frac, 0))
+	case t.Tp == mysql.TypeDuration:
+		return types.NewDuration(0, max(t.Frac, 0))
+	case t.IsBinaryString():
+		return types.NewBytes("")
+	case t.Tp == mysql.TypeEnum && len(t.Elems) > 0:
+		return types.NewString(t.Elems[0])
+	case t.Tp == mysql.TypeBit:
+		return types.NewUint(0)
+	case t.Tp == mysql.TypeJSON:
+		return types.NewString("null")
+	}
+	return types.NewString("")
+}
+
+// DefaultValue is the value an omitted column gets (an error in strict mode when it has none).
+func (ins *Inserter) DefaultValue(col *catalog.Column) (types.Value, error) {
+	switch {
+	case col.Hidden || col.AutoInc:
+		return types.Null, nil
+	case col.DefaultNow:
+		return expr.TimeValue(ins.Env.Now(), max(col.Type.Frac, 0)), nil
+	case col.HasDefault:
+		return col.Default, nil
+	case !col.NotNull:
+		return types.Null, nil
+	case col.Type.Tp == mysql.TypeEnum:
+		// A NOT NULL ENUM defaults to its first member, in strict mode too.
+		return ImplicitDefault(col), nil
+	}
+	if ins.Strict {
+		return types.Null, sqlerr.New(sqlerr.ErrNoDefaultForField, "Field '%s' doesn't have a default value", col.Name)
+	}
+	ins.S.AddWarning("Warning", sqlerr.ErrNoDefaultForField, fmt.Sprintf("Field '%s' doesn't have a default value", col.Name))
+	return ImplicitDefault(col), nil
+}
+
+// FillAuto allocates the auto-increment column (NULL or 0 ask for a value, unless
+// NO_AUTO_VALUE_ON_ZERO) and the hidden row id.
+func (ins *Inserter) FillAuto(row []types.Value, given []bool) error {
+	tbl := ins.Tbl
+	for ci, col := range tbl.Columns {
+		if !col.AutoInc {
+			continue
+		}
+		v := row[ci]
+		zero := !v.IsNull() && types.ToFloat(v) == 0 && !ins.S.SQLModeHas("NO_AUTO_VALUE_ON_ZERO")
+		if v.IsNull() || zero || col.Hidden {
+			id, err := ins.S.NextAutoInc(ins.Env, tbl, col, 1)
+			if err != nil {
+				return err
+			}
+			if col.Hidden {
+				row[ci] = types.NewUint(id)
+				continue
+			}
+			cv, err := ins.Convert(types.NewUint(id), col)
+			if err != nil {
+				return err
+			}
+			row[ci] = cv
+			ins.allocated = id
+			continue
+		}
+		cv, err := ins.Convert(v, col)
+		if err != nil {
+			return err
+		}
+		row[ci] = cv
+		if f := types.ToFloat(cv); f > 0 {
+			if err := ins.S.ObserveAutoInc(ins.Env, tbl, col, expr.ToUint64(cv)); err != nil {
+				return err
+			}
+			// The OK packet reports an explicitly inserted auto-increment value too.
+			ins.lastExplicitAuto = expr.ToUint64(cv)
+		}
+	}
+	return nil
+}
+
+// Write inserts a row, resolving duplicate keys as REPLACE, IGNORE or ON DUPLICATE KEY UPDATE say.
+func (ins *Inserter) Write(row []types.Value) error {
+	env, tbl := ins.Env, ins.Tbl
+	for attempt := 0; ; attempt++ {
+		if attempt > 100 {
+			return sqlerr.New(sqlerr.ErrUnknownError, "too many duplicate-key retries on %s", tbl.Name)
+		}
+		dupKey, dupRow, dupIdx, err := exec.FindDuplicate(env, tbl, row, nil, ins.Latest)
+		if err != nil {
+			return err
+		}
+		if dupRow == nil {
+			if err := exec.PutRow(env, tbl, row, nil); err != nil {
+				return err
+			}
+			ins.Affected++
+			if ins.FirstAutoID == 0 && ins.allocated != 0 {
+				ins.FirstAutoID = ins.allocated // LAST_INSERT_ID is the first id actually inserted
+			}
+			ins.allocated = 0
+			return nil
+		}
+		switch {
+		case ins.Replace && replacesInPlace(tbl, dupIdx, dupRow, row):
+			// MySQL updates in place when the key is the table's last unique one, and an identical
+			// row is then neither deleted nor counted twice.
+			ins.Affected++
+			if ins.FirstAutoID == 0 && ins.allocated != 0 {
+				ins.FirstAutoID = ins.allocated
+			}
+			ins.allocated = 0
+			return nil
+		case ins.Replace:
+			if err := exec.DeleteRow(env, tbl, dupKey, dupRow); err != nil {
+				return err
+			}
+			ins.Affected++
+			continue
+		case len(ins.onDup) > 0:
+			newRow := append([]types.Value(nil), dupRow...)
+			for _, a := range ins.onDup {
+				v, err := a.E.Eval(env, newRow)
+				if err != nil {
+					return err
+				}
+				col := tbl.Columns[a.Col]
+				cv, err := ins.Convert(v, col)
+				if err != nil {
+					return err
+				}
+				newRow[a.Col] = cv
+			}
+			changed, err := exec.UpdateRow(env, tbl, dupKey, dupRow, newRow, ins.S.Strict(), ins.Row)
+			if err != nil {
+				return err
+			}
+			if changed {
+				ins.Affected += 2
+			} else if ins.S.ClientFoundRows() {
+				ins.Affected++ // CLIENT_FOUND_ROWS: an unchanged duplicate counts as found
+			}
+			if ai := tbl.AutoIncCol; ai >= 0 && !tbl.Columns[ai].Hidden && ins.FirstAutoID == 0 {
+				ins.lastExplicitAuto = expr.ToUint64(dupRow[ai])
+			}
+			ins.Dups++
+			return nil
+		case ins.Ignore:
+			ins.Dups++
+			ins.S.AddWarning("Warning", sqlerr.ErrDupEntry, exec.DupMessage(tbl, dupIdx, row))
+			return nil
+		default:
+			return sqlerr.New(sqlerr.ErrDupEntry, "%s", exec.DupMessage(tbl, dupIdx, row))
+		}
+	}
+}
+
+// replacesInPlace reports whether REPLACE finds the row it writes already there, under the table's
+// last unique key (visible columns compared).
+func replacesInPlace(tbl *catalog.Table, ix *catalog.Index, old, row []types.Value) bool {
+	last := ix
+	for _, x := range tbl.Indexes {
+		if x.Unique || x.Primary {
+			last = x
+		}
+	}
+	if last != ix {
+		return false
+	}
+	for i, c := range tbl.Columns {
+		if c.Hidden {
+			continue
+		}
+		if old[i].K != row[i].K || (!old[i].IsNull() && types.Compare(old[i], row[i], nil) != 0) {
+			return false
+		}
+	}
+	return true
+}

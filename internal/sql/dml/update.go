@@ -1,0 +1,255 @@
+package dml
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
+	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/plan"
+	"github.com/kiln-db/kiln/internal/sql/types"
+	"github.com/kiln-db/kiln/internal/sqlerr"
+)
+
+// TableRef resolves the single target table of UPDATE/DELETE (and INSERT's table) with its alias.
+func TableRef(ctx plan.Context, n ast.ResultSetNode) (*catalog.Table, string, error) {
+	var tn *ast.TableName
+	alias := ""
+	switch x := n.(type) {
+	case *ast.Join:
+		if x.Right != nil {
+			return nil, "", sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table UPDATE and DELETE are not supported yet")
+		}
+		return TableRef(ctx, x.Left)
+	case *ast.TableSource:
+		alias = x.AsName.O
+		t, ok := x.Source.(*ast.TableName)
+		if !ok {
+			return nil, "", sqlerr.New(sqlerr.ErrNotSupportedYet, "unsupported target table")
+		}
+		tn = t
+	case *ast.TableName:
+		tn = x
+	default:
+		return nil, "", sqlerr.New(sqlerr.ErrNotSupportedYet, "unsupported target table")
+	}
+	tbl, err := LookupTable(ctx, tn.Schema.O, tn.Name.O)
+	if err != nil {
+		return nil, "", err
+	}
+	if alias == "" {
+		alias = tbl.Name
+	}
+	return tbl, alias, nil
+}
+
+// LookupTable finds a base table to write (db "" is the current database), taking the
+// database's metadata lock and recording the table's use for writing.
+func LookupTable(ctx plan.Context, db, name string) (*catalog.Table, error) {
+	if db == "" {
+		db = ctx.CurrentDB()
+		if db == "" {
+			return nil, sqlerr.New(sqlerr.ErrNoDB, "No database selected")
+		}
+	}
+	if err := ctx.LockDB(db); err != nil {
+		return nil, err
+	}
+	tbl, ok := ctx.Catalog().Table(db, name)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, name)
+	}
+	if err := ctx.UseTable(tbl.DB, tbl.Name, true); err != nil {
+		return nil, err
+	}
+	return tbl, nil
+}
+
+// TargetPlan plans the row source of UPDATE/DELETE: a locking current read of one table.
+func TargetPlan(ctx plan.Context, tbl *catalog.Table, alias string, where ast.ExprNode, order *ast.OrderByClause, limit *ast.Limit) (*exec.Select, error) {
+	sel := &ast.SelectStmt{
+		SelectStmtOpts: &ast.SelectStmtOpts{SQLCache: true},
+		Fields:         &ast.FieldList{Fields: []*ast.SelectField{{WildCard: &ast.WildCardField{}}}},
+		From: &ast.TableRefsClause{TableRefs: &ast.Join{Left: &ast.TableSource{
+			Source: &ast.TableName{Schema: ast.NewCIStr(tbl.DB), Name: ast.NewCIStr(tbl.Name)}, AsName: ast.NewCIStr(alias)}}},
+		Where:    where,
+		OrderBy:  order,
+		Limit:    limit,
+		LockInfo: &ast.SelectLockInfo{LockType: ast.SelectLockForUpdate},
+	}
+	pl, err := (&plan.Planner{Ctx: ctx}).PlanSelect(sel, nil)
+	if err != nil {
+		return nil, err
+	}
+	// Return whole rows, hidden columns included.
+	pl.Proj = pl.Proj[:0]
+	for i, c := range tbl.Columns {
+		pl.Proj = append(pl.Proj, &expr.Col{Typed: expr.Typed{T: c.Type}, Idx: i, Name: c.Name})
+	}
+	pl.NVisible = len(pl.Proj)
+	return pl, nil
+}
+
+// Update runs a single-table UPDATE: the matching rows are read (and locked) in full first, then
+// each is updated in place.
+func Update(env *expr.Env, s Session, x *ast.UpdateStmt) (proto.OK, error) {
+	if x.MultipleTable {
+		return proto.OK{}, sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table UPDATE is not supported yet")
+	}
+	tbl, alias, err := TableRef(s.Plan(), x.TableRefs.TableRefs)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	pl, err := TargetPlan(s.Plan(), tbl, alias, x.Where, x.Order, x.Limit)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	env.DivZeroErr = s.Strict() && !x.IgnoreErr && s.SQLModeHas("ERROR_FOR_DIVISION_BY_ZERO")
+	sets, err := compileUpdateSets(s, tbl, alias, x.List)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	rows, err := exec.Materialize(env, pl)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	strict := s.Strict() && !x.IgnoreErr
+	ins := &Inserter{Env: env, S: s, Tbl: tbl, Strict: strict}
+	var matched, changed uint64
+	for ri, old := range rows {
+		if err := env.CheckKilled(); err != nil {
+			return proto.OK{}, err
+		}
+		ins.Row = ri + 1
+		matched++
+		ok, err := ins.updateRow(sets, old, x.IgnoreErr)
+		if err != nil {
+			return proto.OK{}, err
+		}
+		if ok {
+			changed++
+		}
+	}
+	affected := changed
+	if s.ClientFoundRows() {
+		affected = matched
+	}
+	return proto.OK{AffectedRows: affected, Info: fmt.Sprintf("Rows matched: %d  Changed: %d  Warnings: %d", matched, changed, s.WarningCount())}, nil
+}
+
+// compileUpdateSets compiles UPDATE's SET list against the target table's row.
+func compileUpdateSets(s Session, tbl *catalog.Table, alias string, list []*ast.Assignment) ([]Assignment, error) {
+	c := (&plan.Planner{Ctx: s.Plan()}).NewCompiler(plan.TableScope(tbl, alias))
+	var sets []Assignment
+	for _, a := range list {
+		if a.Column.Table.O != "" && !strings.EqualFold(a.Column.Table.O, alias) {
+			return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s.%s' in 'field list'", a.Column.Table.O, a.Column.Name.O)
+		}
+		i := tbl.Col(a.Column.Name.O)
+		if i < 0 || tbl.Columns[i].Hidden {
+			return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", a.Column.Name.O)
+		}
+		var e expr.Expr
+		if _, ok := a.Expr.(*ast.DefaultExpr); ok {
+			e = DefaultOf(s, tbl, tbl.Columns[i])
+		} else {
+			var err error
+			if e, err = c.Compile(a.Expr); err != nil {
+				return nil, err
+			}
+		}
+		sets = append(sets, Assignment{Col: i, E: e})
+	}
+	return sets, nil
+}
+
+// DefaultOf is SET col = DEFAULT: the column's default, read when the row is written (a
+// DEFAULT CURRENT_TIMESTAMP is the statement's time).
+func DefaultOf(s Session, tbl *catalog.Table, col *catalog.Column) expr.Expr {
+	return &expr.Closure{Typed: expr.Typed{T: col.Type}, Fn: func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
+		ins := &Inserter{Env: env, S: s, Tbl: tbl, Strict: s.Strict()}
+		return ins.DefaultValue(col)
+	}}
+}
+
+// updateRow applies sets to one old row and writes it; ignoreDup turns a duplicate key into a
+// warning (UPDATE IGNORE). It reports whether the row changed.
+func (ins *Inserter) updateRow(sets []Assignment, old []types.Value, ignoreDup bool) (bool, error) {
+	env, tbl := ins.Env, ins.Tbl
+	nr := append([]types.Value(nil), old...)
+	for _, a := range sets {
+		v, err := a.E.Eval(env, nr)
+		if err != nil {
+			return false, err
+		}
+		cv, err := ins.Convert(v, tbl.Columns[a.Col])
+		if err != nil {
+			return false, err
+		}
+		nr[a.Col] = cv
+	}
+	for ci, col := range tbl.Columns {
+		if col.OnUpdateNow && !assigned(sets, ci) && !rowsEqual(old, nr) {
+			nr[ci] = expr.TimeValue(env.Now(), max(col.Type.Frac, 0))
+		}
+	}
+	ok, err := exec.UpdateRow(env, tbl, exec.PrimaryKey(nil, tbl, old), old, nr, ins.Strict, ins.Row)
+	if err != nil {
+		if ignoreDup && sqlerr.Is(err, sqlerr.ErrDupEntry) {
+			ins.S.AddWarning("Warning", sqlerr.ErrDupEntry, sqlerr.As(err).Message)
+			return false, nil
+		}
+		return false, err
+	}
+	return ok, nil
+}
+
+func assigned(sets []Assignment, ci int) bool {
+	for _, a := range sets {
+		if a.Col == ci {
+			return true
+		}
+	}
+	return false
+}
+
+func rowsEqual(a, b []types.Value) bool {
+	for i := range a {
+		if a[i].K != b[i].K || (!a[i].IsNull() && types.Compare(a[i], b[i], nil) != 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// Delete runs a single-table DELETE: the matching rows are read (and locked) in full first.
+func Delete(env *expr.Env, s Session, x *ast.DeleteStmt) (proto.OK, error) {
+	if x.IsMultiTable {
+		return proto.OK{}, sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table DELETE is not supported yet")
+	}
+	tbl, alias, err := TableRef(s.Plan(), x.TableRefs.TableRefs)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	pl, err := TargetPlan(s.Plan(), tbl, alias, x.Where, x.Order, x.Limit)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	rows, err := exec.Materialize(env, pl)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	for _, r := range rows {
+		if err := env.CheckKilled(); err != nil {
+			return proto.OK{}, err
+		}
+		if err := exec.DeleteRow(env, tbl, exec.PrimaryKey(nil, tbl, r), r); err != nil {
+			return proto.OK{}, err
+		}
+	}
+	return proto.OK{AffectedRows: uint64(len(rows))}, nil
+}
