@@ -608,16 +608,6 @@ func (t *Ticket) Wait(ctx context.Context) (uint64, error) {
 	return p.index, p.err
 }
 
-// Done reports whether the record's outcome is known (Wait would not block).
-func (t *Ticket) Done() bool {
-	select {
-	case <-t.p.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // newProposal admits a commit (the node runs, leads in the transaction's epoch, has disk space) and
 // frames its record with a proposal id.
 func (n *Node) newProposal(rec []byte, async bool, epoch uint64) (*proposal, error) {

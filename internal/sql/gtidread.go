@@ -87,13 +87,20 @@ func (s *Session) waitForGTIDs(ctx context.Context, index uint64, timeout time.D
 	if index == 0 || lp.Applied() >= index {
 		return nil
 	}
+	return s.boundedWait(ctx, timeout, func(wctx context.Context) error { return lp.WaitApplied(wctx, index) })
+}
+
+// boundedWait runs wait (a wait for the log position) under ctx and, when timeout > 0, that timeout:
+// errGTIDWaitTimeout when the timeout ended it, the statement's interruption (KILL QUERY: 1317,
+// max_execution_time: 3024) when ctx did, else wait's own result.
+func (s *Session) boundedWait(ctx context.Context, timeout time.Duration, wait func(context.Context) error) error {
 	wctx := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		wctx, cancel = context.WithTimeoutCause(ctx, timeout, errGTIDWaitTimeout)
 		defer cancel()
 	}
-	err := lp.WaitApplied(wctx, index)
+	err := wait(wctx)
 	if err == nil {
 		return nil
 	}

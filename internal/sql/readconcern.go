@@ -7,7 +7,6 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
-	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -29,23 +28,18 @@ func (s *Session) readConcern(ctx context.Context, st ast.StmtNode) error {
 		return nil
 	}
 	timeout := time.Duration(types.ToIntLenient(s.getSysVar(readAfterTimeoutVar, false))) * time.Second
-	wctx := ctx
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeoutCause(ctx, timeout, errGTIDWaitTimeout)
-		defer cancel()
-	}
-	idx, err := lp.ReadIndex(wctx)
-	if err == nil {
-		err = lp.WaitApplied(wctx, idx)
-	}
+	err := s.boundedWait(ctx, timeout, func(wctx context.Context) error {
+		idx, err := lp.ReadIndex(wctx)
+		if err != nil {
+			return err
+		}
+		return lp.WaitApplied(wctx, idx)
+	})
 	switch {
 	case err == nil:
 		// What was waited for may be DDL: the catalog loaded before the wait may be older.
 		return s.db.syncCluster()
-	case ctx.Err() != nil:
-		return (&expr.Env{Sess: s, Ctx: ctx}).Interrupted()
-	case wctx.Err() != nil && errors.Is(context.Cause(wctx), errGTIDWaitTimeout):
+	case errors.Is(err, errGTIDWaitTimeout):
 		return sqlerr.New(sqlerr.ErrQueryTimeout, "Query execution was interrupted, kiln_read_after_gtid_timeout (%s) exceeded before a quorum confirmed the read position of a linearizable read (kiln_read_concern); this node may be cut off from the cluster's majority", timeout)
 	}
 	return err

@@ -128,9 +128,6 @@ func (m *Manager) PendingReads() uint64 { return m.pendingReads.Load() }
 // has no effect unless the Manager's committer is a Placer.
 func (m *Manager) SetEarlyRelease(on bool) { m.early.Store(on) }
 
-// EarlyRelease reports whether commits release their row locks early.
-func (m *Manager) EarlyRelease() bool { return m.early.Load() && m.placer != nil }
-
 // dependOn records that the transaction read tk's pending version.
 func (t *Txn) dependOn(tk Placed) {
 	for _, d := range t.deps {
