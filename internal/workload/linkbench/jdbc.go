@@ -261,13 +261,7 @@ func loadJDBC(ctx context.Context, db *sql.DB, wl *workload) (*LoadReport, error
 		if err != nil {
 			return rep, fmt.Errorf("linkbench: load %s: %w", ph.table, err)
 		}
-		secs := time.Since(start).Seconds()
-		tl := TableLoad{Table: ph.table, Rows: rows.Load(), Seconds: secs, RowsPerSec: float64(rows.Load()) / secs}
-		rep.Tables = append(rep.Tables, tl)
-		cfg.progressf("load: %s %d rows in %.1f s (%.0f rows/s)", tl.Table, tl.Rows, tl.Seconds, tl.RowsPerSec)
-		if ph.table == "linktable" {
-			rep.LinksPerNode = float64(tl.Rows) / float64(cfg.Nodes)
-		}
+		rep.addTable(cfg, ph.table, rows.Load(), start)
 	}
 	rep.Seconds = time.Since(t0).Seconds()
 	return rep, nil

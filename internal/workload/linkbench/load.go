@@ -181,13 +181,7 @@ func load(ctx context.Context, db *sql.DB, wl *workload) (*LoadReport, error) {
 		if err != nil {
 			return rep, fmt.Errorf("linkbench: load %s: %w", ph.table, err)
 		}
-		secs := time.Since(start).Seconds()
-		tl := TableLoad{Table: ph.table, Rows: rows.Load(), Seconds: secs, RowsPerSec: float64(rows.Load()) / secs}
-		rep.Tables = append(rep.Tables, tl)
-		cfg.progressf("load: %s %d rows in %.1f s (%.0f rows/s)", tl.Table, tl.Rows, tl.Seconds, tl.RowsPerSec)
-		if ph.table == "linktable" {
-			rep.LinksPerNode = float64(tl.Rows) / float64(cfg.Nodes)
-		}
+		rep.addTable(cfg, ph.table, rows.Load(), start)
 	}
 	rep.Seconds = time.Since(t0).Seconds()
 	return rep, nil
@@ -317,4 +311,15 @@ func randData(rng *rand.Rand, n int) string {
 		b[i] = 'a' + byte(rng.IntN(26))
 	}
 	return string(b)
+}
+
+// addTable records one table's load (both load modes) and reports its progress.
+func (rep *LoadReport) addTable(cfg *Config, table string, rows uint64, start time.Time) {
+	secs := time.Since(start).Seconds()
+	tl := TableLoad{Table: table, Rows: rows, Seconds: secs, RowsPerSec: float64(rows) / secs}
+	rep.Tables = append(rep.Tables, tl)
+	cfg.progressf("load: %s %d rows in %.1f s (%.0f rows/s)", tl.Table, tl.Rows, tl.Seconds, tl.RowsPerSec)
+	if table == "linktable" {
+		rep.LinksPerNode = float64(tl.Rows) / float64(cfg.Nodes)
+	}
 }
