@@ -104,15 +104,8 @@ trap 'exit 143' TERM
 # Raw fsync speed of the filesystem the data dirs live on, before any server runs.
 fs_type=$(df -T "$work" | awk 'NR == 2 { print $2 }')
 [[ $fs_type == tmpfs ]] && log "warning: $work is on tmpfs: fsync costs nothing there (set TMPDIR)"
-probe="-"
-if [[ $probe_count -gt 0 ]]; then
-  if dd_out=$(LC_ALL=C timeout 120 dd if=/dev/zero of="$work/fsync-probe" bs=4k count="$probe_count" oflag=dsync 2>&1); then
-    probe=$(awk -v n="$probe_count" '/copied/ { for (i = 1; i <= NF; i++) if ($i == "s," || $i == "s") { printf "%.0f", n / $(i - 1); exit } }' <<<"$dd_out")
-    [[ -n $probe ]] || probe="-"
-  fi
-  rm -f "$work/fsync-probe"
-  log "fsync baseline: $probe syncs/s (dd bs=4k count=$probe_count oflag=dsync on $fs_type)"
-fi
+probe=$(fsync_rate "$work" "$probe_count")
+[[ $probe_count -gt 0 ]] && log "fsync baseline: $probe syncs/s (dd bs=4k count=$probe_count oflag=dsync on $fs_type)"
 
 start_kiln() { # MODE: sync|async
   local flags=$kiln_flags

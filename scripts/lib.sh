@@ -97,3 +97,15 @@ mysql_tcp() {
   cli=$(command -v mariadb || command -v mysql) || die "no mysql client: apt-get install -y mariadb-client"
   "$cli" --no-defaults --protocol=TCP -h "$host" -P "$port" -u root "$@"
 }
+
+# fsync_rate DIR COUNT prints the filesystem's raw fsync rate under DIR: single-threaded dd of
+# COUNT 4 KiB O_DSYNC writes (one sync per write), as syncs/s; "-" if COUNT is 0 or dd fails.
+fsync_rate() {
+  local dir=$1 count=$2 dd_out r=""
+  if [[ $count -gt 0 ]] &&
+    dd_out=$(LC_ALL=C timeout 120 dd if=/dev/zero of="$dir/fsync-probe" bs=4k count="$count" oflag=dsync 2>&1); then
+    r=$(awk -v n="$count" '/copied/ { for (i = 1; i <= NF; i++) if ($i == "s," || $i == "s") { printf "%.0f", n / $(i - 1); exit } }' <<<"$dd_out")
+  fi
+  rm -f "$dir/fsync-probe"
+  echo "${r:--}"
+}
