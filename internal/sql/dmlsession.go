@@ -21,8 +21,15 @@ var _ dml.Session = (*dmlSession)(nil)
 // dmlSess returns the session as dml's Session.
 func (s *Session) dmlSess() *dmlSession { return (*dmlSession)(s) }
 
-func (d *dmlSession) sess() *Session              { return (*Session)(d) }
-func (d *dmlSession) Plan() plan.Context          { return d.sess().planContext() }
+func (d *dmlSession) sess() *Session         { return (*Session)(d) }
+func (d *dmlSession) Plan() plan.Context     { return d.sess().planContext() }
+func (d *dmlSession) LockDB(db string) error { return d.sess().lockDB(db) }
+func (d *dmlSession) UseTable(db, name string, write bool) error {
+	return d.sess().useTable(db, name, write)
+}
+func (d *dmlSession) Resolve(build func(p *plan.Planner) error) error {
+	return d.sess().resolve(build)
+}
 func (d *dmlSession) WarningCount() int           { return len(d.warnings) }
 func (d *dmlSession) SQLModeHas(flag string) bool { return d.sess().sqlModeHas(flag) }
 func (d *dmlSession) Strict() bool                { return d.sess().strict() }

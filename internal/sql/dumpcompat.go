@@ -22,7 +22,11 @@ func (s *Session) showWhere(pl *exec.Select, where ast.ExprNode) error {
 	for i, c := range pl.Cols {
 		sc.Cols = append(sc.Cols, plan.ScopeCol{Name: c.Name, T: pl.Proj[i].Type()})
 	}
-	e, err := (&plan.Planner{Ctx: s.planContext()}).NewCompiler(sc).Compile(where)
+	var e expr.Expr
+	err := s.resolve(func(p *plan.Planner) (err error) {
+		e, err = p.NewCompiler(sc).Compile(where)
+		return err
+	})
 	if err != nil {
 		return err
 	}

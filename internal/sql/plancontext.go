@@ -5,6 +5,8 @@ import (
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/exec"
+	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/plan"
 	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
@@ -21,20 +23,69 @@ func (p *planSession) sess() *Session { return (*Session)(p) }
 func (p *planSession) VirtualTable(db, name string) (*exec.Select, bool) {
 	return p.sess().virtualTable(db, name)
 }
-func (p *planSession) IsVirtualDB(db string) bool             { return isVirtualDB(db) }
-func (p *planSession) CurrentDB() string                      { return p.CurDB }
-func (p *planSession) SetCurrentDB(db string)                 { p.CurDB = db }
-func (p *planSession) Catalog() *catalog.Catalog              { return p.sess().catalog() }
-func (p *planSession) LockDB(db string) error                 { return p.sess().lockDB(db) }
-func (p *planSession) UseTable(db, name string, w bool) error { return p.sess().useTable(db, name, w) }
-func (p *planSession) FullGroupBy() bool                      { return p.sess().sqlModeHas("ONLY_FULL_GROUP_BY") }
-func (p *planSession) ConnCollation() *types.Collation        { return p.sess().connCollation() }
-func (p *planSession) EnterExpr() error                       { return p.sess().enterExpr() }
-func (p *planSession) LeaveExpr()                             { p.sess().leaveExpr() }
+func (p *planSession) IsVirtualDB(db string) bool      { return isVirtualDB(db) }
+func (p *planSession) CurrentDB() string               { return p.CurDB }
+func (p *planSession) SetCurrentDB(db string)          { p.CurDB = db }
+func (p *planSession) Catalog() *catalog.Catalog       { return p.sess().catalog() }
+func (p *planSession) FullGroupBy() bool               { return p.sess().sqlModeHas("ONLY_FULL_GROUP_BY") }
+func (p *planSession) ConnCollation() *types.Collation { return p.sess().connCollation() }
+func (p *planSession) EnterExpr() error                { return p.sess().enterExpr() }
+func (p *planSession) LeaveExpr()                      { p.sess().leaveExpr() }
 
 func (p *planSession) LookupUserVar(name string) (types.Value, bool) {
 	v, ok := p.userVars[name]
 	return v, ok
+}
+
+// resolve runs build's planning calls and takes the metadata locks of what they resolved
+// (plan.Resolve): every planning call of a statement goes through it, since the planner takes no
+// lock itself. If DDL changed what was resolved before the locks were held, build runs again.
+func (s *Session) resolve(build func(p *plan.Planner) error) error {
+	u := &s.uses
+	if s.resolving {
+		// Planning inside planning (a view's columns for information_schema, reached from the
+		// planner through VirtualTable): a record of its own.
+		u = &plan.Uses{}
+	} else {
+		s.resolving = true
+		defer func() { s.resolving = false }()
+	}
+	p := &plan.Planner{Ctx: s.planContext(), Uses: u}
+	return plan.Resolve(p.Ctx, u, s.lockUses, func() error { return build(p) })
+}
+
+// lockUses takes the metadata locks of what planning resolved, in resolution order: each
+// database's shared lock (before its definitions are trusted), then the use of each base table or
+// view (checked against LOCK TABLES, waiting for another session's table locks).
+func (s *Session) lockUses(uses []plan.TableUse) error {
+	for i := range uses {
+		u := &uses[i]
+		if err := s.lockDB(u.DB); err != nil {
+			return err
+		}
+		var err error
+		switch {
+		case u.Table != nil:
+			err = s.useTable(u.Table.DB, u.Table.Name, false)
+		case u.View != nil:
+			err = s.useTable(u.View.DB, u.View.Name, false)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compileExpr compiles an expression outside any table's scope (SET, DO, EXECUTE ... USING),
+// taking the locks of the tables its subqueries read.
+func (s *Session) compileExpr(n ast.ExprNode) (expr.Expr, error) {
+	var e expr.Expr
+	err := s.resolve(func(p *plan.Planner) (err error) {
+		e, err = p.NewCompiler(&plan.Scope{}).Compile(n)
+		return err
+	})
+	return e, err
 }
 
 func (p *planSession) ParseSQL(sql string) ([]ast.StmtNode, error) {

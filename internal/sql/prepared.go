@@ -28,8 +28,7 @@ type prepared struct {
 	plan    *exec.Select
 	planVer uint64
 	planDB  string
-	dbs     []string        // databases the plan reads: their metadata locks are taken before each run
-	tables  []plan.TableUse // tables the plan reads: their table locks are checked before each run
+	tables  []plan.TableUse // what the plan resolved: locked again (lockUses) before each run
 }
 
 // numberParams gives each placeholder its position (the parser records only byte offsets).
@@ -99,21 +98,21 @@ func (s *Session) prepareStmt(st ast.StmtNode) (*prepared, error) {
 }
 
 func (s *Session) planPrepared(p *prepared, rs ast.ResultSetNode) error {
-	ver := s.catalog().Version
 	before := len(s.mdl)
-	p.tables = p.tables[:0]
-	pl, err := (&plan.Planner{Ctx: s.planContext(), Uses: &p.tables}).PlanResultSet(rs, nil)
+	var pl *exec.Select
+	err := s.resolve(func(pp *plan.Planner) (err error) {
+		pl, err = pp.PlanResultSet(rs, nil)
+		return err
+	})
 	if s.txn == nil && before == 0 {
 		defer s.releaseMDL()
 	}
 	if err != nil {
 		return err
 	}
-	p.plan, p.planVer, p.planDB = pl, ver, s.CurDB
-	p.dbs = p.dbs[:0]
-	for name := range s.mdl {
-		p.dbs = append(p.dbs, name)
-	}
+	// The catalog the plan was built on (Resolve checked it against the locks taken after).
+	p.plan, p.planVer, p.planDB = pl, s.uses.Cat.Version, s.CurDB
+	p.tables = append(p.tables[:0], s.uses.Tables...)
 	return nil
 }
 
@@ -160,27 +159,14 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 	}
 	s.ctx = ctx // lock waits end with the statement (tablelocks.go)
 	defer func() { s.ctx = nil }()
-	for _, db := range p.dbs {
-		if err := s.lockDB(db); err != nil {
-			if s.txn == nil {
-				s.releaseMDL()
-			}
-			if ctx.Err() != nil {
-				return (&expr.Env{Sess: s, Ctx: ctx}).Interrupted()
-			}
-			return err
+	if err := s.lockUses(p.tables); err != nil {
+		if s.txn == nil {
+			s.releaseMDL()
 		}
-	}
-	for _, t := range p.tables {
-		if err := s.useTable(t.DB, t.Name, false); err != nil {
-			if s.txn == nil {
-				s.releaseMDL()
-			}
-			if ctx.Err() != nil {
-				return (&expr.Env{Sess: s, Ctx: ctx}).Interrupted()
-			}
-			return err
+		if ctx.Err() != nil {
+			return (&expr.Env{Sess: s, Ctx: ctx}).Interrupted()
 		}
+		return err
 	}
 	if p.plan == nil || p.planVer != s.catalog().Version || p.planDB != s.CurDB {
 		if err := s.planPrepared(p, rs); err != nil {
@@ -247,9 +233,8 @@ func (s *Session) sqlPrepared(env *expr.Env, st ast.StmtNode, w proto.ResultWrit
 			return sqlerr.New(sqlerr.ErrWrongArguments, "Incorrect arguments to EXECUTE")
 		}
 		args := make([]types.Value, len(x.UsingVars))
-		c := (&plan.Planner{Ctx: s.planContext()}).NewCompiler(&plan.Scope{})
 		for i, u := range x.UsingVars {
-			e, err := c.Compile(u)
+			e, err := s.compileExpr(u)
 			if err != nil {
 				return err
 			}

@@ -58,6 +58,8 @@ type Session struct {
 	txn        *txn.Txn
 	explicit   bool            // the transaction was started by BEGIN or by autocommit=0
 	mdl        map[string]bool // databases whose metadata lock this session holds (shared)
+	uses       plan.Uses       // what the statement's planning resolved, reused (plancontext.go resolve)
+	resolving  bool            // a resolve is running: a nested one keeps its own Uses
 	savepoints []savepoint
 
 	warnings     []sqlerr.Warning
@@ -467,8 +469,7 @@ func (s *Session) dispatch(env *expr.Env, st ast.StmtNode, w proto.ResultWriter,
 		return w.OK(proto.OK{}, more)
 	case *ast.DoStmt:
 		for _, e := range x.Exprs {
-			c := (&plan.Planner{Ctx: s.planContext()}).NewCompiler(&plan.Scope{})
-			ce, err := c.Compile(e)
+			ce, err := s.compileExpr(e)
 			if err != nil {
 				return err
 			}
@@ -673,7 +674,7 @@ func (s *Session) runQuery(env *expr.Env, n ast.ResultSetNode, w proto.ResultWri
 	}
 	if sel, ok := n.(*ast.SelectStmt); ok && sel.From == nil && !hasSubquery(n) {
 		// SELECT without tables needs no transaction (connect-time @@variable queries are hot).
-		pl, err := (&plan.Planner{Ctx: s.planContext()}).PlanResultSet(n, nil)
+		pl, err := s.planQuery(n)
 		if err != nil {
 			return err
 		}
@@ -686,8 +687,12 @@ func (s *Session) runQuery(env *expr.Env, n ast.ResultSetNode, w proto.ResultWri
 	return s.stmtScope(env, func() error { return s.streamPlan(env, pl, w, more) })
 }
 
-func (s *Session) planQuery(n ast.ResultSetNode) (*exec.Select, error) {
-	return (&plan.Planner{Ctx: s.planContext()}).PlanResultSet(n, nil)
+func (s *Session) planQuery(n ast.ResultSetNode) (pl *exec.Select, err error) {
+	err = s.resolve(func(p *plan.Planner) (err error) {
+		pl, err = p.PlanResultSet(n, nil)
+		return err
+	})
+	return pl, err
 }
 
 func (s *Session) streamPlan(env *expr.Env, pl *exec.Select, w proto.ResultWriter, more bool) error {

@@ -94,14 +94,14 @@ func (s *Session) explain(env *expr.Env, x *ast.ExplainStmt, w proto.ResultWrite
 	case *ast.UpdateStmt:
 		var tbl *catalog.Table
 		var alias string
-		if tbl, alias, err = dml.TableRef(s.planContext(), st.TableRefs.TableRefs); err == nil {
-			pl, err = dml.TargetPlan(s.planContext(), tbl, alias, st.Where, st.Order, st.Limit)
+		if tbl, alias, err = dml.TableRef(s.dmlSess(), st.TableRefs.TableRefs); err == nil {
+			pl, err = dml.TargetPlan(s.dmlSess(), tbl, alias, st.Where, st.Order, st.Limit)
 		}
 	case *ast.DeleteStmt:
 		var tbl *catalog.Table
 		var alias string
-		if tbl, alias, err = dml.TableRef(s.planContext(), st.TableRefs.TableRefs); err == nil {
-			pl, err = dml.TargetPlan(s.planContext(), tbl, alias, st.Where, st.Order, st.Limit)
+		if tbl, alias, err = dml.TableRef(s.dmlSess(), st.TableRefs.TableRefs); err == nil {
+			pl, err = dml.TargetPlan(s.dmlSess(), tbl, alias, st.Where, st.Order, st.Limit)
 		}
 	default:
 		return sqlerr.New(sqlerr.ErrNotSupportedYet, "EXPLAIN of this statement is not supported")

@@ -9,7 +9,6 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/expr"
-	"github.com/kiln-db/kiln/internal/sql/plan"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -166,8 +165,7 @@ func (s *Session) set(env *expr.Env, x *ast.SetStmt) error {
 		// The parser marks SET NAMES / SET CHARACTER SET as not system variables.
 		isNames := name == strings.ToLower(ast.SetNames) || name == strings.ToLower(ast.SetCharset)
 		if !a.IsSystem && !isNames {
-			c := (&plan.Planner{Ctx: s.planContext()}).NewCompiler(&plan.Scope{})
-			e, err := c.Compile(a.Value)
+			e, err := s.compileExpr(a.Value)
 			if err != nil {
 				return err
 			}
@@ -222,12 +220,11 @@ func (s *Session) set(env *expr.Env, x *ast.SetStmt) error {
 				}
 			}
 		} else {
-			c := (&plan.Planner{Ctx: s.planContext()}).NewCompiler(&plan.Scope{})
 			if cn, ok := a.Value.(*ast.ColumnNameExpr); ok {
 				// SET x = ON / OFF / identifier: a bare word is a string.
 				val = stringVal(cn.Name.Name.O)
 			} else {
-				e, err := c.Compile(a.Value)
+				e, err := s.compileExpr(a.Value)
 				if err != nil {
 					return err
 				}

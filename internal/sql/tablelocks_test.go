@@ -277,3 +277,33 @@ func TestMetadataLockWaitEnds(t *testing.T) {
 	b.expect("COMMIT", "ok affected=0")
 	finished(t, alter, "ok affected=0", "ALTER TABLE after the transaction ended")
 }
+
+// TestStatementQueuedBehindDDLSeesIt: the planner takes no metadata lock; a statement planned
+// while a DDL waits is planned again once its locks are held, so it sees what the DDL committed,
+// never the definition it was planned on (plan.Resolve).
+func TestStatementQueuedBehindDDLSeesIt(t *testing.T) {
+	ss := lockSessions(t, 3)
+	a, b, c := ss[0], ss[1], ss[2]
+	a.expect("INSERT INTO u VALUES (1)", "ok affected=1")
+	c.expect("PREPARE p FROM 'SELECT * FROM u'", "ok affected=0")
+	for _, tc := range []struct{ ddl, query, want string }{
+		{"ALTER TABLE u ADD COLUMN w INT DEFAULT 7", "SELECT * FROM u WHERE id = 1", "1\t7"},
+		{"ALTER TABLE u ADD COLUMN x INT DEFAULT 8", "EXECUTE p", "1\t7\t8"},
+		{"CREATE TABLE nt (id INT PRIMARY KEY)", "SELECT COUNT(*) FROM nt", "0"},
+		{"CREATE OR REPLACE VIEW vt AS SELECT id, v FROM t", "SELECT * FROM vt", "1\t10"},
+		{"DROP TABLE nt", "SELECT COUNT(*) FROM nt", "error 1146"},
+		{"ALTER TABLE u ADD COLUMN y INT DEFAULT 9", "UPDATE u SET y = y + 1", "ok affected=1"},
+		{"ALTER TABLE u ADD COLUMN z INT DEFAULT 3", "INSERT INTO u (id, z) VALUES (2, (SELECT MAX(z) FROM u) + 1)", "ok affected=1"},
+	} {
+		b.expect("BEGIN", "ok affected=0")
+		b.expect("SELECT v FROM t", "10") // holds d's metadata lock until COMMIT
+		ddl := a.async(tc.ddl)
+		blocked(t, ddl, tc.ddl)
+		q := c.async(tc.query)
+		blocked(t, q, tc.query+" queued behind "+tc.ddl)
+		b.expect("COMMIT", "ok affected=0")
+		finished(t, ddl, "ok affected=0", tc.ddl)
+		finished(t, q, tc.want, tc.query+" after "+tc.ddl)
+	}
+	c.expect("SELECT id, z FROM u ORDER BY id", "1\t3\n2\t4")
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/plan"
 )
 
@@ -14,7 +15,11 @@ import (
 
 // viewColumns plans a view to learn its columns.
 func (s *Session) viewColumns(v *catalog.View) ([]proto.Column, error) {
-	sp, err := (&plan.Planner{Ctx: s.planContext()}).PlanView(v, 0)
+	var sp *exec.Select
+	err := s.resolve(func(p *plan.Planner) (err error) {
+		sp, err = p.PlanView(v, 0)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -89,7 +89,11 @@ func (d *ddlCtx) createView(x *ast.CreateViewStmt) error {
 			defer delete(d.s.mdl, n)
 		}
 	}
-	if _, err := (&plan.Planner{Ctx: d.s.planContext(), CreatingView: true}).PlanView(v, 0); err != nil {
+	if err := d.s.resolve(func(p *plan.Planner) error {
+		p.CreatingView = true
+		_, err := p.PlanView(v, 0)
+		return err
+	}); err != nil {
 		return err
 	}
 	d.cat.PutView(v)

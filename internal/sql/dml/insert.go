@@ -18,7 +18,7 @@ import (
 
 // Insert runs INSERT / REPLACE, with IGNORE, ON DUPLICATE KEY UPDATE and INSERT ... SELECT.
 func Insert(env *expr.Env, s Session, x *ast.InsertStmt) (proto.OK, error) {
-	tbl, _, err := TableRef(s.Plan(), x.Table.TableRefs)
+	tbl, _, err := TableRef(s, x.Table.TableRefs)
 	if err != nil {
 		return proto.OK{}, err
 	}
@@ -26,7 +26,6 @@ func Insert(env *expr.Env, s Session, x *ast.InsertStmt) (proto.OK, error) {
 	if err != nil {
 		return proto.OK{}, err
 	}
-	p := &plan.Planner{Ctx: s.Plan()}
 	ins := &Inserter{Env: env, S: s, Tbl: tbl, Ignore: x.IgnoreErr, Replace: x.IsReplace, Strict: s.Strict() && !x.IgnoreErr}
 	if len(x.Lists) > 1 || x.Select != nil {
 		// Many rows: their duplicate-key checks seek one engine iterator (see txn.LatestReader).
@@ -34,15 +33,29 @@ func Insert(env *expr.Env, s Session, x *ast.InsertStmt) (proto.OK, error) {
 		defer ins.Latest.Close()
 	}
 	env.DivZeroErr = ins.Strict && s.SQLModeHas("ERROR_FOR_DIVISION_BY_ZERO")
-	if len(x.OnDuplicate) > 0 {
+	// Everything the statement plans (ON DUPLICATE KEY UPDATE, the SELECT or the VALUES
+	// expressions) is planned, and its tables locked, before the first row is written.
+	var src *exec.Select
+	var values [][]expr.Expr
+	err = s.Resolve(func(p *plan.Planner) error {
 		if err := ins.compileOnDuplicate(p, x.OnDuplicate); err != nil {
-			return proto.OK{}, err
+			return err
 		}
+		var err error
+		if x.Select != nil {
+			src, err = p.PlanResultSet(x.Select.(ast.ResultSetNode), nil)
+		} else {
+			values, err = compileLists(p, cols, x.Lists, len(x.Columns) == 0)
+		}
+		return err
+	})
+	if err != nil {
+		return proto.OK{}, err
 	}
 	if x.Select != nil {
-		err = ins.insertSelect(p, cols, x.Select.(ast.ResultSetNode))
+		err = ins.insertSelect(src, cols)
 	} else {
-		err = ins.insertLists(p, cols, x.Lists, len(x.Columns) == 0)
+		err = ins.insertLists(values, cols, x.Lists)
 	}
 	if err != nil {
 		return proto.OK{}, err
@@ -89,6 +102,10 @@ func insertColumns(tbl *catalog.Table, names []*ast.ColumnName) ([]int, error) {
 // compileOnDuplicate compiles ON DUPLICATE KEY UPDATE against the existing row; VALUES(col) reads
 // the new row.
 func (ins *Inserter) compileOnDuplicate(p *plan.Planner, list []*ast.Assignment) error {
+	ins.onDup = ins.onDup[:0] // planned again after DDL (plan.Resolve)
+	if len(list) == 0 {
+		return nil
+	}
 	tbl := ins.Tbl
 	uc := p.NewCompiler(plan.TableScope(tbl, tbl.Name))
 	uc.ValuesRow = func(name string) (expr.Expr, error) {
@@ -118,12 +135,8 @@ func (ins *Inserter) compileOnDuplicate(p *plan.Planner, list []*ast.Assignment)
 }
 
 // insertSelect inserts the rows of INSERT ... SELECT, read in full before the first is written.
-func (ins *Inserter) insertSelect(p *plan.Planner, cols []int, sel ast.ResultSetNode) error {
+func (ins *Inserter) insertSelect(pl *exec.Select, cols []int) error {
 	env := ins.Env
-	pl, err := p.PlanResultSet(sel, nil)
-	if err != nil {
-		return err
-	}
 	if pl.NVisible != len(cols) {
 		return sqlerr.New(sqlerr.ErrWrongValueCount, "Column count doesn't match value count at row 1")
 	}
@@ -144,17 +157,47 @@ func (ins *Inserter) insertSelect(p *plan.Planner, cols []int, sel ast.ResultSet
 	return nil
 }
 
-// insertLists inserts the rows of INSERT ... VALUES; allDefault says no column list was given, so
-// an empty VALUES () row takes every default.
-func (ins *Inserter) insertLists(p *plan.Planner, cols []int, lists [][]ast.ExprNode, allDefault bool) error {
+// compileLists checks each VALUES row's length and compiles its values that are neither literals
+// nor DEFAULT (all rows before the first is written, as MySQL resolves them). The result is nil
+// when there is no such value (a many-row INSERT of literals builds no expression).
+func compileLists(p *plan.Planner, cols []int, lists [][]ast.ExprNode, allDefault bool) ([][]expr.Expr, error) {
+	var out [][]expr.Expr
+	var c *plan.Compiler
+	for ri, list := range lists {
+		if len(list) != len(cols) && !(len(list) == 0 && allDefault) {
+			return nil, sqlerr.New(sqlerr.ErrWrongValueCount, "Column count doesn't match value count at row %d", ri+1)
+		}
+		for i, n := range list {
+			switch n.(type) {
+			case *ast.DefaultExpr, *driver.ValueExpr:
+				continue
+			}
+			if c == nil {
+				c = p.NewCompiler(&plan.Scope{})
+			}
+			e, err := c.Compile(n)
+			if err != nil {
+				return nil, err
+			}
+			if out == nil {
+				out = make([][]expr.Expr, len(lists))
+			}
+			if out[ri] == nil {
+				out[ri] = make([]expr.Expr, len(list))
+			}
+			out[ri][i] = e
+		}
+	}
+	return out, nil
+}
+
+// insertLists inserts the rows of INSERT ... VALUES; compiled holds the values compileLists
+// compiled (nil: every value is a literal or DEFAULT). An empty VALUES () row takes every default.
+func (ins *Inserter) insertLists(compiled [][]expr.Expr, cols []int, lists [][]ast.ExprNode) error {
 	env := ins.Env
-	c := p.NewCompiler(&plan.Scope{})
 	for ri, list := range lists {
 		if err := env.CheckKilled(); err != nil {
 			return err
-		}
-		if len(list) != len(cols) && !(len(list) == 0 && allDefault) {
-			return sqlerr.New(sqlerr.ErrWrongValueCount, "Column count doesn't match value count at row %d", ri+1)
 		}
 		vals := make([]types.Value, len(cols))
 		isDefault := make([]bool, len(cols))
@@ -164,21 +207,18 @@ func (ins *Inserter) insertLists(p *plan.Planner, cols []int, lists [][]ast.Expr
 			}
 		}
 		for i, n := range list {
-			if _, ok := n.(*ast.DefaultExpr); ok {
+			switch v := n.(type) {
+			case *ast.DefaultExpr:
 				isDefault[i] = true
 				continue
-			}
-			if ve, ok := n.(*driver.ValueExpr); ok {
+			case *driver.ValueExpr:
 				// A literal is its value (what its compiled constant evaluates to), without
 				// building an expression per value of a many-row INSERT.
-				vals[i] = plan.DatumValue(&ve.Datum)
+				vals[i] = plan.DatumValue(&v.Datum)
 				continue
 			}
-			e, err := c.Compile(n)
-			if err != nil {
-				return err
-			}
-			if vals[i], err = e.Eval(env, nil); err != nil {
+			var err error
+			if vals[i], err = compiled[ri][i].Eval(env, nil); err != nil {
 				return err
 			}
 		}

@@ -449,7 +449,7 @@ func validPrefix(b []byte, charset string) string {
 
 // LoadData runs LOAD DATA in the statement's scope (the facade's); opener is nil without LOCAL.
 func LoadData(env *expr.Env, s Session, x *ast.LoadDataStmt, opener LocalFile) (proto.OK, error) {
-	tbl, err := LookupTable(s.Plan(), x.Table.Schema.O, x.Table.Name.O)
+	tbl, err := LookupTable(s, x.Table.Schema.O, x.Table.Name.O)
 	if err != nil {
 		return proto.OK{}, err
 	}
@@ -605,7 +605,15 @@ func missingDefaults(s Session, tbl *catalog.Table, strict bool, inList, inSet, 
 
 // compileLoadSets compiles the SET clause against the table's row, marking the columns it sets.
 func compileLoadSets(s Session, tbl *catalog.Table, list []*ast.Assignment, inSet []bool) ([]Assignment, error) {
-	c := (&plan.Planner{Ctx: s.Plan()}).NewCompiler(plan.TableScope(tbl, tbl.Name))
+	var sets []Assignment
+	err := s.Resolve(func(p *plan.Planner) (err error) {
+		sets, err = compileLoadSetsWith(p.NewCompiler(plan.TableScope(tbl, tbl.Name)), s, tbl, list, inSet)
+		return err
+	})
+	return sets, err
+}
+
+func compileLoadSetsWith(c *plan.Compiler, s Session, tbl *catalog.Table, list []*ast.Assignment, inSet []bool) ([]Assignment, error) {
 	var sets []Assignment
 	for _, a := range list {
 		if a.Column.Table.O != "" && !strings.EqualFold(a.Column.Table.O, tbl.Name) {

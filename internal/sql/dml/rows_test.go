@@ -1,6 +1,7 @@
 package dml
 
 import (
+	"errors"
 	"io"
 	"testing"
 
@@ -23,7 +24,10 @@ type fakeSession struct {
 	warnings []sqlerr.Warning
 }
 
-func (f *fakeSession) Plan() plan.Context { return nil }
+func (f *fakeSession) Plan() plan.Context                      { return nil }
+func (f *fakeSession) Resolve(func(*plan.Planner) error) error { return errors.New("no planner") }
+func (f *fakeSession) LockDB(string) error                     { return nil }
+func (f *fakeSession) UseTable(string, string, bool) error     { return nil }
 func (f *fakeSession) AddWarning(level string, code uint16, msg string) {
 	f.warnings = append(f.warnings, sqlerr.Warning{Level: level, Code: code, Message: msg})
 }

@@ -13,8 +13,15 @@ import (
 // Session is what the DML runners need of the session: the consumer-side cut of the facade's
 // *sql.Session, so this package does not depend on the facade.
 type Session interface {
-	// Plan is the session as the planner sees it: current database, catalog, metadata locks.
+	// Plan is the session as the planner sees it: current database, catalog, user variables.
 	Plan() plan.Context
+	// Resolve runs planning calls on a planner whose resolutions the session then locks and
+	// checks against DDL (plan.Resolve): the planner takes no metadata lock itself.
+	Resolve(build func(p *plan.Planner) error) error
+	// LockDB takes a database's shared metadata lock for the statement (or its transaction);
+	// UseTable records (under LOCK TABLES: checks) the use of a table, for writing if write.
+	LockDB(db string) error
+	UseTable(db, name string, write bool) error
 	// AddWarning appends a warning for SHOW WARNINGS.
 	AddWarning(level string, code uint16, msg string)
 	// WarningCount is the number of warnings the statement has so far (the Info line's).

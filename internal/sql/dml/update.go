@@ -16,7 +16,7 @@ import (
 )
 
 // TableRef resolves the single target table of UPDATE/DELETE (and INSERT's table) with its alias.
-func TableRef(ctx plan.Context, n ast.ResultSetNode) (*catalog.Table, string, error) {
+func TableRef(s Session, n ast.ResultSetNode) (*catalog.Table, string, error) {
 	var tn *ast.TableName
 	alias := ""
 	switch x := n.(type) {
@@ -24,7 +24,7 @@ func TableRef(ctx plan.Context, n ast.ResultSetNode) (*catalog.Table, string, er
 		if x.Right != nil {
 			return nil, "", sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table UPDATE and DELETE are not supported yet")
 		}
-		return TableRef(ctx, x.Left)
+		return TableRef(s, x.Left)
 	case *ast.TableSource:
 		alias = x.AsName.O
 		t, ok := x.Source.(*ast.TableName)
@@ -37,7 +37,7 @@ func TableRef(ctx plan.Context, n ast.ResultSetNode) (*catalog.Table, string, er
 	default:
 		return nil, "", sqlerr.New(sqlerr.ErrNotSupportedYet, "unsupported target table")
 	}
-	tbl, err := LookupTable(ctx, tn.Schema.O, tn.Name.O)
+	tbl, err := LookupTable(s, tn.Schema.O, tn.Name.O)
 	if err != nil {
 		return nil, "", err
 	}
@@ -49,28 +49,29 @@ func TableRef(ctx plan.Context, n ast.ResultSetNode) (*catalog.Table, string, er
 
 // LookupTable finds a base table to write (db "" is the current database), taking the
 // database's metadata lock and recording the table's use for writing.
-func LookupTable(ctx plan.Context, db, name string) (*catalog.Table, error) {
+func LookupTable(s Session, db, name string) (*catalog.Table, error) {
+	ctx := s.Plan()
 	if db == "" {
 		db = ctx.CurrentDB()
 		if db == "" {
 			return nil, sqlerr.New(sqlerr.ErrNoDB, "No database selected")
 		}
 	}
-	if err := ctx.LockDB(db); err != nil {
+	if err := s.LockDB(db); err != nil {
 		return nil, err
 	}
 	tbl, ok := ctx.Catalog().Table(db, name)
 	if !ok {
 		return nil, sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, name)
 	}
-	if err := ctx.UseTable(tbl.DB, tbl.Name, true); err != nil {
+	if err := s.UseTable(tbl.DB, tbl.Name, true); err != nil {
 		return nil, err
 	}
 	return tbl, nil
 }
 
 // TargetPlan plans the row source of UPDATE/DELETE: a locking current read of one table.
-func TargetPlan(ctx plan.Context, tbl *catalog.Table, alias string, where ast.ExprNode, order *ast.OrderByClause, limit *ast.Limit) (*exec.Select, error) {
+func TargetPlan(s Session, tbl *catalog.Table, alias string, where ast.ExprNode, order *ast.OrderByClause, limit *ast.Limit) (*exec.Select, error) {
 	sel := &ast.SelectStmt{
 		SelectStmtOpts: &ast.SelectStmtOpts{SQLCache: true},
 		Fields:         &ast.FieldList{Fields: []*ast.SelectField{{WildCard: &ast.WildCardField{}}}},
@@ -81,7 +82,11 @@ func TargetPlan(ctx plan.Context, tbl *catalog.Table, alias string, where ast.Ex
 		Limit:    limit,
 		LockInfo: &ast.SelectLockInfo{LockType: ast.SelectLockForUpdate},
 	}
-	pl, err := (&plan.Planner{Ctx: ctx}).PlanSelect(sel, nil)
+	var pl *exec.Select
+	err := s.Resolve(func(p *plan.Planner) (err error) {
+		pl, err = p.PlanSelect(sel, nil)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -100,11 +105,11 @@ func Update(env *expr.Env, s Session, x *ast.UpdateStmt) (proto.OK, error) {
 	if x.MultipleTable {
 		return proto.OK{}, sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table UPDATE is not supported yet")
 	}
-	tbl, alias, err := TableRef(s.Plan(), x.TableRefs.TableRefs)
+	tbl, alias, err := TableRef(s, x.TableRefs.TableRefs)
 	if err != nil {
 		return proto.OK{}, err
 	}
-	pl, err := TargetPlan(s.Plan(), tbl, alias, x.Where, x.Order, x.Limit)
+	pl, err := TargetPlan(s, tbl, alias, x.Where, x.Order, x.Limit)
 	if err != nil {
 		return proto.OK{}, err
 	}
@@ -143,7 +148,16 @@ func Update(env *expr.Env, s Session, x *ast.UpdateStmt) (proto.OK, error) {
 
 // compileUpdateSets compiles UPDATE's SET list against the target table's row.
 func compileUpdateSets(s Session, tbl *catalog.Table, alias string, list []*ast.Assignment) ([]Assignment, error) {
-	c := (&plan.Planner{Ctx: s.Plan()}).NewCompiler(plan.TableScope(tbl, alias))
+	var sets []Assignment
+	err := s.Resolve(func(p *plan.Planner) (err error) {
+		sets, err = compileSets(p.NewCompiler(plan.TableScope(tbl, alias)), s, tbl, alias, list)
+		return err
+	})
+	return sets, err
+}
+
+// compileSets compiles SET col = expr assignments with c.
+func compileSets(c *plan.Compiler, s Session, tbl *catalog.Table, alias string, list []*ast.Assignment) ([]Assignment, error) {
 	var sets []Assignment
 	for _, a := range list {
 		if a.Column.Table.O != "" && !strings.EqualFold(a.Column.Table.O, alias) {
@@ -231,11 +245,11 @@ func Delete(env *expr.Env, s Session, x *ast.DeleteStmt) (proto.OK, error) {
 	if x.IsMultiTable {
 		return proto.OK{}, sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table DELETE is not supported yet")
 	}
-	tbl, alias, err := TableRef(s.Plan(), x.TableRefs.TableRefs)
+	tbl, alias, err := TableRef(s, x.TableRefs.TableRefs)
 	if err != nil {
 		return proto.OK{}, err
 	}
-	pl, err := TargetPlan(s.Plan(), tbl, alias, x.Where, x.Order, x.Limit)
+	pl, err := TargetPlan(s, tbl, alias, x.Where, x.Order, x.Limit)
 	if err != nil {
 		return proto.OK{}, err
 	}

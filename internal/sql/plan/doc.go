@@ -39,12 +39,12 @@
 // from the catalog alone), write the catalog, or keep anything of a statement after its plan is
 // returned (a plan is immutable and may be cached by the facade). The one session state it touches
 // is the default database, switched to a view's own database while that view's body is planned
-// (Context.SetCurrentDB) and restored after. Metadata locks: the planner still asks its Context to
-// take them while it resolves names (Context.LockDB before a database's definitions are read,
-// Context.UseTable for each base table and view, in resolution order); the facade implements both.
-// A plan the facade caches reports the tables it resolved (Planner.Uses), so their locks are taken
-// again before each run without planning again. Issue 14's target is that the facade takes them
-// around planning, from the databases and tables the planner reports; that step is not made yet.
+// (Context.SetCurrentDB) and restored after. Metadata locks: the planner takes none. It resolves
+// names in one catalog snapshot (Uses.Cat) and records each resolution in Uses (a base table, a
+// view, or a name that resolved to nothing), in resolution order; its caller takes the locks from
+// that record after planning and plans again if DDL changed a resolved name in between
+// (Resolve: the facade and the statement runners plan through it). A plan the facade caches keeps
+// its Uses, so their locks are taken again before each run without planning again.
 //
 // EXPLAIN's rendering of a plan (explainRows) is still in the facade's show.go.
 package plan

@@ -121,23 +121,92 @@ type Planner struct {
 	viewDepth    int32 // nesting of views being planned (PlanView)
 	selDepth     int32 // nesting of query blocks being planned (enterSelect)
 	CreatingView bool  // CREATE VIEW checks its body: errors are reported as they are
-	// Uses, when set, collects the base tables and views the plan resolved, in resolution order
-	// (a table of a query block planned twice for its join order appears twice): what a cached plan
-	// must lock again before each run (the facade's prepared statements). Nil for a plan run once,
-	// so a statement pays nothing for it.
-	Uses *[]TableUse
+	// Uses is where the planner reads its catalog snapshot and records what it resolves. The planner
+	// takes no metadata lock: its caller takes them afterwards from Uses and checks (Resolve) that
+	// no DDL changed what was resolved in between. Planning a named table without Uses fails.
+	Uses *Uses
 }
 
-// TableUse is a base table or view a plan resolved.
-type TableUse struct{ DB, Name string }
+// Uses is what planning calls resolved against one catalog snapshot.
+type Uses struct {
+	// Cat is the catalog the planner reads (Resolve sets it; nil: the Context's current catalog).
+	Cat *catalog.Catalog
+	// Tables are the names resolved, in resolution order (a name met twice is listed twice).
+	Tables []TableUse
+}
 
-// useTable asks the Context to record (under LOCK TABLES: check) the use of a base table or view,
-// and collects it for a cached plan (Uses).
-func (p *Planner) useTable(db, name string) error {
-	if p.Uses != nil && !p.Ctx.IsVirtualDB(db) {
-		*p.Uses = append(*p.Uses, TableUse{DB: db, Name: name})
+// TableUse is one name the planner resolved: to a base table, a view, or (both nil) to nothing —
+// the statement fails on it, unless DDL creates it before the caller's metadata lock is taken.
+type TableUse struct {
+	DB, Name string
+	Table    *catalog.Table
+	View     *catalog.View
+}
+
+// catalog is the snapshot the planner resolves names in.
+func (p *Planner) catalog() *catalog.Catalog {
+	if p.Uses != nil && p.Uses.Cat != nil {
+		return p.Uses.Cat
 	}
-	return p.Ctx.UseTable(db, name, false)
+	return p.Ctx.Catalog()
+}
+
+// resolved records a resolution for the caller's metadata locks (virtual databases need none).
+func (p *Planner) resolved(u TableUse) error {
+	if p.Ctx.IsVirtualDB(u.DB) {
+		return nil
+	}
+	if p.Uses == nil {
+		return sqlerr.New(sqlerr.ErrUnknownError, "internal error: table %s.%s planned without a Uses record (its metadata lock would not be taken)", u.DB, u.Name)
+	}
+	p.Uses.Tables = append(p.Uses.Tables, u)
+	return nil
+}
+
+// Stale reports whether any resolution in u differs in cur: a table or view replaced, dropped or
+// created under a name u resolved since u.Cat was read.
+func (u *Uses) Stale(cur *catalog.Catalog) bool {
+	if cur == u.Cat {
+		return false
+	}
+	for _, r := range u.Tables {
+		t, _ := cur.Table(r.DB, r.Name)
+		if t != r.Table {
+			return true
+		}
+		if r.Table == nil {
+			if v, _ := cur.View(r.DB, r.Name); v != r.View {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// MaxReplans bounds how often Resolve plans again because DDL kept changing what a statement
+// resolved; past it the statement fails with ER_TABLE_DEF_CHANGED (1412), as MySQL's does.
+const MaxReplans = 10
+
+// Resolve runs build — planning calls recording into u — against the current catalog, then lock,
+// the caller's metadata locks for what build resolved (u.Tables, in resolution order). If DDL
+// changed any of it in between, build runs again: the locks now held keep what it resolved from
+// changing again. build's own error is returned only after those locks are taken and it is known
+// not to come from a stale snapshot (a table another session was creating, for example). This is
+// how the facade and the statement runners take the locks the planner itself never takes.
+func Resolve(ctx Context, u *Uses, lock func([]TableUse) error, build func() error) error {
+	for try := 0; ; try++ {
+		u.Cat, u.Tables = ctx.Catalog(), u.Tables[:0]
+		err := build()
+		if lerr := lock(u.Tables); lerr != nil {
+			return lerr
+		}
+		if !u.Stale(ctx.Catalog()) {
+			return err
+		}
+		if try == MaxReplans {
+			return sqlerr.New(sqlerr.ErrTableDefChanged, "Table definition has changed, please retry transaction")
+		}
+	}
 }
 
 // VirtualTables is how the planner reaches information_schema, mysql.* and the cluster tables. Their
@@ -161,12 +230,8 @@ type Context interface {
 	// planned (the view's own database is its default) and back.
 	CurrentDB() string
 	SetCurrentDB(db string)
-	// Catalog is the current catalog: read again after each LockDB, which may have waited for DDL.
+	// Catalog is the current catalog (Resolve's snapshot; the planner reads Uses.Cat).
 	Catalog() *catalog.Catalog
-	// LockDB takes the shared metadata lock of a database before its tables are resolved.
-	LockDB(db string) error
-	// UseTable records (or, under LOCK TABLES, checks) the use of a base table or view.
-	UseTable(db, name string, write bool) error
 	// FullGroupBy reports sql_mode ONLY_FULL_GROUP_BY.
 	FullGroupBy() bool
 	// ConnCollation is collation_connection's collation.
@@ -269,8 +334,8 @@ type plannedLevel struct {
 // as written; step 4 may then choose a better order for inner joins and plan again). The steps, in
 // the order they run (each reads what the earlier ones left in the selectBuilder):
 //  1. Build levels (buildLevels): flatten the join tree, resolve each FROM item to a base table,
-//     view, virtual table or derived table, and add its columns to the scope. Resolving a table
-//     takes its metadata lock here (useTable, lockDB), so a plan is built over locked definitions.
+//     view, virtual table or derived table, and add its columns to the scope. Resolving a name
+//     records it in Uses; the caller locks it after planning and plans again if DDL changed it.
 //  2. USING and NATURAL joins become equality ON conditions (usingConditions).
 //  3. Place conjuncts (placeConjuncts): each ON condition goes to its own level, or to the deepest
 //     level it reads for inner joins; each WHERE conjunct to the first level that has all its
@@ -355,7 +420,7 @@ func (b *selectBuilder) buildLevels() error {
 		}
 		b.items = reordered
 	}
-	b.cat = b.p.Ctx.Catalog()
+	b.cat = b.p.catalog()
 	b.levels = make([]plannedLevel, len(b.items))
 	for li, it := range b.items {
 		lv := &b.levels[li].Level
@@ -378,7 +443,7 @@ func (b *selectBuilder) buildLevels() error {
 }
 
 // namedLevel resolves a FROM item that names a table: a base table, else a view, else a virtual
-// table (information_schema and the like). It takes the metadata locks of what it resolves.
+// table (information_schema and the like), recording what it resolves for the caller's metadata locks.
 func (b *selectBuilder) namedLevel(lv *exec.Level, li int, it fromItem) error {
 	p, sc := b.p, b.sc
 	db := it.tn.Schema.O
@@ -388,17 +453,11 @@ func (b *selectBuilder) namedLevel(lv *exec.Level, li int, it fromItem) error {
 			return sqlerr.New(sqlerr.ErrNoDB, "No database selected")
 		}
 	}
-	if !p.virtualTables().IsVirtualDB(db) {
-		if err := p.Ctx.LockDB(db); err != nil {
-			return err
-		}
-		b.cat = p.Ctx.Catalog()
-	}
 	cat := b.cat
 	tbl, ok := cat.Table(db, it.tn.Name.O)
 	if !ok {
 		if v, ok := cat.View(db, it.tn.Name.O); ok {
-			if err := p.useTable(v.DB, v.Name); err != nil {
+			if err := p.resolved(TableUse{DB: db, Name: it.tn.Name.O, View: v}); err != nil {
 				return err
 			}
 			sub, err := p.PlanView(v, int(p.viewDepth))
@@ -416,12 +475,12 @@ func (b *selectBuilder) namedLevel(lv *exec.Level, li int, it fromItem) error {
 			}
 			return nil
 		}
-		if _, ok := cat.DB(db); !ok && !p.virtualTables().IsVirtualDB(db) {
-			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, it.tn.Name.O)
+		if err := p.resolved(TableUse{DB: db, Name: it.tn.Name.O}); err != nil {
+			return err
 		}
 		return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", db, it.tn.Name.O)
 	}
-	if err := p.useTable(tbl.DB, tbl.Name); err != nil {
+	if err := p.resolved(TableUse{DB: db, Name: it.tn.Name.O, Table: tbl}); err != nil {
 		return err
 	}
 	for _, other := range b.pl.Levels {

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -16,8 +15,8 @@ import (
 )
 
 // The planner runs without the facade: a fake Context over a hand-built catalog is all it needs.
-// What the planner asks of its Context (metadata locks, table uses, virtual tables), in which
-// order, and what it reports for a cached plan (Planner.Uses) are its contract with the facade.
+// What the planner records of the names it resolves (Uses), in which order, and how Resolve plans
+// again when DDL changes them are its contract with the facade, which takes the metadata locks.
 
 // fakeContext records the planner's calls to its Context.
 type fakeContext struct {
@@ -36,18 +35,10 @@ func (f *fakeContext) VirtualTable(db, name string) (*exec.Select, bool) {
 	pl.NVisible = 1
 	return pl, true
 }
-func (f *fakeContext) IsVirtualDB(db string) bool { return strings.EqualFold(db, "information_schema") }
-func (f *fakeContext) CurrentDB() string          { return f.db }
-func (f *fakeContext) SetCurrentDB(db string)     { f.db = db }
-func (f *fakeContext) Catalog() *catalog.Catalog  { return f.cat }
-func (f *fakeContext) LockDB(db string) error {
-	f.calls = append(f.calls, "lockdb "+db)
-	return nil
-}
-func (f *fakeContext) UseTable(db, name string, write bool) error {
-	f.calls = append(f.calls, fmt.Sprintf("use %s.%s write=%v", db, name, write))
-	return nil
-}
+func (f *fakeContext) IsVirtualDB(db string) bool                  { return strings.EqualFold(db, "information_schema") }
+func (f *fakeContext) CurrentDB() string                           { return f.db }
+func (f *fakeContext) SetCurrentDB(db string)                      { f.db = db }
+func (f *fakeContext) Catalog() *catalog.Catalog                   { return f.cat }
 func (f *fakeContext) FullGroupBy() bool                           { return true }
 func (f *fakeContext) ConnCollation() *types.Collation             { return nil }
 func (f *fakeContext) EnterExpr() error                            { return nil }
@@ -96,35 +87,111 @@ func planOf(t *testing.T, p *Planner, sql string) *exec.Select {
 	return pl
 }
 
-func TestPlannerContextCalls(t *testing.T) {
+// uses renders what a planning call resolved: db.name and what the name was (table, view, none).
+func renderUses(us []TableUse) string {
+	var out []string
+	for _, u := range us {
+		kind := "none"
+		if u.Table != nil {
+			kind = "table"
+		} else if u.View != nil {
+			kind = "view"
+		}
+		out = append(out, u.DB+"."+u.Name+"="+kind)
+	}
+	return strings.Join(out, " ")
+}
+
+func TestPlannerRecordsWhatItResolves(t *testing.T) {
 	for _, c := range []struct {
 		name, sql string
-		calls     []string // what the planner asked its Context, in order
-		uses      []TableUse
+		calls     string // what the planner asked its Context beyond names (virtual tables)
+		uses      string
+		err       string
 	}{
-		{"one table: its database is locked before the table is used", "SELECT a FROM t1 WHERE a = 1",
-			[]string{"lockdb d", "use d.t1 write=false"}, []TableUse{{"d", "t1"}}},
-		{"a view: the view is used, then the tables of its body", "SELECT x.a FROM t1 JOIN v AS x ON t1.a = x.a",
-			[]string{"lockdb d", "use d.t1 write=false", "lockdb d", "use d.v write=false", "lockdb d", "use d.t2 write=false"},
-			[]TableUse{{"d", "t1"}, {"d", "v"}, {"d", "t2"}}},
+		{"one table", "SELECT a FROM t1 WHERE a = 1", "", "d.t1=table", ""},
+		{"a view: the view, then the tables of its body", "SELECT x.a FROM t1 JOIN v AS x ON t1.a = x.a",
+			"", "d.t1=table d.v=view d.t2=table", ""},
 		{"a subquery is resolved when WHERE is bound", "SELECT a FROM t1 WHERE b IN (SELECT b FROM t2)",
-			[]string{"lockdb d", "use d.t1 write=false", "lockdb d", "use d.t2 write=false"},
-			[]TableUse{{"d", "t1"}, {"d", "t2"}}},
-		{"a virtual table takes no metadata lock and is no table use", "SELECT SCHEMA_NAME FROM information_schema.schemata",
-			[]string{"virtual information_schema.schemata"}, nil},
+			"", "d.t1=table d.t2=table", ""},
+		{"a virtual table is no table use", "SELECT SCHEMA_NAME FROM information_schema.schemata",
+			"virtual information_schema.schemata", "", ""},
+		{"a missing table is recorded: DDL may create it before the caller's lock", "SELECT a FROM t1, nosuch",
+			"virtual d.nosuch", "d.t1=table d.nosuch=none", "doesn't exist"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFake()
-			var uses []TableUse
-			planOf(t, &Planner{Ctx: f, Uses: &uses}, c.sql)
-			if got, want := strings.Join(f.calls, "; "), strings.Join(c.calls, "; "); got != want {
-				t.Errorf("calls:\n got %s\nwant %s", got, want)
+			uses := &Uses{}
+			stmts, err := parse(c.sql)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if fmt.Sprint(uses) != fmt.Sprint(c.uses) {
-				t.Errorf("uses: got %v, want %v", uses, c.uses)
+			_, err = (&Planner{Ctx: f, Uses: uses}).PlanResultSet(stmts[0].(ast.ResultSetNode), nil)
+			if (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
+				t.Fatalf("error %v, want %q", err, c.err)
+			}
+			if got := strings.Join(f.calls, "; "); got != c.calls {
+				t.Errorf("calls: got %q, want %q", got, c.calls)
+			}
+			if got := renderUses(uses.Tables); got != c.uses {
+				t.Errorf("uses: got %q, want %q", got, c.uses)
 			}
 			if f.db != "d" {
 				t.Errorf("default database left at %q after planning", f.db)
+			}
+		})
+	}
+}
+
+func TestPlanningANamedTableNeedsUses(t *testing.T) {
+	stmts, _ := parse("SELECT a FROM t1")
+	_, err := (&Planner{Ctx: newFake()}).PlanResultSet(stmts[0].(ast.ResultSetNode), nil)
+	if err == nil || !strings.Contains(err.Error(), "without a Uses record") {
+		t.Fatalf("planning without Uses: %v, want the internal error", err)
+	}
+}
+
+// TestResolvePlansAgainAfterDDL: DDL that commits between planning and the caller's locks makes
+// Resolve plan again against the new catalog; DDL elsewhere does not; endless DDL ends in 1412.
+func TestResolvePlansAgainAfterDDL(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		sql    string
+		ddl    func(cat *catalog.Catalog) // run by the lock (as if a DDL committed before it)
+		times  int                        // how many locks see the DDL happen
+		builds int
+		err    string
+	}{
+		{"no DDL", "SELECT a FROM t1", nil, 0, 1, ""},
+		{"DDL on another table", "SELECT a FROM t1", func(c *catalog.Catalog) { c.PutTable(table(9, "t9")) }, 1, 1, ""},
+		{"the table replaced", "SELECT a FROM t1", func(c *catalog.Catalog) { c.PutTable(table(11, "t1")) }, 1, 2, ""},
+		{"the missing table created", "SELECT a FROM t3", func(c *catalog.Catalog) { c.PutTable(table(3, "t3")) }, 1, 2, ""},
+		{"a view's body table replaced", "SELECT a FROM v", func(c *catalog.Catalog) { c.PutTable(table(12, "t2")) }, 1, 2, ""},
+		{"DDL that never stops", "SELECT a FROM t1", func(c *catalog.Catalog) { c.PutTable(table(13, "t1")) }, 100, MaxReplans + 1, "Table definition has changed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake()
+			stmts, _ := parse(c.sql)
+			uses, builds, ddls := &Uses{}, 0, 0
+			lock := func([]TableUse) error {
+				if c.ddl != nil && ddls < c.times {
+					ddls++
+					next := f.cat.Copy()
+					c.ddl(next)
+					f.cat = next
+				}
+				return nil
+			}
+			err := Resolve(f, uses, lock, func() error {
+				builds++
+				_, err := (&Planner{Ctx: f, Uses: uses}).PlanResultSet(stmts[0].(ast.ResultSetNode), nil)
+				return err
+			})
+			if (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
+				t.Fatalf("error %v, want %q", err, c.err)
+			}
+			if builds != c.builds {
+				t.Errorf("planned %d times, want %d", builds, c.builds)
 			}
 		})
 	}
@@ -143,7 +210,7 @@ func TestPlannerWithoutFacade(t *testing.T) {
 		{"SELECT a FROM t1 WHERE b + 0 = 2", exec.AccFull, "PRIMARY"},
 		{"SELECT a FROM t1 IGNORE INDEX (kb) WHERE b = 2", exec.AccFull, "PRIMARY"},
 	} {
-		pl := planOf(t, &Planner{Ctx: newFake()}, c.sql)
+		pl := planOf(t, &Planner{Ctx: newFake(), Uses: &Uses{}}, c.sql)
 		acc := pl.Levels[0].Acc
 		if acc.Kind != c.kind || acc.Idx.Name != c.idx {
 			t.Errorf("%s: access %v on %s, want %v on %s", c.sql, acc.Kind, acc.Idx.Name, c.kind, c.idx)
