@@ -15,7 +15,7 @@
 # times (CI runs 1,000).
 GO ?= go
 
-.PHONY: build run test fuzz soak soak-crash soak-cluster ryw bench bench-commit bench-pipeline bench-cluster bench-linkbench conformance sltrun
+.PHONY: build run test fuzz soak soak-crash soak-cluster ryw bench bench-commit bench-pipeline bench-cluster bench-ack bench-linkbench conformance sltrun
 
 build:
 	$(GO) build -o bin/kiln ./cmd/kiln
@@ -71,6 +71,10 @@ bench-cluster: build
 	$(GO) build -o bin/delayproxy ./tools/delayproxy
 	$(GO) build -o bin/failoverprobe ./tools/failoverprobe
 	bench/cluster-compare.sh
+
+# kiln_commit_ack = applied against durable on a 3-voter cluster (docs/benchmarks.md).
+bench-ack: build
+	bench/commit-ack.sh
 
 # LinkBench (kiln bench linkbench), MariaDB then Kiln: bench/linkbench-compare.sh (env NODES, THREADS, DURATION)
 bench-linkbench: build
