@@ -57,6 +57,7 @@ type logPosition struct {
 	n       *repl.Node
 	cluster gtid.UUID
 	server  string
+	noRead  bool // Config.UnsafeNoReadIndex (a test hook)
 }
 
 func newLogPosition(n *repl.Node, cfg Config) (logPosition, error) {
@@ -78,7 +79,7 @@ func newLogPosition(n *repl.Node, cfg Config) (logPosition, error) {
 	if err != nil {
 		return logPosition{}, err
 	}
-	return logPosition{n: n, cluster: u, server: su}, nil
+	return logPosition{n: n, cluster: u, server: su, noRead: cfg.UnsafeNoReadIndex}, nil
 }
 
 func (p logPosition) ClusterUUID() gtid.UUID { return p.cluster }
@@ -87,6 +88,9 @@ func (p logPosition) Applied() uint64        { return p.n.Applied() }
 
 // ReadIndex is the node's quorum-confirmed read index (linearizable reads).
 func (p logPosition) ReadIndex(ctx context.Context) (uint64, error) {
+	if p.noRead {
+		return p.n.Applied(), nil // the test hook: no quorum confirmation, so stale reads
+	}
 	idx, err := p.n.ReadIndex(ctx)
 	if errors.Is(err, repl.ErrStopped) {
 		return 0, sqlerr.New(sqlerr.ErrServerShutdown, "Server shutdown in progress")
