@@ -48,6 +48,16 @@ func (g *gatedApplier) Apply(rec []byte, eng *engine.Engine, b *engine.Batch) er
 	return g.Applier.Apply(rec, eng, b)
 }
 
+// openAll opens every gate when the test ends, before the nodes' cleanups stop them (cleanups run
+// last-registered first): a node whose apply is held could not stop.
+func openAll(t *testing.T, gates []*gatedApplier) {
+	t.Cleanup(func() {
+		for _, g := range gates {
+			g.openGate()
+		}
+	})
+}
+
 // startGatedCluster is startCluster whose every member's apply can be held (gates[i] for node i+1).
 func startGatedCluster(t *testing.T, size int) (*memNet, []*clusterNode, []*gatedApplier) {
 	t.Helper()
@@ -68,6 +78,7 @@ func startGatedCluster(t *testing.T, size int) (*memNet, []*clusterNode, []*gate
 		}(i)
 	}
 	wg.Wait()
+	openAll(t, gates)
 	if t.Failed() {
 		t.FailNow()
 	}
@@ -197,5 +208,53 @@ func TestMajorityApplied(t *testing.T) {
 				t.Fatalf("majorityApplied = %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestWaitMajorityAppliedLogOnly: with two full voters and a log-only voter, the log-only voter's
+// fsync completes a commit's majority but not the applied level: its engine holds nothing to read,
+// so the level waits for the other full voter's apply (the majority of the two engine-bearing
+// voters is both).
+func TestWaitMajorityAppliedLogOnly(t *testing.T) {
+	net := &memNet{nodes: map[uint64]*Node{}, cut: map[[2]uint64]bool{}}
+	peers := []Peer{{ID: 1, Addr: "node1"}, {ID: 2, Addr: "node2"}, {ID: 3, Addr: "node3", LogOnly: true}}
+	nodes := make([]*clusterNode, 3)
+	gates := []*gatedApplier{newGatedApplier(), newGatedApplier(), newGatedApplier()}
+	var wg sync.WaitGroup
+	for i := range nodes {
+		wg.Go(func() {
+			nodes[i] = startMember(t, net, uint64(i+1), peers, false, func(c *Config) { c.LogOnly = i == 2; c.Applier = gates[i] })
+		})
+	}
+	wg.Wait()
+	openAll(t, gates)
+	if t.Failed() {
+		t.FailNow()
+	}
+	ld := waitLeader(t, nodes[:2], 0)
+	other := nodes[0]
+	if other == ld {
+		other = nodes[1]
+	}
+	gates[other.n.ID()-1].closeGate()
+	idx, err := put(t, ld.m, context.Background(), "k", "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	err = ld.n.WaitMajorityApplied(ctx, idx)
+	cancel()
+	var ie *InterruptedError
+	if !errors.As(err, &ie) {
+		t.Fatalf("WaitMajorityApplied while only the leader and the log-only voter have %d: %v, want an InterruptedError", idx, err)
+	}
+	gates[other.n.ID()-1].openGate()
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ld.n.WaitMajorityApplied(ctx, idx); err != nil {
+		t.Fatalf("after the full follower applied: %v", err)
+	}
+	if _, ok, _ := other.eng.Get([]byte("k")); !ok {
+		t.Fatal("the level was confirmed but the full follower's engine lacks the row")
 	}
 }
