@@ -84,6 +84,16 @@ func (n *Node) peerApplied(id, index uint64) {
 	}
 }
 
+// reportedApplied is member id's last reported applied index (this node's own for itself).
+func (n *Node) reportedApplied(id uint64) uint64 {
+	if id == n.id {
+		return n.applied.Load()
+	}
+	n.acks.mu.Lock()
+	defer n.acks.mu.Unlock()
+	return n.acks.applied[id]
+}
+
 // reportApplied sends this node's applied index to the leader it knows (step 1). A leader, a
 // log-only voter (no engine) and a node without a transport or leader send nothing; neither does
 // Manual mode, whose simulation drives every message itself.

@@ -149,6 +149,15 @@ func TestWaitMajorityApplied(t *testing.T) {
 	if _, ok, _ := held.eng.Get([]byte("b")); !ok {
 		t.Fatal("the level was confirmed but the follower's engine lacks the row")
 	}
+	st, err := ld.n.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range st.Members {
+		if m.ID == held.n.ID() && m.Applied < idx {
+			t.Fatalf("the leader's status shows the held follower at applied %d, want >= %d", m.Applied, idx)
+		}
+	}
 
 	// Leadership lost while waiting: a clear error, not an acknowledgement.
 	net.isolate(cut.n.ID(), false)

@@ -753,6 +753,9 @@ type Member struct {
 	LogOnly  bool
 	Match    uint64
 	Progress string // raft's replicate/probe/snapshot state (leader only)
+	// Applied is the applied index the member last reported to this node (leader only; this
+	// node's own on itself): what kiln_commit_ack = applied counts (ackapplied.go).
+	Applied uint64
 }
 
 // Status returns this node's view; it asks the loop, and fails if the loop does not answer in time.
@@ -794,6 +797,9 @@ func (n *Node) member(id uint64, voter bool, rs raft.Status) Member {
 	if pr, ok := rs.Progress[id]; ok {
 		m.Match = pr.Match
 		m.Progress = pr.State.String()
+	}
+	if rs.RaftState == raft.StateLeader {
+		m.Applied = n.reportedApplied(id)
 	}
 	return m
 }
