@@ -6,6 +6,7 @@
 # `make bench-pipeline` bench/commit-pipeline.sh (group commit, serial vs --commit-pipeline vs MariaDB).
 # `make bench-cluster` runs bench/cluster-compare.sh (3-voter Kiln vs MariaDB semi-sync, with and
 # without added network delay, 2 voters + 1 log-only voter, and Kiln's failover time).
+# `make bench-ack` runs bench/commit-ack.sh (kiln_commit_ack durable vs applied on 3 voters).
 # `make bench-linkbench` runs bench/linkbench-compare.sh (LinkBench, MariaDB then Kiln).
 # `make soak` runs a long mixed load (scripts/soak.sh); `make soak-cluster` the
 # deterministic cluster simulation for SEEDS seeds; `make conformance`
