@@ -6,6 +6,7 @@
 # `make bench-pipeline` bench/commit-pipeline.sh (group commit, serial vs --commit-pipeline vs MariaDB).
 # `make bench-cluster` runs bench/cluster-compare.sh (3-voter Kiln vs MariaDB semi-sync, with and
 # without added network delay, 2 voters + 1 log-only voter, and Kiln's failover time).
+# `make bench-ack` runs bench/commit-ack.sh (kiln_commit_ack durable vs applied on 3 voters).
 # `make bench-linkbench` runs bench/linkbench-compare.sh (LinkBench, MariaDB then Kiln).
 # `make soak` runs a long mixed load (scripts/soak.sh); `make soak-cluster` the
 # deterministic cluster simulation for SEEDS seeds; `make conformance`
@@ -15,7 +16,7 @@
 # times (CI runs 1,000).
 GO ?= go
 
-.PHONY: build run test fuzz soak soak-crash soak-cluster ryw bench bench-commit bench-pipeline bench-cluster bench-linkbench conformance sltrun
+.PHONY: build run test fuzz soak soak-crash soak-cluster ryw bench bench-commit bench-pipeline bench-cluster bench-ack bench-linkbench conformance sltrun
 
 build:
 	$(GO) build -o bin/kiln ./cmd/kiln
@@ -71,6 +72,10 @@ bench-cluster: build
 	$(GO) build -o bin/delayproxy ./tools/delayproxy
 	$(GO) build -o bin/failoverprobe ./tools/failoverprobe
 	bench/cluster-compare.sh
+
+# kiln_commit_ack = applied against durable on a 3-voter cluster (docs/benchmarks.md).
+bench-ack: build
+	bench/commit-ack.sh
 
 # LinkBench (kiln bench linkbench), MariaDB then Kiln: bench/linkbench-compare.sh (env NODES, THREADS, DURATION)
 bench-linkbench: build

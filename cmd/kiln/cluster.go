@@ -39,6 +39,8 @@ type clusterFlags struct {
 	join            bool
 	logOnly         bool
 	logOnlyIDs      []uint
+	// unsafeNoReadIndex is a test hook (hidden): see server.Config.UnsafeNoReadIndex.
+	unsafeNoReadIndex bool
 }
 
 func (c *clusterFlags) register(f *pflag.FlagSet) {
@@ -51,6 +53,8 @@ func (c *clusterFlags) register(f *pflag.FlagSet) {
 	f.UintSliceVar(&c.logOnlyIDs, "log-only-ids", nil, "members of the initial --peers that are log-only voters (give the same list to every member)")
 	f.BoolVar(&c.join, "join", false, "join a running cluster as a new member (empty data directory; add it first with kiln cluster add); --peers then lists the members to contact")
 	f.DurationVar(&c.replicaMaxLag, "replica-max-lag", 10*time.Second, "/replica answers 503 when this node's apply is further behind the commit index than this")
+	f.BoolVar(&c.unsafeNoReadIndex, "unsafe-no-read-index", false, "TESTS ONLY: linearizable reads skip raft's ReadIndex and read this node's applied state (stale reads; proves the linearizability checker catches them)")
+	_ = f.MarkHidden("unsafe-no-read-index")
 }
 
 // parsePeers reads ID=HOST:PORT,... .
@@ -226,6 +230,7 @@ func (c *clusterFlags) setUp(cfg *server.Config, logger *slog.Logger, mysqlAddr,
 		return nil, fmt.Errorf("--election-timeout %v is too short", c.electionTimeout)
 	}
 	cfg.TickInterval, cfg.ElectionTicks = tick, 10
+	cfg.UnsafeNoReadIndex = c.unsafeNoReadIndex
 	if c.raftListen == "" {
 		return nil, nil // a cluster of one without a raft port
 	}

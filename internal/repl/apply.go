@@ -138,8 +138,8 @@ func (n *Node) applyLoop() {
 			var err error
 			if k == 0 {
 				err = n.waitDurable(jobs[0].syncTo)
-			} else {
-				err = n.apply(jobs[:k])
+			} else if err = n.apply(jobs[:k]); err == nil {
+				n.reportApplied() // the leader may wait for it (ackapplied.go)
 			}
 			if err != nil {
 				n.fail(err)

@@ -78,9 +78,14 @@ func (n *Node) tick() {
 	n.updatePurgeFloor()
 	n.handOffLeadership()
 	n.requestLease()
+	n.reportApplied()
 }
 
 func (n *Node) step(m pb.Message) {
+	if m.Type == msgApplied { // a transport that bypasses Step (tests) delivers it here
+		n.peerApplied(m.From, m.Index)
+		return
+	}
 	if m.Type == pb.MsgSnap && !n.maybeFetch(m) {
 		return // stepped once its engine snapshot is staged
 	}
@@ -196,11 +201,14 @@ func (n *Node) drainReady() error {
 			// are taken once everything up to it is applied.
 			n.lship.Store(&leadership{term: n.term.Load(), start: n.lg.LastIndex()})
 			n.log.Info("leading", "node", n.id, "term", n.term.Load(), "from_index", n.lg.LastIndex())
+			cfg := n.rn.Status().Config.Voters
+			n.acks.setVoters(cfg[0].Slice(), cfg[1].Slice())
 		} else if stepDown {
 			n.lship.Store(nil)
 			n.leaseFrom.Store(0)
 			n.purgeFloor.Store(math.MaxUint64)
 			n.log.Info("stopped leading", "node", n.id, "term", n.term.Load(), "leader", n.lead.Load())
+			n.acks.sig.advanced() // applied-level waits end (ackapplied.go)
 		}
 		mustSync := n.needsSync(rd)
 		// pipelined: the fsync goroutine makes these entries durable while the loop goes on; the
@@ -311,6 +319,7 @@ func (n *Node) handOff(ents []pb.Entry) error {
 			cs := n.rn.ApplyConfChange(cc)
 			n.lastConf = e.Index
 			n.solo.Store(len(cs.Voters) == 1 && cs.Voters[0] == n.id && len(cs.VotersOutgoing) == 0)
+			n.acks.setVoters(cs.Voters, cs.VotersOutgoing)
 			csb, err := cs.Marshal()
 			if err != nil {
 				return err

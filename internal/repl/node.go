@@ -228,6 +228,7 @@ type Node struct {
 	purgeFloor atomic.Uint64
 	caughtUp   atomic.Int64 // unix nanos when applied last reached the commit index
 	holds      logHolds     // running backups: purge stays below what they still read (backup.go)
+	acks       ackState     // leader: members' reported applied indexes (ackapplied.go)
 
 	// syncWant is the highest index the loop handed to the fsync goroutine (syncer, duty 4); syncc
 	// wakes that goroutine.
@@ -696,6 +697,10 @@ func (n *Node) Lag() (entries uint64, behind time.Duration) {
 
 // Step delivers a message from another member (called by the transport).
 func (n *Node) Step(ctx context.Context, m pb.Message) error {
+	if m.Type == msgApplied {
+		n.peerApplied(m.From, m.Index) // Kiln's own report, not raft's (ackapplied.go)
+		return nil
+	}
 	select {
 	case n.recvc <- m:
 		return nil
@@ -748,6 +753,9 @@ type Member struct {
 	LogOnly  bool
 	Match    uint64
 	Progress string // raft's replicate/probe/snapshot state (leader only)
+	// Applied is the applied index the member last reported to this node (leader only; this
+	// node's own on itself): what kiln_commit_ack = applied counts (ackapplied.go).
+	Applied uint64
 }
 
 // Status returns this node's view; it asks the loop, and fails if the loop does not answer in time.
@@ -789,6 +797,9 @@ func (n *Node) member(id uint64, voter bool, rs raft.Status) Member {
 	if pr, ok := rs.Progress[id]; ok {
 		m.Match = pr.Match
 		m.Progress = pr.State.String()
+	}
+	if rs.RaftState == raft.StateLeader {
+		m.Applied = n.reportedApplied(id)
 	}
 	return m
 }

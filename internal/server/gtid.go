@@ -57,6 +57,7 @@ type logPosition struct {
 	n       *repl.Node
 	cluster gtid.UUID
 	server  string
+	noRead  bool // Config.UnsafeNoReadIndex (a test hook)
 }
 
 func newLogPosition(n *repl.Node, cfg Config) (logPosition, error) {
@@ -78,7 +79,7 @@ func newLogPosition(n *repl.Node, cfg Config) (logPosition, error) {
 	if err != nil {
 		return logPosition{}, err
 	}
-	return logPosition{n: n, cluster: u, server: su}, nil
+	return logPosition{n: n, cluster: u, server: su, noRead: cfg.UnsafeNoReadIndex}, nil
 }
 
 func (p logPosition) ClusterUUID() gtid.UUID { return p.cluster }
@@ -87,6 +88,9 @@ func (p logPosition) Applied() uint64        { return p.n.Applied() }
 
 // ReadIndex is the node's quorum-confirmed read index (linearizable reads).
 func (p logPosition) ReadIndex(ctx context.Context) (uint64, error) {
+	if p.noRead {
+		return p.n.Applied(), nil // the test hook: no quorum confirmation, so stale reads
+	}
 	idx, err := p.n.ReadIndex(ctx)
 	if errors.Is(err, repl.ErrStopped) {
 		return 0, sqlerr.New(sqlerr.ErrServerShutdown, "Server shutdown in progress")
@@ -99,6 +103,29 @@ func (p logPosition) WaitApplied(ctx context.Context, index uint64) error {
 	err := p.n.WaitApplied(ctx, index)
 	if errors.Is(err, repl.ErrStopped) {
 		return sqlerr.New(sqlerr.ErrServerShutdown, "Server shutdown in progress")
+	}
+	return err
+}
+
+// WaitMajorityApplied is kiln_commit_ack = applied (sql.AppliedAcker): it waits until a majority
+// of the engine-bearing voters has applied the commit at index. Every outcome but success is an
+// error that says the transaction is committed (it was durable on a majority and applied here
+// before this wait began), so a client never takes it for a rollback it could safely retry:
+//   - this node stopped leading before the level was confirmed: 1180 ER_ERROR_DURING_COMMIT;
+//   - the client was killed (KILL QUERY, max_execution_time) while waiting: 1317;
+//   - the node stopped: 1053.
+func (p logPosition) WaitMajorityApplied(ctx context.Context, index uint64) error {
+	err := p.n.WaitMajorityApplied(ctx, index)
+	var ie *repl.InterruptedError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, repl.ErrAppliedUnconfirmed):
+		return sqlerr.New(sqlerr.ErrErrorDuringCommit, "Got error 4011 'the transaction is committed (GTID %s:%d) but this node stopped being the primary before a majority of voters confirmed applying it, as kiln_commit_ack = applied requires; reads on other nodes may not see it yet' during COMMIT", p.cluster, index)
+	case errors.As(err, &ie):
+		return sqlerr.New(sqlerr.ErrQueryInterrupted, "Query execution was interrupted while waiting for a majority of voters to apply the commit (kiln_commit_ack = applied); the transaction is committed (GTID %s:%d)", p.cluster, index)
+	case errors.Is(err, repl.ErrStopped):
+		return sqlerr.New(sqlerr.ErrServerShutdown, "Server shutdown in progress: the transaction is committed (GTID %s:%d)", p.cluster, index)
 	}
 	return err
 }

@@ -84,6 +84,11 @@ type Config struct {
 	TickInterval  time.Duration
 	ElectionTicks int
 	PrimaryAddr   func(id uint64) string
+	// UnsafeNoReadIndex is a test hook (kiln serve --unsafe-no-read-index, hidden): linearizable
+	// reads skip raft's ReadIndex and answer from this node's applied state, which a partitioned old
+	// leader or a lagging follower serves stale. test/cluster TestLinearizablePartitionCheckerBites
+	// uses it to prove the linearizability check catches exactly that. Never set it otherwise.
+	UnsafeNoReadIndex bool
 
 	// ClusterUUID and ServerUUID are the GTID identities (ClusterIdentity; "" derives them for this
 	// process: a cluster UUID from ClusterID, a random server UUID).

@@ -575,7 +575,7 @@ func (s *Session) commit(ctx context.Context) error {
 	if pos > 0 {
 		s.lastPos = pos
 	}
-	return nil
+	return s.ackApplied(ctx, pos) // kiln_commit_ack (commitack.go)
 }
 
 func (s *Session) endTxnKeepLock() {

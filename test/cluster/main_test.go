@@ -47,6 +47,12 @@
 //  6. TestPartitionLeader (partition_test.go, Linux, root): the nodes run in network namespaces on
 //     a bridge; the leader (then a follower) is cut off by setting its veth down, under the bank
 //     workload and its checks, plus clients on both sides of the cut that must never be told OK.
+//  7. TestCommitAckApplied (commitack_test.go): under kiln_commit_ack = applied a plain read on the
+//     followers right after each commit sees it (two voters: the follower; three: at least one).
+//  8. TestLinearizablePartition (linpartition_test.go, Linux, root): linearizable reads on every node
+//     and writes through the leader while the leader is partitioned, checked with porcupine; and
+//     TestLinearizablePartitionCheckerBites, the same without ReadIndex (a test-only flag), which
+//     must fail the check.
 //
 // Knobs (environment): KILN_BIN (the binary; built into bin/kiln when unset), KILN_CLUSTER_TRIALS
 // (leader failures in TestBankFailover, default 20, about 35 s), KILN_CLUSTER_REGISTER_TRIALS (in
@@ -54,7 +60,9 @@
 // TestRollingRestart, default 2), KILN_CLUSTER_PARTITIONS (leader partitions in TestPartitionLeader,
 // default 5, about 15-20 s), KILN_CLUSTER_SEED (the schedule's random seed; each test logs
 // the one it used), KILN_CLUSTER_ELECTION_TIMEOUT (--election-timeout, default 500ms),
-// KILN_CLUSTER_LOGDIR (where the node logs and the register history are copied when a test fails).
+// KILN_CLUSTER_LOGDIR (where the node logs and the register history are copied when a test fails),
+// KILN_COMMIT_ACK_ITERATIONS (TestCommitAckApplied, default 300 per cluster size),
+// KILN_LINPART_PARTITIONS (leader partitions per run in TestLinearizablePartition*, default 2).
 package cluster
 
 import (

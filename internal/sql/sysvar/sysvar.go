@@ -176,6 +176,9 @@ func init() {
 	// (every commit acknowledged before the statement started, on any member: raft's ReadIndex,
 	// then a wait to apply it, bounded by kiln_read_after_gtid_timeout).
 	defVar("kiln_read_concern", Both, stringVal("local"))
+	// kiln_commit_ack: durable (a majority fsynced the commit) or applied (also a majority of the
+	// engine-bearing voters applied it: a read on any of them right after sees it; commitack.go).
+	defVar("kiln_commit_ack", Both, stringVal("durable"))
 	defVar("gtid_purged", Global, stringVal(""))
 	defVar("gtid_next", Session, stringVal("AUTOMATIC"))
 	defVar("enforce_gtid_consistency", Global, stringVal("OFF"), readOnly)
@@ -392,6 +395,12 @@ func Validate(name string, global bool, val types.Value) (v *Var, out types.Valu
 			return nil, types.Null, nil, sqlerr.New(sqlerr.ErrWrongValueForVar, "Variable 'kiln_read_concern' can't be set to the value of '%s'", types.ToString(val))
 		}
 		val = stringVal(c)
+	case "kiln_commit_ack":
+		a := strings.ToLower(types.ToString(val))
+		if a != "durable" && a != "applied" {
+			return nil, types.Null, nil, sqlerr.New(sqlerr.ErrWrongValueForVar, "Variable 'kiln_commit_ack' can't be set to the value of '%s'", types.ToString(val))
+		}
+		val = stringVal(a)
 	case "kiln_durability":
 		d := strings.ToLower(types.ToString(val))
 		if d != "sync" && d != "async" {
