@@ -447,6 +447,11 @@ func (s *Server) status() map[string]string {
 		"Kiln_role":                     s.role(),
 		"Kiln_snapshots_installed":      strconv.FormatUint(s.node.Stats.SnapshotsInstalled.Load(), 10),
 	}
+	if s.DB != nil {
+		hits, misses := s.DB.PlanCacheStats()
+		m["Kiln_plan_cache_hits"] = strconv.FormatUint(hits, 10)
+		m["Kiln_plan_cache_misses"] = strconv.FormatUint(misses, 10)
+	}
 	if s.txm != nil {
 		// Early lock release: rows with a placed, not yet applied version, and the current reads
 		// that returned one (a successor that did not wait for the fsync).

@@ -96,6 +96,14 @@ type DB struct {
 	globals    *globalVars
 	userLocks  userLockTable // GET_LOCK and friends
 	tableLocks tableLocks    // LOCK TABLES, FLUSH TABLES WITH READ LOCK
+
+	planCacheHits, planCacheMisses atomic.Uint64 // text statements run on a cached plan, or learned (plancache.go)
+}
+
+// PlanCacheStats reports the text statements that ran on a cached parse and plan, and those
+// eligible for the cache that were not in it (Kiln_plan_cache_hits and _misses).
+func (db *DB) PlanCacheStats() (hits, misses uint64) {
+	return db.planCacheHits.Load(), db.planCacheMisses.Load()
 }
 
 type autoKey struct {

@@ -59,6 +59,9 @@ type Session struct {
 	explicit   bool            // the transaction was started by BEGIN or by autocommit=0
 	mdl        map[string]bool // databases whose metadata lock this session holds (shared)
 	uses       plan.Uses       // what the statement's planning resolved, reused (plancontext.go resolve)
+	pcache     planCache       // text statements differing only in literals (plancache.go)
+	cachedStmt *prepared       // the cached statement being run, whose plan planQuery returns
+	cachedText string          // its text as the client sent it (SHOW PROCESSLIST)
 	resolving  bool            // a resolve is running: a nested one keeps its own Uses
 	savepoints []savepoint
 
@@ -277,10 +280,20 @@ func multiStatementError(text, first string) error {
 func (s *Session) Query(ctx context.Context, text string, w proto.ResultWriter) error {
 	text = s.clientText(text)
 	w = s.resultWriter(w)
+	cached, args, learn := s.planCacheLookup(text)
+	if cached != nil {
+		return s.diagnose(s.execCached(ctx, cached, args, text, w))
+	}
 	stmts, err := s.parse(text)
 	if err != nil {
 		s.warnings = s.warnings[:0]
 		return s.diagnose(err)
+	}
+	if learn != nil && len(stmts) == 1 {
+		// The parser reuses the slice it returns: learning parses again.
+		orig := stmts[0]
+		s.planCacheLearn(learn, orig)
+		stmts = []ast.StmtNode{orig}
 	}
 	if len(stmts) == 0 {
 		s.warnings = s.warnings[:0]
@@ -312,6 +325,9 @@ func (s *Session) diagnose(err error) error {
 // Exec runs one parsed statement.
 func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Value, w proto.ResultWriter, more bool) error {
 	s.Info = st.Text()
+	if s.cachedText != "" {
+		s.Info = s.cachedText
+	}
 	s.Command = "Query"
 	s.Since = time.Now()
 	defer func() { s.Command, s.Info, s.Since, s.ctx = "Sleep", "", time.Now(), nil }()
@@ -688,6 +704,9 @@ func (s *Session) runQuery(env *expr.Env, n ast.ResultSetNode, w proto.ResultWri
 }
 
 func (s *Session) planQuery(n ast.ResultSetNode) (pl *exec.Select, err error) {
+	if c := s.cachedStmt; c != nil && ast.Node(c.stmt) == ast.Node(n) {
+		return s.cachedPlan(c, n)
+	}
 	err = s.resolve(func(p *plan.Planner) (err error) {
 		pl, err = p.PlanResultSet(n, nil)
 		return err

@@ -56,9 +56,10 @@ var vars = map[string]*Var{}
 
 // Variables the facade reads at every commit or LOAD DATA: looked up once.
 var (
-	Durability   *Var // kiln_durability
-	BeforeImages *Var // kiln_log_before_images
-	LocalInfile  *Var // local_infile
+	Durability    *Var // kiln_durability
+	BeforeImages  *Var // kiln_log_before_images
+	PlanCacheSize *Var // kiln_plan_cache_size
+	LocalInfile   *Var // local_infile
 )
 
 // stringVal and intVal build the defaults below.
@@ -236,6 +237,10 @@ func init() {
 	// the log, before it is durable; its successors read the pending version under their locks and
 	// are acknowledged only after it (internal/txn/pending.go). The facade applies SET GLOBAL.
 	defVar("kiln_early_lock_release", Global, intVal(1), boolean)
+	// kiln_plan_cache_size: how many text statements differing only in literals a session keeps
+	// parsed and planned (internal/sql/plancache.go); 0 turns the cache off.
+	defVar("kiln_plan_cache_size", Both, intVal(32), intRange(0, 4096))
+	PlanCacheSize = Must("kiln_plan_cache_size")
 	// local_infile: MySQL 8's default is OFF; Kiln's is ON, as MariaDB's, so that clients that ask
 	// for local files (mysql --local-infile, pymysql local_infile=True, the Go driver's
 	// allowAllFiles) work without server configuration. The client must still opt in.

@@ -1,0 +1,101 @@
+package sql
+
+import (
+	"testing"
+)
+
+// TestPlanCache: text statements that differ only in literals run on one cached parse and plan
+// (Kiln_plan_cache_hits counts them) with the results the literal statement gives; statements
+// where a parameter would change the meaning are never served from the cache.
+func TestPlanCache(t *testing.T) {
+	ss := lockSessions(t, 2)
+	a, other := ss[0], ss[1]
+	db := a.s.db
+	a.expect("CREATE TABLE p (id INT PRIMARY KEY, name VARCHAR(20), d DECIMAL(6,2), u BIGINT UNSIGNED, KEY (name))", "ok affected=0")
+	a.expect("INSERT INTO p VALUES (1, 'a''b', 1.50, 18446744073709551615), (2, 'abc', 2.25, 3), (3, 'x\\ny', 0, 0)", "ok affected=3")
+	hits := func() uint64 { h, _ := db.PlanCacheStats(); return h }
+
+	for _, tc := range []struct {
+		name       string
+		first      string // learns the key (never a hit)
+		then, want string // the same shape with other literals
+		hit        bool   // whether then must be served from the cache
+	}{
+		{"point select", "SELECT name FROM p WHERE id = 1", "SELECT name FROM p WHERE id = 2", "abc", true},
+		{"escaped string", "SELECT id FROM p WHERE name = 'zz'", "SELECT id FROM p WHERE name = 'a\\'b'", "1", true},
+		{"doubled quote and newline", "SELECT id FROM p WHERE name = 'q'", "SELECT id FROM p WHERE name = \"x\\ny\"", "3", true},
+		{"decimal", "SELECT id FROM p WHERE d = 9.99", "SELECT id FROM p WHERE d = 1.5", "1", true},
+		{"beyond int64", "SELECT id FROM p WHERE u = 5", "SELECT id FROM p WHERE u = 18446744073709551615", "1", false}, // another kind: another key
+		{"range and limit", "SELECT id FROM p WHERE id BETWEEN 1 AND 2 ORDER BY id LIMIT 1", "SELECT id FROM p WHERE id BETWEEN 2 AND 3 ORDER BY id LIMIT 5", "2\n3", true},
+		{"IN list", "SELECT id FROM p WHERE id IN (1, 9) ORDER BY id", "SELECT id FROM p WHERE id IN (3, 2) ORDER BY id", "2\n3", true},
+		{"hex", "SELECT id FROM p WHERE name = X'7a7a'", "SELECT id FROM p WHERE name = 0x616263", "2", true},
+		{"select-list literal names the column", "SELECT 1 FROM p WHERE id = 1", "SELECT 2 FROM p WHERE id = 1", "2", false},
+		{"ORDER BY position", "SELECT id, name FROM p ORDER BY 2 LIMIT 1", "SELECT id, name FROM p ORDER BY 1 LIMIT 1", "1\ta'b", false},
+		{"LIKE pattern", "SELECT id FROM p WHERE name LIKE '%c'", "SELECT id FROM p WHERE name LIKE 'ab%'", "2", false},
+		{"information_schema", "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'zz'", "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'p'", "1", false},
+		{"update", "UPDATE p SET d = d + 0.75 WHERE id = 9", "UPDATE p SET d = d + 0.25 WHERE id = 3", "ok affected=1", true},
+		{"insert", "INSERT INTO p (id, name) VALUES (10, 'k')", "INSERT INTO p (id, name) VALUES (11, 'l')", "ok affected=1", true},
+		{"delete", "DELETE FROM p WHERE id = 10", "DELETE FROM p WHERE id = 11", "ok affected=1", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a.run(tc.first)
+			before := hits()
+			a.expect(tc.then, tc.want)
+			if got := hits() - before; (got == 1) != tc.hit {
+				t.Errorf("%s: %d cache hits, want hit=%v", tc.then, got, tc.hit)
+			}
+		})
+	}
+	a.expect("SELECT d FROM p WHERE id = 3", "0.25")
+
+	// DDL: the cached plan is made again on the new definition.
+	a.expect("SELECT * FROM p WHERE id = 2", "2\tabc\t2.25\t3")
+	other.expect("ALTER TABLE p ADD COLUMN e INT DEFAULT 7", "ok affected=0")
+	before := hits()
+	a.expect("SELECT * FROM p WHERE id = 1", "1\ta'b\t1.50\t18446744073709551615\t7")
+	if hits() != before+1 {
+		t.Error("the statement after DDL was not served from the (re-planned) cache entry")
+	}
+
+	// Another default database: another entry (names resolve there).
+	a.expect("CREATE DATABASE d2", "ok affected=1")
+	a.expect("CREATE TABLE d2.p (id INT PRIMARY KEY, name VARCHAR(20))", "ok affected=0")
+	a.expect("INSERT INTO d2.p VALUES (2, 'other')", "ok affected=1")
+	a.expect("USE d2", "ok affected=0")
+	a.expect("SELECT name FROM p WHERE id = 2", "other")
+	a.expect("USE d", "ok affected=0")
+	a.expect("SELECT name FROM p WHERE id = 2", "abc")
+
+	// sql_mode changes lexing: NO_BACKSLASH_ESCAPES keeps the backslash in the literal.
+	a.expect("INSERT INTO p (id, name) VALUES (20, 'b\\\\n')", "ok affected=1")
+	a.expect("SET SESSION sql_mode = 'NO_BACKSLASH_ESCAPES'", "ok affected=0")
+	a.expect("SELECT id FROM p WHERE name = 'b\\n'", "20")
+	a.expect("SET SESSION sql_mode = DEFAULT", "ok affected=0")
+
+	// kiln_plan_cache_size = 0 turns it off.
+	a.expect("SET SESSION kiln_plan_cache_size = 0", "ok affected=0")
+	before = hits()
+	a.expect("SELECT name FROM p WHERE id = 1", "a'b")
+	a.expect("SELECT name FROM p WHERE id = 2", "abc")
+	if hits() != before {
+		t.Error("cache used with kiln_plan_cache_size = 0")
+	}
+}
+
+// TestPlanCacheBounded: a session keeps at most kiln_plan_cache_size keys.
+func TestPlanCacheBounded(t *testing.T) {
+	a := lockSessions(t, 1)[0]
+	a.expect("SET SESSION kiln_plan_cache_size = 3", "ok affected=0")
+	for _, q := range []string{
+		"SELECT v FROM t WHERE id = 1", "SELECT v FROM t WHERE id > 1", "SELECT v FROM t WHERE id < 1",
+		"SELECT v FROM t WHERE id <> 1", "SELECT v FROM t WHERE id >= 1",
+	} {
+		a.run(q)
+	}
+	if n := len(a.s.pcache.entries); n != 3 {
+		t.Fatalf("%d cached keys, want 3", n)
+	}
+	if _, ok := a.s.pcache.entries[planCacheKey{"SELECT v FROM t WHERE id = ?\x00i", "d"}]; ok {
+		t.Error("the oldest key was not evicted")
+	}
+}

@@ -1,0 +1,348 @@
+// Package sqltext owns the lexical normalisation of statement text for the facade's plan cache
+// (issue 12): a statement that differs from an earlier one only in its literals is recognised
+// without parsing, and runs on the earlier statement's parse and plan with its literals as
+// parameters.
+//
+// Its duties, in the order Normalize performs them:
+//  1. Decide eligibility from the text alone: a single SELECT, INSERT, REPLACE, UPDATE or DELETE
+//     without comments, hints, placeholders, charset introducers or anything else whose
+//     meaning this small lexer cannot be sure of. Anything in doubt is "not eligible": the
+//     statement is parsed as always. Being wrong here would change a statement's meaning, so
+//     the lexer refuses rather than guesses.
+//  2. Replace each literal (numbers, strings, hex literals) by `?` in the parameter text, which
+//     the parser reads as a prepared statement.
+//  3. Build the cache key: the parameter text plus each literal's kind, so that two texts share
+//     an entry only if the same parse accepts both (LIMIT 5 and LIMIT 'a' do not share one).
+//  4. Return the literals, decoded as the parser decodes them (string escapes, hex digits), for
+//     the caller to turn into parameter values.
+//
+// What it must not do: know about sessions, catalogs or plans. Whether a parameterised statement
+// really means what the literal one meant (select-list literals name columns, ORDER BY 1 is a
+// position, LIKE 'a%' may use an index) is the caller's check, made once per key on the parsed
+// statement and its plan.
+package sqltext
+
+import "strings"
+
+// Kind is a literal's lexical kind; it is part of the cache key.
+type Kind byte
+
+// The kinds of literal the lexer replaces.
+const (
+	Int     Kind = 'i' // decimal digits that fit in int64
+	Decimal Kind = 'd' // digits with a point, or an integer too large for int64
+	Float   Kind = 'f' // a number with an exponent
+	String  Kind = 's' // '...' or "..." (not under ANSI_QUOTES)
+	Hex     Kind = 'x' // X'..' or 0x..
+)
+
+// Literal is one literal of the text, in order.
+type Literal struct {
+	Kind Kind
+	// Text is the number as written, a string's decoded content, or a hex literal's bytes.
+	Text string
+}
+
+// Mode is what of sql_mode changes lexing.
+type Mode struct {
+	NoBackslashEscapes bool // backslash is an ordinary character in strings
+	ANSIQuotes         bool // "..." is an identifier
+}
+
+// MaxLiterals bounds the literals of a cached statement: a many-row INSERT is parsed as always
+// (its literal values are cheaper than parameters, and its text would make a large key).
+const MaxLiterals = 64
+
+// Normalized is the result of Normalize for an eligible text.
+type Normalized struct {
+	Key   string // ParamText and the literal kinds
+	Param string // the text with each literal replaced by ?
+	Lits  []Literal
+}
+
+// Normalize reports whether text is eligible, and if so its parameter text, key and literals.
+func Normalize(text string, mode Mode) (Normalized, bool) {
+	if !eligibleVerb(text) {
+		return Normalized{}, false
+	}
+	var b strings.Builder
+	b.Grow(len(text) + 8)
+	var kinds []byte
+	var lits []Literal
+	prevWord := "" // the last word before the current position (charset introducers)
+	i := 0
+	for i < len(text) {
+		c := text[i]
+		switch {
+		case c == '\'' || c == '"':
+			if c == '"' && mode.ANSIQuotes {
+				return Normalized{}, false
+			}
+			if i > 0 && (isWordByte(text[i-1]) || text[i-1] == '@') {
+				return Normalized{}, false // N'x', _utf8'x', x'..' handled below, @'var'
+			}
+			if strings.HasPrefix(prevWord, "_") {
+				return Normalized{}, false // _utf8mb4 'x': an introducer
+			}
+			s, n, ok := readString(text[i:], mode.NoBackslashEscapes)
+			if !ok {
+				return Normalized{}, false
+			}
+			lits = append(lits, Literal{Kind: String, Text: s})
+			kinds = append(kinds, byte(String))
+			b.WriteByte('?')
+			i += n
+			prevWord = ""
+		case c == '`':
+			j := i + 1
+			for {
+				k := strings.IndexByte(text[j:], '`')
+				if k < 0 {
+					return Normalized{}, false
+				}
+				j += k + 1
+				if j < len(text) && text[j] == '`' {
+					j++ // a doubled backtick inside the name
+					continue
+				}
+				break
+			}
+			b.WriteString(text[i:j])
+			i = j
+			prevWord = ""
+		case isDigit(c) || c == '.' && i+1 < len(text) && isDigit(text[i+1]):
+			if i > 0 && (isWordByte(text[i-1]) || text[i-1] == '.' || text[i-1] == '`') {
+				return Normalized{}, false // t1.5, `a`.5: not a number here
+			}
+			lit, n, ok := readNumber(text[i:])
+			if !ok {
+				return Normalized{}, false
+			}
+			lits = append(lits, lit)
+			kinds = append(kinds, byte(lit.Kind))
+			b.WriteByte('?')
+			i += n
+			prevWord = ""
+		case (c == 'x' || c == 'X') && i+1 < len(text) && text[i+1] == '\'' && (i == 0 || !isWordByte(text[i-1])):
+			lit, n, ok := readHexQuoted(text[i:])
+			if !ok {
+				return Normalized{}, false
+			}
+			lits = append(lits, lit)
+			kinds = append(kinds, byte(Hex))
+			b.WriteByte('?')
+			i += n
+			prevWord = ""
+		case isWordByte(c):
+			j := i
+			for j < len(text) && isWordByte(text[j]) {
+				j++
+			}
+			prevWord = text[i:j]
+			b.WriteString(prevWord)
+			i = j
+		case c == '?' || c == '#' || c == '\\':
+			return Normalized{}, false
+		case c == '/' && i+1 < len(text) && text[i+1] == '*':
+			return Normalized{}, false // comments, optimizer hints, executable comments
+		case c == '-' && i+1 < len(text) && text[i+1] == '-':
+			return Normalized{}, false // "-- " comments (and a--b, rare enough to parse)
+		case c == ';':
+			if strings.TrimSpace(text[i+1:]) != "" {
+				return Normalized{}, false // several statements
+			}
+			b.WriteByte(c)
+			i++
+		default:
+			if c >= 0x80 {
+				return Normalized{}, false // identifiers beyond ASCII: parse them
+			}
+			if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+				prevWord = ""
+			}
+			b.WriteByte(c)
+			i++
+		}
+		if len(lits) > MaxLiterals {
+			return Normalized{}, false
+		}
+	}
+	param := b.String()
+	return Normalized{Key: param + "\x00" + string(kinds), Param: param, Lits: lits}, true
+}
+
+// eligibleVerb reports a text starting with a verb whose statements may be cached.
+func eligibleVerb(text string) bool {
+	i := 0
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r') {
+		i++
+	}
+	j := i
+	for j < len(text) && isWordByte(text[j]) {
+		j++
+	}
+	switch strings.ToUpper(text[i:j]) {
+	case "SELECT", "INSERT", "REPLACE", "UPDATE", "DELETE":
+		return true
+	}
+	return false
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+// isWordByte is a byte of an unquoted identifier or keyword (ASCII only: the caller refuses
+// anything else).
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) || c == '_' || c == '$'
+}
+
+// readString reads a quoted string at the start of s: its decoded content and its length in s.
+func readString(s string, noBackslash bool) (string, int, bool) {
+	q := s[0]
+	var b strings.Builder
+	i := 1
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c == q:
+			if i+1 < len(s) && s[i+1] == q {
+				b.WriteByte(q)
+				i += 2
+				continue
+			}
+			return b.String(), i + 1, true
+		case c == '\\' && !noBackslash:
+			if i+1 >= len(s) {
+				return "", 0, false
+			}
+			b.WriteString(unescape(s[i+1]))
+			i += 2
+		case c >= 0x80:
+			return "", 0, false // non-ASCII content: let the parser decode it
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return "", 0, false
+}
+
+// unescape is MySQL's meaning of a backslash followed by c in a string literal.
+func unescape(c byte) string {
+	switch c {
+	case '0':
+		return "\x00"
+	case 'b':
+		return "\b"
+	case 'n':
+		return "\n"
+	case 'r':
+		return "\r"
+	case 't':
+		return "\t"
+	case 'Z':
+		return "\x1a"
+	case '%', '_':
+		return "\\" + string(c) // kept with its backslash, for LIKE
+	}
+	return string(c)
+}
+
+// readNumber reads a number at the start of s.
+func readNumber(s string) (Literal, int, bool) {
+	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'b' || s[1] == 'X' || s[1] == 'B') {
+		if s[1] != 'x' {
+			return Literal{}, 0, false // 0b.. bit literals, 0X/0B: identifiers in MySQL
+		}
+		j := 2
+		for j < len(s) && isHex(s[j]) {
+			j++
+		}
+		if j == 2 || j < len(s) && isWordByte(s[j]) {
+			return Literal{}, 0, false
+		}
+		digits := s[2:j]
+		if len(digits)%2 == 1 {
+			digits = "0" + digits
+		}
+		return Literal{Kind: Hex, Text: decodeHex(digits)}, j, true
+	}
+	j := 0
+	for j < len(s) && isDigit(s[j]) {
+		j++
+	}
+	kind := Int
+	if j < len(s) && s[j] == '.' {
+		kind = Decimal
+		j++
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+	}
+	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
+		k := j + 1
+		if k < len(s) && (s[k] == '+' || s[k] == '-') {
+			k++
+		}
+		if k >= len(s) || !isDigit(s[k]) {
+			return Literal{}, 0, false // 1e, 1ea: identifiers or errors; let the parser say
+		}
+		for k < len(s) && isDigit(s[k]) {
+			k++
+		}
+		kind, j = Float, k
+	}
+	if j < len(s) && (isWordByte(s[j]) || s[j] == '.') {
+		return Literal{}, 0, false // 123abc is an identifier; 1.2.3 is not a number
+	}
+	text := s[:j]
+	if kind == Int && !fitsInt64(text) {
+		kind = Decimal // the parser makes these uint64 or DECIMAL: the caller decides which
+	}
+	return Literal{Kind: kind, Text: text}, j, true
+}
+
+// fitsInt64 reports whether decimal digits denote a value <= MaxInt64.
+func fitsInt64(digits string) bool {
+	d := strings.TrimLeft(digits, "0")
+	const max = "9223372036854775807"
+	return len(d) < len(max) || len(d) == len(max) && d <= max
+}
+
+// readHexQuoted reads X'..' at the start of s.
+func readHexQuoted(s string) (Literal, int, bool) {
+	end := strings.IndexByte(s[2:], '\'')
+	if end < 0 {
+		return Literal{}, 0, false
+	}
+	digits := s[2 : 2+end]
+	for i := 0; i < len(digits); i++ {
+		if !isHex(digits[i]) {
+			return Literal{}, 0, false
+		}
+	}
+	if len(digits)%2 == 1 {
+		return Literal{}, 0, false // an error in MySQL: the parser reports it
+	}
+	return Literal{Kind: Hex, Text: decodeHex(digits)}, 2 + end + 1, true
+}
+
+func decodeHex(digits string) string {
+	out := make([]byte, len(digits)/2)
+	for i := range out {
+		out[i] = hexVal(digits[2*i])<<4 | hexVal(digits[2*i+1])
+	}
+	return string(out)
+}
+
+func hexVal(c byte) byte {
+	switch {
+	case isDigit(c):
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
