@@ -13,7 +13,6 @@ import (
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
-	"github.com/kiln-db/kiln/internal/sql/dml"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/infoschema"
@@ -1086,7 +1085,7 @@ func (d *ddlCtx) alterTable(x *ast.AlterTableStmt) error {
 					return sqlerr.New(sqlerr.ErrNotSupportedYet, "adding an AUTO_INCREMENT column to an existing table is not supported yet")
 				}
 				if col.NotNull && !col.HasDefault {
-					col.Absent = dml.ImplicitDefault(col)
+					col.Absent = col.Type.ImplicitDefault()
 				} else if col.HasDefault && !col.DefaultNow {
 					col.Absent = col.Default
 				} else if col.DefaultNow {

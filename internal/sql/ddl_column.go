@@ -8,7 +8,6 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
-	"github.com/kiln-db/kiln/internal/sql/dml"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -288,7 +287,7 @@ func (d *ddlCtx) convertForAlter(v types.Value, c *catalog.Column, cc types.Conv
 			return v, sqlerr.New(sqlerr.ErrInvalidUseOfNull, "Invalid use of NULL value")
 		}
 		d.s.addWarning("Warning", sqlerr.ErrWarnDataTruncated, fmt.Sprintf("Data truncated for column '%s' at row %d", c.Name, row))
-		return dml.ImplicitDefault(c), nil
+		return c.Type.ImplicitDefault(), nil
 	}
 	cc.Column, cc.Row = c.Name, row
 	out, warns, err := types.Convert(v, &c.Type, cc)
