@@ -1,4 +1,4 @@
-package sql
+package ddl
 
 import (
 	"fmt"
@@ -24,7 +24,7 @@ import (
 // operation replayed from the rows, because the rows themselves change.
 
 // changeColumn replaces column oldName of nt with the definition cd (MODIFY keeps the name).
-func (d *ddlCtx) changeColumn(nt *catalog.Table, oldName string, cd *ast.ColumnDef, pos *ast.ColumnPosition) ([]*ast.Constraint, error) {
+func (d *Stmt) changeColumn(nt *catalog.Table, oldName string, cd *ast.ColumnDef, pos *ast.ColumnPosition) ([]*ast.Constraint, error) {
 	ci := nt.Col(oldName)
 	if ci < 0 || nt.Columns[ci].Hidden {
 		return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in '%s'", oldName, nt.Name)
@@ -107,7 +107,7 @@ func renameColumn(nt *catalog.Table, from, to string) error {
 }
 
 // alterColumnDefault is ALTER COLUMN c SET DEFAULT v / DROP DEFAULT.
-func (d *ddlCtx) alterColumnDefault(nt *catalog.Table, spec *ast.AlterTableSpec) error {
+func (d *Stmt) alterColumnDefault(nt *catalog.Table, spec *ast.AlterTableSpec) error {
 	cd := spec.NewColumns[0]
 	ci := nt.Col(cd.Name.Name.O)
 	if ci < 0 || nt.Columns[ci].Hidden {
@@ -160,7 +160,7 @@ func (r *rewriter) add(table uint64, colID uint32) {
 // the rows and the entries of the indexes that hold a changed column (all secondary indexes if the
 // primary key holds one, since their entries carry the primary key). Those indexes get new ids: the
 // old entries go with one range deletion. Uniqueness is checked as the new keys are made.
-func (d *ddlCtx) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
+func (d *Stmt) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 	isChanged := map[uint32]bool{}
 	for _, id := range changed {
 		isChanged[id] = true
@@ -190,7 +190,7 @@ func (d *ddlCtx) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 	}
 	nt.Init()
 	// The session's conversion rules, read once for all rows.
-	base := types.ConvertCtx{Strict: d.s.strict(), NoZeroDate: d.s.sqlModeHas("NO_ZERO_DATE"), NoZeroInDate: d.s.sqlModeHas("NO_ZERO_IN_DATE")}
+	base := types.ConvertCtx{Strict: d.s.Strict(), NoZeroDate: d.s.SQLModeHas("NO_ZERO_DATE"), NoZeroInDate: d.s.SQLModeHas("NO_ZERO_IN_DATE")}
 	lo, hi := rowenc.IndexSpan(old.ID, rowenc.PrimaryIndexID)
 	it, err := d.t.NewIter(lo, hi, false, true)
 	if err != nil {
@@ -278,7 +278,7 @@ func (d *ddlCtx) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 // convertForAlter converts one stored value to a changed column: INSERT's conversion, except that
 // a NULL going into a NOT NULL column is 1138 (strict) or the type's implicit default with a 1265
 // warning, as MySQL's ALTER reports it.
-func (d *ddlCtx) convertForAlter(v types.Value, c *catalog.Column, cc types.ConvertCtx, row int) (types.Value, error) {
+func (d *Stmt) convertForAlter(v types.Value, c *catalog.Column, cc types.ConvertCtx, row int) (types.Value, error) {
 	if v.IsNull() {
 		if !c.NotNull {
 			return v, nil
@@ -286,7 +286,7 @@ func (d *ddlCtx) convertForAlter(v types.Value, c *catalog.Column, cc types.Conv
 		if cc.Strict {
 			return v, sqlerr.New(sqlerr.ErrInvalidUseOfNull, "Invalid use of NULL value")
 		}
-		d.s.addWarning("Warning", sqlerr.ErrWarnDataTruncated, fmt.Sprintf("Data truncated for column '%s' at row %d", c.Name, row))
+		d.s.AddWarning("Warning", sqlerr.ErrWarnDataTruncated, fmt.Sprintf("Data truncated for column '%s' at row %d", c.Name, row))
 		return c.Type.ImplicitDefault(), nil
 	}
 	cc.Column, cc.Row = c.Name, row
@@ -295,7 +295,7 @@ func (d *ddlCtx) convertForAlter(v types.Value, c *catalog.Column, cc types.Conv
 		return v, err
 	}
 	for _, w := range warns {
-		d.s.addWarning(w.Level, w.Code, w.Message)
+		d.s.AddWarning(w.Level, w.Code, w.Message)
 	}
 	return out, nil
 }
