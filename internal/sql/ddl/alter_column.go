@@ -165,6 +165,18 @@ func (d *Stmt) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 	for _, id := range changed {
 		isChanged[id] = true
 	}
+	pkChanged, rebuild := d.renewIndexes(nt, isChanged)
+	rows, err := d.convertRows(old, nt, isChanged)
+	if err != nil {
+		return err
+	}
+	return d.writeRows(nt, rows, pkChanged, rebuild)
+}
+
+// renewIndexes gives the secondary indexes of nt whose entries change a new id, deleting their old
+// entries; it reports whether the primary key holds a changed column (then every secondary index
+// is renewed) and returns the renewed indexes, to rebuild.
+func (d *Stmt) renewIndexes(nt *catalog.Table, isChanged map[uint32]bool) (bool, []*catalog.Index) {
 	touches := func(ix *catalog.Index) bool {
 		for _, ic := range ix.Columns {
 			if isChanged[ic.Col] {
@@ -189,30 +201,37 @@ func (d *Stmt) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 		rebuild = append(rebuild, &nix)
 	}
 	nt.Init()
+	return pkChanged, rebuild
+}
+
+// convertedRow is a row of the table in its new definition, with the key it was stored under.
+type convertedRow struct {
+	oldKey []byte
+	row    []types.Value
+}
+
+// convertRows reads every row of old and converts it to nt's definition (the changed columns
+// with convertForAlter, under the session's sql_mode).
+func (d *Stmt) convertRows(old, nt *catalog.Table, isChanged map[uint32]bool) ([]convertedRow, error) {
 	// The session's conversion rules, read once for all rows.
 	base := types.ConvertCtx{Strict: d.s.Strict(), NoZeroDate: d.s.SQLModeHas("NO_ZERO_DATE"), NoZeroInDate: d.s.SQLModeHas("NO_ZERO_IN_DATE")}
 	lo, hi := rowenc.IndexSpan(old.ID, rowenc.PrimaryIndexID)
 	it, err := d.t.NewIter(lo, hi, false, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	type newRow struct {
-		oldKey []byte
-		row    []types.Value
-	}
-	var rows []newRow
+	defer it.Close()
+	var rows []convertedRow
 	n := 0
 	for ; it.Valid(); it.Next() {
 		// ALTER converts every row in one transaction: KILL and shutdown must reach it.
 		if err := d.env.CheckKilled(); err != nil {
-			it.Close()
-			return err
+			return nil, err
 		}
 		n++
 		orow, err := exec.DecodeRow(old, it.Value())
 		if err != nil {
-			it.Close()
-			return err
+			return nil, err
 		}
 		row := make([]types.Value, len(nt.Columns))
 		for j, c := range nt.Columns {
@@ -226,18 +245,18 @@ func (d *Stmt) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 			}
 			v, err := d.convertForAlter(row[j], c, base, n)
 			if err != nil {
-				it.Close()
-				return err
+				return nil, err
 			}
 			row[j] = v
 		}
-		rows = append(rows, newRow{oldKey: append([]byte(nil), it.Key()...), row: row})
+		rows = append(rows, convertedRow{oldKey: append([]byte(nil), it.Key()...), row: row})
 	}
-	err = it.Err()
-	it.Close()
-	if err != nil {
-		return err
-	}
+	return rows, it.Err()
+}
+
+// writeRows stores the converted rows and the renewed indexes' entries, checking uniqueness as the
+// new keys are made; a changed primary key deletes the rows' old keys first.
+func (d *Stmt) writeRows(nt *catalog.Table, rows []convertedRow, pkChanged bool, rebuild []*catalog.Index) error {
 	if pkChanged {
 		seen := map[string]bool{}
 		for _, r := range rows {

@@ -45,35 +45,8 @@ func colType(name string, ft *ptypes.FieldType, tblCharset, tblColl string) (typ
 	t := types.ColType{Tp: ft.GetType(), Len: ft.GetFlen(), Frac: ft.GetDecimal(), Unsigned: mysql.HasUnsignedFlag(ft.GetFlag())}
 	switch t.Tp {
 	case mysql.TypeString, mysql.TypeVarchar, mysql.TypeVarString, mysql.TypeTinyBlob, mysql.TypeBlob, mysql.TypeMediumBlob, mysql.TypeLongBlob:
-		cs, coll := ft.GetCharset(), ft.GetCollate()
-		if mysql.HasBinaryFlag(ft.GetFlag()) && cs == "" && (t.Tp == mysql.TypeString || t.Tp == mysql.TypeVarchar || t.Tp == mysql.TypeVarString) && coll == "" {
-			// CHAR(n) BINARY means the charset's _bin collation, not a binary string.
-			cs = tblCharset
-			if c, ok := types.DefaultCollation(cs); ok {
-				coll = strings.TrimSuffix(strings.TrimSuffix(c.Name, "_0900_ai_ci"), "_general_ci")
-				coll = cs + "_bin"
-			}
-		}
-		if cs == "binary" || coll == "binary" {
-			t.Charset, t.Collation = "binary", "binary"
-			break
-		}
-		c, err := columnCollation(cs, coll, tblCharset, tblColl)
-		if err != nil {
+		if err := stringType(&t, ft, tblCharset, tblColl); err != nil {
 			return t, err
-		}
-		t.Charset, t.Collation = c.Charset, c.Name
-		if t.Tp == mysql.TypeVarString {
-			t.Tp = mysql.TypeVarchar
-		}
-		if (t.Tp == mysql.TypeString) && t.Len < 0 {
-			t.Len = 1
-		}
-		if t.Tp == mysql.TypeVarchar && t.Len < 0 {
-			return t, sqlerr.New(sqlerr.ErrParse, "You have an error in your SQL syntax; VARCHAR needs a length")
-		}
-		if t.Len > 65535 && (t.Tp == mysql.TypeVarchar || t.Tp == mysql.TypeString) {
-			return t, sqlerr.New(sqlerr.ErrTooBigFieldLength, "Column length too big (max = 16383); use BLOB or TEXT instead")
 		}
 	case mysql.TypeNewDecimal:
 		if t.Len < 0 {
@@ -101,33 +74,8 @@ func colType(name string, ft *ptypes.FieldType, tblCharset, tblColl string) (typ
 		}
 		t.Collation = "binary"
 	case mysql.TypeEnum, mysql.TypeSet:
-		cs, coll := ft.GetCharset(), ft.GetCollate()
-		if cs == "binary" && coll == "" {
-			cs = "" // ENUM/SET members are character strings: the table's charset
-		}
-		c, err := columnCollation(cs, coll, tblCharset, tblColl)
-		if err != nil {
+		if err := enumType(&t, name, ft, tblCharset, tblColl); err != nil {
 			return t, err
-		}
-		t.Charset, t.Collation, t.Len, t.Frac = c.Charset, c.Name, -1, -1
-		what := "ENUM"
-		if t.Tp == mysql.TypeSet {
-			what = "SET"
-			if len(ft.GetElems()) > 64 {
-				return t, sqlerr.New(sqlerr.ErrTooBigSet, "Too many strings for column %s and SET", name)
-			}
-		}
-		for _, e := range ft.GetElems() {
-			e = strings.TrimRight(e, " ")
-			if t.Tp == mysql.TypeSet && strings.Contains(e, ",") {
-				return t, sqlerr.New(sqlerr.ErrIllegalValueForType, "Illegal %s '%s' value found during parsing", what, e)
-			}
-			for _, o := range t.Elems {
-				if c.Compare(o, e) == 0 {
-					return t, sqlerr.New(sqlerr.ErrDuplicatedValueInType, "Column '%s' has duplicated value '%s' in %s", name, e, what)
-				}
-			}
-			t.Elems = append(t.Elems, e)
 		}
 	case mysql.TypeJSON:
 		t.Len, t.Frac, t.Collation = -1, -1, "binary"
@@ -145,6 +93,77 @@ func colType(name string, ft *ptypes.FieldType, tblCharset, tblColl string) (typ
 		t.Collation = "binary"
 	}
 	return t, nil
+}
+
+// stringType completes t, a CHAR, VARCHAR, BINARY, VARBINARY, TEXT or BLOB type: its charset and
+// collation (CHAR(n) BINARY is the charset's _bin collation), VARCHAR's required length, the
+// longest CHAR/VARCHAR.
+func stringType(t *types.ColType, ft *ptypes.FieldType, tblCharset, tblColl string) error {
+	cs, coll := ft.GetCharset(), ft.GetCollate()
+	if mysql.HasBinaryFlag(ft.GetFlag()) && cs == "" && (t.Tp == mysql.TypeString || t.Tp == mysql.TypeVarchar || t.Tp == mysql.TypeVarString) && coll == "" {
+		// CHAR(n) BINARY means the charset's _bin collation, not a binary string.
+		cs = tblCharset
+		if _, ok := types.DefaultCollation(cs); ok {
+			coll = cs + "_bin"
+		}
+	}
+	if cs == "binary" || coll == "binary" {
+		t.Charset, t.Collation = "binary", "binary"
+		return nil
+	}
+	c, err := columnCollation(cs, coll, tblCharset, tblColl)
+	if err != nil {
+		return err
+	}
+	t.Charset, t.Collation = c.Charset, c.Name
+	if t.Tp == mysql.TypeVarString {
+		t.Tp = mysql.TypeVarchar
+	}
+	if (t.Tp == mysql.TypeString) && t.Len < 0 {
+		t.Len = 1
+	}
+	if t.Tp == mysql.TypeVarchar && t.Len < 0 {
+		return sqlerr.New(sqlerr.ErrParse, "You have an error in your SQL syntax; VARCHAR needs a length")
+	}
+	if t.Len > 65535 && (t.Tp == mysql.TypeVarchar || t.Tp == mysql.TypeString) {
+		return sqlerr.New(sqlerr.ErrTooBigFieldLength, "Column length too big (max = 16383); use BLOB or TEXT instead")
+	}
+	return nil
+}
+
+// enumType completes t, an ENUM or SET type: its charset and collation (its members are
+// character strings) and its members, refusing duplicates under the collation (and a SET member
+// with a comma, or more than 64 of them).
+func enumType(t *types.ColType, name string, ft *ptypes.FieldType, tblCharset, tblColl string) error {
+	cs, coll := ft.GetCharset(), ft.GetCollate()
+	if cs == "binary" && coll == "" {
+		cs = "" // ENUM/SET members are character strings: the table's charset
+	}
+	c, err := columnCollation(cs, coll, tblCharset, tblColl)
+	if err != nil {
+		return err
+	}
+	t.Charset, t.Collation, t.Len, t.Frac = c.Charset, c.Name, -1, -1
+	what := "ENUM"
+	if t.Tp == mysql.TypeSet {
+		what = "SET"
+		if len(ft.GetElems()) > 64 {
+			return sqlerr.New(sqlerr.ErrTooBigSet, "Too many strings for column %s and SET", name)
+		}
+	}
+	for _, e := range ft.GetElems() {
+		e = strings.TrimRight(e, " ")
+		if t.Tp == mysql.TypeSet && strings.Contains(e, ",") {
+			return sqlerr.New(sqlerr.ErrIllegalValueForType, "Illegal %s '%s' value found during parsing", what, e)
+		}
+		for _, o := range t.Elems {
+			if c.Compare(o, e) == 0 {
+				return sqlerr.New(sqlerr.ErrDuplicatedValueInType, "Column '%s' has duplicated value '%s' in %s", name, e, what)
+			}
+		}
+		t.Elems = append(t.Elems, e)
+	}
+	return nil
 }
 
 // buildColumn turns a column definition into a catalog column; it returns inline key constraints.

@@ -13,6 +13,7 @@ import (
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
+// createTable is CREATE TABLE [IF NOT EXISTS], CREATE TABLE ... LIKE included.
 func (d *Stmt) createTable(x *ast.CreateTableStmt) error {
 	if db := orDefault(x.Table.Schema.O, d.curDB()); d.pc.IsVirtualDB(db) {
 		// The system schemas are Kiln's own. Dumps of --all-databases re-create the log tables
@@ -41,15 +42,7 @@ func (d *Stmt) createTable(x *ast.CreateTableStmt) error {
 		return sqlerr.New(sqlerr.ErrTableExists, "Table '%s' already exists", name)
 	}
 	if x.ReferTable != nil {
-		src, ok := d.cat.Table(orDefault(x.ReferTable.Schema.O, dbName), x.ReferTable.Name.O)
-		if !ok {
-			return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", orDefault(x.ReferTable.Schema.O, dbName), x.ReferTable.Name.O)
-		}
-		nt := src.Clone()
-		nt.ID, nt.DB, nt.Name, nt.Version = d.cat.AllocTableID(), dbName, name, 1
-		nt.Init()
-		d.cat.PutTable(nt)
-		return catalog.SaveTable(d.t, nt)
+		return d.createTableLike(x, dbName, name)
 	}
 	if x.Select != nil {
 		return sqlerr.New(sqlerr.ErrNotSupportedYet, "CREATE TABLE ... SELECT is not supported yet")
@@ -59,7 +52,47 @@ func (d *Stmt) createTable(x *ast.CreateTableStmt) error {
 	}
 	dbDef, _ := d.cat.DB(dbName)
 	tbl := &catalog.Table{ID: d.cat.AllocTableID(), DB: dbName, Name: name, NextColID: 1, NextIndexID: 2, Charset: dbDef.Charset, Collation: dbDef.Collation, Engine: "InnoDB", Version: 1}
-	for _, o := range x.Options {
+	if err := createOptions(tbl, x.Options); err != nil {
+		return err
+	}
+	if x.Partition != nil {
+		d.s.AddWarning("Warning", sqlerr.ErrNotSupportedYet, "PARTITION BY is ignored: Kiln tables are not partitioned")
+	}
+	constraints, err := d.createColumns(tbl, x.Cols)
+	if err != nil {
+		return err
+	}
+	constraints = append(constraints, x.Constraints...)
+	if err := d.createKeys(tbl, constraints); err != nil {
+		return err
+	}
+	if err := d.createConstraints(tbl, constraints); err != nil {
+		return err
+	}
+	if err := checkAutoIncKey(tbl); err != nil {
+		return err
+	}
+	d.cat.PutTable(tbl)
+	return catalog.SaveTable(d.t, tbl)
+}
+
+// createTableLike is CREATE TABLE name LIKE src: src's definition under a new id and name.
+func (d *Stmt) createTableLike(x *ast.CreateTableStmt, dbName, name string) error {
+	src, ok := d.cat.Table(orDefault(x.ReferTable.Schema.O, dbName), x.ReferTable.Name.O)
+	if !ok {
+		return sqlerr.New(sqlerr.ErrNoSuchTable, "Table '%s.%s' doesn't exist", orDefault(x.ReferTable.Schema.O, dbName), x.ReferTable.Name.O)
+	}
+	nt := src.Clone()
+	nt.ID, nt.DB, nt.Name, nt.Version = d.cat.AllocTableID(), dbName, name, 1
+	nt.Init()
+	d.cat.PutTable(nt)
+	return catalog.SaveTable(d.t, nt)
+}
+
+// createOptions applies CREATE TABLE's table options (charset, collation, AUTO_INCREMENT base,
+// comment, engine name) to tbl.
+func createOptions(tbl *catalog.Table, opts []*ast.TableOption) error {
+	for _, o := range opts {
 		switch o.Tp {
 		case ast.TableOptionCharset:
 			cs := strings.ToLower(o.StrValue)
@@ -87,27 +120,34 @@ func (d *Stmt) createTable(x *ast.CreateTableStmt) error {
 			}
 		}
 	}
-	if x.Partition != nil {
-		d.s.AddWarning("Warning", sqlerr.ErrNotSupportedYet, "PARTITION BY is ignored: Kiln tables are not partitioned")
-	}
+	return nil
+}
+
+// createColumns adds CREATE TABLE's columns to tbl; it returns their inline constraints.
+func (d *Stmt) createColumns(tbl *catalog.Table, cols []*ast.ColumnDef) ([]*ast.Constraint, error) {
 	var constraints []*ast.Constraint
 	seen := map[string]bool{}
-	for _, cd := range x.Cols {
+	for _, cd := range cols {
 		col, keys, err := d.buildColumn(tbl, cd)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if seen[strings.ToLower(col.Name)] {
-			return sqlerr.New(sqlerr.ErrDupFieldName, "Duplicate column name '%s'", col.Name)
+			return nil, sqlerr.New(sqlerr.ErrDupFieldName, "Duplicate column name '%s'", col.Name)
 		}
 		seen[strings.ToLower(col.Name)] = true
 		tbl.Columns = append(tbl.Columns, col)
 		constraints = append(constraints, keys...)
 	}
 	if len(tbl.Columns) == 0 {
-		return sqlerr.New(sqlerr.ErrTableMustHaveColumns, "A table must have at least 1 column")
+		return nil, sqlerr.New(sqlerr.ErrTableMustHaveColumns, "A table must have at least 1 column")
 	}
-	constraints = append(constraints, x.Constraints...)
+	return constraints, nil
+}
+
+// createKeys builds tbl's primary key and secondary indexes from the key constraints; a table
+// without a primary key gets a hidden auto-increment row id as its key.
+func (d *Stmt) createKeys(tbl *catalog.Table, constraints []*ast.Constraint) error {
 	tbl.Init()
 	var pk *catalog.Index
 	var secondary []*catalog.Index
@@ -141,6 +181,12 @@ func (d *Stmt) createTable(x *ast.CreateTableStmt) error {
 	}
 	tbl.Indexes = append([]*catalog.Index{pk}, secondary...)
 	tbl.Init()
+	return nil
+}
+
+// createConstraints adds CREATE TABLE's CHECK constraints and foreign keys to tbl, with the child
+// index of a foreign key that no index fits.
+func (d *Stmt) createConstraints(tbl *catalog.Table, constraints []*ast.Constraint) error {
 	for _, c := range constraints {
 		if c.Tp == ast.ConstraintCheck {
 			ck, err := d.buildCheck(tbl, c, len(tbl.Checks)+1)
@@ -170,11 +216,7 @@ func (d *Stmt) createTable(x *ast.CreateTableStmt) error {
 		}
 		tbl.ForeignKeys = append(tbl.ForeignKeys, fk)
 	}
-	if err := checkAutoIncKey(tbl); err != nil {
-		return err
-	}
-	d.cat.PutTable(tbl)
-	return catalog.SaveTable(d.t, tbl)
+	return nil
 }
 
 func checkAutoIncKey(tbl *catalog.Table) error {
