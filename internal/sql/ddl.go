@@ -49,8 +49,8 @@ func (s *Session) runDDL(env *expr.Env, st ast.StmtNode, w proto.ResultWriter, m
 	cur := db.Catalog()
 	next := cur.Copy()
 	t := db.txm.Begin(txn.RepeatableRead, false)
-	denv := &expr.Env{Sess: s, Ctx: env.Ctx, Txn: t}
-	denv.Mem = env.Tracker() // the statement's one memory account, closed by its caller
+	// The statement's one memory account (env.Tracker) is closed by its caller.
+	denv := &expr.Env{Sess: s, Ctx: env.Ctx, Txn: t, Mem: env.Tracker()}
 	stmt := ddl.New(s.ddlSess(), denv, next, t, names)
 	if err := stmt.Run(st); err != nil {
 		t.Rollback()
