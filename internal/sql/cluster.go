@@ -5,6 +5,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/kiln-db/kiln/internal/sql/ddl"
 	"github.com/kiln-db/kiln/internal/sql/infoschema"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 
@@ -41,7 +42,7 @@ const CatalogPrefix = rowenc.SysPrefix
 // NewApplier returns the record applier for this SQL layer's records: its logical operations, and a
 // count of records that changed the catalog.
 func NewApplier() *txn.Applier {
-	a := txn.NewApplier(LogicalOps())
+	a := txn.NewApplier(ddl.LogicalOps())
 	a.CountWrites([]byte{CatalogPrefix})
 	return a
 }

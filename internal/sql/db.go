@@ -1,7 +1,11 @@
 // Package sql owns Kiln's SQL layer (the schema definitions and the catalog live in sql/catalog): the
 // planner and executor over the TiDB parser's AST, DML and DDL with MySQL semantics, sessions
 // (variables, transactions, prepared statements), accounts and the virtual schemas. It reads and writes
-// rows through internal/txn and never touches storage directly.
+// rows through internal/txn and never touches storage directly. The statement runners sit below it
+// (issue 14): sql/ddl makes a DDL statement's change, while runDDL (ddl.go) keeps its orchestration
+// (implicit commit, table and metadata locks, the catalog copy, the commit and the swap); sql/dml
+// runs DML and sql/infoschema answers SHOW and the virtual tables, each through its own
+// consumer-side Session interface that this package implements.
 //
 // Invariants:
 //   - The catalog changes only through a committed transaction (DDL writes catalog keys in the same

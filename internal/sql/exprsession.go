@@ -5,6 +5,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/memory"
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/ddl"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
@@ -53,10 +54,10 @@ func (s *Session) Txn() *txn.Txn                  { return s.txn }
 func (s *Session) LockWaitTimeout() time.Duration { return s.lockWaitTimeout() }
 
 // Catalog and CompileCheck implement the rest of exec.Session: the current catalog, and the binder
-// of CHECK constraints (check.go), for the row primitives' foreign key and CHECK enforcement.
+// of CHECK constraints (sql/ddl's CompileCheck), for the row primitives' foreign key and CHECK enforcement.
 func (s *Session) Catalog() *catalog.Catalog { return s.catalog() }
 func (s *Session) CompileCheck(t *catalog.Table, ck *catalog.CheckConstraint) (expr.Expr, error) {
-	return compileCheck(s, t, ck)
+	return ddl.CompileCheck(s.planContext(), t, ck)
 }
 
 // defaultWeekFormat is default_week_format (WEEK(d), EXTRACT(WEEK ...)).

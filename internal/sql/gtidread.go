@@ -12,6 +12,7 @@ import (
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/gtid"
+	"github.com/kiln-db/kiln/internal/sql/plan"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -230,7 +231,7 @@ func (s *Session) readAfterGTID(ctx context.Context, st ast.StmtNode) error {
 func readsTables(st ast.StmtNode) bool {
 	switch x := st.(type) {
 	case *ast.SelectStmt:
-		return x.From != nil || hasSubquery(x)
+		return x.From != nil || plan.HasSubquery(x)
 	case *ast.SetOprStmt, *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt:
 		return true
 	case *ast.ExecuteStmt:

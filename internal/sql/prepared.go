@@ -177,7 +177,7 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 	defer env.CloseMem()
 	pl := p.plan
 	var err error
-	if sel, ok := rs.(*ast.SelectStmt); ok && sel.From == nil && !hasSubquery(rs) {
+	if sel, ok := rs.(*ast.SelectStmt); ok && sel.From == nil && !plan.HasSubquery(rs) {
 		err = s.streamPlan(env, pl, w, more)
 	} else {
 		err = s.stmtScope(env, func() error { return s.streamPlan(env, pl, w, more) })
@@ -254,22 +254,3 @@ func (s *Session) sqlPrepared(env *expr.Env, st ast.StmtNode, w proto.ResultWrit
 	}
 	return nil
 }
-
-// hasSubquery reports whether a statement contains a subquery (then it needs a transaction even
-// without a FROM clause).
-func hasSubquery(n ast.Node) bool {
-	v := &subqueryFinder{}
-	n.Accept(v)
-	return v.found
-}
-
-type subqueryFinder struct{ found bool }
-
-func (v *subqueryFinder) Enter(n ast.Node) (ast.Node, bool) {
-	if _, ok := n.(*ast.SubqueryExpr); ok {
-		v.found = true
-		return n, true
-	}
-	return n, v.found
-}
-func (v *subqueryFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }

@@ -688,7 +688,7 @@ func (s *Session) runQuery(env *expr.Env, n ast.ResultSetNode, w proto.ResultWri
 	if into := selectInto(n); into != nil {
 		return s.selectIntoFile(env, n, into, w, more)
 	}
-	if sel, ok := n.(*ast.SelectStmt); ok && sel.From == nil && !hasSubquery(n) {
+	if sel, ok := n.(*ast.SelectStmt); ok && sel.From == nil && !plan.HasSubquery(n) {
 		// SELECT without tables needs no transaction (connect-time @@variable queries are hot).
 		pl, err := s.planQuery(n)
 		if err != nil {

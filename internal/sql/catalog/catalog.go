@@ -97,9 +97,10 @@ type Table struct {
 	Engine      string    `json:"engine,omitempty"`
 	Comment     string    `json:"comment,omitempty"`
 	Version     uint64    `json:"version"`
-	// ForeignKeys are the constraints this table holds as the child (enforced by internal/sql/fk.go).
+	// ForeignKeys are the constraints this table holds as the child (defined by internal/sql/ddl,
+	// enforced by internal/sql/exec).
 	ForeignKeys []*ForeignKey `json:"foreign_keys,omitempty"`
-	// Checks are the CHECK constraints (enforced by internal/sql/check.go).
+	// Checks are the CHECK constraints (defined by internal/sql/ddl, enforced by internal/sql/exec).
 	Checks []*CheckConstraint `json:"checks,omitempty"`
 	// CheckCache holds the compiled Checks, filled by the facade on first use.
 	CheckCache *CheckCache `json:"-"`

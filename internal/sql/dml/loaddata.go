@@ -793,7 +793,7 @@ func (l *loader) nullValue(col *catalog.Column, rowNum int) (types.Value, error)
 	}
 	err := l.warnOrFail(sqlerr.ErrWarnNullToNotNull,
 		fmt.Sprintf("Column set to default value; NULL supplied to NOT NULL column '%s' at row %d", col.Name, rowNum))
-	return ImplicitDefault(col), err
+	return col.Type.ImplicitDefault(), err
 }
 
 // missingValue is what a column whose field is missing from the line gets: MySQL resets it, which
@@ -808,7 +808,7 @@ func (l *loader) missingValue(col *catalog.Column) types.Value {
 	case col.NotNull && col.Type.Tp == mysql.TypeTimestamp:
 		return expr.TimeValue(l.env.Now(), max(col.Type.Frac, 0))
 	}
-	return ImplicitDefault(col)
+	return col.Type.ImplicitDefault()
 }
 
 // write completes the row (defaults, SET, auto-increment) and writes it, resolving duplicates as
@@ -821,7 +821,7 @@ func (l *loader) write(rowNum int) error {
 			continue
 		}
 		if l.noDefault[ci] {
-			row[ci] = ImplicitDefault(col)
+			row[ci] = col.Type.ImplicitDefault()
 			continue
 		}
 		v, err := ins.DefaultValue(col)

@@ -96,7 +96,7 @@ func (ins *Inserter) Convert(v types.Value, col *catalog.Column) (types.Value, e
 				return v, sqlerr.New(sqlerr.ErrBadNull, "Column '%s' cannot be null", col.Name)
 			}
 			ins.S.AddWarning("Warning", sqlerr.ErrBadNull, fmt.Sprintf("Column '%s' cannot be null", col.Name))
-			return ImplicitDefault(col), nil
+			return col.Type.ImplicitDefault(), nil
 		}
 		return v, nil
 	}
@@ -114,38 +114,6 @@ func (ins *Inserter) Convert(v types.Value, col *catalog.Column) (types.Value, e
 	return out, nil
 }
 
-// ImplicitDefault is the value MySQL uses for a NOT NULL column without a default outside strict mode.
-func ImplicitDefault(col *catalog.Column) types.Value {
-	t := &col.Type
-	switch {
-	case t.IsInteger():
-		if t.Unsigned {
-			return types.NewUint(0)
-		}
-		return types.NewInt(0)
-	case t.Tp == mysql.TypeFloat || t.Tp == mysql.TypeDouble:
-		return types.NewFloat(0)
-	case t.Tp == mysql.TypeNewDecimal:
-		v, _, _ := types.Convert(types.NewInt(0), t, types.ConvertCtx{})
-		return v
-	case t.Tp == mysql.TypeDate:
-		return types.NewDate(0)
-	case t.Tp == mysql.TypeDatetime || t.Tp == mysql.TypeTimestamp:
-		return types.NewDatetime(0, max(t.Frac, 0))
-	case t.Tp == mysql.TypeDuration:
-		return types.NewDuration(0, max(t.Frac, 0))
-	case t.IsBinaryString():
-		return types.NewBytes("")
-	case t.Tp == mysql.TypeEnum && len(t.Elems) > 0:
-		return types.NewString(t.Elems[0])
-	case t.Tp == mysql.TypeBit:
-		return types.NewUint(0)
-	case t.Tp == mysql.TypeJSON:
-		return types.NewString("null")
-	}
-	return types.NewString("")
-}
-
 // DefaultValue is the value an omitted column gets (an error in strict mode when it has none).
 func (ins *Inserter) DefaultValue(col *catalog.Column) (types.Value, error) {
 	switch {
@@ -159,13 +127,13 @@ func (ins *Inserter) DefaultValue(col *catalog.Column) (types.Value, error) {
 		return types.Null, nil
 	case col.Type.Tp == mysql.TypeEnum:
 		// A NOT NULL ENUM defaults to its first member, in strict mode too.
-		return ImplicitDefault(col), nil
+		return col.Type.ImplicitDefault(), nil
 	}
 	if ins.Strict {
 		return types.Null, sqlerr.New(sqlerr.ErrNoDefaultForField, "Field '%s' doesn't have a default value", col.Name)
 	}
 	ins.S.AddWarning("Warning", sqlerr.ErrNoDefaultForField, fmt.Sprintf("Field '%s' doesn't have a default value", col.Name))
-	return ImplicitDefault(col), nil
+	return col.Type.ImplicitDefault(), nil
 }
 
 // FillAuto allocates the auto-increment column (NULL or 0 ask for a value, unless

@@ -47,28 +47,6 @@ func (f *fakeSession) ObserveAutoInc(*expr.Env, *catalog.Table, *catalog.Column,
 	return nil
 }
 
-func TestImplicitDefault(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		typ  types.ColType
-		want string
-	}{
-		{"int", types.ColType{Tp: mysql.TypeLong}, "0"},
-		{"unsigned", types.ColType{Tp: mysql.TypeLonglong, Unsigned: true}, "0"},
-		{"double", types.ColType{Tp: mysql.TypeDouble, Frac: -1}, "0"},
-		{"varchar", types.ColType{Tp: mysql.TypeVarchar, Len: 10}, ""},
-		{"enum: its first member", types.ColType{Tp: mysql.TypeEnum, Elems: []string{"b", "a"}}, "b"},
-		{"json", types.ColType{Tp: mysql.TypeJSON}, "null"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			v := ImplicitDefault(&catalog.Column{Name: "c", Type: tc.typ, NotNull: true})
-			if v.IsNull() || types.ToString(v) != tc.want {
-				t.Errorf("ImplicitDefault = %v, want %q", v, tc.want)
-			}
-		})
-	}
-}
-
 // TestInserterNull: NULL for a NOT NULL column is error 1048 in strict mode, otherwise a warning
 // and the type's implicit default, as MySQL does.
 func TestInserterNull(t *testing.T) {

@@ -271,3 +271,36 @@ func (t *ColType) KeyColl() *Collation {
 	}
 	return t.Coll()
 }
+
+// ImplicitDefault is the value MySQL gives a NOT NULL column of type t that has no default, outside
+// strict mode: an INSERT or LOAD DATA that omits it or gives NULL, and the rows an ALTER TABLE
+// converts or extends with a new column (so both sql/dml and sql/ddl use it).
+func (t *ColType) ImplicitDefault() Value {
+	switch {
+	case t.IsInteger():
+		if t.Unsigned {
+			return NewUint(0)
+		}
+		return NewInt(0)
+	case t.Tp == mysql.TypeFloat || t.Tp == mysql.TypeDouble:
+		return NewFloat(0)
+	case t.Tp == mysql.TypeNewDecimal:
+		v, _, _ := Convert(NewInt(0), t, ConvertCtx{})
+		return v
+	case t.Tp == mysql.TypeDate:
+		return NewDate(0)
+	case t.Tp == mysql.TypeDatetime || t.Tp == mysql.TypeTimestamp:
+		return NewDatetime(0, max(t.Frac, 0))
+	case t.Tp == mysql.TypeDuration:
+		return NewDuration(0, max(t.Frac, 0))
+	case t.IsBinaryString():
+		return NewBytes("")
+	case t.Tp == mysql.TypeEnum && len(t.Elems) > 0:
+		return NewString(t.Elems[0])
+	case t.Tp == mysql.TypeBit:
+		return NewUint(0)
+	case t.Tp == mysql.TypeJSON:
+		return NewString("null")
+	}
+	return NewString("")
+}

@@ -1,4 +1,4 @@
-package sql
+package ddl
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package sql
+package ddl
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ import (
 // (not NULL) is refused with 3819, on INSERT, UPDATE, LOAD DATA and ALTER TABLE ... ADD CHECK over
 // the existing rows. NOT ENFORCED constraints are kept and shown but not evaluated.
 
-func (d *ddlCtx) buildCheck(t *catalog.Table, c *ast.Constraint, n int) (*catalog.CheckConstraint, error) {
+func (d *Stmt) buildCheck(t *catalog.Table, c *ast.Constraint, n int) (*catalog.CheckConstraint, error) {
 	name := c.Name
 	if name == "" {
 		name = fmt.Sprintf("%s_chk_%d", t.Name, n)
@@ -37,34 +37,37 @@ func (d *ddlCtx) buildCheck(t *catalog.Table, c *ast.Constraint, n int) (*catalo
 		return nil, fmt.Errorf("check constraint: restore: %w", err)
 	}
 	ck := &catalog.CheckConstraint{Name: name, Expr: text, Enforced: c.Enforced}
-	if _, err := compileCheck(d.s, t, ck); err != nil {
+	if _, err := CompileCheck(d.pc, t, ck); err != nil {
 		return nil, err
 	}
 	return ck, nil
 }
 
-func compileCheck(s *Session, t *catalog.Table, ck *catalog.CheckConstraint) (expr.Expr, error) {
-	stmts, _, err := s.parser.ParseSQL("SELECT " + ck.Expr)
+// CompileCheck binds a CHECK constraint's stored expression over t's row with the planner's
+// compiler: for the DDL that adds it, and for the executor's row primitives (the facade's
+// exec.Session.CompileCheck), which cache the result.
+func CompileCheck(pc plan.Context, t *catalog.Table, ck *catalog.CheckConstraint) (expr.Expr, error) {
+	stmts, err := pc.ParseSQL("SELECT " + ck.Expr)
 	if err != nil || len(stmts) != 1 {
 		return nil, sqlerr.New(sqlerr.ErrColumnCheckConstraintReferencesOtherColumn, "Column check constraint '%s' references other column.", ck.Name)
 	}
 	sel := stmts[0].(*ast.SelectStmt)
-	if hasSubquery(sel.Fields.Fields[0].Expr) {
+	if plan.HasSubquery(sel.Fields.Fields[0].Expr) {
 		// MySQL 8 refuses any subquery in a CHECK with 3815 (3812 is its non-boolean-expression
 		// error). Refused before compiling: planning the subquery would wait for the metadata lock
 		// this DDL holds exclusively (the statement hung until lock_wait_timeout).
 		return nil, sqlerr.New(sqlerr.ErrCheckConstraintFunctionIsNotAllowed, "An expression of a check constraint '%s' contains disallowed function.", ck.Name)
 	}
-	c := (&plan.Planner{Ctx: s.planContext()}).NewCompiler(plan.TableScope(t, t.Name))
+	c := (&plan.Planner{Ctx: pc}).NewCompiler(plan.TableScope(t, t.Name))
 	return c.Compile(sel.Fields.Fields[0].Expr)
 }
 
 // checkExisting evaluates a new constraint over the table's rows (ALTER TABLE ADD CHECK).
-func (d *ddlCtx) checkExisting(t *catalog.Table, ck *catalog.CheckConstraint) error {
+func (d *Stmt) checkExisting(t *catalog.Table, ck *catalog.CheckConstraint) error {
 	if !ck.Enforced {
 		return nil
 	}
-	e, err := compileCheck(d.s, t, ck)
+	e, err := CompileCheck(d.pc, t, ck)
 	if err != nil {
 		return err
 	}

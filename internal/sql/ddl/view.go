@@ -1,4 +1,4 @@
-package sql
+package ddl
 
 import (
 	"fmt"
@@ -28,7 +28,7 @@ func restoreSQL(n ast.Node) (string, error) {
 	return b.String(), nil
 }
 
-func (d *ddlCtx) createView(x *ast.CreateViewStmt) error {
+func (d *Stmt) createView(x *ast.CreateViewStmt) error {
 	db, err := d.dbName(x.ViewName.Schema.O)
 	if err != nil {
 		return err
@@ -47,8 +47,9 @@ func (d *ddlCtx) createView(x *ast.CreateViewStmt) error {
 	if err != nil {
 		return fmt.Errorf("create view: restore select: %w", err)
 	}
+	user, host := d.s.Definer()
 	v := &catalog.View{DB: db, Name: name, Select: text, Security: "DEFINER", Algorithm: "UNDEFINED", CheckOption: "NONE",
-		Definer: catalog.QuoteAccount(d.s.acctUser, d.s.acctHost), Charset: "utf8mb4", Collation: d.s.connCollation().Name}
+		Definer: catalog.QuoteAccount(user, host), Charset: "utf8mb4", Collation: d.pc.ConnCollation().Name}
 	for _, c := range x.Cols {
 		v.Columns = append(v.Columns, c.O)
 	}
@@ -71,25 +72,17 @@ func (d *ddlCtx) createView(x *ast.CreateViewStmt) error {
 		}
 	}
 	if x.Definer != nil && x.Definer.Username != "" {
-		self := x.Definer.Username == d.s.acctUser && strings.EqualFold(x.Definer.Hostname, d.s.acctHost)
-		if !self && !d.s.hasAdmin("SET_USER_ID") {
-			return specificDenied("SUPER or SET_USER_ID") // naming another account as definer, as MySQL
+		if err := d.s.CheckDefiner(x.Definer.Username, x.Definer.Hostname); err != nil {
+			return err // naming another account as definer needs SET_USER_ID, as in MySQL
 		}
 		v.Definer = fmt.Sprintf("`%s`@`%s`", x.Definer.Username, x.Definer.Hostname)
 	}
 	// The body must plan now: unknown tables or columns are errors at CREATE time, as in MySQL.
 	// The DDL holds the exclusive metadata locks of its databases: the planner must not wait for
 	// a shared one on them.
-	for _, n := range d.locked {
-		if !d.s.mdl[n] {
-			if d.s.mdl == nil {
-				d.s.mdl = map[string]bool{}
-			}
-			d.s.mdl[n] = true
-			defer delete(d.s.mdl, n)
-		}
-	}
-	if err := d.s.resolve(func(p *plan.Planner) error {
+	release := d.s.HoldMetadataLocks(d.locked)
+	defer release()
+	if err := d.s.Resolve(func(p *plan.Planner) error {
 		p.CreatingView = true
 		_, err := p.PlanView(v, 0)
 		return err
@@ -100,11 +93,11 @@ func (d *ddlCtx) createView(x *ast.CreateViewStmt) error {
 	return catalog.SaveView(d.t, v)
 }
 
-func (d *ddlCtx) dropViews(x *ast.DropTableStmt) error {
+func (d *Stmt) dropViews(x *ast.DropTableStmt) error {
 	var missing []string
 	var drop []*catalog.View
 	for _, tn := range x.Tables {
-		db := orDefault(tn.Schema.O, d.s.CurDB)
+		db := orDefault(tn.Schema.O, d.curDB())
 		if db == "" {
 			return sqlerr.New(sqlerr.ErrNoDB, "No database selected")
 		}
@@ -130,7 +123,7 @@ func (d *ddlCtx) dropViews(x *ast.DropTableStmt) error {
 	return nil
 }
 
-func (d *ddlCtx) dropView(v *catalog.View) {
+func (d *Stmt) dropView(v *catalog.View) {
 	d.cat.RemoveView(v)
 	d.t.Delete(rowenc.ViewDefKey(v.DB, v.Name))
 }

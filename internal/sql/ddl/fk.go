@@ -1,4 +1,4 @@
-package sql
+package ddl
 
 import (
 	"fmt"
@@ -9,13 +9,12 @@ import (
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
-	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
-// Foreign keys: the DDL side (building, validating, renaming constraints); enforcement is in
-// execfk.go.
+// Foreign keys: the DDL side (building, validating, renaming constraints); enforcement on rows is
+// sql/exec's (fk.go).
 
 func refAction(o *ast.OnDeleteOpt, u *ast.OnUpdateOpt) (string, string) {
 	conv := func(r ast.ReferOptionType) string {
@@ -43,16 +42,9 @@ func refAction(o *ast.OnDeleteOpt, u *ast.OnUpdateOpt) (string, string) {
 	return del, upd
 }
 
-func (s *Session) fkChecks() bool {
-	b, _ := types.ToBool(s.getSysVar(sysvar.Must("foreign_key_checks"), false))
-	return b
-}
-
-// ---- DDL ----
-
 // buildForeignKey validates a FOREIGN KEY clause for table t (being created or altered) and
 // returns the constraint; it makes the child-side index if none fits.
-func (d *ddlCtx) buildForeignKey(t *catalog.Table, c *ast.Constraint, n int) (*catalog.ForeignKey, *ast.Constraint, error) {
+func (d *Stmt) buildForeignKey(t *catalog.Table, c *ast.Constraint, n int) (*catalog.ForeignKey, *ast.Constraint, error) {
 	name := c.Name
 	if name == "" {
 		name = fmt.Sprintf("%s_ibfk_%d", t.Name, n)
@@ -96,7 +88,7 @@ func (d *ddlCtx) buildForeignKey(t *catalog.Table, c *ast.Constraint, n int) (*c
 		parent = p
 	}
 	if parent == nil {
-		if d.s.fkChecks() {
+		if d.s.FKChecks() {
 			return nil, nil, sqlerr.New(sqlerr.ErrFKCannotOpenParent, "Failed to open the referenced table '%s'", fk.RefTable)
 		}
 	} else {
@@ -149,8 +141,8 @@ func fkCompatible(a, b *types.ColType) bool {
 
 // checkExistingRows verifies an added constraint against the table's rows (1452 on the first
 // orphan), as ALTER TABLE ADD FOREIGN KEY does with foreign_key_checks on.
-func (d *ddlCtx) checkExistingRows(t *catalog.Table, fk *catalog.ForeignKey) error {
-	if !d.s.fkChecks() {
+func (d *Stmt) checkExistingRows(t *catalog.Table, fk *catalog.ForeignKey) error {
+	if !d.s.FKChecks() {
 		return nil
 	}
 	lo, hi := rowenc.IndexSpan(t.ID, rowenc.PrimaryIndexID)
@@ -202,8 +194,8 @@ func (d *ddlCtx) checkExistingRows(t *catalog.Table, fk *catalog.ForeignKey) err
 
 // checkDropReferenced refuses to drop (or truncate) a table other tables reference, unless
 // foreign_key_checks is off or the children go in the same statement.
-func (d *ddlCtx) checkDropReferenced(t *catalog.Table, dropping map[uint64]bool, truncate bool) error {
-	if !d.s.fkChecks() {
+func (d *Stmt) checkDropReferenced(t *catalog.Table, dropping map[uint64]bool, truncate bool) error {
+	if !d.s.FKChecks() {
 		return nil
 	}
 	for _, r := range d.cat.Referencing(t.DB, t.Name) {
@@ -219,7 +211,7 @@ func (d *ddlCtx) checkDropReferenced(t *catalog.Table, dropping map[uint64]bool,
 }
 
 // fkNeedsIndex reports the constraint (of t or referencing t) that needs index ix, if any.
-func (d *ddlCtx) fkNeedsIndex(t *catalog.Table, ix *catalog.Index) string {
+func (d *Stmt) fkNeedsIndex(t *catalog.Table, ix *catalog.Index) string {
 	for _, fk := range t.ForeignKeys {
 		cc := exec.ChildCols(t, fk)
 		if covers(ix, cc) && countCovering(t, cc) == 1 {
@@ -262,7 +254,7 @@ func countCovering(t *catalog.Table, cols []int) int {
 
 // renameReferences points the constraints that reference (db, name) at its new name, as InnoDB
 // does when a parent table is renamed.
-func (d *ddlCtx) renameReferences(db, name, ndb, nname string) error {
+func (d *Stmt) renameReferences(db, name, ndb, nname string) error {
 	for _, r := range d.cat.Referencing(db, name) {
 		child, ok := d.cat.TableByID(r.Child.ID)
 		if !ok {

@@ -1,4 +1,4 @@
-package sql
+package ddl
 
 import (
 	"fmt"
@@ -8,7 +8,6 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
-	"github.com/kiln-db/kiln/internal/sql/dml"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -25,7 +24,7 @@ import (
 // operation replayed from the rows, because the rows themselves change.
 
 // changeColumn replaces column oldName of nt with the definition cd (MODIFY keeps the name).
-func (d *ddlCtx) changeColumn(nt *catalog.Table, oldName string, cd *ast.ColumnDef, pos *ast.ColumnPosition) ([]*ast.Constraint, error) {
+func (d *Stmt) changeColumn(nt *catalog.Table, oldName string, cd *ast.ColumnDef, pos *ast.ColumnPosition) ([]*ast.Constraint, error) {
 	ci := nt.Col(oldName)
 	if ci < 0 || nt.Columns[ci].Hidden {
 		return nil, sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in '%s'", oldName, nt.Name)
@@ -108,7 +107,7 @@ func renameColumn(nt *catalog.Table, from, to string) error {
 }
 
 // alterColumnDefault is ALTER COLUMN c SET DEFAULT v / DROP DEFAULT.
-func (d *ddlCtx) alterColumnDefault(nt *catalog.Table, spec *ast.AlterTableSpec) error {
+func (d *Stmt) alterColumnDefault(nt *catalog.Table, spec *ast.AlterTableSpec) error {
 	cd := spec.NewColumns[0]
 	ci := nt.Col(cd.Name.Name.O)
 	if ci < 0 || nt.Columns[ci].Hidden {
@@ -161,11 +160,23 @@ func (r *rewriter) add(table uint64, colID uint32) {
 // the rows and the entries of the indexes that hold a changed column (all secondary indexes if the
 // primary key holds one, since their entries carry the primary key). Those indexes get new ids: the
 // old entries go with one range deletion. Uniqueness is checked as the new keys are made.
-func (d *ddlCtx) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
+func (d *Stmt) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 	isChanged := map[uint32]bool{}
 	for _, id := range changed {
 		isChanged[id] = true
 	}
+	pkChanged, rebuild := d.renewIndexes(nt, isChanged)
+	rows, err := d.convertRows(old, nt, isChanged)
+	if err != nil {
+		return err
+	}
+	return d.writeRows(nt, rows, pkChanged, rebuild)
+}
+
+// renewIndexes gives the secondary indexes of nt whose entries change a new id, deleting their old
+// entries; it reports whether the primary key holds a changed column (then every secondary index
+// is renewed) and returns the renewed indexes, to rebuild.
+func (d *Stmt) renewIndexes(nt *catalog.Table, isChanged map[uint32]bool) (bool, []*catalog.Index) {
 	touches := func(ix *catalog.Index) bool {
 		for _, ic := range ix.Columns {
 			if isChanged[ic.Col] {
@@ -190,30 +201,37 @@ func (d *ddlCtx) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 		rebuild = append(rebuild, &nix)
 	}
 	nt.Init()
+	return pkChanged, rebuild
+}
+
+// convertedRow is a row of the table in its new definition, with the key it was stored under.
+type convertedRow struct {
+	oldKey []byte
+	row    []types.Value
+}
+
+// convertRows reads every row of old and converts it to nt's definition (the changed columns
+// with convertForAlter, under the session's sql_mode).
+func (d *Stmt) convertRows(old, nt *catalog.Table, isChanged map[uint32]bool) ([]convertedRow, error) {
 	// The session's conversion rules, read once for all rows.
-	base := types.ConvertCtx{Strict: d.s.strict(), NoZeroDate: d.s.sqlModeHas("NO_ZERO_DATE"), NoZeroInDate: d.s.sqlModeHas("NO_ZERO_IN_DATE")}
+	base := types.ConvertCtx{Strict: d.s.Strict(), NoZeroDate: d.s.SQLModeHas("NO_ZERO_DATE"), NoZeroInDate: d.s.SQLModeHas("NO_ZERO_IN_DATE")}
 	lo, hi := rowenc.IndexSpan(old.ID, rowenc.PrimaryIndexID)
 	it, err := d.t.NewIter(lo, hi, false, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	type newRow struct {
-		oldKey []byte
-		row    []types.Value
-	}
-	var rows []newRow
+	defer it.Close()
+	var rows []convertedRow
 	n := 0
 	for ; it.Valid(); it.Next() {
 		// ALTER converts every row in one transaction: KILL and shutdown must reach it.
 		if err := d.env.CheckKilled(); err != nil {
-			it.Close()
-			return err
+			return nil, err
 		}
 		n++
 		orow, err := exec.DecodeRow(old, it.Value())
 		if err != nil {
-			it.Close()
-			return err
+			return nil, err
 		}
 		row := make([]types.Value, len(nt.Columns))
 		for j, c := range nt.Columns {
@@ -227,18 +245,18 @@ func (d *ddlCtx) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 			}
 			v, err := d.convertForAlter(row[j], c, base, n)
 			if err != nil {
-				it.Close()
-				return err
+				return nil, err
 			}
 			row[j] = v
 		}
-		rows = append(rows, newRow{oldKey: append([]byte(nil), it.Key()...), row: row})
+		rows = append(rows, convertedRow{oldKey: append([]byte(nil), it.Key()...), row: row})
 	}
-	err = it.Err()
-	it.Close()
-	if err != nil {
-		return err
-	}
+	return rows, it.Err()
+}
+
+// writeRows stores the converted rows and the renewed indexes' entries, checking uniqueness as the
+// new keys are made; a changed primary key deletes the rows' old keys first.
+func (d *Stmt) writeRows(nt *catalog.Table, rows []convertedRow, pkChanged bool, rebuild []*catalog.Index) error {
 	if pkChanged {
 		seen := map[string]bool{}
 		for _, r := range rows {
@@ -279,7 +297,7 @@ func (d *ddlCtx) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 // convertForAlter converts one stored value to a changed column: INSERT's conversion, except that
 // a NULL going into a NOT NULL column is 1138 (strict) or the type's implicit default with a 1265
 // warning, as MySQL's ALTER reports it.
-func (d *ddlCtx) convertForAlter(v types.Value, c *catalog.Column, cc types.ConvertCtx, row int) (types.Value, error) {
+func (d *Stmt) convertForAlter(v types.Value, c *catalog.Column, cc types.ConvertCtx, row int) (types.Value, error) {
 	if v.IsNull() {
 		if !c.NotNull {
 			return v, nil
@@ -287,8 +305,8 @@ func (d *ddlCtx) convertForAlter(v types.Value, c *catalog.Column, cc types.Conv
 		if cc.Strict {
 			return v, sqlerr.New(sqlerr.ErrInvalidUseOfNull, "Invalid use of NULL value")
 		}
-		d.s.addWarning("Warning", sqlerr.ErrWarnDataTruncated, fmt.Sprintf("Data truncated for column '%s' at row %d", c.Name, row))
-		return dml.ImplicitDefault(c), nil
+		d.s.AddWarning("Warning", sqlerr.ErrWarnDataTruncated, fmt.Sprintf("Data truncated for column '%s' at row %d", c.Name, row))
+		return c.Type.ImplicitDefault(), nil
 	}
 	cc.Column, cc.Row = c.Name, row
 	out, warns, err := types.Convert(v, &c.Type, cc)
@@ -296,7 +314,7 @@ func (d *ddlCtx) convertForAlter(v types.Value, c *catalog.Column, cc types.Conv
 		return v, err
 	}
 	for _, w := range warns {
-		d.s.addWarning(w.Level, w.Code, w.Message)
+		d.s.AddWarning(w.Level, w.Code, w.Message)
 	}
 	return out, nil
 }
