@@ -142,6 +142,10 @@ func backupCmd() *cobra.Command {
 				m.Keys, m.Entries, humanBytes(size), took.Round(time.Millisecond), humanBytes(int64(float64(size)/took.Seconds())))
 			fmt.Fprintf(out, "log_index\t%d\n", m.EndIndex)
 			fmt.Fprintf(out, "gtid_executed\t%s\n", m.GTID)
+			if m.EndCommitTime != nil {
+				// What restore --to-time can reach: after the snapshot's last commit, before the last one.
+				fmt.Fprintf(out, "last_commit_time\t%s\n", m.EndCommitTime.Format(time.RFC3339Nano))
+			}
 			return nil
 		},
 	}
@@ -162,7 +166,8 @@ func backupCmd() *cobra.Command {
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			enc.SetIndent("", "  ")
 			return enc.Encode(map[string]any{"ok": true, "dir": args[0], "cluster_id": m.ClusterID, "engine_index": m.EngineIndex,
-				"end_index": m.EndIndex, "gtid": m.GTID, "files": len(m.Files), "keys": m.Keys, "entries": m.Entries})
+				"end_index": m.EndIndex, "gtid": m.GTID, "files": len(m.Files), "keys": m.Keys, "entries": m.Entries,
+				"engine_commit_time": m.EngineCommitTime, "end_commit_time": m.EndCommitTime})
 		},
 	})
 	return cmd
@@ -170,11 +175,11 @@ func backupCmd() *cobra.Command {
 
 // restoreCmd is `kiln restore --from DIR --data-dir NEW [--to-index N]`.
 func restoreCmd() *cobra.Command {
-	var from, dataDir string
+	var from, dataDir, toTime, toGTID string
 	var toIndex, nodeID uint64
 	cmd := &cobra.Command{
 		Use:   "restore",
-		Short: "Build a data directory from a backup, rolled forward to its end or to --to-index; it starts as a new single-node cluster",
+		Short: "Build a data directory from a backup, rolled forward to its end or to --to-index, --to-time or --to-gtid; it starts as a new single-node cluster",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if from == "" || dataDir == "" {
@@ -183,9 +188,17 @@ func restoreCmd() *cobra.Command {
 			if cmd.Flags().Changed("to-index") && toIndex == 0 {
 				return errors.New("--to-index must be at least 1")
 			}
-			logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			opts := backup.RestoreOptions{ToIndex: toIndex, ToGTID: toGTID, NodeID: nodeID}
+			if toTime != "" {
+				t, err := parseRestoreTime(toTime)
+				if err != nil {
+					return err
+				}
+				opts.ToTime = t
+			}
+			opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			start := time.Now()
-			res, err := backup.Restore(from, dataDir, backup.RestoreOptions{ToIndex: toIndex, NodeID: nodeID, Logger: logger})
+			res, err := backup.Restore(from, dataDir, opts)
 			if err != nil {
 				return err
 			}
@@ -197,6 +210,9 @@ func restoreCmd() *cobra.Command {
 			fmt.Fprintf(out, "restored %s into %s in %s\n", from, dataDir, time.Since(start).Round(time.Millisecond))
 			fmt.Fprintf(out, "engine at index %d; log to index %d (replayed on the first start)\n", res.EngineIndex, res.Index)
 			fmt.Fprintf(out, "source position\t%s\n", backup.GTIDSet(res.Manifest.ClusterUUID, res.Index))
+			if res.CommitTime != nil {
+				fmt.Fprintf(out, "last commit time\t%s\n", res.CommitTime.Format(time.RFC3339Nano))
+			}
 			fmt.Fprintf(out, "new cluster\t%s (node %d, gtid_executed %s)\n", id.ClusterID, id.NodeID, backup.GTIDSet(id.ClusterUUID, res.Index))
 			return nil
 		},
@@ -205,8 +221,25 @@ func restoreCmd() *cobra.Command {
 	f.StringVar(&from, "from", "", "backup directory (kiln backup --to)")
 	f.StringVar(&dataDir, "data-dir", "", "data directory to create (must not exist or be empty)")
 	f.Uint64Var(&toIndex, "to-index", 0, "last log index to restore (default: the backup's end); between the backup's engine index and its end")
+	f.StringVar(&toTime, "to-time", "", "restore exactly the commits with a commit time at or before this time: RFC 3339 (2026-11-24T10:32:00.5Z) or 'YYYY-MM-DD HH:MM:SS[.frac]' in the local time zone, as mysqlbinlog --stop-datetime")
+	f.StringVar(&toGTID, "to-gtid", "", "restore the commits of this GTID set of the backup's cluster, <cluster uuid>:1-<index> (as @@gtid_executed or kiln backup print it)")
 	f.Uint64Var(&nodeID, "node-id", 1, "raft id of the restored node, the only member of its new cluster")
 	return cmd
+}
+
+// parseRestoreTime reads --to-time: RFC 3339 with an optional fraction, or MySQL's DATETIME form
+// (a space or T between date and time) in the local time zone, as mysqlbinlog --stop-datetime.
+func parseRestoreTime(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("--to-time %q: want RFC 3339 (2026-11-24T10:32:00Z, 2026-11-24T10:32:00.123+01:00) or 'YYYY-MM-DD HH:MM:SS[.fraction]' in the local time zone", s)
 }
 
 func humanBytes(n int64) string {

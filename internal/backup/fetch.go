@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kiln-db/kiln/internal/engine"
+	"github.com/kiln-db/kiln/internal/repl"
 )
 
 // Progress, if set, is called now and then with the bytes received so far.
@@ -116,6 +117,7 @@ func readStream(r io.Reader, eng, lg *fileSet, progress Progress) (m Manifest, e
 	var appliedSeen bool
 	var next uint64
 	var kvBuf, entBuf []byte
+	var endTime int64 // the last commit time seen
 	for done := false; !done; {
 		kind, err := br.ReadByte()
 		if err != nil {
@@ -134,6 +136,7 @@ func readStream(r io.Reader, eng, lg *fileSet, progress Progress) (m Manifest, e
 				return m, fmt.Errorf("backup: the node sends backup format %d; this build reads %d", hdr.Format, FormatVersion)
 			}
 			next = hdr.EngineIndex + 1
+			endTime = hdr.EngineTime
 		case kind == frameKV && next != 0 && entries == 0:
 			k, v, err := readKV(br)
 			if err != nil {
@@ -171,6 +174,9 @@ func readStream(r io.Reader, eng, lg *fileSet, progress Progress) (m Manifest, e
 			}
 			entries++
 			tr.EndIndex, tr.EndTerm = e.Index, e.Term
+			if at, ok := repl.EntryCommitTime(e); ok {
+				endTime = at
+			}
 		case kind == frameTrailer && next != 0:
 			b, err := readBytes(br, maxJSONBytes, "trailer")
 			if err != nil {
@@ -211,8 +217,17 @@ func readStream(r io.Reader, eng, lg *fileSet, progress Progress) (m Manifest, e
 	m = Manifest{Format: FormatVersion, DataFormat: hdr.DataFormat, ClusterID: hdr.ClusterID, ClusterUUID: hdr.ClusterUUID,
 		SourceNode: hdr.Node, EngineIndex: hdr.EngineIndex, EngineTerm: hdr.EngineTerm, EndIndex: tr.EndIndex, EndTerm: tr.EndTerm,
 		Keys: keys, Entries: entries, GTID: GTIDSet(hdr.ClusterUUID, tr.EndIndex),
-		Files: append(eng.files, lg.files...)}
+		Files: append(eng.files, lg.files...), EngineCommitTime: nanoTime(hdr.EngineTime), EndCommitTime: nanoTime(endTime)}
 	return m, nil
+}
+
+// nanoTime is Unix nanoseconds as a UTC time, nil for 0 (unknown).
+func nanoTime(n int64) *time.Time {
+	if n == 0 {
+		return nil
+	}
+	t := time.Unix(0, n).UTC()
+	return &t
 }
 
 func writeManifest(dir string, m Manifest) error {

@@ -37,6 +37,11 @@ type Manifest struct {
 	Keys        uint64    `json:"keys"`
 	Entries     uint64    `json:"entries"`
 	GTID        string    `json:"gtid"` // the position at EndIndex: <cluster uuid>:1-<EndIndex>
+	// EngineCommitTime is the commit time of the last commit at or below EngineIndex (if the node
+	// knew it), EndCommitTime that of the last commit up to EndIndex: the range restore --to-time
+	// can reach. Absent for commits written before commit times existed.
+	EngineCommitTime *time.Time `json:"engine_commit_time,omitempty"`
+	EndCommitTime    *time.Time `json:"end_commit_time,omitempty"`
 	Started     time.Time `json:"started"`
 	Finished    time.Time `json:"finished"`
 	Files       []File    `json:"files"` // engine files in key order, then log files in index order

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/engine"
 	klog "github.com/kiln-db/kiln/internal/log"
+	"github.com/kiln-db/kiln/internal/repl"
 )
 
 // Source is the running node a backup is served from.
@@ -58,6 +59,7 @@ func Serve(ctx context.Context, w io.Writer, src Source) error {
 			return fmt.Errorf("backup: term of the snapshot's index %d: %w", n, err)
 		}
 	}
+	engineTime := commitTimeAt(src.Log, n)
 	h := sha256.New()
 	if src.MaxRate > 0 {
 		w = &paced{ctx: ctx, w: w, rate: float64(src.MaxRate), start: time.Now()}
@@ -65,7 +67,7 @@ func Serve(ctx context.Context, w io.Writer, src Source) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	mw := io.MultiWriter(bw, h)
 	hdr, _ := json.Marshal(Header{Format: FormatVersion, DataFormat: src.DataFormat, ClusterID: src.ClusterID,
-		ClusterUUID: src.ClusterUUID, Node: src.Node, EngineIndex: n, EngineTerm: nTerm})
+		ClusterUUID: src.ClusterUUID, Node: src.Node, EngineIndex: n, EngineTerm: nTerm, EngineTime: engineTime})
 	buf := append([]byte(streamMagic), frameHeader)
 	buf = appendJSON(buf, hdr)
 	if _, err := mw.Write(buf); err != nil {
@@ -125,6 +127,25 @@ func Serve(ctx context.Context, w io.Writer, src Source) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// commitTimeAt is the commit time of the last commit at or below index n that lg still holds,
+// looking back at most 64 entries (raft's empty entries and membership changes carry none), or 0.
+func commitTimeAt(lg *klog.Log, n uint64) int64 {
+	if n == 0 || n < lg.FirstIndex() {
+		return 0
+	}
+	lo := max(lg.FirstIndex(), n-min(n-1, 63))
+	ents, err := lg.Entries(lo, n+1, 1<<30)
+	if err != nil {
+		return 0
+	}
+	for i := len(ents) - 1; i >= 0; i-- {
+		if at, ok := repl.EntryCommitTime(ents[i]); ok {
+			return at
+		}
+	}
+	return 0
 }
 
 // paced writes at most rate bytes per second on average.
