@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -39,6 +40,14 @@ func backupHandler(base context.Context, srv *server.Server, guard func(http.Han
 				return
 			}
 		}
+		var after uint64
+		if v := r.URL.Query().Get("after"); v != "" {
+			var err error
+			if after, err = strconv.ParseUint(v, 10, 64); err != nil || after == 0 {
+				http.Error(w, "after: want the log index an incremental backup starts after", http.StatusBadRequest)
+				return
+			}
+		}
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		rc := http.NewResponseController(w)
@@ -47,7 +56,7 @@ func backupHandler(base context.Context, srv *server.Server, guard func(http.Han
 			cancel()
 			_ = rc.SetWriteDeadline(time.Now())
 		})()
-		err := srv.ServeBackup(ctx, cw, rate)
+		err := srv.ServeBackup(ctx, cw, rate, after)
 		if err != nil && cw.n == 0 {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		}
@@ -69,7 +78,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 // backupCmd is `kiln backup --from HOST:HTTPPORT --to DIR` and `kiln backup verify DIR`.
 func backupCmd() *cobra.Command {
-	var from, to, maxRate string
+	var from, to, maxRate, incFrom string
 	var ctf clientTLSFlags
 	cmd := &cobra.Command{
 		Use:   "backup",
@@ -92,13 +101,31 @@ func backupCmd() *cobra.Command {
 			if tc != nil {
 				c.Transport = &http.Transport{TLSClientConfig: tc}
 			}
-			url := scheme + "://" + from + "/backup"
+			q := neturl.Values{}
 			if maxRate != "" {
 				rate, err := memory.ParseSize(maxRate)
 				if err != nil || rate <= 0 {
 					return fmt.Errorf("--max-rate %q: want bytes per second with an optional K/M/G suffix", maxRate)
 				}
-				url += fmt.Sprintf("?max_rate=%d", rate)
+				q.Set("max_rate", fmt.Sprint(rate))
+			}
+			if incFrom != "" {
+				if to == "-" {
+					return errors.New("--incremental-from writes a directory: --to - is not supported with it")
+				}
+				// The whole chain must be sound before it is extended.
+				prev, err := backup.Verify(incFrom)
+				if err != nil {
+					return fmt.Errorf("--incremental-from: %w", err)
+				}
+				if prev.EndIndex == 0 {
+					return fmt.Errorf("--incremental-from %s: that backup ends at index 0; take a full backup", incFrom)
+				}
+				q.Set("after", fmt.Sprint(prev.EndIndex))
+			}
+			url := scheme + "://" + from + "/backup"
+			if len(q) > 0 {
+				url += "?" + q.Encode()
 			}
 			start := time.Now()
 			resp, err := c.Get(url)
@@ -123,6 +150,8 @@ func backupCmd() *cobra.Command {
 				// The tar stream goes to stdout; the summary to stderr.
 				m, err = backup.FetchTar(resp.Body, os.Stdout, progress)
 				out = cmd.ErrOrStderr()
+			} else if incFrom != "" {
+				m, err = backup.FetchIncremental(resp.Body, to, incFrom, progress)
 			} else {
 				m, err = backup.Fetch(resp.Body, to, progress)
 			}
@@ -138,6 +167,9 @@ func backupCmd() *cobra.Command {
 			}
 			took := time.Since(start)
 			fmt.Fprintf(out, "backup complete: %s\n", map[bool]string{true: "tar stream on stdout", false: to}[to == "-"])
+			if m.Parent != nil {
+				fmt.Fprintf(out, "incremental: follows %s (index %d), log entries %d..%d\n", incFrom, m.EngineIndex, m.EngineIndex+1, m.EndIndex)
+			}
 			fmt.Fprintf(out, "engine at index %d, log entries to index %d (%d keys, %d entries, %s in %s, %s/s)\n", m.EngineIndex, m.EndIndex,
 				m.Keys, m.Entries, humanBytes(size), took.Round(time.Millisecond), humanBytes(int64(float64(size)/took.Seconds())))
 			fmt.Fprintf(out, "log_index\t%d\n", m.EndIndex)
@@ -152,6 +184,7 @@ func backupCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&from, "from", "", "the node's HTTP address (HOST:PORT, as kiln serve --http)")
 	f.StringVar(&to, "to", "", "directory to write the backup to (created; must be empty), or - for a tar stream of the same files on stdout")
+	f.StringVar(&incFrom, "incremental-from", "", "take an incremental backup following the backup in this directory: only the log after its end (the node must still hold it); restore the newest backup of the chain")
 	f.StringVar(&maxRate, "max-rate", "", "the node sends the backup at most this fast (bytes per second, K/M/G suffix), to spare its disk and network; default: unlimited")
 	ctf.register(f)
 	cmd.AddCommand(&cobra.Command{

@@ -52,7 +52,8 @@ var errTargetFound = errors.New("target found")
 //     be placed in time (--to-index can).
 //
 // It returns the index and the commit time of the last commit it includes (0 if unknown).
-func timeTarget(dir string, m Manifest, t time.Time) (uint64, int64, error) {
+func timeTarget(chain []link, t time.Time) (uint64, int64, error) {
+	m := view(chain)
 	limit := t.UnixNano()
 	var engineTime int64
 	if m.EngineCommitTime != nil {
@@ -62,7 +63,7 @@ func timeTarget(dir string, m Manifest, t time.Time) (uint64, int64, error) {
 	timedAfterEngine := false // a commit after the snapshot is at or before t
 	var untimedFrom, untimedTo uint64
 	found := false
-	err := scan(dir, m, m.EndIndex, nil, func(e klog.Entry) error {
+	err := scanLog(chain, m.EndIndex, func(e klog.Entry) error {
 		var stamp int64
 		var timed, isCommit bool
 		if e.Type == 0 {

@@ -60,10 +60,11 @@ func Restore(dir, dataDir string, o RestoreOptions) (res Result, err error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	m, err := Verify(dir)
+	chain, err := verifyChain(dir)
 	if err != nil {
 		return res, err
 	}
+	m := view(chain)
 	res.Manifest = m
 	set := 0
 	for _, b := range []bool{o.ToIndex != 0, !o.ToTime.IsZero(), o.ToGTID != ""} {
@@ -83,7 +84,7 @@ func Restore(dir, dataDir string, o RestoreOptions) (res Result, err error) {
 		}
 		what = "--to-gtid " + o.ToGTID + ": index"
 	case !o.ToTime.IsZero():
-		if to, at, err = timeTarget(dir, m, o.ToTime); err != nil {
+		if to, at, err = timeTarget(chain, o.ToTime); err != nil {
 			return res, err
 		}
 	}
@@ -108,10 +109,10 @@ func Restore(dir, dataDir string, o RestoreOptions) (res Result, err error) {
 			}
 		}
 	}()
-	if err := restoreEngine(dir, dataDir, m, o); err != nil {
+	if err := restoreEngine(chain[0].dir, dataDir, chain[0].m, o); err != nil {
 		return res, err
 	}
-	term, err := restoreLog(dir, dataDir, m, to, o)
+	term, err := restoreLog(chain, dataDir, m, to, o)
 	if err != nil {
 		return res, err
 	}
@@ -149,7 +150,7 @@ func restoreEngine(dir, dataDir string, m Manifest, o RestoreOptions) error {
 }
 
 // restoreLog writes the new log: the entries after the engine's index up to to, all committed.
-func restoreLog(dir, dataDir string, m Manifest, to uint64, o RestoreOptions) (uint64, error) {
+func restoreLog(chain []link, dataDir string, m Manifest, to uint64, o RestoreOptions) (uint64, error) {
 	lg, err := klog.Open(filepath.Join(dataDir, "log"), klog.Options{Logger: o.Logger})
 	if err != nil {
 		return 0, fmt.Errorf("restore: %w", err)
@@ -170,7 +171,7 @@ func restoreLog(dir, dataDir string, m Manifest, to uint64, o RestoreOptions) (u
 		batch, size = batch[:0], 0
 		return nil
 	}
-	err = scan(dir, m, to, nil, func(e klog.Entry) error {
+	err = scanLog(chain, to, func(e klog.Entry) error {
 		batch = append(batch, repl.RestoreEntry(e))
 		term = e.Term
 		if size += len(e.Data); size >= 4<<20 || len(batch) >= 4096 {
