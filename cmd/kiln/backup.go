@@ -200,7 +200,7 @@ func backupCmd() *cobra.Command {
 			enc.SetIndent("", "  ")
 			return enc.Encode(map[string]any{"ok": true, "dir": args[0], "cluster_id": m.ClusterID, "engine_index": m.EngineIndex,
 				"end_index": m.EndIndex, "gtid": m.GTID, "files": len(m.Files), "keys": m.Keys, "entries": m.Entries,
-				"engine_commit_time": m.EngineCommitTime, "end_commit_time": m.EndCommitTime})
+				"engine_commit_time": m.EngineCommitTime, "end_commit_time": m.EndCommitTime, "parent": m.Parent})
 		},
 	})
 	return cmd
