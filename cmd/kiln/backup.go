@@ -208,7 +208,7 @@ func backupCmd() *cobra.Command {
 
 // restoreCmd is `kiln restore --from DIR --data-dir NEW [--to-index N]`.
 func restoreCmd() *cobra.Command {
-	var from, dataDir, toTime, toGTID string
+	var from, dataDir, toTime, toGTID, logDir string
 	var toIndex, nodeID uint64
 	cmd := &cobra.Command{
 		Use:   "restore",
@@ -221,7 +221,7 @@ func restoreCmd() *cobra.Command {
 			if cmd.Flags().Changed("to-index") && toIndex == 0 {
 				return errors.New("--to-index must be at least 1")
 			}
-			opts := backup.RestoreOptions{ToIndex: toIndex, ToGTID: toGTID, NodeID: nodeID}
+			opts := backup.RestoreOptions{ToIndex: toIndex, ToGTID: toGTID, NodeID: nodeID, LogDir: logDir}
 			if toTime != "" {
 				t, err := parseRestoreTime(toTime)
 				if err != nil {
@@ -255,6 +255,7 @@ func restoreCmd() *cobra.Command {
 	f.StringVar(&dataDir, "data-dir", "", "data directory to create (must not exist or be empty)")
 	f.Uint64Var(&toIndex, "to-index", 0, "last log index to restore (default: the backup's end); between the backup's engine index and its end")
 	f.StringVar(&toTime, "to-time", "", "restore exactly the commits with a commit time at or before this time: RFC 3339 (2026-11-24T10:32:00.5Z) or 'YYYY-MM-DD HH:MM:SS[.frac]' in the local time zone, as mysqlbinlog --stop-datetime")
+	f.StringVar(&logDir, "log-dir", "", "a log archive (kiln log archive --to) that continues the backup: restore on past the backup's end, up to the archive's")
 	f.StringVar(&toGTID, "to-gtid", "", "restore the commits of this GTID set of the backup's cluster, <cluster uuid>:1-<index> (as @@gtid_executed or kiln backup print it)")
 	f.Uint64Var(&nodeID, "node-id", 1, "raft id of the restored node, the only member of its new cluster")
 	return cmd

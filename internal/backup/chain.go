@@ -97,15 +97,28 @@ func view(chain []link) Manifest {
 	return m
 }
 
-// scanLog passes every log entry of the chain up to upTo to fn, in index order.
-func scanLog(chain []link, upTo uint64, fn func(klog.Entry) error) error {
-	for _, l := range chain {
+// logSource is where a restore reads the log from: a chain of backups, then optionally a log
+// archive (restore --log-dir) continuing after the chain's end.
+type logSource struct {
+	chain   []link
+	archive string
+}
+
+// scan passes every log entry up to upTo to fn, in index order.
+func (ls logSource) scan(upTo uint64, fn func(klog.Entry) error) error {
+	end := uint64(0)
+	for _, l := range ls.chain {
+		end = l.m.EndIndex
 		if l.m.EngineIndex >= upTo {
-			break
+			return nil
 		}
 		if err := scan(l.dir, l.m, upTo, nil, fn); err != nil {
 			return err
 		}
+	}
+	if ls.archive != "" && upTo > end {
+		_, err := readArchive(ls.archive, end, upTo, fn)
+		return err
 	}
 	return nil
 }

@@ -52,8 +52,7 @@ var errTargetFound = errors.New("target found")
 //     be placed in time (--to-index can).
 //
 // It returns the index and the commit time of the last commit it includes (0 if unknown).
-func timeTarget(chain []link, t time.Time) (uint64, int64, error) {
-	m := view(chain)
+func timeTarget(ls logSource, m Manifest, t time.Time) (uint64, int64, error) {
 	limit := t.UnixNano()
 	var engineTime int64
 	if m.EngineCommitTime != nil {
@@ -63,7 +62,7 @@ func timeTarget(chain []link, t time.Time) (uint64, int64, error) {
 	timedAfterEngine := false // a commit after the snapshot is at or before t
 	var untimedFrom, untimedTo uint64
 	found := false
-	err := scanLog(chain, m.EndIndex, func(e klog.Entry) error {
+	err := ls.scan(m.EndIndex, func(e klog.Entry) error {
 		var stamp int64
 		var timed, isCommit bool
 		if e.Type == 0 {
@@ -95,11 +94,11 @@ func timeTarget(chain []link, t time.Time) (uint64, int64, error) {
 	ts := func(n int64) string { return time.Unix(0, n).UTC().Format(time.RFC3339Nano) }
 	switch {
 	case !found:
-		last := "no commit time"
-		if m.EndCommitTime != nil {
-			last = "its last commit time is " + m.EndCommitTime.UTC().Format(time.RFC3339Nano)
+		last := ""
+		if at != 0 {
+			last = "its last commit time is " + ts(at) + ", "
 		}
-		return 0, 0, fmt.Errorf("restore: --to-time %s is not before any commit in this backup (%s, index %d): a later commit may also be at or before it, and the backup ends there; --to-index %d restores everything it holds",
+		return 0, 0, fmt.Errorf("restore: --to-time %s is not before any commit in this backup (%sindex %d): a later commit may also be at or before it, and the backup ends there; --to-index %d restores everything it holds",
 			t.UTC().Format(time.RFC3339Nano), last, m.EndIndex, m.EndIndex)
 	case untimedFrom != 0:
 		return 0, 0, fmt.Errorf("restore: --to-time %s: log entries %d..%d were written without commit times (by an older version), so they cannot be placed before or after it; restore by --to-index",

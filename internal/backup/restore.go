@@ -30,6 +30,9 @@ type RestoreOptions struct {
 	// this backup's cluster only). At most one of ToIndex, ToTime and ToGTID is set.
 	ToTime time.Time
 	ToGTID string
+	// LogDir is a log archive (kiln log archive) that continues the backup: the restore can go
+	// on to its end.
+	LogDir string
 	// NodeID is the restored node's raft id, the only voter of its new cluster (1 if 0).
 	NodeID uint64
 	Logger *slog.Logger
@@ -65,6 +68,12 @@ func Restore(dir, dataDir string, o RestoreOptions) (res Result, err error) {
 		return res, err
 	}
 	m := view(chain)
+	ls := logSource{chain: chain, archive: o.LogDir}
+	if o.LogDir != "" {
+		if m, err = withArchive(m, o.LogDir); err != nil {
+			return res, err
+		}
+	}
 	res.Manifest = m
 	set := 0
 	for _, b := range []bool{o.ToIndex != 0, !o.ToTime.IsZero(), o.ToGTID != ""} {
@@ -84,7 +93,7 @@ func Restore(dir, dataDir string, o RestoreOptions) (res Result, err error) {
 		}
 		what = "--to-gtid " + o.ToGTID + ": index"
 	case !o.ToTime.IsZero():
-		if to, at, err = timeTarget(chain, o.ToTime); err != nil {
+		if to, at, err = timeTarget(ls, m, o.ToTime); err != nil {
 			return res, err
 		}
 	}
@@ -112,7 +121,7 @@ func Restore(dir, dataDir string, o RestoreOptions) (res Result, err error) {
 	if err := restoreEngine(chain[0].dir, dataDir, chain[0].m, o); err != nil {
 		return res, err
 	}
-	term, err := restoreLog(chain, dataDir, m, to, o)
+	term, err := restoreLog(ls, dataDir, m, to, o)
 	if err != nil {
 		return res, err
 	}
@@ -150,7 +159,7 @@ func restoreEngine(dir, dataDir string, m Manifest, o RestoreOptions) error {
 }
 
 // restoreLog writes the new log: the entries after the engine's index up to to, all committed.
-func restoreLog(chain []link, dataDir string, m Manifest, to uint64, o RestoreOptions) (uint64, error) {
+func restoreLog(ls logSource, dataDir string, m Manifest, to uint64, o RestoreOptions) (uint64, error) {
 	lg, err := klog.Open(filepath.Join(dataDir, "log"), klog.Options{Logger: o.Logger})
 	if err != nil {
 		return 0, fmt.Errorf("restore: %w", err)
@@ -171,7 +180,7 @@ func restoreLog(chain []link, dataDir string, m Manifest, to uint64, o RestoreOp
 		batch, size = batch[:0], 0
 		return nil
 	}
-	err = scanLog(chain, to, func(e klog.Entry) error {
+	err = ls.scan(to, func(e klog.Entry) error {
 		batch = append(batch, repl.RestoreEntry(e))
 		term = e.Term
 		if size += len(e.Data); size >= 4<<20 || len(batch) >= 4096 {

@@ -31,6 +31,20 @@ func (s *Server) ServeBackup(ctx context.Context, w io.Writer, maxRate int64, af
 		ClusterID: s.cfg.ClusterID, ClusterUUID: cu, Node: s.node.ID(), DataFormat: DataFormatVersion, MaxRate: maxRate, After: after})
 }
 
+// ServeLog streams this node's committed log after index after, following it until ctx ends
+// (backup.ServeLog; GET /log, for kiln log archive). flush pushes each batch to the client.
+func (s *Server) ServeLog(ctx context.Context, w io.Writer, after uint64, flush func()) error {
+	if err := s.node.Failed(); err != nil {
+		return err
+	}
+	cu := s.cfg.ClusterUUID
+	if cu == "" {
+		cu = ClusterUUID(s.cfg.ClusterID)
+	}
+	return backup.ServeLog(ctx, w, backup.Source{Log: s.lg, Applied: s.node.Applied, HoldLog: s.node.HoldLog,
+		ClusterID: s.cfg.ClusterID, ClusterUUID: cu, Node: s.node.ID()}, after, flush)
+}
+
 // NewRestoredIdentity is the identity of a data directory built by kiln restore: a new cluster
 // (a random id, so its GTID source UUID is new too: the restored history diverges from the
 // source's from its first new commit) whose only member is node.
