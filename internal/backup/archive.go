@@ -162,6 +162,19 @@ func OpenArchive(dir string, segmentBytes int64) (*Archiver, error) {
 		if err := os.Truncate(st.tailFile, st.tailAt); err != nil {
 			return nil, fmt.Errorf("archive: cut the unfinished record off %s: %w", st.tailFile, err)
 		}
+		if st.tailAt == 0 {
+			// A segment with no whole record: its name (its first index) is only right if the
+			// stream goes on there, so start it again when the next entry comes.
+			if err := os.Remove(st.tailFile); err != nil {
+				return nil, fmt.Errorf("archive: %w", err)
+			}
+			if err := syncDir(dir); err != nil {
+				return nil, fmt.Errorf("archive: %w", err)
+			}
+			if st.lastFile == st.tailFile {
+				st.lastFile = ""
+			}
+		}
 	}
 	if st.lastFile != "" {
 		f, err := os.OpenFile(st.lastFile, os.O_WRONLY|os.O_APPEND, 0o600)

@@ -99,6 +99,18 @@ func TestArchiveRestore(t *testing.T) {
 			t.Fatalf("to %d: backup + archive restores\n%s\na full backup\n%s", to, da, db)
 		}
 	}
+	// An archiver killed inside its first record: the next run starts over where the node says.
+	fresh := filepath.Join(root, "fresh")
+	os.MkdirAll(fresh, 0o700)
+	os.WriteFile(filepath.Join(fresh, "00000000000000000007.arc"), []byte{0x30, 1}, 0o600)
+	if a := archive(t, fresh, logStream(t, src, 30)); a.Last() != 60 {
+		t.Fatalf("archive restarted after an unfinished first record ends at %d", a.Last())
+	} else {
+		a.Close()
+	}
+	if st, err := VerifyArchive(fresh); err != nil || st.First != 31 || st.Last != 60 {
+		t.Fatalf("restarted archive: %+v %v", st, err)
+	}
 	// A gap: an archive that starts after the backup's end.
 	gap := filepath.Join(root, "gap")
 	archive(t, gap, logStream(t, src, 45)).Close()
