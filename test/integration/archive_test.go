@@ -55,9 +55,8 @@ func newForwarder(t *testing.T, target string) *forwarder {
 }
 
 type archiveStatus struct {
-	FirstIndex, LastIndex uint64 `json:"-"`
-	First                 uint64 `json:"first_index"`
-	Last                  uint64 `json:"last_index"`
+	First uint64 `json:"first_index"`
+	Last  uint64 `json:"last_index"`
 }
 
 func archiveLast(t *testing.T, dir string) (uint64, string) {
