@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -39,6 +40,14 @@ func backupHandler(base context.Context, srv *server.Server, guard func(http.Han
 				return
 			}
 		}
+		var after uint64
+		if v := r.URL.Query().Get("after"); v != "" {
+			var err error
+			if after, err = strconv.ParseUint(v, 10, 64); err != nil || after == 0 {
+				http.Error(w, "after: want the log index an incremental backup starts after", http.StatusBadRequest)
+				return
+			}
+		}
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		rc := http.NewResponseController(w)
@@ -47,7 +56,7 @@ func backupHandler(base context.Context, srv *server.Server, guard func(http.Han
 			cancel()
 			_ = rc.SetWriteDeadline(time.Now())
 		})()
-		err := srv.ServeBackup(ctx, cw, rate)
+		err := srv.ServeBackup(ctx, cw, rate, after)
 		if err != nil && cw.n == 0 {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		}
@@ -69,7 +78,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 // backupCmd is `kiln backup --from HOST:HTTPPORT --to DIR` and `kiln backup verify DIR`.
 func backupCmd() *cobra.Command {
-	var from, to, maxRate string
+	var from, to, maxRate, incFrom string
 	var ctf clientTLSFlags
 	cmd := &cobra.Command{
 		Use:   "backup",
@@ -92,13 +101,31 @@ func backupCmd() *cobra.Command {
 			if tc != nil {
 				c.Transport = &http.Transport{TLSClientConfig: tc}
 			}
-			url := scheme + "://" + from + "/backup"
+			q := neturl.Values{}
 			if maxRate != "" {
 				rate, err := memory.ParseSize(maxRate)
 				if err != nil || rate <= 0 {
 					return fmt.Errorf("--max-rate %q: want bytes per second with an optional K/M/G suffix", maxRate)
 				}
-				url += fmt.Sprintf("?max_rate=%d", rate)
+				q.Set("max_rate", fmt.Sprint(rate))
+			}
+			if incFrom != "" {
+				if to == "-" {
+					return errors.New("--incremental-from writes a directory: --to - is not supported with it")
+				}
+				// The whole chain must be sound before it is extended.
+				prev, err := backup.Verify(incFrom)
+				if err != nil {
+					return fmt.Errorf("--incremental-from: %w", err)
+				}
+				if prev.EndIndex == 0 {
+					return fmt.Errorf("--incremental-from %s: that backup ends at index 0; take a full backup", incFrom)
+				}
+				q.Set("after", fmt.Sprint(prev.EndIndex))
+			}
+			url := scheme + "://" + from + "/backup"
+			if len(q) > 0 {
+				url += "?" + q.Encode()
 			}
 			start := time.Now()
 			resp, err := c.Get(url)
@@ -123,6 +150,8 @@ func backupCmd() *cobra.Command {
 				// The tar stream goes to stdout; the summary to stderr.
 				m, err = backup.FetchTar(resp.Body, os.Stdout, progress)
 				out = cmd.ErrOrStderr()
+			} else if incFrom != "" {
+				m, err = backup.FetchIncremental(resp.Body, to, incFrom, progress)
 			} else {
 				m, err = backup.Fetch(resp.Body, to, progress)
 			}
@@ -138,16 +167,24 @@ func backupCmd() *cobra.Command {
 			}
 			took := time.Since(start)
 			fmt.Fprintf(out, "backup complete: %s\n", map[bool]string{true: "tar stream on stdout", false: to}[to == "-"])
+			if m.Parent != nil {
+				fmt.Fprintf(out, "incremental: follows %s (index %d), log entries %d..%d\n", incFrom, m.EngineIndex, m.EngineIndex+1, m.EndIndex)
+			}
 			fmt.Fprintf(out, "engine at index %d, log entries to index %d (%d keys, %d entries, %s in %s, %s/s)\n", m.EngineIndex, m.EndIndex,
 				m.Keys, m.Entries, humanBytes(size), took.Round(time.Millisecond), humanBytes(int64(float64(size)/took.Seconds())))
 			fmt.Fprintf(out, "log_index\t%d\n", m.EndIndex)
 			fmt.Fprintf(out, "gtid_executed\t%s\n", m.GTID)
+			if m.EndCommitTime != nil {
+				// What restore --to-time can reach: after the snapshot's last commit, before the last one.
+				fmt.Fprintf(out, "last_commit_time\t%s\n", m.EndCommitTime.Format(time.RFC3339Nano))
+			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&from, "from", "", "the node's HTTP address (HOST:PORT, as kiln serve --http)")
 	f.StringVar(&to, "to", "", "directory to write the backup to (created; must be empty), or - for a tar stream of the same files on stdout")
+	f.StringVar(&incFrom, "incremental-from", "", "take an incremental backup following the backup in this directory: only the log after its end (the node must still hold it); restore the newest backup of the chain")
 	f.StringVar(&maxRate, "max-rate", "", "the node sends the backup at most this fast (bytes per second, K/M/G suffix), to spare its disk and network; default: unlimited")
 	ctf.register(f)
 	cmd.AddCommand(&cobra.Command{
@@ -162,7 +199,8 @@ func backupCmd() *cobra.Command {
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			enc.SetIndent("", "  ")
 			return enc.Encode(map[string]any{"ok": true, "dir": args[0], "cluster_id": m.ClusterID, "engine_index": m.EngineIndex,
-				"end_index": m.EndIndex, "gtid": m.GTID, "files": len(m.Files), "keys": m.Keys, "entries": m.Entries})
+				"end_index": m.EndIndex, "gtid": m.GTID, "files": len(m.Files), "keys": m.Keys, "entries": m.Entries,
+				"engine_commit_time": m.EngineCommitTime, "end_commit_time": m.EndCommitTime, "parent": m.Parent})
 		},
 	})
 	return cmd
@@ -170,11 +208,11 @@ func backupCmd() *cobra.Command {
 
 // restoreCmd is `kiln restore --from DIR --data-dir NEW [--to-index N]`.
 func restoreCmd() *cobra.Command {
-	var from, dataDir string
+	var from, dataDir, toTime, toGTID, logDir string
 	var toIndex, nodeID uint64
 	cmd := &cobra.Command{
 		Use:   "restore",
-		Short: "Build a data directory from a backup, rolled forward to its end or to --to-index; it starts as a new single-node cluster",
+		Short: "Build a data directory from a backup, rolled forward to its end or to --to-index, --to-time or --to-gtid; it starts as a new single-node cluster",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if from == "" || dataDir == "" {
@@ -183,9 +221,17 @@ func restoreCmd() *cobra.Command {
 			if cmd.Flags().Changed("to-index") && toIndex == 0 {
 				return errors.New("--to-index must be at least 1")
 			}
-			logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			opts := backup.RestoreOptions{ToIndex: toIndex, ToGTID: toGTID, NodeID: nodeID, LogDir: logDir}
+			if toTime != "" {
+				t, err := parseRestoreTime(toTime)
+				if err != nil {
+					return err
+				}
+				opts.ToTime = t
+			}
+			opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			start := time.Now()
-			res, err := backup.Restore(from, dataDir, backup.RestoreOptions{ToIndex: toIndex, NodeID: nodeID, Logger: logger})
+			res, err := backup.Restore(from, dataDir, opts)
 			if err != nil {
 				return err
 			}
@@ -197,6 +243,9 @@ func restoreCmd() *cobra.Command {
 			fmt.Fprintf(out, "restored %s into %s in %s\n", from, dataDir, time.Since(start).Round(time.Millisecond))
 			fmt.Fprintf(out, "engine at index %d; log to index %d (replayed on the first start)\n", res.EngineIndex, res.Index)
 			fmt.Fprintf(out, "source position\t%s\n", backup.GTIDSet(res.Manifest.ClusterUUID, res.Index))
+			if res.CommitTime != nil {
+				fmt.Fprintf(out, "last commit time\t%s\n", res.CommitTime.Format(time.RFC3339Nano))
+			}
 			fmt.Fprintf(out, "new cluster\t%s (node %d, gtid_executed %s)\n", id.ClusterID, id.NodeID, backup.GTIDSet(id.ClusterUUID, res.Index))
 			return nil
 		},
@@ -205,8 +254,26 @@ func restoreCmd() *cobra.Command {
 	f.StringVar(&from, "from", "", "backup directory (kiln backup --to)")
 	f.StringVar(&dataDir, "data-dir", "", "data directory to create (must not exist or be empty)")
 	f.Uint64Var(&toIndex, "to-index", 0, "last log index to restore (default: the backup's end); between the backup's engine index and its end")
+	f.StringVar(&toTime, "to-time", "", "restore exactly the commits with a commit time at or before this time: RFC 3339 (2026-11-24T10:32:00.5Z) or 'YYYY-MM-DD HH:MM:SS[.frac]' in the local time zone, as mysqlbinlog --stop-datetime")
+	f.StringVar(&logDir, "log-dir", "", "a log archive (kiln log archive --to) that continues the backup: restore on past the backup's end, up to the archive's")
+	f.StringVar(&toGTID, "to-gtid", "", "restore the commits of this GTID set of the backup's cluster, <cluster uuid>:1-<index> (as @@gtid_executed or kiln backup print it)")
 	f.Uint64Var(&nodeID, "node-id", 1, "raft id of the restored node, the only member of its new cluster")
 	return cmd
+}
+
+// parseRestoreTime reads --to-time: RFC 3339 with an optional fraction, or MySQL's DATETIME form
+// (a space or T between date and time) in the local time zone, as mysqlbinlog --stop-datetime.
+func parseRestoreTime(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("--to-time %q: want RFC 3339 (2026-11-24T10:32:00Z, 2026-11-24T10:32:00.123+01:00) or 'YYYY-MM-DD HH:MM:SS[.fraction]' in the local time zone", s)
 }
 
 func humanBytes(n int64) string {

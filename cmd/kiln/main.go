@@ -36,7 +36,7 @@ func main() {
 	root.AddCommand(benchCmd())
 	root.AddCommand(clusterCmd())
 	root.AddCommand(tlsCmd())
-	root.AddCommand(backupCmd(), restoreCmd())
+	root.AddCommand(backupCmd(), restoreCmd(), logCmd())
 	root.AddCommand(&cobra.Command{Use: "version", Short: "Print the version", Run: func(*cobra.Command, []string) {
 		fmt.Println(serverVersion())
 	}})
@@ -279,6 +279,7 @@ func adminHTTP(srv *server.Server, o serveOpts, ts tlsSetup) *http.Server {
 	// Backup streams end when the HTTP server shuts down, before the engine closes under them.
 	backups, endBackups := context.WithCancel(context.Background())
 	mux.Handle("GET /backup", backupHandler(backups, srv, ts.requireClientCert, slog.Default()))
+	mux.Handle("GET /log", logHandler(backups, srv, ts.requireClientCert, slog.Default()))
 	if o.pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)

@@ -21,6 +21,12 @@ import (
 // 1..last, and returns a Source over them (applied = last).
 func source(t *testing.T, n, last uint64, keys int) Source {
 	t.Helper()
+	return sourceWith(t, n, last, keys, func(i uint64) []byte { return []byte(fmt.Sprintf("record-%d", i)) })
+}
+
+// sourceWith is source with entry i's data data(i) (entry n+2 is still a membership change).
+func sourceWith(t *testing.T, n, last uint64, keys int, data func(i uint64) []byte) Source {
+	t.Helper()
 	dir := t.TempDir()
 	eng, err := engine.Open(filepath.Join(dir, "engine"), engine.Options{DisableWAL: true, CacheBytes: 1 << 20})
 	if err != nil {
@@ -45,7 +51,7 @@ func source(t *testing.T, n, last uint64, keys int) Source {
 	t.Cleanup(func() { lg.Close() })
 	var ents []klog.Entry
 	for i := uint64(1); i <= last; i++ {
-		e := klog.Entry{Index: i, Term: 1 + i/10, Data: []byte(fmt.Sprintf("record-%d", i))}
+		e := klog.Entry{Index: i, Term: 1 + i/10, Data: data(i)}
 		if i == n+2 {
 			e.Type, e.Data = 1, []byte("a membership change") // raft's EntryConfChange
 		}

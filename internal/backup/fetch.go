@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kiln-db/kiln/internal/engine"
+	"github.com/kiln-db/kiln/internal/repl"
 )
 
 // Progress, if set, is called now and then with the bytes received so far.
@@ -25,7 +26,40 @@ type Progress func(bytes int64)
 // that fails (or a process killed during it) leaves no manifest, and Verify and Restore refuse the
 // directory. On an error Fetch removes what it wrote.
 func Fetch(r io.Reader, dir string, progress Progress) (m Manifest, err error) {
+	return fetch(r, dir, "", progress)
+}
+
+// FetchIncremental is Fetch of an incremental backup stream (Source.After = the end of the backup
+// in parentDir, which the caller has verified): the stream must continue parentDir's backup
+// exactly (same cluster, starting right after its end index with its last term), and the
+// manifest names parentDir (relative to dir) and the SHA-256 of its manifest.
+func FetchIncremental(r io.Reader, dir, parentDir string, progress Progress) (Manifest, error) {
+	if parentDir == "" {
+		return Manifest{}, errors.New("backup: an incremental backup needs its parent")
+	}
+	return fetch(r, dir, parentDir, progress)
+}
+
+func fetch(r io.Reader, dir, parentDir string, progress Progress) (m Manifest, err error) {
 	started := time.Now().UTC()
+	var parent Manifest
+	var parentSum, parentRel string
+	if parentDir != "" {
+		if parent, err = ReadManifest(parentDir); err != nil {
+			return m, err
+		}
+		if parentSum, err = ManifestSum(parentDir); err != nil {
+			return m, err
+		}
+		ad, err1 := filepath.Abs(dir)
+		ap, err2 := filepath.Abs(parentDir)
+		if err1 != nil || err2 != nil {
+			return m, fmt.Errorf("backup: %v %v", err1, err2)
+		}
+		if parentRel, err = filepath.Rel(ad, ap); err != nil {
+			parentRel = ap
+		}
+	}
 	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
 		return m, fmt.Errorf("backup: %s is not empty", dir)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -57,6 +91,20 @@ func Fetch(r io.Reader, dir string, progress Progress) (m Manifest, err error) {
 	if err != nil {
 		return m, err
 	}
+	switch {
+	case parentDir == "" && m.Parent != nil:
+		return m, errors.New("backup: the node sent an incremental backup, but none was asked for")
+	case parentDir != "" && m.Parent == nil:
+		return m, errors.New("backup: the node sent a full backup where an incremental one was asked for (an older node?)")
+	case parentDir != "" && (m.ClusterUUID != parent.ClusterUUID || m.EngineIndex != parent.EndIndex || m.EngineTerm != parent.EndTerm):
+		return m, fmt.Errorf("backup: the node's log does not continue the previous backup %s (it ends at index %d, term %d, of cluster %s; the node sent index %d, term %d, of cluster %s): take a full backup",
+			parentDir, parent.EndIndex, parent.EndTerm, parent.ClusterUUID, m.EngineIndex, m.EngineTerm, m.ClusterUUID)
+	case parentDir != "":
+		m.Parent = &Parent{Path: filepath.ToSlash(parentRel), ManifestSHA256: parentSum}
+		if parent.EndCommitTime != nil && m.EngineCommitTime == nil {
+			m.EngineCommitTime = parent.EndCommitTime
+		}
+	}
 	m.Started = started
 	for _, sub := range []string{"engine", "log", ""} {
 		if err := syncDir(filepath.Join(dir, sub)); err != nil {
@@ -85,6 +133,9 @@ func FetchTar(r io.Reader, w io.Writer, progress Progress) (Manifest, error) {
 	m, err := readStream(r, &fileSet{sub: "engine", ext: ".kv", tw: tw}, &fileSet{sub: "log", ext: ".ent", tw: tw}, progress)
 	if err != nil {
 		return m, err
+	}
+	if m.Parent != nil {
+		return m, errors.New("backup: the node sent an incremental backup, but none was asked for")
 	}
 	m.Started, m.Finished = started, time.Now().UTC()
 	b, _ := json.MarshalIndent(m, "", "  ")
@@ -116,6 +167,7 @@ func readStream(r io.Reader, eng, lg *fileSet, progress Progress) (m Manifest, e
 	var appliedSeen bool
 	var next uint64
 	var kvBuf, entBuf []byte
+	var endTime int64 // the last commit time seen
 	for done := false; !done; {
 		kind, err := br.ReadByte()
 		if err != nil {
@@ -134,7 +186,8 @@ func readStream(r io.Reader, eng, lg *fileSet, progress Progress) (m Manifest, e
 				return m, fmt.Errorf("backup: the node sends backup format %d; this build reads %d", hdr.Format, FormatVersion)
 			}
 			next = hdr.EngineIndex + 1
-		case kind == frameKV && next != 0 && entries == 0:
+			endTime = hdr.EngineTime
+		case kind == frameKV && next != 0 && entries == 0 && !hdr.Incremental:
 			k, v, err := readKV(br)
 			if err != nil {
 				return m, fmt.Errorf("backup: stream engine key: %w", err)
@@ -171,6 +224,9 @@ func readStream(r io.Reader, eng, lg *fileSet, progress Progress) (m Manifest, e
 			}
 			entries++
 			tr.EndIndex, tr.EndTerm = e.Index, e.Term
+			if at, ok := repl.EntryCommitTime(e); ok {
+				endTime = at
+			}
 		case kind == frameTrailer && next != 0:
 			b, err := readBytes(br, maxJSONBytes, "trailer")
 			if err != nil {
@@ -199,7 +255,7 @@ func readStream(r io.Reader, eng, lg *fileSet, progress Progress) (m Manifest, e
 			return m, fmt.Errorf("backup: stream frame %q out of place (damaged or not a backup stream)", kind)
 		}
 	}
-	if !appliedSeen && hdr.EngineIndex > 0 {
+	if !appliedSeen && hdr.EngineIndex > 0 && !hdr.Incremental {
 		return m, fmt.Errorf("backup: the engine snapshot holds no applied index")
 	}
 	if err := eng.close(); err != nil {
@@ -211,8 +267,20 @@ func readStream(r io.Reader, eng, lg *fileSet, progress Progress) (m Manifest, e
 	m = Manifest{Format: FormatVersion, DataFormat: hdr.DataFormat, ClusterID: hdr.ClusterID, ClusterUUID: hdr.ClusterUUID,
 		SourceNode: hdr.Node, EngineIndex: hdr.EngineIndex, EngineTerm: hdr.EngineTerm, EndIndex: tr.EndIndex, EndTerm: tr.EndTerm,
 		Keys: keys, Entries: entries, GTID: GTIDSet(hdr.ClusterUUID, tr.EndIndex),
-		Files: append(eng.files, lg.files...)}
+		Files: append(eng.files, lg.files...), EngineCommitTime: nanoTime(hdr.EngineTime), EndCommitTime: nanoTime(endTime)}
+	if hdr.Incremental {
+		m.Parent = &Parent{} // filled in by FetchIncremental, refused by Fetch
+	}
 	return m, nil
+}
+
+// nanoTime is Unix nanoseconds as a UTC time, nil for 0 (unknown).
+func nanoTime(n int64) *time.Time {
+	if n == 0 {
+		return nil
+	}
+	t := time.Unix(0, n).UTC()
+	return &t
 }
 
 func writeManifest(dir string, m Manifest) error {

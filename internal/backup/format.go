@@ -65,6 +65,11 @@ type Header struct {
 	Node        uint64 `json:"node"`
 	EngineIndex uint64 `json:"engine_index"`
 	EngineTerm  uint64 `json:"engine_term"`
+	// EngineTime is the commit time (Unix nanoseconds) of the last commit at or below EngineIndex,
+	// when the node's log still holds it and it carries one (0: unknown).
+	EngineTime int64 `json:"engine_time,omitempty"`
+	// Incremental: no engine keys follow; EngineIndex is where the previous backup ended.
+	Incremental bool `json:"incremental,omitempty"`
 }
 
 // Trailer closes a stream: where the log copy ended and how much was sent.

@@ -30,16 +30,24 @@ type Manifest struct {
 	SourceNode  uint64 `json:"source_node"`
 	// EngineIndex is N, the applied index of the engine snapshot; EndIndex the last log entry
 	// copied. The backup restores to any index in [EngineIndex, EndIndex].
-	EngineIndex uint64    `json:"engine_index"`
-	EngineTerm  uint64    `json:"engine_term"`
-	EndIndex    uint64    `json:"end_index"`
-	EndTerm     uint64    `json:"end_term"`
-	Keys        uint64    `json:"keys"`
-	Entries     uint64    `json:"entries"`
-	GTID        string    `json:"gtid"` // the position at EndIndex: <cluster uuid>:1-<EndIndex>
-	Started     time.Time `json:"started"`
-	Finished    time.Time `json:"finished"`
-	Files       []File    `json:"files"` // engine files in key order, then log files in index order
+	EngineIndex uint64 `json:"engine_index"`
+	EngineTerm  uint64 `json:"engine_term"`
+	EndIndex    uint64 `json:"end_index"`
+	EndTerm     uint64 `json:"end_term"`
+	Keys        uint64 `json:"keys"`
+	Entries     uint64 `json:"entries"`
+	GTID        string `json:"gtid"` // the position at EndIndex: <cluster uuid>:1-<EndIndex>
+	// EngineCommitTime is the commit time of the last commit at or below EngineIndex (if the node
+	// knew it), EndCommitTime that of the last commit up to EndIndex: the range restore --to-time
+	// can reach. Absent for commits written before commit times existed.
+	EngineCommitTime *time.Time `json:"engine_commit_time,omitempty"`
+	EndCommitTime    *time.Time `json:"end_commit_time,omitempty"`
+	Started          time.Time  `json:"started"`
+	Finished         time.Time  `json:"finished"`
+	Files            []File     `json:"files"` // engine files in key order, then log files in index order
+	// Parent, for an incremental backup (chain.go), is the backup it follows: this one holds no
+	// engine files, only the log after the parent's end (EngineIndex = the parent's EndIndex).
+	Parent *Parent `json:"parent,omitempty"`
 }
 
 // File is one data file of a backup, relative to its directory (slash-separated).

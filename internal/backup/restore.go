@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/kiln-db/kiln/internal/engine"
 	klog "github.com/kiln-db/kiln/internal/log"
@@ -24,6 +25,14 @@ type RestoreOptions struct {
 	// ToIndex is the last log entry to include: 0 for the backup's end, else in
 	// [EngineIndex, EndIndex].
 	ToIndex uint64
+	// ToTime, if not zero, restores exactly the commits with a commit time at or before it
+	// (timeTarget); ToGTID, if not empty, the commits of the GTID set <cluster uuid>:1-N (index N,
+	// this backup's cluster only). At most one of ToIndex, ToTime and ToGTID is set.
+	ToTime time.Time
+	ToGTID string
+	// LogDir is a log archive (kiln log archive) that continues the backup: the restore can go
+	// on to its end.
+	LogDir string
 	// NodeID is the restored node's raft id, the only voter of its new cluster (1 if 0).
 	NodeID uint64
 	Logger *slog.Logger
@@ -35,6 +44,9 @@ type Result struct {
 	EngineIndex uint64 // the engine's applied index as restored
 	Index       uint64 // the last log entry in the new log: the node replays up to it on start
 	Term        uint64 // its term
+	// CommitTime is the commit time of the last commit restored, for --to-time (nil otherwise or
+	// if unknown).
+	CommitTime *time.Time
 }
 
 // Restore builds dataDir/engine and dataDir/log from the backup in dir (verified first, entirely:
@@ -51,17 +63,45 @@ func Restore(dir, dataDir string, o RestoreOptions) (res Result, err error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	m, err := Verify(dir)
+	chain, err := verifyChain(dir)
 	if err != nil {
 		return res, err
 	}
+	m := view(chain)
+	ls := logSource{chain: chain, archive: o.LogDir}
+	if o.LogDir != "" {
+		if m, err = withArchive(m, o.LogDir); err != nil {
+			return res, err
+		}
+	}
 	res.Manifest = m
-	to := o.ToIndex
+	set := 0
+	for _, b := range []bool{o.ToIndex != 0, !o.ToTime.IsZero(), o.ToGTID != ""} {
+		if b {
+			set++
+		}
+	}
+	if set > 1 {
+		return res, errors.New("restore: give one of --to-index, --to-time and --to-gtid")
+	}
+	to, what := o.ToIndex, "--to-index"
+	var at int64
+	switch {
+	case o.ToGTID != "":
+		if to, err = gtidTarget(o.ToGTID, m); err != nil {
+			return res, err
+		}
+		what = "--to-gtid " + o.ToGTID + ": index"
+	case !o.ToTime.IsZero():
+		if to, at, err = timeTarget(ls, m, o.ToTime); err != nil {
+			return res, err
+		}
+	}
 	if to == 0 {
 		to = m.EndIndex
 	}
 	if to < m.EngineIndex || to > m.EndIndex {
-		return res, fmt.Errorf("restore: --to-index %d is outside this backup, which restores to %d..%d", to, m.EngineIndex, m.EndIndex)
+		return res, fmt.Errorf("restore: %s %d is outside this backup, which restores to %d..%d", what, to, m.EngineIndex, m.EndIndex)
 	}
 	if ents, err := os.ReadDir(dataDir); err == nil && len(ents) > 0 {
 		return res, fmt.Errorf("restore: %s is not empty", dataDir)
@@ -78,14 +118,14 @@ func Restore(dir, dataDir string, o RestoreOptions) (res Result, err error) {
 			}
 		}
 	}()
-	if err := restoreEngine(dir, dataDir, m, o); err != nil {
+	if err := restoreEngine(chain[0].dir, dataDir, chain[0].m, o); err != nil {
 		return res, err
 	}
-	term, err := restoreLog(dir, dataDir, m, to, o)
+	term, err := restoreLog(ls, dataDir, m, to, o)
 	if err != nil {
 		return res, err
 	}
-	return Result{Manifest: m, EngineIndex: m.EngineIndex, Index: to, Term: term}, nil
+	return Result{Manifest: m, EngineIndex: m.EngineIndex, Index: to, Term: term, CommitTime: nanoTime(at)}, nil
 }
 
 func restoreEngine(dir, dataDir string, m Manifest, o RestoreOptions) error {
@@ -119,7 +159,7 @@ func restoreEngine(dir, dataDir string, m Manifest, o RestoreOptions) error {
 }
 
 // restoreLog writes the new log: the entries after the engine's index up to to, all committed.
-func restoreLog(dir, dataDir string, m Manifest, to uint64, o RestoreOptions) (uint64, error) {
+func restoreLog(ls logSource, dataDir string, m Manifest, to uint64, o RestoreOptions) (uint64, error) {
 	lg, err := klog.Open(filepath.Join(dataDir, "log"), klog.Options{Logger: o.Logger})
 	if err != nil {
 		return 0, fmt.Errorf("restore: %w", err)
@@ -140,7 +180,7 @@ func restoreLog(dir, dataDir string, m Manifest, to uint64, o RestoreOptions) (u
 		batch, size = batch[:0], 0
 		return nil
 	}
-	err = scan(dir, m, to, nil, func(e klog.Entry) error {
+	err = ls.scan(to, func(e klog.Entry) error {
 		batch = append(batch, repl.RestoreEntry(e))
 		term = e.Term
 		if size += len(e.Data); size >= 4<<20 || len(batch) >= 4096 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kiln-db/kiln/internal/engine"
 	klog "github.com/kiln-db/kiln/internal/log"
+	"github.com/kiln-db/kiln/internal/repl"
 )
 
 // Source is the running node a backup is served from.
@@ -26,6 +27,9 @@ type Source struct {
 	ClusterID, ClusterUUID string
 	Node                   uint64
 	DataFormat             int
+	// After, if not 0, makes the backup incremental: no engine, the log entries after index After
+	// (the previous backup's end) up to the applied index.
+	After uint64
 	// MaxRate paces the stream to at most this many bytes per second (0: unlimited), so a backup
 	// spares the node's disk and network (kiln backup --max-rate).
 	MaxRate int64
@@ -39,17 +43,29 @@ const logBatchBytes = 4 << 20
 // meanwhile (a pebble snapshot blocks no writer); the log after N is held from purge until Serve
 // returns. ctx ends it early (the client went away): nothing is left behind on the node.
 func Serve(ctx context.Context, w io.Writer, src Source) error {
-	snap := src.Engine.NewSnapshot()
-	defer snap.Close()
-	n, err := snap.AppliedPosition()
-	if err != nil {
-		return fmt.Errorf("backup: applied index of the engine snapshot: %w", err)
+	var snap engine.Snapshot
+	var n uint64
+	var err error
+	if src.After > 0 {
+		// An incremental backup: the log after the previous backup's end, no engine.
+		if n = src.After; n > src.Applied() {
+			return fmt.Errorf("backup: the previous backup ends at index %d, beyond this node's applied index %d (back up the node it was taken from, or wait)", n, src.Applied())
+		}
+	} else {
+		snap = src.Engine.NewSnapshot()
+		defer snap.Close()
+		if n, err = snap.AppliedPosition(); err != nil {
+			return fmt.Errorf("backup: applied index of the engine snapshot: %w", err)
+		}
 	}
 	// The hold is taken after the snapshot, from N+1 on: a purge already running when it is taken
 	// removes only entries below the applied index it read, which is at most N (repl.HoldLog).
 	release := src.HoldLog(n + 1)
 	defer release()
 	if first := src.Log.FirstIndex(); first > n+1 {
+		if src.After > 0 {
+			return fmt.Errorf("backup: the log starts at %d, after the previous backup's end %d (purged): take a full backup", first, n)
+		}
 		return fmt.Errorf("backup: the log starts at %d, after the engine snapshot's index %d (purged)", first, n)
 	}
 	var nTerm uint64
@@ -58,6 +74,7 @@ func Serve(ctx context.Context, w io.Writer, src Source) error {
 			return fmt.Errorf("backup: term of the snapshot's index %d: %w", n, err)
 		}
 	}
+	engineTime := commitTimeAt(src.Log, n)
 	h := sha256.New()
 	if src.MaxRate > 0 {
 		w = &paced{ctx: ctx, w: w, rate: float64(src.MaxRate), start: time.Now()}
@@ -65,36 +82,19 @@ func Serve(ctx context.Context, w io.Writer, src Source) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	mw := io.MultiWriter(bw, h)
 	hdr, _ := json.Marshal(Header{Format: FormatVersion, DataFormat: src.DataFormat, ClusterID: src.ClusterID,
-		ClusterUUID: src.ClusterUUID, Node: src.Node, EngineIndex: n, EngineTerm: nTerm})
+		ClusterUUID: src.ClusterUUID, Node: src.Node, EngineIndex: n, EngineTerm: nTerm, EngineTime: engineTime,
+		Incremental: src.After > 0})
 	buf := append([]byte(streamMagic), frameHeader)
 	buf = appendJSON(buf, hdr)
 	if _, err := mw.Write(buf); err != nil {
 		return err
 	}
 	var tr Trailer
-	it, err := snap.NewIter(nil, nil)
-	if err != nil {
-		return err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		buf = append(buf[:0], frameKV)
-		buf = appendKV(buf, it.Key(), it.Value())
-		if _, err := mw.Write(buf); err != nil {
-			it.Close()
+	if snap != nil {
+		if err := serveKeys(ctx, mw, snap, &tr); err != nil {
 			return err
 		}
-		if tr.Keys++; tr.Keys%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				it.Close()
-				return err
-			}
-		}
 	}
-	if err := it.Error(); err != nil {
-		it.Close()
-		return err
-	}
-	it.Close()
 	end := src.Applied()
 	tr.EndIndex, tr.EndTerm = n, nTerm
 	for lo := n + 1; lo <= end; {
@@ -125,6 +125,48 @@ func Serve(ctx context.Context, w io.Writer, src Source) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// serveKeys writes every key of snap as a frame, counting them in tr.
+func serveKeys(ctx context.Context, mw io.Writer, snap engine.Snapshot, tr *Trailer) error {
+	it, err := snap.NewIter(nil, nil)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	var buf []byte
+	for it.First(); it.Valid(); it.Next() {
+		buf = append(buf[:0], frameKV)
+		buf = appendKV(buf, it.Key(), it.Value())
+		if _, err := mw.Write(buf); err != nil {
+			return err
+		}
+		if tr.Keys++; tr.Keys%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	return it.Error()
+}
+
+// commitTimeAt is the commit time of the last commit at or below index n that lg still holds,
+// looking back at most 64 entries (raft's empty entries and membership changes carry none), or 0.
+func commitTimeAt(lg *klog.Log, n uint64) int64 {
+	if n == 0 || n < lg.FirstIndex() {
+		return 0
+	}
+	lo := max(lg.FirstIndex(), n-min(n-1, 63))
+	ents, err := lg.Entries(lo, n+1, 1<<30)
+	if err != nil {
+		return 0
+	}
+	for i := len(ents) - 1; i >= 0; i-- {
+		if at, ok := repl.EntryCommitTime(ents[i]); ok {
+			return at
+		}
+	}
+	return 0
 }
 
 // paced writes at most rate bytes per second on average.

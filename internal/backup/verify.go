@@ -18,7 +18,19 @@ import (
 // every data file has its size and SHA-256 and there is no other, the engine keys are in order and
 // hold the snapshot's applied index, and the log runs without a gap from EngineIndex+1 to EndIndex.
 // Errors name the file at fault.
+//
+// For an incremental backup it verifies the whole chain (verifyChain) and returns the last
+// backup's manifest.
 func Verify(dir string) (Manifest, error) {
+	chain, err := verifyChain(dir)
+	if err != nil {
+		return Manifest{}, err
+	}
+	return chain[len(chain)-1].m, nil
+}
+
+// verifyOne is Verify's checks of one backup directory, without its parents.
+func verifyOne(dir string) (Manifest, error) {
 	m, err := ReadManifest(dir)
 	if err != nil {
 		return m, err
@@ -100,7 +112,9 @@ func scan(dir string, m Manifest, upTo uint64, kv func(k, v []byte) error, entry
 	switch {
 	case keys != m.Keys:
 		return fmt.Errorf("backup %s: %d engine keys, the manifest says %d", dir, keys, m.Keys)
-	case m.EngineIndex > 0 && (!appliedSeen || applied != m.EngineIndex):
+	case m.Parent != nil && keys > 0:
+		return fmt.Errorf("backup %s: an incremental backup with engine keys (damaged)", dir)
+	case m.Parent == nil && m.EngineIndex > 0 && (!appliedSeen || applied != m.EngineIndex):
 		return fmt.Errorf("backup %s: the engine files hold applied index %d, the manifest says %d", dir, applied, m.EngineIndex)
 	case entries != m.Entries || next != m.EndIndex+1:
 		return fmt.Errorf("backup %s: the log files end at %d, the manifest says %d", dir, next-1, m.EndIndex)

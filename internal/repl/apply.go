@@ -194,8 +194,11 @@ func (n *Node) apply(jobs []*applyJob) error {
 			}
 			switch e.Type {
 			case pb.EntryNormal:
-				if len(e.Data) >= 8 && !n.cfg.LogOnly {
-					rec := e.Data[8:]
+				if len(e.Data) >= entryIDBytes && !n.cfg.LogOnly {
+					rec, _, _, err := EntryRecord(e.Data)
+					if err != nil {
+						return fmt.Errorf("repl: apply entry %d: %w", e.Index, err)
+					}
 					if pending && n.cfg.Applier.ReadsState(rec) {
 						if err := n.applyBatch(b, last); err != nil {
 							return err

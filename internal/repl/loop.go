@@ -113,6 +113,7 @@ func (n *Node) propose(p *proposal) {
 		n.refuse(p, ErrStaleEpoch)
 		return
 	}
+	n.stamp(p)
 	if err := n.rn.Propose(p.data); err != nil {
 		// ErrProposalDropped (a leadership transfer, the uncommitted-size limit): nothing was
 		// appended, so the commit did not happen.
@@ -191,6 +192,7 @@ func (n *Node) drainReady() error {
 			for i, e := range rd.Entries {
 				ents[i] = klog.Entry{Index: e.Index, Term: e.Term, Type: uint8(e.Type), Data: e.Data}
 				n.appended(e)
+				n.sawEntry(e)
 			}
 			if err := n.lg.Append(ents); err != nil {
 				return fmt.Errorf("repl: append to log: %w", err)

@@ -172,6 +172,9 @@ type Config struct {
 	// made for entries and before they are applied (crash tests use it to crash exactly between fsync
 	// and apply).
 	AfterSync func()
+	// Now, if set, is the clock commit times are read from (entry.go; default time.Now): the
+	// deterministic simulation's virtual clock.
+	Now func() time.Time
 	// PipelineSync lets a node that is the only voter advance a group of its own commits before
 	// the group's fsync, which a goroutine of its own (syncer) then does back to back while the loop
 	// appends the next group; the apply goroutine still waits for it (duty 4). It saves the loop's
@@ -206,6 +209,9 @@ type Node struct {
 	nextID  atomic.Uint64
 	byID    map[uint64]*proposal // loop-owned: proposed, not yet appended
 	byIndex map[uint64]*proposal // loop-owned: appended, not yet committed or superseded
+	// lastStamp is the latest commit time (Unix nanoseconds) proposed or seen in the log (loop-owned;
+	// entry.go): commit times never decrease along the log.
+	lastStamp int64
 	// confWaiters are ChangeMembership calls waiting for their entry (loop-owned; by request id).
 	confWaiters map[uint64]chan error
 
@@ -442,6 +448,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.durable.Store(cfg.Log.LastIndex()) // recovery left only synced entries
 	n.purgeFloor.Store(math.MaxUint64)
 	n.caughtUp.Store(time.Now().UnixNano())
+	n.loadLastStamp()
 	if err := n.loadMembers(); err != nil {
 		return nil, err
 	}
@@ -625,9 +632,11 @@ func (n *Node) newProposal(rec []byte, async bool, epoch uint64) (*proposal, err
 		return nil, err
 	}
 	p := &proposal{id: n.newID(), epoch: epoch, async: async, start: time.Now(), done: make(chan struct{})}
-	p.data = make([]byte, 8+len(rec))
+	// Entry data format 2 (entry.go): the commit time is filled in by propose, on the loop.
+	p.data = make([]byte, entryIDBytes+entryTimeBytes+len(rec))
 	binary.BigEndian.PutUint64(p.data, p.id)
-	copy(p.data[8:], rec)
+	p.data[entryIDBytes] = entryTimeTag
+	copy(p.data[entryIDBytes+entryTimeBytes:], rec)
 	return p, nil
 }
 

@@ -1043,7 +1043,8 @@ func (s *sim) start(nd *simNode) {
 	inc.lg, inc.eng, inc.checked = lg, eng, applied
 	n, err := Start(context.Background(), Config{ID: nd.id, Peers: s.peers, Log: lg, Engine: eng, Applier: txn.NewApplier(nil),
 		Logger: s.quiet, Transport: &simTransport{s: s, inc: inc}, ElectionTicks: s.p.electionTicks, PurgeInterval: -1,
-		Manual: true, LogOnly: s.logOnly(nd.id), AfterSync: func() { s.afterSync(inc) }})
+		Manual: true, LogOnly: s.logOnly(nd.id), AfterSync: func() { s.afterSync(inc) },
+		Now: func() time.Time { return time.Unix(1_700_000_000, int64(s.now)*int64(time.Millisecond)) }})
 	if err != nil {
 		eng.Close()
 		lg.Close()
@@ -1186,7 +1187,7 @@ func (s *sim) check() {
 				return
 			}
 			e := logs[0][w.index-1]
-			if e.Term != w.term || len(e.Data) < 8 || !bytes.Equal(e.Data[8:], w.rec) {
+			if rec, _, _, err := EntryRecord(e.Data); e.Term != w.term || err != nil || len(e.Data) < 8 || !bytes.Equal(rec, w.rec) {
 				s.failf("acknowledged write %d (index %d term %d) is not at its index in the log (term there %d)", w.seq, w.index, w.term, e.Term)
 				return
 			}
@@ -1268,7 +1269,11 @@ func (s *sim) check() {
 		ap := txn.NewApplier(nil)
 		for _, e := range logs[i] {
 			if e.Type == uint8(pb.EntryNormal) && len(e.Data) >= 8 {
-				if err := ap.ApplyRecord(e.Data[8:], nil, replay); err != nil {
+				rec, _, _, err := EntryRecord(e.Data)
+				if err == nil {
+					err = ap.ApplyRecord(rec, nil, replay)
+				}
+				if err != nil {
 					s.failf("n%d: replay entry %d: %v", nd.id, e.Index, err)
 					return
 				}

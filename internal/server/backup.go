@@ -14,7 +14,9 @@ import (
 // applied index, then the log after it up to the applied index at the end). It blocks no writer.
 // kiln serve exposes it as GET /backup on the HTTP port: whoever reaches that port can read every
 // row, so the port listens on 127.0.0.1 by default and takes peer TLS with client certificates.
-func (s *Server) ServeBackup(ctx context.Context, w io.Writer, maxRate int64) error {
+//
+// after, if not 0, makes it incremental: only the log after index after (backup.Source.After).
+func (s *Server) ServeBackup(ctx context.Context, w io.Writer, maxRate int64, after uint64) error {
 	if s.cfg.LogOnly {
 		return errors.New("backup: a log-only voter holds no data; back up a full member")
 	}
@@ -26,7 +28,21 @@ func (s *Server) ServeBackup(ctx context.Context, w io.Writer, maxRate int64) er
 		cu = ClusterUUID(s.cfg.ClusterID)
 	}
 	return backup.Serve(ctx, w, backup.Source{Engine: s.eng, Log: s.lg, Applied: s.node.Applied, HoldLog: s.node.HoldLog,
-		ClusterID: s.cfg.ClusterID, ClusterUUID: cu, Node: s.node.ID(), DataFormat: DataFormatVersion, MaxRate: maxRate})
+		ClusterID: s.cfg.ClusterID, ClusterUUID: cu, Node: s.node.ID(), DataFormat: DataFormatVersion, MaxRate: maxRate, After: after})
+}
+
+// ServeLog streams this node's committed log after index after, following it until ctx ends
+// (backup.ServeLog; GET /log, for kiln log archive). flush pushes each batch to the client.
+func (s *Server) ServeLog(ctx context.Context, w io.Writer, after uint64, flush func()) error {
+	if err := s.node.Failed(); err != nil {
+		return err
+	}
+	cu := s.cfg.ClusterUUID
+	if cu == "" {
+		cu = ClusterUUID(s.cfg.ClusterID)
+	}
+	return backup.ServeLog(ctx, w, backup.Source{Log: s.lg, Applied: s.node.Applied, HoldLog: s.node.HoldLog,
+		ClusterID: s.cfg.ClusterID, ClusterUUID: cu, Node: s.node.ID()}, after, flush)
 }
 
 // NewRestoredIdentity is the identity of a data directory built by kiln restore: a new cluster

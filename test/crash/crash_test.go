@@ -362,7 +362,10 @@ func compareWithReplay(t *testing.T, cycle int, seed int64, st *stack) {
 	var last uint64
 	for _, e := range ents {
 		if e.Type == 0 && len(e.Data) >= 8 {
-			rec := e.Data[8:]
+			rec, _, _, err := repl.EntryRecord(e.Data)
+			if err != nil {
+				t.Fatalf("cycle %d: entry %d: %v", cycle, e.Index, err)
+			}
 			if txn.RecordReadsState(rec) && last > 0 {
 				// DDL records read the engine: everything before them must be in it.
 				if err := fresh.Apply(b, last, false); err != nil {
