@@ -92,6 +92,7 @@ func unionColumns(up *exec.Union) *exec.Select {
 			es = append(es, &expr.Const{Typed: expr.Typed{T: part.Proj[ci].Type()}, V: types.Null})
 		}
 		t := expr.UnifyTypes(es...)
+		up.Types = append(up.Types, t)
 		pl.Cols[ci] = ResultColumn(pl.Cols[ci].Name, nil, t)
 		pl.Proj = append(pl.Proj, &expr.Col{Typed: expr.Typed{T: t}, Idx: ci, Name: pl.Cols[ci].Name})
 		if expr.IsStringType(t) {
@@ -101,8 +102,14 @@ func unionColumns(up *exec.Union) *exec.Select {
 			up.Colls = append(up.Colls, nil)
 		}
 	}
-	for _, part := range up.Parts {
+	up.Coerce = make([]bool, len(up.Parts))
+	for i, part := range up.Parts {
 		pl.Correlated = pl.Correlated || part.Correlated
+		for ci, t := range up.Types {
+			if pt := part.Proj[ci].Type(); pt.Tp != t.Tp || pt.Frac != t.Frac {
+				up.Coerce[i] = true
+			}
+		}
 	}
 	return pl
 }
