@@ -15,9 +15,11 @@ import (
 // own (planUnionMembers), the result columns unify the members' types (unionColumns), and ORDER BY
 // and LIMIT apply to the combined rows (unionOrderBy, unionLimit).
 func (p *Planner) planUnion(x *ast.SetOprStmt, parent *Scope) (*exec.Select, error) {
-	if x.With != nil {
-		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "WITH (common table expressions) is not supported yet")
+	restore, err := p.PushWith(x.With)
+	if err != nil {
+		return nil, err
 	}
+	defer restore()
 	if err := p.enterSelect(); err != nil {
 		return nil, err
 	}
