@@ -144,7 +144,7 @@ func explainRows(pl *exec.Select, id int64) [][]types.Value {
 				extra = append(extra, "limit")
 			}
 		}
-		acc := "derived"
+		acc := lv.CTE.String() // "derived" unless the level reads a CTE
 		if lv.Acc != nil {
 			acc = lv.Acc.Describe()
 		}

@@ -7,6 +7,29 @@ import (
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
+// CTEKind says which kind of common table expression a level reads, for EXPLAIN.
+type CTEKind uint8
+
+const (
+	NoCTE        CTEKind = iota
+	CTEPlain             // a non-recursive CTE, materialised like a derived table
+	CTERecursive         // a recursive CTE (RecursiveCTE)
+	CTEWork              // a recursive member's reference to its own CTE (WorkTable)
+)
+
+// String is the access EXPLAIN shows for the level.
+func (k CTEKind) String() string {
+	switch k {
+	case CTEPlain:
+		return "cte"
+	case CTERecursive:
+		return "recursive cte"
+	case CTEWork:
+		return "cte working table"
+	}
+	return "derived"
+}
+
 // WorkTable is a recursive CTE's reference to itself inside a recursive member. Reading it returns
 // the rows the previous iteration produced; they live in the statement's Env (keyed by the
 // WorkTable), never in the plan, so the plan stays immutable and shareable.

@@ -95,15 +95,17 @@ func (b *selectBuilder) cteLevel(lv *exec.Level, li int, it fromItem, def *cteDe
 	}
 	var sub *exec.Select
 	var err error
+	kind := exec.CTEWork
 	if def.self != nil {
 		sub, err = b.selfLevel(def, it)
 	} else {
-		sub, err = b.p.planCTE(def, idx)
+		sub, kind, err = b.p.planCTE(def, idx)
 	}
 	if err != nil {
 		return err
 	}
 	setSub(lv, b.sc, sub, "", it.alias, def.cte.Name.O, li)
+	lv.CTE = kind
 	return nil
 }
 
@@ -135,7 +137,7 @@ func errSingleReference(def *cteDef) error {
 // planCTE plans a CTE's body for one reference, seeing the CTEs before it in scope (idx is its
 // index there) and, if recursive, itself. It plans without an enclosing scope: the body reads no
 // outer query's row.
-func (p *Planner) planCTE(def *cteDef, idx int) (*exec.Select, error) {
+func (p *Planner) planCTE(def *cteDef, idx int) (*exec.Select, exec.CTEKind, error) {
 	saved := p.cte.defs
 	n := idx
 	if def.recursive {
@@ -149,9 +151,10 @@ func (p *Planner) planCTE(def *cteDef, idx int) (*exec.Select, error) {
 	}
 	sp, err := p.PlanResultSet(q, nil)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return withColumnList(def, sp)
+	sp, err = withColumnList(def, sp)
+	return sp, exec.CTEPlain, err
 }
 
 // withColumnList names the CTE's columns by its column list (WITH a(x, y) AS ...): error 1353 when

@@ -15,19 +15,26 @@ import (
 // names the CTE once, in its FROM clause and not in a subquery (3577), not as the right side of a
 // LEFT JOIN (3576), and has no aggregate, window function or GROUP BY (3575), no ORDER BY, LIMIT
 // or DISTINCT (1235); the UNION has no ORDER BY (1235).
-func (p *Planner) planRecursive(def *cteDef, q ast.ResultSetNode) (*exec.Select, error) {
+func (p *Planner) planRecursive(def *cteDef, q ast.ResultSetNode) (*exec.Select, exec.CTEKind, error) {
 	members, first, err := recursiveMembers(def, q)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if first < 0 {
 		sp, err := p.PlanResultSet(q, nil)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		return withColumnList(def, sp)
+		sp, err = withColumnList(def, sp)
+		return sp, exec.CTEPlain, err
 	}
-	x := q.(*ast.SetOprStmt)
+	sp, err := p.planRecursiveUnion(def, q.(*ast.SetOprStmt), members, first)
+	return sp, exec.CTERecursive, err
+}
+
+// planRecursiveUnion plans a recursive CTE's body: members[:first] are the anchor, the others the
+// recursive members.
+func (p *Planner) planRecursiveUnion(def *cteDef, x *ast.SetOprStmt, members []ast.Node, first int) (*exec.Select, error) {
 	if x.OrderBy != nil {
 		return nil, notSupported("ORDER BY over UNION in recursive Common Table Expression")
 	}
