@@ -95,13 +95,13 @@ func (s *Session) explain(env *expr.Env, x *ast.ExplainStmt, w proto.ResultWrite
 		var tbl *catalog.Table
 		var alias string
 		if tbl, alias, err = dml.TableRef(s.planContext(), st.TableRefs.TableRefs); err == nil {
-			pl, err = dml.TargetPlan(s.planContext(), tbl, alias, st.Where, st.Order, st.Limit)
+			pl, err = dml.TargetPlanWith(s.planContext(), st.With, tbl, alias, st.Where, st.Order, st.Limit)
 		}
 	case *ast.DeleteStmt:
 		var tbl *catalog.Table
 		var alias string
 		if tbl, alias, err = dml.TableRef(s.planContext(), st.TableRefs.TableRefs); err == nil {
-			pl, err = dml.TargetPlan(s.planContext(), tbl, alias, st.Where, st.Order, st.Limit)
+			pl, err = dml.TargetPlanWith(s.planContext(), st.With, tbl, alias, st.Where, st.Order, st.Limit)
 		}
 	default:
 		return sqlerr.New(sqlerr.ErrNotSupportedYet, "EXPLAIN of this statement is not supported")
