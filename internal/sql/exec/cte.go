@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -136,7 +138,7 @@ func (r *RecursiveCTE) collect(env *expr.Env, pl *Select, seen map[string]struct
 	for _, row := range rows {
 		row = row[:pl.NVisible]
 		for c, v := range row {
-			row[c] = expr.CoerceTo(v, r.Types[c])
+			row[c] = toColumn(v, r.Types[c])
 		}
 		if seen != nil {
 			key = key[:0]
@@ -151,4 +153,28 @@ func (r *RecursiveCTE) collect(env *expr.Env, pl *Select, seen map[string]struct
 		out = append(out, row)
 	}
 	return out, nil
+}
+
+// toColumn converts a row's value to the CTE's column type, as MySQL's writing it into the CTE's
+// temporary table does: the branch coercion of UNION (expr.CoerceTo), and a number with more
+// fractional digits than an INT or DECIMAL column has is rounded to them (an INT anchor keeps the
+// CTE's n an integer when a recursive member adds 0.6).
+func toColumn(v types.Value, t types.ColType) types.Value {
+	v = expr.CoerceTo(v, t)
+	var ct types.ColType
+	switch {
+	case v.K != types.KindDecimal && v.K != types.KindFloat:
+		return v
+	case expr.IsIntType(t):
+		ct = t
+	case t.Tp == mysql.TypeNewDecimal && (v.K == types.KindFloat || int(v.Frac) > t.Frac):
+		ct = types.ColType{Tp: mysql.TypeNewDecimal, Len: 65, Frac: min(max(t.Frac, 0), 30)}
+	default:
+		return v
+	}
+	out, _, err := types.Convert(v, &ct, types.ConvertCtx{})
+	if err != nil {
+		return v
+	}
+	return out
 }
