@@ -1,8 +1,6 @@
 package exec
 
 import (
-	"github.com/pingcap/tidb/pkg/parser/mysql"
-
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -167,8 +165,9 @@ func toColumn(v types.Value, t types.ColType) types.Value {
 		return v
 	case expr.IsIntType(t):
 		ct = t
-	case t.Tp == mysql.TypeNewDecimal && (v.K == types.KindFloat || int(v.Frac) > t.Frac):
-		ct = types.ColType{Tp: mysql.TypeNewDecimal, Len: 65, Frac: min(max(t.Frac, 0), 30)}
+	case t.Tp == expr.TDecimal.Tp && (v.K == types.KindFloat || int(v.Frac) > t.Frac):
+		ct = expr.TDecimal
+		ct.Frac = min(max(t.Frac, 0), 30)
 	default:
 		return v
 	}
