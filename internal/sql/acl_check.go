@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -143,16 +144,91 @@ func (g *privGate) table(tn *ast.TableName, p catalog.Priv) {
 type tableCollector struct {
 	skip   map[*ast.TableName]bool
 	tables []*ast.TableName
+	ctes   []cteFrame // the WITH clauses in scope, innermost last
+}
+
+// cteFrame is one WITH clause while its statement is visited: the CTEs whose bodies were visited
+// (defined) are in scope, and inside a WITH RECURSIVE body also the CTE being visited (current).
+type cteFrame struct {
+	owner   ast.Node
+	w       *ast.WithClause
+	defined int
+	current int
 }
 
 func (v *tableCollector) Enter(n ast.Node) (ast.Node, bool) {
-	if tn, ok := n.(*ast.TableName); ok && !v.skip[tn] {
-		v.tables = append(v.tables, tn)
+	switch x := n.(type) {
+	case *ast.TableName:
+		if !v.skip[x] && !v.isCTE(x) {
+			v.tables = append(v.tables, x)
+		}
+	case *ast.CommonTableExpression:
+		if f := v.top(); f != nil {
+			f.current = slices.Index(f.w.CTEs, x)
+		}
+	default:
+		if w := withOf(n); w != nil {
+			v.ctes = append(v.ctes, cteFrame{owner: n, w: w, current: -1})
+		}
 	}
 	return n, false
 }
 
-func (v *tableCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+func (v *tableCollector) Leave(n ast.Node) (ast.Node, bool) {
+	if f := v.top(); f != nil {
+		switch {
+		case f.owner == n:
+			v.ctes = v.ctes[:len(v.ctes)-1]
+		case f.current >= 0 && n == ast.Node(f.w.CTEs[f.current]):
+			f.defined, f.current = f.current+1, -1
+		}
+	}
+	return n, true
+}
+
+func (v *tableCollector) top() *cteFrame {
+	if len(v.ctes) == 0 {
+		return nil
+	}
+	return &v.ctes[len(v.ctes)-1]
+}
+
+// isCTE reports a table name that refers to a CTE in scope (it needs no privilege; a table the
+// CTE shadows is not read). The scope is the planner's: the CTEs defined before, and under WITH
+// RECURSIVE the one whose body this is.
+func (v *tableCollector) isCTE(tn *ast.TableName) bool {
+	if tn.Schema.O != "" {
+		return false
+	}
+	for i := len(v.ctes) - 1; i >= 0; i-- {
+		f := v.ctes[i]
+		n := f.defined
+		if f.current >= 0 && f.w.IsRecursive {
+			n = f.current + 1
+		}
+		for _, c := range f.w.CTEs[:n] {
+			if c.Name.L == tn.Name.L {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withOf is the WITH clause a statement or query carries, if any.
+func withOf(n ast.Node) *ast.WithClause {
+	switch x := n.(type) {
+	case *ast.SelectStmt:
+		return x.With
+	case *ast.SetOprStmt:
+		return x.With
+	case *ast.UpdateStmt:
+		return x.With
+	case *ast.DeleteStmt:
+		return x.With
+	}
+	return nil
+}
 
 // refsColumns reports whether expressions read columns (UPDATE/DELETE then need SELECT too).
 func refsColumns(nodes ...ast.Node) bool {

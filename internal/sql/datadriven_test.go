@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+	ptypes "github.com/pingcap/tidb/pkg/parser/types"
 
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/repl/repltest"
@@ -33,6 +34,8 @@ type textWriter struct {
 	b        strings.Builder
 	cols     []proto.Column
 	showCols bool
+	// showTypes adds each column's wire type and decimals (name:type/decimals) to the header.
+	showTypes bool
 }
 
 func (w *textWriter) Columns(cols []proto.Column) error {
@@ -41,6 +44,9 @@ func (w *textWriter) Columns(cols []proto.Column) error {
 		names := make([]string, len(cols))
 		for i, c := range cols {
 			names[i] = c.Name
+			if w.showTypes {
+				names[i] += fmt.Sprintf(":%s/%d", ptypes.TypeStr(c.Type), c.Decimals)
+			}
 		}
 		w.b.WriteString(strings.Join(names, "\t") + "\n")
 	}
@@ -100,7 +106,7 @@ func TestSQL(t *testing.T) {
 				d.ScanArgs(t, "session", &name)
 			}
 			s := get(name)
-			w := &textWriter{showCols: d.HasArg("cols")}
+			w := &textWriter{showCols: d.HasArg("cols") || d.HasArg("types"), showTypes: d.HasArg("types")}
 			switch d.Cmd {
 			case "sql":
 				for _, stmt := range splitStatements(d.Input) {

@@ -95,13 +95,13 @@ func (s *Session) explain(env *expr.Env, x *ast.ExplainStmt, w proto.ResultWrite
 		var tbl *catalog.Table
 		var alias string
 		if tbl, alias, err = dml.TableRef(s.dmlSess(), st.TableRefs.TableRefs); err == nil {
-			pl, err = dml.TargetPlan(s.dmlSess(), tbl, alias, st.Where, st.Order, st.Limit)
+			pl, err = dml.TargetPlanWith(s.dmlSess(), st.With, tbl, alias, st.Where, st.Order, st.Limit)
 		}
 	case *ast.DeleteStmt:
 		var tbl *catalog.Table
 		var alias string
 		if tbl, alias, err = dml.TableRef(s.dmlSess(), st.TableRefs.TableRefs); err == nil {
-			pl, err = dml.TargetPlan(s.dmlSess(), tbl, alias, st.Where, st.Order, st.Limit)
+			pl, err = dml.TargetPlanWith(s.dmlSess(), st.With, tbl, alias, st.Where, st.Order, st.Limit)
 		}
 	default:
 		return sqlerr.New(sqlerr.ErrNotSupportedYet, "EXPLAIN of this statement is not supported")
@@ -144,7 +144,7 @@ func explainRows(pl *exec.Select, id int64) [][]types.Value {
 				extra = append(extra, "limit")
 			}
 		}
-		acc := "derived"
+		acc := lv.CTE.String() // "derived" unless the level reads a CTE
 		if lv.Acc != nil {
 			acc = lv.Acc.Describe()
 		}

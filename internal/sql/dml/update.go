@@ -72,7 +72,14 @@ func LookupTable(s Session, db, name string) (*catalog.Table, error) {
 
 // TargetPlan plans the row source of UPDATE/DELETE: a locking current read of one table.
 func TargetPlan(s Session, tbl *catalog.Table, alias string, where ast.ExprNode, order *ast.OrderByClause, limit *ast.Limit) (*exec.Select, error) {
+	return TargetPlanWith(s, nil, tbl, alias, where, order, limit)
+}
+
+// TargetPlanWith is TargetPlan with the statement's WITH clause (WITH ... UPDATE/DELETE, MySQL 8):
+// its CTEs are in scope for the WHERE clause's subqueries.
+func TargetPlanWith(s Session, with *ast.WithClause, tbl *catalog.Table, alias string, where ast.ExprNode, order *ast.OrderByClause, limit *ast.Limit) (*exec.Select, error) {
 	sel := &ast.SelectStmt{
+		With:           with,
 		SelectStmtOpts: &ast.SelectStmtOpts{SQLCache: true},
 		Fields:         &ast.FieldList{Fields: []*ast.SelectField{{WildCard: &ast.WildCardField{}}}},
 		From: &ast.TableRefsClause{TableRefs: &ast.Join{Left: &ast.TableSource{
@@ -105,16 +112,19 @@ func Update(env *expr.Env, s Session, x *ast.UpdateStmt) (proto.OK, error) {
 	if x.MultipleTable {
 		return proto.OK{}, sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table UPDATE is not supported yet")
 	}
+	if err := cteTarget(x.With, x.TableRefs.TableRefs, "UPDATE"); err != nil {
+		return proto.OK{}, err
+	}
 	tbl, alias, err := TableRef(s, x.TableRefs.TableRefs)
 	if err != nil {
 		return proto.OK{}, err
 	}
-	pl, err := TargetPlan(s, tbl, alias, x.Where, x.Order, x.Limit)
+	pl, err := TargetPlanWith(s, x.With, tbl, alias, x.Where, x.Order, x.Limit)
 	if err != nil {
 		return proto.OK{}, err
 	}
 	env.DivZeroErr = s.Strict() && !x.IgnoreErr && s.SQLModeHas("ERROR_FOR_DIVISION_BY_ZERO")
-	sets, err := compileUpdateSets(s, tbl, alias, x.List)
+	sets, err := compileUpdateSets(s, x.With, tbl, alias, x.List)
 	if err != nil {
 		return proto.OK{}, err
 	}
@@ -147,9 +157,14 @@ func Update(env *expr.Env, s Session, x *ast.UpdateStmt) (proto.OK, error) {
 }
 
 // compileUpdateSets compiles UPDATE's SET list against the target table's row.
-func compileUpdateSets(s Session, tbl *catalog.Table, alias string, list []*ast.Assignment) ([]Assignment, error) {
+func compileUpdateSets(s Session, with *ast.WithClause, tbl *catalog.Table, alias string, list []*ast.Assignment) ([]Assignment, error) {
 	var sets []Assignment
-	err := s.Resolve(func(p *plan.Planner) (err error) {
+	err := s.Resolve(func(p *plan.Planner) error {
+		restore, err := p.PushWith(with) // the SET list's subqueries see the statement's CTEs
+		if err != nil {
+			return err
+		}
+		defer restore()
 		sets, err = compileSets(p.NewCompiler(plan.TableScope(tbl, alias)), s, tbl, alias, list)
 		return err
 	})
@@ -245,11 +260,14 @@ func Delete(env *expr.Env, s Session, x *ast.DeleteStmt) (proto.OK, error) {
 	if x.IsMultiTable {
 		return proto.OK{}, sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table DELETE is not supported yet")
 	}
+	if err := cteTarget(x.With, x.TableRefs.TableRefs, "DELETE"); err != nil {
+		return proto.OK{}, err
+	}
 	tbl, alias, err := TableRef(s, x.TableRefs.TableRefs)
 	if err != nil {
 		return proto.OK{}, err
 	}
-	pl, err := TargetPlan(s, tbl, alias, x.Where, x.Order, x.Limit)
+	pl, err := TargetPlanWith(s, x.With, tbl, alias, x.Where, x.Order, x.Limit)
 	if err != nil {
 		return proto.OK{}, err
 	}
@@ -266,4 +284,33 @@ func Delete(env *expr.Env, s Session, x *ast.DeleteStmt) (proto.OK, error) {
 		}
 	}
 	return proto.OK{AffectedRows: uint64(len(rows))}, nil
+}
+
+// cteTarget is error 1288 for an UPDATE or DELETE whose target names one of the statement's
+// CTEs (a CTE shadows a table of the same name, and a CTE is not updatable).
+func cteTarget(with *ast.WithClause, n ast.ResultSetNode, stmt string) error {
+	if with == nil {
+		return nil
+	}
+	for {
+		j, ok := n.(*ast.Join)
+		if !ok || j.Right != nil {
+			break
+		}
+		n = j.Left
+	}
+	ts, ok := n.(*ast.TableSource)
+	if !ok {
+		return nil
+	}
+	tn, ok := ts.Source.(*ast.TableName)
+	if !ok || tn.Schema.O != "" {
+		return nil
+	}
+	for _, c := range with.CTEs {
+		if c.Name.L == tn.Name.L {
+			return sqlerr.New(sqlerr.ErrNonUpdatableTable, "The target table %s of the %s is not updatable", tn.Name.O, stmt)
+		}
+	}
+	return nil
 }

@@ -15,7 +15,9 @@
 //     of the levels (or a virtual table's Static rows), WHERE, aggregation and HAVING, projection,
 //     DISTINCT, sort, LIMIT/OFFSET (evaluated at open, so parameters bind per execution), and the
 //     trim of hidden ORDER BY columns. A Union materialises its members and combines them left to
-//     right, INTERSECT first.
+//     right, INTERSECT first. A recursive CTE (RecursiveCTE, cte.go) is the Static source of its
+//     plan: the anchor, then the recursive members over the previous iteration's rows (kept in the
+//     Env, read through a WorkTable) until one adds none, at most cte_max_recursion_depth times.
 //  3. Each level of the join opens its Access once per outer row: the equality prefix and bounds
 //     are evaluated against the row built so far (index nested loop). A level that reads nothing of
 //     the earlier ones (Indep) is read and filtered once per execution and served from memory, up to

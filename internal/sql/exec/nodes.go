@@ -16,6 +16,7 @@ type Level struct {
 	Off    int
 	Width  int
 	Left   bool      // LEFT JOIN: an unmatched outer row gets NULLs here
+	CTE    CTEKind   // what kind of CTE Sub is, if any (EXPLAIN shows it); in Left's padding
 	Filter expr.Expr // conditions checked once this level's row is placed
 	Indep  bool      // reads nothing of earlier levels: its filtered rows can be read once per execution
 }

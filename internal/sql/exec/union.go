@@ -14,6 +14,11 @@ type Union struct {
 	Limit  expr.Expr
 	Offset expr.Expr
 	Colls  []*types.Collation
+	// Types are the result columns' unified types (expr.UnifyTypes across the members); Coerce[i]
+	// is set when member i has a column of another type, whose values then take the result's
+	// (expr.CoerceTo: SELECT 10 UNION SELECT 1.5 gives 10.0), before any de-duplication.
+	Types  []types.ColType
+	Coerce []bool
 }
 
 // SetOp combines a union's result so far with its next member.
@@ -67,6 +72,11 @@ func (u *Union) member(env *expr.Env, i int) ([][]types.Value, error) {
 	}
 	for j := range rs {
 		rs[j] = rs[j][:part.NVisible]
+		if i < len(u.Coerce) && u.Coerce[i] {
+			for c, v := range rs[j] {
+				rs[j][c] = expr.CoerceTo(v, u.Types[c])
+			}
+		}
 	}
 	return rs, nil
 }

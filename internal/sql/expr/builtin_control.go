@@ -45,6 +45,20 @@ func registerControl() {
 			return types.Null, nil
 		})
 	}}
+	// GREATEST and LEAST compare their arguments (the library's function), and their result takes
+	// the arguments' unified type as the branches of IF and COALESCE do: LEAST(1, 2.5) is 1.0.
+	greatestLeast := Builtin{MinArgs: 2, MaxArgs: -1, Type: libraryType("greatest"), Build: func(c *Call) (Expr, error) {
+		f, err := c.pure()
+		if err != nil {
+			return nil, err
+		}
+		t := f.Type()
+		return c.closure(t, func(env *Env, row []types.Value, _ []Expr) (types.Value, error) {
+			v, err := f.Eval(env, row)
+			return CoerceTo(v, t), err
+		})
+	}}
+	Register(alias(greatestLeast, "greatest", "least")...)
 	Register(alias(coalesce, "coalesce")...)
 	coalesce.MinArgs, coalesce.MaxArgs = 2, 2
 	Register(alias(coalesce, "ifnull")...)

@@ -32,6 +32,24 @@ type Env struct {
 	// ERROR_FOR_DIVISION_BY_ZERO).
 	DivZeroErr bool
 	Mem        *memory.Tracker // the statement's memory (memtrack.go); nil until it holds rows
+	// work holds, per recursive CTE being run, the rows its recursive members read (the previous
+	// iteration's), so the plan itself stays immutable. Nil unless the statement has one.
+	work map[any][][]types.Value
+}
+
+// WorkRows is the current working table of the recursive CTE keyed by k (exec.WorkTable).
+func (env *Env) WorkRows(k any) [][]types.Value { return env.work[k] }
+
+// SetWorkRows sets the working table of the recursive CTE keyed by k; nil drops it.
+func (env *Env) SetWorkRows(k any, rows [][]types.Value) {
+	if rows == nil {
+		delete(env.work, k)
+		return
+	}
+	if env.work == nil {
+		env.work = map[any][][]types.Value{}
+	}
+	env.work[k] = rows
 }
 
 // Now is the statement's time in the session time zone: read once, so every NOW() of a statement

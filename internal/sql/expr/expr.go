@@ -690,8 +690,10 @@ func (c *Case) result(env *Env, row []types.Value, e Expr) (types.Value, error) 
 	return CoerceTo(v, c.T), nil
 }
 
-// CoerceTo adapts a branch value to the expression's unified result type where MySQL would (numbers
-// in a string context become strings, ints in a decimal context become decimals).
+// CoerceTo adapts a branch value to the expression's unified result type (UnifyTypes) where MySQL
+// would: numbers in a string context become strings, and in a DECIMAL context an integer or a
+// decimal of a smaller scale takes the result's scale (IF(1,10,1.5) is 10.0, not 10). It is the
+// value side of the one type derivation that CASE, IF, IFNULL, COALESCE and UNION share.
 func CoerceTo(v types.Value, t types.ColType) types.Value {
 	if v.IsNull() {
 		return v
@@ -702,9 +704,16 @@ func CoerceTo(v types.Value, t types.ColType) types.Value {
 	case t.Tp == mysql.TypeDouble && v.K != types.KindFloat:
 		return types.NewFloat(types.ToFloat(v))
 	case t.Tp == mysql.TypeNewDecimal && (v.K == types.KindInt || v.K == types.KindUint):
-		return types.NewDecimal(types.ToDecimal(v), 0)
+		return types.NewDecimal(types.ToDecimal(v), decimalScale(t))
+	case t.Tp == mysql.TypeNewDecimal && v.K == types.KindDecimal && int(v.Frac) < decimalScale(t):
+		return types.NewDecimal(v.D, decimalScale(t))
 	}
 	return v
+}
+
+// decimalScale is the scale a DECIMAL result type shows: its Frac, within MySQL's 0..30.
+func decimalScale(t types.ColType) int {
+	return min(max(t.Frac, 0), 30)
 }
 
 // Row is (a, b, ...): only valid as an operand of comparisons and IN.

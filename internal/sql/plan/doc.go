@@ -9,7 +9,8 @@
 //
 // Planning one query block (Planner.planSelectOrdered), as numbered steps; each reads what the
 // earlier ones left in the selectBuilder and nothing survives the block but the plan:
-//  1. Build levels: flatten the join tree and resolve each FROM item to a base table, a view
+//  1. Build levels: flatten the join tree and resolve each FROM item to a CTE in scope (cte.go:
+//     planned as a derived table at each reference; WITH RECURSIVE in cte_recursive.go), a base table, a view
 //     (planned as a derived table, at most MaxViewDepth deep), a virtual table (through the
 //     Context's VirtualTables: information_schema, mysql.*, the cluster tables) or a derived table,
 //     adding its columns to the Scope.

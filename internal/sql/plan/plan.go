@@ -119,8 +119,11 @@ type Planner struct {
 	// The depths are int32 so that the Planner, allocated once per statement, keeps the 48-byte
 	// size class it had before it held an interface and Uses.
 	viewDepth    int32 // nesting of views being planned (PlanView)
-	selDepth     int32 // nesting of query blocks being planned (enterSelect)
+	selDepth     int16 // nesting of query blocks being planned (enterSelect); at most 63
 	CreatingView bool  // CREATE VIEW checks its body: errors are reported as they are
+	// cte holds the common table expressions in scope (cte.go); nil until a WITH is planned.
+	// One pointer, packed with the depths above, keeps the Planner in its 48-byte size class.
+	cte *cteScope
 	// Uses is where the planner reads its catalog snapshot and records what it resolves. The planner
 	// takes no metadata lock: its caller takes them afterwards from Uses and checks (Resolve) that
 	// no DDL changed what was resolved in between. Planning a named table without Uses fails.
@@ -355,8 +358,12 @@ func (p *Planner) planSelectOrdered(sel *ast.SelectStmt, parent *Scope, order []
 	if sel.Kind == ast.SelectStmtKindValues || sel.Kind == ast.SelectStmtKindTable {
 		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "VALUES/TABLE statements are not supported yet")
 	}
-	if sel.With != nil {
-		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "WITH (common table expressions) is not supported yet")
+	if sel.With != nil && order == nil {
+		restore, err := p.PushWith(sel.With)
+		if err != nil {
+			return nil, err
+		}
+		defer restore()
 	}
 	b := selectBuilder{p: p, sel: sel, parent: parent, pl: &exec.Select{Distinct: sel.Distinct}, sc: &Scope{parent: parent}, order: order}
 	if err := b.buildLevels(); err != nil { // 1
@@ -425,7 +432,11 @@ func (b *selectBuilder) buildLevels() error {
 	for li, it := range b.items {
 		lv := &b.levels[li].Level
 		*lv = exec.Level{Alias: it.alias, Off: len(b.sc.Cols), Left: it.left}
-		if it.tn != nil {
+		if def, idx := b.p.lookupCTE(it.tn); def != nil {
+			if err := b.cteLevel(lv, li, it, def, idx); err != nil {
+				return err
+			}
+		} else if it.tn != nil {
 			if err := b.namedLevel(lv, li, it); err != nil {
 				return err
 			}

@@ -15,9 +15,11 @@ import (
 // own (planUnionMembers), the result columns unify the members' types (unionColumns), and ORDER BY
 // and LIMIT apply to the combined rows (unionOrderBy, unionLimit).
 func (p *Planner) planUnion(x *ast.SetOprStmt, parent *Scope) (*exec.Select, error) {
-	if x.With != nil {
-		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "WITH (common table expressions) is not supported yet")
+	restore, err := p.PushWith(x.With)
+	if err != nil {
+		return nil, err
 	}
+	defer restore()
 	if err := p.enterSelect(); err != nil {
 		return nil, err
 	}
@@ -92,6 +94,7 @@ func unionColumns(up *exec.Union) *exec.Select {
 			es = append(es, &expr.Const{Typed: expr.Typed{T: part.Proj[ci].Type()}, V: types.Null})
 		}
 		t := expr.UnifyTypes(es...)
+		up.Types = append(up.Types, t)
 		pl.Cols[ci] = ResultColumn(pl.Cols[ci].Name, nil, t)
 		pl.Proj = append(pl.Proj, &expr.Col{Typed: expr.Typed{T: t}, Idx: ci, Name: pl.Cols[ci].Name})
 		if expr.IsStringType(t) {
@@ -101,8 +104,14 @@ func unionColumns(up *exec.Union) *exec.Select {
 			up.Colls = append(up.Colls, nil)
 		}
 	}
-	for _, part := range up.Parts {
+	up.Coerce = make([]bool, len(up.Parts))
+	for i, part := range up.Parts {
 		pl.Correlated = pl.Correlated || part.Correlated
+		for ci, t := range up.Types {
+			if pt := part.Proj[ci].Type(); pt.Tp != t.Tp || pt.Frac != t.Frac {
+				up.Coerce[i] = true
+			}
+		}
 	}
 	return pl
 }

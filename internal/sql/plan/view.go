@@ -41,7 +41,9 @@ func (p *Planner) PlanView(v *catalog.View, depth int) (*exec.Select, error) {
 	saved := p.Ctx.CurrentDB()
 	p.Ctx.SetCurrentDB(v.DB)
 	p.viewDepth = int32(depth + 1)
-	defer func() { p.Ctx.SetCurrentDB(saved); p.viewDepth = int32(depth) }()
+	savedCTEs := p.cte
+	p.cte = nil // a view's body sees none of the query's CTEs, only its own
+	defer func() { p.Ctx.SetCurrentDB(saved); p.viewDepth = int32(depth); p.cte = savedCTEs }()
 	sp, err := p.PlanResultSet(rs, nil)
 	if err != nil {
 		if depth > 0 || !p.CreatingView {

@@ -215,7 +215,7 @@ func init() {
 	defVar("profiling", Both, intVal(0), boolean)
 	defVar("character_sets_dir", Global, stringVal("/usr/share/mysql/charsets/"), readOnly)
 	defVar("block_encryption_mode", Both, stringVal("aes-128-ecb"))
-	defVar("cte_max_recursion_depth", Both, intVal(1000))
+	defVar("cte_max_recursion_depth", Both, intVal(1000), intRange(0, 1<<32-1))
 	defVar("information_schema_stats_expiry", Both, intVal(86400))
 	defVar("resultset_metadata", Session, stringVal("FULL"))
 	defVar("net_retry_count", Both, intVal(10))
