@@ -23,7 +23,14 @@
 # Environment: DURATION (10), TABLE_SIZE (100000), TABLES (1),
 # THREADS ("1 4 16"), WORKLOADS (the five above), PS_MODE (auto),
 # SERVERS ("mariadb kiln"; "mariadb" alone validates the MariaDB half),
-# RSS_CONNECTIONS (64), KEEP=1 keeps the temporary data dirs.
+# RSS_CONNECTIONS (64), REPS (1: runs of every point, alternating servers;
+# the tables give medians), KEEP=1 keeps the temporary data dirs.
+#
+# Before/after and settings comparisons: any server named kiln<suffix>
+# (e.g. SERVERS="kilnold kilnnew") is a Kiln started from $BIN_<suffix>
+# (default $KILN_BIN or bin/kiln), after which $INIT_<suffix> (SQL, e.g.
+# "SET GLOBAL kiln_plan_cache_size = 0") runs once; the table then shows
+# each server's QPS, CPU and p99 and the last server's ratios to the first.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -38,6 +45,7 @@ threads_list=${THREADS:-1 4 16}
 workloads=${WORKLOADS:-oltp_point_select oltp_read_only oltp_update_non_index oltp_read_write oltp_insert}
 ps_mode=${PS_MODE:-auto}
 servers=${SERVERS:-mariadb kiln}
+reps=${REPS:-1}
 rss_conns=${RSS_CONNECTIONS:-64}
 out=${OUT:-$here/results}
 mkdir -p "$out"
@@ -55,7 +63,16 @@ trap cleanup EXIT
 
 for s in $servers; do
   case $s in
-    kiln) port[kiln]=$("$repo/scripts/kiln.sh" start "$work/kiln") || die "kiln did not start" ;;
+    kiln*)
+      suffix=${s#kiln}
+      binvar=BIN_$suffix
+      initvar=INIT_$suffix
+      port[$s]=$(KILN_BIN=${!binvar:-${KILN_BIN:-$repo/bin/kiln}} "$repo/scripts/kiln.sh" start "$work/$s") ||
+        die "$s did not start"
+      if [[ -n $suffix && -n ${!initvar:-} ]]; then
+        mysql_tcp 127.0.0.1 "${port[$s]}" -e "${!initvar}"
+      fi
+      ;;
     mariadb) port[mariadb]=$("$repo/scripts/mariadb.sh" start "$work/mariadb") || die "mariadb did not start" ;;
     *) die "unknown server $s" ;;
   esac
@@ -99,22 +116,23 @@ PY
 done
 
 failures=0
-printf 'server\tworkload\tthreads\tstatus\tqps\ttps\tqueries\tcpu_us_per_query\tp95_ms\n' >"$out/latest.tsv"
-declare -A qps cpu
+printf 'server\tworkload\tthreads\trep\tstatus\tqps\ttps\tqueries\tcpu_us_per_query\tp99_ms\n' >"$out/latest.tsv"
+declare -A qps cpu p99s
 for w in $workloads; do
   for t in $threads_list; do
+    for rep in $(seq "$reps"); do
     for s in $servers; do
       logf="$work/$s.$w.$t.log"
       c0=$(proc_cpu_ticks "${pid[$s]}")
       status=ok
       # shellcheck disable=SC2046
       timeout $((duration + 120)) sysbench "$w" $(sb_common "$s") --threads="$t" --time="$duration" \
-        --db-ps-mode="$ps_mode" --report-interval=0 run >"$logf" 2>&1 || status=FAIL
+        --db-ps-mode="$ps_mode" --report-interval=0 --percentile=99 run >"$logf" 2>&1 || status=FAIL
       c1=$(proc_cpu_ticks "${pid[$s]}")
       grep -q FATAL "$logf" && status=FAIL
       q=$(sed -nE '/^ *queries: /{s/^ *queries: +([0-9]+) +\(([0-9.]+) per sec.*/\1 \2/p;q}' "$logf")
       tps=$(sed -nE '/^ *transactions: /{s/^ *transactions: +[0-9]+ +\(([0-9.]+) per sec.*/\1/p;q}' "$logf")
-      p95=$(sed -nE '/95th percentile:/{s/.*: +([0-9.]+).*/\1/p;q}' "$logf")
+      p99=$(sed -nE '/99th percentile:/{s/.*: +([0-9.]+).*/\1/p;q}' "$logf")
       nq=${q%% *}
       rate=${q##* }
       us=-
@@ -127,13 +145,22 @@ for w in $workloads; do
         grep -m 5 -E 'FATAL|error' "$logf" >&2 || true
         cp "$logf" "$out/failed.$s.$w.$t.log"
       fi
-      qps[$s/$w/$t]=${rate:--}
-      cpu[$s/$w/$t]=$us
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$w" "$t" "$status" "${rate:--}" "${tps:--}" \
-        "${nq:--}" "$us" "${p95:--}" >>"$out/latest.tsv"
-      log "$s $w threads=$t: $status qps ${rate:--} cpu/query ${us} us"
+      qps[$s/$w/$t]+="${rate:--} "
+      cpu[$s/$w/$t]+="$us "
+      p99s[$s/$w/$t]+="${p99:--} "
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$w" "$t" "$rep" "$status" "${rate:--}" "${tps:--}" \
+        "${nq:--}" "$us" "${p99:--}" >>"$out/latest.tsv"
+      log "$s $w threads=$t rep $rep: $status qps ${rate:--} cpu/query ${us} us p99 ${p99:--} ms"
+    done
     done
   done
+done
+# Medians over the reps (each entry is a space-separated list).
+# shellcheck disable=SC2086
+for k in "${!qps[@]}"; do
+  qps[$k]=$(median ${qps[$k]})
+  cpu[$k]=$(median ${cpu[$k]})
+  p99s[$k]=$(median ${p99s[$k]})
 done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else printf "-" }'; }
@@ -144,26 +171,42 @@ have_both=0
   echo "## sysbench: Kiln vs MariaDB"
   echo
   echo "$(date -u '+%F %H:%M UTC'), $(nproc) cores. sysbench 1.0.20, $tables table(s) x $table_size rows," \
-    "$duration s per point, --db-ps-mode=$ps_mode, client on the same machine."
+    "$duration s per point, --db-ps-mode=$ps_mode, client on the same machine, median of $reps run(s)" \
+    "alternating the servers."
   for s in $servers; do
     echo "- $s: ${version[$s]}$([[ $s == mariadb ]] && echo ' (bench/mariadb-primary.cnf: log_bin, ROW, sync_binlog=1, innodb_flush_log_at_trx_commit=1)')"
   done
   echo
   echo "CPU us/query: utime+stime of the server process over the run / queries completed."
   echo
-  echo "| workload | threads | MariaDB QPS | Kiln QPS | Kiln/MariaDB QPS | MariaDB CPU us/q | Kiln CPU us/q | Kiln/MariaDB CPU |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+  if [[ $have_both == 1 ]]; then
+  echo "| workload | threads | MariaDB QPS | Kiln QPS | Kiln/MariaDB QPS | MariaDB CPU us/q | Kiln CPU us/q | Kiln/MariaDB CPU | MariaDB p99 ms | Kiln p99 ms |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   for w in $workloads; do
     for t in $threads_list; do
       mq=${qps[mariadb/$w/$t]:--}
       kq=${qps[kiln/$w/$t]:--}
       mc=${cpu[mariadb/$w/$t]:--}
       kc=${cpu[kiln/$w/$t]:--}
-      qr=-; cr=-
-      if [[ $have_both == 1 ]]; then qr=$(ratio "$kq" "$mq"); cr=$(ratio "$kc" "$mc"); fi
-      echo "| $w | $t | $mq | $kq | $qr | $mc | $kc | $cr |"
+      echo "| $w | $t | $mq | $kq | $(ratio "$kq" "$mq") | $mc | $kc | $(ratio "$kc" "$mc") | ${p99s[mariadb/$w/$t]:--} | ${p99s[kiln/$w/$t]:--} |"
     done
   done
+  else
+  # shellcheck disable=SC2206 # servers is a list
+  list=($servers)
+  first=${list[0]} last=${list[-1]}
+  head="| workload | threads |" sep="|---|---:|"
+  for s in $servers; do head+=" $s QPS | $s CPU us/q | $s p99 ms |"; sep+="---:|---:|---:|"; done
+  echo "$head $last/$first QPS | $last/$first CPU |"
+  echo "$sep---:|---:|"
+  for w in $workloads; do
+    for t in $threads_list; do
+      row="| $w | $t |"
+      for s in $servers; do row+=" ${qps[$s/$w/$t]:--} | ${cpu[$s/$w/$t]:--} | ${p99s[$s/$w/$t]:--} |"; done
+      echo "$row $(ratio "${qps[$last/$w/$t]}" "${qps[$first/$w/$t]}") | $(ratio "${cpu[$last/$w/$t]}" "${cpu[$first/$w/$t]}") |"
+    done
+  done
+  fi
   echo
   echo "Server memory (VmRSS, MB), $tables x $table_size rows loaded:"
   echo

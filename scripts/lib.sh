@@ -9,6 +9,12 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# median VALUE...: the median of numbers ("-" entries are skipped; "-" if none).
+median() {
+  printf '%s\n' "$@" | grep -v '^-$' | sort -g | awk '{ v[NR] = $1 } END {
+    if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 # bench_cleanup WORK SERVER...: stops the servers (kiln, mariadb) a benchmark
 # started under WORK/SERVER via scripts/kiln.sh or scripts/mariadb.sh, then
 # removes WORK (kept, and logged, if KEEP=1).
@@ -18,8 +24,8 @@ bench_cleanup() {
   lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
   for s in "$@"; do
     [[ -d $work/$s ]] || continue
-    if [[ $s == kiln ]]; then
-      "$lib_dir/kiln.sh" stop "$work/kiln" || true
+    if [[ $s == kiln* ]]; then
+      "$lib_dir/kiln.sh" stop "$work/$s" || true
     else
       "$lib_dir/mariadb.sh" stop "$work/mariadb" || true
     fi
