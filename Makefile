@@ -12,8 +12,8 @@
 # deterministic cluster simulation for SEEDS seeds; `make conformance`
 # runs the whole sqllogictest corpus against Kiln (the table for
 # docs/conformance.md). `make fuzz FUZZTIME=10m` runs every Go fuzz target (scripts/fuzz.sh).
-# `make ryw RYW=10000` runs the cluster read-your-writes test through GTIDs (test/cluster) that many
-# times (CI runs 1,000).
+# `make ryw RYW=100000` runs the cluster read-your-writes test through GTIDs (test/cluster) that many
+# times (CI runs 10,000).
 GO ?= go
 
 .PHONY: build run test fuzz soak soak-crash soak-cluster ryw bench bench-commit bench-pipeline bench-cluster bench-ack bench-linkbench conformance sltrun
