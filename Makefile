@@ -51,7 +51,7 @@ soak-cluster:
 
 # Read-your-writes on a 3-node cluster through GTIDs (commit on the leader, wait and read on a
 # follower): RYW iterations (docs/operations.md, "Reads on a cluster: GTIDs").
-RYW ?= 10000
+RYW ?= 100000
 ryw: build
 	KILN_BIN=bin/kiln KILN_RYW_ITERATIONS=$(RYW) $(GO) test -count=1 -timeout 0 -v -run 'TestReadYourWritesGTID$$' ./test/cluster/
 
