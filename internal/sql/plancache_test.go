@@ -12,7 +12,7 @@ func TestPlanCache(t *testing.T) {
 	a, other := ss[0], ss[1]
 	db := a.s.db
 	a.expect("CREATE TABLE p (id INT PRIMARY KEY, name VARCHAR(20), d DECIMAL(6,2), u BIGINT UNSIGNED, KEY (name))", "ok affected=0")
-	a.expect("INSERT INTO p VALUES (1, 'a''b', 1.50, 18446744073709551615), (2, 'abc', 2.25, 3), (3, 'x\\ny', 0, 0)", "ok affected=3")
+	a.expect("INSERT INTO p VALUES (1, 'a''b', 1.50, 18446744073709551615), (2, 'abc', 2.25, 3), (3, 'x\\ny', 0, 0), (4, 'zé', 0, 0)", "ok affected=4")
 	hits := func() uint64 { h, _ := db.PlanCacheStats(); return h }
 
 	for _, tc := range []struct {
@@ -24,6 +24,7 @@ func TestPlanCache(t *testing.T) {
 		{"point select", "SELECT name FROM p WHERE id = 1", "SELECT name FROM p WHERE id = 2", "abc", true},
 		{"escaped string", "SELECT id FROM p WHERE name = 'zz'", "SELECT id FROM p WHERE name = 'a\\'b'", "1", true},
 		{"doubled quote and newline", "SELECT id FROM p WHERE name = 'q'", "SELECT id FROM p WHERE name = \"x\\ny\"", "3", true},
+		{"UTF-8 string", "SELECT id FROM p WHERE name = 'ü'", "SELECT id FROM p WHERE name = 'zé'", "4", true},
 		{"decimal", "SELECT id FROM p WHERE d = 9.99", "SELECT id FROM p WHERE d = 1.5", "1", true},
 		{"beyond int64", "SELECT id FROM p WHERE u = 5", "SELECT id FROM p WHERE u = 18446744073709551615", "1", false}, // another kind: another key
 		{"range and limit", "SELECT id FROM p WHERE id BETWEEN 1 AND 2 ORDER BY id LIMIT 1", "SELECT id FROM p WHERE id BETWEEN 2 AND 3 ORDER BY id LIMIT 5", "2\n3", true},

@@ -5,7 +5,8 @@
 //
 // Its duties, in the order Normalize performs them:
 //  1. Decide eligibility from the text alone: a single SELECT, INSERT, REPLACE, UPDATE or DELETE
-//     without comments, hints, placeholders, charset introducers or anything else whose
+//     without comments, hints, placeholders, charset introducers, identifiers beyond ASCII
+//     (string contents may be any UTF-8: the facade has converted the text) or anything else whose
 //     meaning this small lexer cannot be sure of. Anything in doubt is "not eligible": the
 //     statement is parsed as always. Being wrong here would change a statement's meaning, so
 //     the lexer refuses rather than guesses.
@@ -219,8 +220,6 @@ func readString(s string, noBackslash bool) (string, int, bool) {
 			}
 			b.WriteString(unescape(s[i+1]))
 			i += 2
-		case c >= 0x80:
-			return "", 0, false // non-ASCII content: let the parser decode it
 		default:
 			b.WriteByte(c)
 			i++
@@ -245,9 +244,9 @@ func unescape(c byte) string {
 	case 'Z':
 		return "\x1a"
 	case '%', '_':
-		return "\\" + string(c) // kept with its backslash, for LIKE
+		return "\\" + string(rune(c)) // kept with its backslash, for LIKE
 	}
-	return string(c)
+	return string([]byte{c}) // a byte, not a rune: the first byte of a UTF-8 sequence stays one
 }
 
 // readNumber reads a number at the start of s.

@@ -42,7 +42,8 @@ func TestNormalize(t *testing.T) {
 		{"SELECT 1abc FROM t", "", "", nil},
 		{"SELECT t.1a FROM t", "", "", nil},
 		{"SELECT 1; SELECT 2", "", "", nil},
-		{"SELECT 'é'", "", "", nil},
+		{"SELECT a FROM t WHERE b = 'é\\ü'", "SELECT a FROM t WHERE b = ?", "s", []string{"éü"}},
+		{"SELECT é FROM t", "", "", nil},
 		{"SELECT ?", "", "", nil},
 		{"SELECT X'414'", "", "", nil},
 		{"SELECT 'unterminated", "", "", nil},
@@ -86,7 +87,7 @@ func TestNormalizeModes(t *testing.T) {
 func TestStringsDecodeAsTheParser(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
 	p := parser.New()
-	pieces := []string{"a", "Z", " ", "''", "\\'", "\\\\", "\\n", "\\0", "\\Z", "\\%", "\\_", "\\b", "\\t", "\\r", "\\x", "\\\"", "\"", "%", "_", "0"}
+	pieces := []string{"a", "é", "日本", "\\é", "Z", " ", "''", "\\'", "\\\\", "\\n", "\\0", "\\Z", "\\%", "\\_", "\\b", "\\t", "\\r", "\\x", "\\\"", "\"", "%", "_", "0"}
 	for i := 0; i < 2000; i++ {
 		var b strings.Builder
 		for j := r.Intn(6); j > 0; j-- {
