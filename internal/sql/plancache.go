@@ -44,7 +44,7 @@ type planCacheKey struct{ text, db string }
 type planCache struct {
 	entries       map[planCacheKey]*prepared // nil: the key is known not to be cacheable
 	order         []planCacheKey             // insertion order, for eviction
-	next          int
+	weight        int                        // of the entries (entryWeight), at most maxCacheWeight
 	sqlMode, coll string // the settings the entries were learned under
 	mode          sqltext.Mode
 }
@@ -144,16 +144,32 @@ func (s *Session) planCacheLearn(n *sqltext.Normalized, orig ast.StmtNode) {
 	c := &s.pcache
 	size := int(s.getSysVar(sysvar.PlanCacheSize, false).I)
 	key := planCacheKey{n.Key, s.CurDB}
-	if len(c.order) < size {
-		c.order = append(c.order, key)
-	} else if size > 0 {
-		c.next %= size
-		delete(c.entries, c.order[c.next])
-		c.order = c.order[:size]
-		c.order[c.next] = key
-		c.next++
+	w := entryWeight(key, p)
+	if w > maxCacheWeight {
+		p, w = nil, entryWeight(key, nil) // too large to keep: remembered as not cacheable
 	}
 	c.entries[key] = p
+	c.order = append(c.order, key)
+	c.weight += w
+	for len(c.order) > size || c.weight > maxCacheWeight {
+		old := c.order[0]
+		c.order = c.order[1:]
+		c.weight -= entryWeight(old, c.entries[old])
+		delete(c.entries, old)
+	}
+}
+
+// maxCacheWeight bounds a session's cache beside kiln_plan_cache_size: about one parameter or
+// 64 bytes of key per unit (a syntax tree's parameter and the value node around it take a few
+// hundred bytes), so a session holds a few MB at most however large its INSERTs are.
+const maxCacheWeight = 32768
+
+func entryWeight(k planCacheKey, p *prepared) int {
+	w := 1 + len(k.text)/64
+	if p != nil {
+		w += p.nParams
+	}
+	return w
 }
 
 // planCacheEntry builds the cached statement for n, or nil when n may not be cached.

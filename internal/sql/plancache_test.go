@@ -1,6 +1,8 @@
 package sql
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -99,4 +101,38 @@ func TestPlanCacheBounded(t *testing.T) {
 	if _, ok := a.s.pcache.entries[planCacheKey{"SELECT v FROM t WHERE id = ?\x00i", "d"}]; ok {
 		t.Error("the oldest key was not evicted")
 	}
+}
+
+// TestPlanCacheBulkInsert: a many-row INSERT runs on its cached parse, its values bound as
+// parameters, and gives the rows the literal statement gives; a session's cache stays within its
+// weight however large the INSERTs are.
+func TestPlanCacheBulkInsert(t *testing.T) {
+	a := lockSessions(t, 1)[0]
+	db := a.s.db
+	a.expect("CREATE TABLE b (id INT PRIMARY KEY, s VARCHAR(10), x VARBINARY(4)) DEFAULT CHARSET=latin1", "ok affected=0")
+	insert := func(from, n int) string {
+		var sb strings.Builder
+		sb.WriteString("INSERT INTO b VALUES ")
+		for i := from; i < from+n; i++ {
+			if i > from {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, "(%d, 'r%d', x'%04x')", i, i, i)
+		}
+		return sb.String()
+	}
+	h0, _ := db.PlanCacheStats()
+	a.expect(insert(0, 500), "ok affected=500")
+	a.expect(insert(500, 500), "ok affected=500")
+	if h, _ := db.PlanCacheStats(); h != h0+1 {
+		t.Errorf("the second 500-row INSERT was not served from the cache (%d hits)", h-h0)
+	}
+	a.expect("SELECT COUNT(*), SUM(id), MAX(s), HEX(MAX(x)) FROM b", "1000	499500	r999	03E7")
+	a.expect("SELECT s, HEX(x) FROM b WHERE id = 777", "r777	0309")
+	// Larger than a session's cache may hold: remembered as not cacheable, the cache within bounds.
+	a.expect(insert(1000, 12000), "ok affected=12000")
+	if w := a.s.pcache.weight; w > maxCacheWeight {
+		t.Errorf("cache weight %d over %d", w, maxCacheWeight)
+	}
+	a.expect("SELECT COUNT(*) FROM b", "13000")
 }

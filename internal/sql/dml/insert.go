@@ -157,8 +157,8 @@ func (ins *Inserter) insertSelect(pl *exec.Select, cols []int) error {
 	return nil
 }
 
-// compileLists checks each VALUES row's length and compiles its values that are neither literals
-// nor DEFAULT (all rows before the first is written, as MySQL resolves them). The result is nil
+// compileLists checks each VALUES row's length and compiles its values that are neither literals,
+// parameters nor DEFAULT (all rows before the first is written, as MySQL resolves them). The result is nil
 // when there is no such value (a many-row INSERT of literals builds no expression).
 func compileLists(p *plan.Planner, cols []int, lists [][]ast.ExprNode, allDefault bool) ([][]expr.Expr, error) {
 	var out [][]expr.Expr
@@ -169,7 +169,7 @@ func compileLists(p *plan.Planner, cols []int, lists [][]ast.ExprNode, allDefaul
 		}
 		for i, n := range list {
 			switch n.(type) {
-			case *ast.DefaultExpr, *driver.ValueExpr:
+			case *ast.DefaultExpr, *driver.ValueExpr, *driver.ParamMarkerExpr:
 				continue
 			}
 			if c == nil {
@@ -215,6 +215,14 @@ func (ins *Inserter) insertLists(compiled [][]expr.Expr, cols []int, lists [][]a
 				// A literal is its value (what its compiled constant evaluates to), without
 				// building an expression per value of a many-row INSERT.
 				vals[i] = plan.DatumValue(&v.Datum)
+				continue
+			case *driver.ParamMarkerExpr:
+				// Likewise a parameter (a prepared INSERT, or a cached text INSERT whose literals
+				// are its arguments): what its compiled expr.Param evaluates to.
+				if v.Order >= len(env.Params) {
+					return sqlerr.New(sqlerr.ErrWrongArguments, "Incorrect arguments to EXECUTE")
+				}
+				vals[i] = env.Params[v.Order]
 				continue
 			}
 			var err error

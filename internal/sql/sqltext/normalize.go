@@ -50,9 +50,13 @@ type Mode struct {
 	ANSIQuotes         bool // "..." is an identifier
 }
 
-// MaxLiterals bounds the literals of a cached statement: a many-row INSERT is parsed as always
-// (its literal values are cheaper than parameters, and its text would make a large key).
-const MaxLiterals = 64
+// MaxLiterals bounds the literals of a cached SELECT, UPDATE or DELETE; MaxInsertLiterals those of
+// an INSERT or REPLACE, whose many-row VALUES lists (bulk loads, LinkBench's 1,024-row batches)
+// are where parsing costs most: the protocol's limit on parameters.
+const (
+	MaxLiterals       = 64
+	MaxInsertLiterals = 65535
+)
 
 // Normalized is the result of Normalize for an eligible text.
 type Normalized struct {
@@ -63,7 +67,8 @@ type Normalized struct {
 
 // Normalize reports whether text is eligible, and if so its parameter text, key and literals.
 func Normalize(text string, mode Mode) (Normalized, bool) {
-	if !eligibleVerb(text) {
+	maxLits := eligibleVerb(text)
+	if maxLits == 0 {
 		return Normalized{}, false
 	}
 	var b strings.Builder
@@ -164,7 +169,7 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 			b.WriteByte(c)
 			i++
 		}
-		if len(lits) > MaxLiterals {
+		if len(lits) > maxLits {
 			return Normalized{}, false
 		}
 	}
@@ -172,8 +177,9 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 	return Normalized{Key: param + "\x00" + string(kinds), Param: param, Lits: lits}, true
 }
 
-// eligibleVerb reports a text starting with a verb whose statements may be cached.
-func eligibleVerb(text string) bool {
+// eligibleVerb returns how many literals a text may hold to be cached, by its first word (0: its
+// statements are not cached).
+func eligibleVerb(text string) int {
 	i := 0
 	for i < len(text) && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r') {
 		i++
@@ -183,10 +189,12 @@ func eligibleVerb(text string) bool {
 		j++
 	}
 	switch strings.ToUpper(text[i:j]) {
-	case "SELECT", "INSERT", "REPLACE", "UPDATE", "DELETE":
-		return true
+	case "SELECT", "UPDATE", "DELETE":
+		return MaxLiterals
+	case "INSERT", "REPLACE":
+		return MaxInsertLiterals
 	}
-	return false
+	return 0
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -126,3 +126,15 @@ func checkAgainstParser(t *testing.T, p *parser.Parser, text string) {
 		t.Errorf("%q: lexer %q, parser %q", text, n.Lits[0].Text, want)
 	}
 }
+
+// TestLiteralLimits: many-row INSERTs may hold many literals; other statements few.
+func TestLiteralLimits(t *testing.T) {
+	row := "(1, 'a')"
+	rows := strings.Repeat(row+",", 99) + row
+	if _, ok := Normalize("INSERT INTO t VALUES "+rows, Mode{}); !ok {
+		t.Error("a 100-row INSERT is not eligible")
+	}
+	if _, ok := Normalize("SELECT a FROM t WHERE a IN ("+strings.Repeat("1,", 64)+"1)", Mode{}); ok {
+		t.Error("a SELECT with 65 literals is eligible")
+	}
+}
