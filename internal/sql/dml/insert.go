@@ -45,7 +45,7 @@ func Insert(env *expr.Env, s Session, x *ast.InsertStmt) (proto.OK, error) {
 		if x.Select != nil {
 			src, err = p.PlanResultSet(x.Select.(ast.ResultSetNode), nil)
 		} else {
-			values, err = compileLists(p, cols, x.Lists, len(x.Columns) == 0)
+			values, err = compileLists(p, tbl, cols, x.Lists, len(x.Columns) == 0)
 		}
 		return err
 	})
@@ -160,7 +160,10 @@ func (ins *Inserter) insertSelect(pl *exec.Select, cols []int) error {
 // compileLists checks each VALUES row's length and compiles its values that are neither literals,
 // parameters nor DEFAULT (all rows before the first is written, as MySQL resolves them). The result is nil
 // when there is no such value (a many-row INSERT of literals builds no expression).
-func compileLists(p *plan.Planner, cols []int, lists [][]ast.ExprNode, allDefault bool) ([][]expr.Expr, error) {
+//
+// A value may read a column of the row set earlier in its list (VALUES (1, a + 1), as MySQL
+// allows), so the values are compiled against the table's row.
+func compileLists(p *plan.Planner, tbl *catalog.Table, cols []int, lists [][]ast.ExprNode, allDefault bool) ([][]expr.Expr, error) {
 	var out [][]expr.Expr
 	var c *plan.Compiler
 	for ri, list := range lists {
@@ -173,7 +176,7 @@ func compileLists(p *plan.Planner, cols []int, lists [][]ast.ExprNode, allDefaul
 				continue
 			}
 			if c == nil {
-				c = p.NewCompiler(&plan.Scope{})
+				c = p.NewCompiler(plan.TableScope(tbl, tbl.Name))
 			}
 			e, err := c.Compile(n)
 			if err != nil {
@@ -206,7 +209,14 @@ func (ins *Inserter) insertLists(compiled [][]expr.Expr, cols []int, lists [][]a
 				isDefault[i] = true
 			}
 		}
+		var rec []types.Value // the row as its expressions read it: defaults, then each value as set
+		if compiled != nil && compiled[ri] != nil {
+			rec = ins.recordDefaults()
+		}
 		for i, n := range list {
+			if rec != nil && i > 0 {
+				ins.setRecord(rec, cols[i-1], vals[i-1], isDefault[i-1])
+			}
 			switch v := n.(type) {
 			case *ast.DefaultExpr:
 				isDefault[i] = true
@@ -226,7 +236,7 @@ func (ins *Inserter) insertLists(compiled [][]expr.Expr, cols []int, lists [][]a
 				continue
 			}
 			var err error
-			if vals[i], err = compiled[ri][i].Eval(env, nil); err != nil {
+			if vals[i], err = compiled[ri][i].Eval(env, rec); err != nil {
 				return err
 			}
 		}
@@ -236,4 +246,37 @@ func (ins *Inserter) insertLists(compiled [][]expr.Expr, cols []int, lists [][]a
 		}
 	}
 	return nil
+}
+
+// recordDefaults is a row of the table before any value of a VALUES list is set: each column's
+// default (an implicit one for NOT NULL columns without), as MySQL's record buffer starts, so an
+// expression reading a column set later in the list reads that.
+func (ins *Inserter) recordDefaults() []types.Value {
+	rec := make([]types.Value, len(ins.Tbl.Columns))
+	for ci, col := range ins.Tbl.Columns {
+		switch {
+		case col.DefaultNow:
+			rec[ci] = expr.TimeValue(ins.Env.Now(), max(col.Type.Frac, 0))
+		case col.HasDefault:
+			rec[ci] = col.Default
+		case col.NotNull:
+			rec[ci] = col.Type.ImplicitDefault()
+		default:
+			rec[ci] = types.Null
+		}
+	}
+	return rec
+}
+
+// setRecord records a value set in a VALUES list, as the column stores it (converted quietly: the
+// row's own conversion reports its warnings and errors once, when it is written).
+func (ins *Inserter) setRecord(rec []types.Value, ci int, v types.Value, isDefault bool) {
+	if isDefault {
+		return // the record holds the default already
+	}
+	col := ins.Tbl.Columns[ci]
+	if out, _, err := types.Convert(v, &col.Type, types.ConvertCtx{Column: col.Name}); err == nil {
+		v = out
+	}
+	rec[ci] = v
 }

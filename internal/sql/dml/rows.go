@@ -231,6 +231,7 @@ func (ins *Inserter) Write(row []types.Value) error {
 				}
 				newRow[a.Col] = cv
 			}
+			ins.stampOnUpdate(ins.onDup, dupRow, newRow)
 			changed, err := exec.UpdateRow(env, tbl, dupKey, dupRow, newRow, ins.S.Strict(), ins.Row)
 			if err != nil {
 				return err

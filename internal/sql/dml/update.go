@@ -221,11 +221,7 @@ func (ins *Inserter) updateRow(sets []Assignment, old []types.Value, ignoreDup b
 		}
 		nr[a.Col] = cv
 	}
-	for ci, col := range tbl.Columns {
-		if col.OnUpdateNow && !assigned(sets, ci) && !rowsEqual(old, nr) {
-			nr[ci] = expr.TimeValue(env.Now(), max(col.Type.Frac, 0))
-		}
-	}
+	ins.stampOnUpdate(sets, old, nr)
 	ok, err := exec.UpdateRow(env, tbl, exec.PrimaryKey(nil, tbl, old), old, nr, ins.Strict, ins.Row)
 	if err != nil {
 		if ignoreDup && sqlerr.Is(err, sqlerr.ErrDupEntry) {
@@ -235,6 +231,19 @@ func (ins *Inserter) updateRow(sets []Assignment, old []types.Value, ignoreDup b
 		return false, err
 	}
 	return ok, nil
+}
+
+// stampOnUpdate sets the ON UPDATE CURRENT_TIMESTAMP columns that sets did not assign, when the
+// row changed: UPDATE and the update branch of INSERT ... ON DUPLICATE KEY UPDATE, as MySQL.
+func (ins *Inserter) stampOnUpdate(sets []Assignment, old, nr []types.Value) {
+	if rowsEqual(old, nr) {
+		return
+	}
+	for ci, col := range ins.Tbl.Columns {
+		if col.OnUpdateNow && !assigned(sets, ci) {
+			nr[ci] = expr.TimeValue(ins.Env.Now(), max(col.Type.Frac, 0))
+		}
+	}
 }
 
 func assigned(sets []Assignment, ci int) bool {
