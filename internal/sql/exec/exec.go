@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -435,9 +436,12 @@ func groupKey(buf []byte, v types.Value, coll *types.Collation) []byte {
 	case types.KindString:
 		buf = append(buf, 2)
 		if coll != nil {
-			k := coll.Key(nil, v.S)
-			buf = appendLen(buf, len(k))
-			return append(buf, k...)
+			// The key goes straight into buf behind a length placeholder (no temporary key).
+			at := len(buf)
+			buf = coll.Key(appendLen(buf, 0), v.S)
+			n := len(buf) - at - 4
+			buf[at], buf[at+1], buf[at+2], buf[at+3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+			return buf
 		}
 		buf = appendLen(buf, len(v.S))
 		return append(buf, v.S...)
@@ -556,24 +560,43 @@ func (s *sortIter) sortRows() error {
 		row  []types.Value
 		keys [][]byte
 	}
+	// All keys live in one arena and all key slices in one flat slice: three allocations per
+	// sort instead of two or more per row. Offsets are recorded first and slices taken once the
+	// arena has stopped growing.
+	nk := len(s.keys)
 	krs := make([]keyedRow, len(s.rows))
+	flat := make([][]byte, len(s.rows)*nk)
+	offs := make([]int, 0, 2*len(flat))
+	var arena []byte
 	for i, r := range s.rows {
 		if err := s.env.CheckKilled(); err != nil {
 			return err
 		}
-		krs[i].row = r
-		krs[i].keys = make([][]byte, len(s.keys))
-		for j, k := range s.keys {
+		for _, k := range s.keys {
 			v := r[k.Idx]
 			if c := s.colls[k.Idx]; c != nil && !c.IsBinary() && v.K == types.KindString {
-				krs[i].keys[j] = c.Key(nil, v.S)
+				start := len(arena)
+				arena = c.Key(arena, v.S)
+				offs = append(offs, start, len(arena))
+			} else {
+				offs = append(offs, -1, -1) // nil key: compared as values
 			}
+		}
+		if i == 0 && len(arena) > 0 {
+			// Size the arena once from the first row's keys (rows of one column tend to be alike).
+			arena = slices.Grow(arena, len(arena)*(len(s.rows)-1)+64)
+		}
+		krs[i].row = r
+		krs[i].keys = flat[i*nk : (i+1)*nk : (i+1)*nk]
+	}
+	for i := range flat {
+		if start := offs[2*i]; start >= 0 {
+			flat[i] = arena[start:offs[2*i+1]:offs[2*i+1]]
 		}
 	}
 	err := s.env.SortCancellable(func() {
-		sort.SliceStable(krs, func(a, b int) bool {
+		slices.SortStableFunc(krs, func(x, y keyedRow) int {
 			s.env.SortTick()
-			x, y := &krs[a], &krs[b]
 			for j, k := range s.keys {
 				var c int
 				if x.keys[j] != nil && y.keys[j] != nil {
@@ -585,10 +608,10 @@ func (s *sortIter) sortRows() error {
 					c = compareRows(x.row, y.row, s.keys[j:j+1], s.colls) // applies desc itself
 				}
 				if c != 0 {
-					return c < 0
+					return c
 				}
 			}
-			return false
+			return 0
 		})
 	})
 	if err != nil {
