@@ -97,6 +97,10 @@ type joinIter struct {
 	depth   int
 	started bool
 	done    bool
+	// direct: one base-table level that fills the whole row. Its access path decodes every row into
+	// a slice of its own, so rows are filtered and returned as they are, without the copy into row
+	// and back out of it.
+	direct bool
 	// matBytes: per level, the memory its last materialised rows were counted for.
 	matBytes []int64
 }
@@ -117,6 +121,8 @@ func (j *joinIter) Next() ([]types.Value, error) {
 		j.its = make([]RowIter, n)
 		j.state = make([]uint8, n)
 		j.matched = make([]bool, n)
+		lv := pl.Levels[0]
+		j.direct = n == 1 && lv.Acc != nil && !lv.Left && lv.Off == 0 && lv.Width == pl.Width
 	} else {
 		// Resume below the deepest level that produced the last row.
 		j.depth = n - 1
@@ -162,6 +168,18 @@ func (j *joinIter) Next() ([]types.Value, error) {
 				}
 				j.depth--
 				continue
+			}
+			if j.direct && len(r) == lv.Width {
+				if lv.Filter != nil {
+					v, err := lv.Filter.Eval(j.env, r)
+					if err != nil {
+						return nil, err
+					}
+					if b, null := types.ToBool(v); !b || null {
+						continue
+					}
+				}
+				return r, nil
 			}
 			copy(j.row[lv.Off:lv.Off+lv.Width], r)
 			if lv.Filter != nil {
@@ -361,6 +379,7 @@ type projIter struct {
 	src  RowIter
 	env  *expr.Env
 	proj []expr.Expr
+	rows rowSlab
 }
 
 func (p *projIter) Next() ([]types.Value, error) {
@@ -368,7 +387,7 @@ func (p *projIter) Next() ([]types.Value, error) {
 	if err != nil || r == nil {
 		return nil, err
 	}
-	out := make([]types.Value, len(p.proj))
+	out := p.rows.get(len(p.proj))
 	for i, e := range p.proj {
 		if out[i], err = e.Eval(p.env, r); err != nil {
 			return nil, err

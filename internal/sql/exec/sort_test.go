@@ -88,3 +88,40 @@ func TestDistinctByCollation(t *testing.T) {
 		}
 	}
 }
+
+// TestRowSlab: slab rows are zeroed, distinct and capped, so appending to one never writes into
+// its neighbour; chunks grow so that many rows take few allocations.
+func TestRowSlab(t *testing.T) {
+	var s rowSlab
+	var rows [][]types.Value
+	for i := 0; i < 200; i++ {
+		r := s.get(3)
+		if len(r) != 3 || cap(r) != 3 {
+			t.Fatalf("row %d: len %d cap %d", i, len(r), cap(r))
+		}
+		for j := range r {
+			if r[j] != (types.Value{}) {
+				t.Fatalf("row %d not zeroed", i)
+			}
+			r[j] = types.NewInt(int64(i*10 + j))
+		}
+		rows = append(rows, r)
+	}
+	_ = append(rows[0], types.NewInt(-1))
+	for i, r := range rows {
+		for j := range r {
+			if r[j].I != int64(i*10+j) {
+				t.Fatalf("row %d col %d = %d", i, j, r[j].I)
+			}
+		}
+	}
+	var fresh rowSlab
+	if n := testing.AllocsPerRun(1, func() {
+		fresh = rowSlab{}
+		for i := 0; i < 1000; i++ {
+			fresh.get(4)
+		}
+	}); n > 25 {
+		t.Errorf("1000 rows took %.0f allocations", n)
+	}
+}
