@@ -669,19 +669,25 @@ func compareRows(a, b []types.Value, keys []SortKey, colls []*types.Collation) i
 // aggIter groups rows and computes aggregates. Each output row is the group's first input row
 // followed by the aggregate values, which is what post-aggregation expressions are compiled against.
 type aggIter struct {
-	pl     *Select
-	env    *expr.Env
-	src    RowIter
-	out    [][]types.Value
-	i      int
-	loaded bool
-	gcMax  int64 // GROUP_CONCAT's effective maximum length; 0 until first needed
-	packet int64 // max_allowed_packet; 0 until first needed
+	pl      *Select
+	env     *expr.Env
+	src     RowIter
+	out     [][]types.Value
+	i       int
+	loaded  bool
+	gcMax   int64         // GROUP_CONCAT's effective maximum length; 0 until first needed
+	scratch []types.Value // accumulate's argument values, for aggregates that keep none
+	packet  int64         // max_allowed_packet; 0 until first needed
 }
 
 type aggState struct {
-	count   int64
-	sum     types.Value
+	count  int64
+	sum    types.Value
+	sumSet bool // sum holds a value
+	// SUM/AVG of integers add into isum while it does not overflow; it is folded into sum (exactly)
+	// on overflow and before sum is read, so a sum of ints costs no decimal arithmetic per row.
+	isum    int64
+	hasIsum bool
 	fsum    float64
 	fsq     float64
 	isFloat bool
@@ -788,7 +794,16 @@ func (a *aggIter) accumulate(spec *Agg, st *aggState, r []types.Value) error {
 		st.count++
 		return nil
 	}
-	vals := make([]types.Value, len(spec.Args))
+	var vals []types.Value
+	if spec.Fn == "group_concat" || strings.HasPrefix(spec.Fn, "json_") {
+		vals = make([]types.Value, len(spec.Args)) // kept (ORDER BY) or handed on
+	} else {
+		// The other aggregates fold the values into their state and keep none of the slice.
+		if cap(a.scratch) < len(spec.Args) {
+			a.scratch = make([]types.Value, len(spec.Args))
+		}
+		vals = a.scratch[:len(spec.Args)]
+	}
 	for i, e := range spec.Args {
 		v, err := e.Eval(a.env, r)
 		if err != nil {
@@ -855,15 +870,29 @@ func (a *aggIter) fold(spec *Agg, st *aggState, vals []types.Value) error {
 	case "count":
 	case "sum", "avg":
 		if v.K == types.KindFloat || v.K == types.KindString || v.K == types.KindBytes || st.isFloat {
-			if !st.isFloat && st.hasVal {
+			flushIntSum(st)
+			if !st.isFloat && st.sumSet {
 				st.fsum = types.ToFloat(st.sum)
 			}
 			st.isFloat = true
 			st.fsum += types.ToFloat(v)
-		} else if !st.hasVal {
-			st.sum = types.NewDecimal(types.ToDecimal(v), 0)
+		} else if v.K == types.KindInt {
+			if !st.hasIsum {
+				st.isum, st.hasIsum = v.I, true
+			} else if x := st.isum + v.I; (x > st.isum) == (v.I > 0) {
+				st.isum = x
+			} else { // overflow
+				flushIntSum(st)
+				st.isum, st.hasIsum = v.I, true
+			}
 		} else {
-			st.sum = types.NewDecimal(types.ToDecimal(st.sum).Add(types.ToDecimal(v)), 0)
+			flushIntSum(st)
+			if !st.sumSet {
+				st.sum = types.NewDecimal(types.ToDecimal(v), 0)
+			} else {
+				st.sum = types.NewDecimal(types.ToDecimal(st.sum).Add(types.ToDecimal(v)), 0)
+			}
+			st.sumSet = true
 		}
 		st.hasVal = true
 	case "min", "max":
@@ -915,7 +944,21 @@ func (a *aggIter) fold(spec *Agg, st *aggState, vals []types.Value) error {
 	return nil
 }
 
+// flushIntSum folds the pending integer sum into sum.
+func flushIntSum(st *aggState) {
+	if !st.hasIsum {
+		return
+	}
+	d := decimal.NewFromInt(st.isum)
+	if st.sumSet {
+		d = types.ToDecimal(st.sum).Add(d)
+	}
+	st.sum, st.sumSet = types.NewDecimal(d, 0), true
+	st.isum, st.hasIsum = 0, false
+}
+
 func (a *aggIter) finalize(spec *Agg, st *aggState) types.Value {
+	flushIntSum(st)
 	switch spec.Fn {
 	case "count":
 		return types.NewInt(st.count)
