@@ -23,7 +23,8 @@
 # Environment: DURATION (10), TABLE_SIZE (100000), TABLES (1),
 # THREADS ("1 4 16"), WORKLOADS (the five above), PS_MODE (auto),
 # SERVERS ("mariadb kiln"; "mariadb" alone validates the MariaDB half),
-# RSS_CONNECTIONS (64), KEEP=1 keeps the temporary data dirs.
+# RSS_CONNECTIONS (64), PERCENTILE (95: the latency percentile in latest.tsv, e.g. 99),
+# KEEP=1 keeps the temporary data dirs.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -39,6 +40,7 @@ workloads=${WORKLOADS:-oltp_point_select oltp_read_only oltp_update_non_index ol
 ps_mode=${PS_MODE:-auto}
 servers=${SERVERS:-mariadb kiln}
 rss_conns=${RSS_CONNECTIONS:-64}
+pct=${PERCENTILE:-95}
 out=${OUT:-$here/results}
 mkdir -p "$out"
 work=$(mktemp -d /tmp/kiln-bench.XXXXXX)
@@ -99,7 +101,7 @@ PY
 done
 
 failures=0
-printf 'server\tworkload\tthreads\tstatus\tqps\ttps\tqueries\tcpu_us_per_query\tp95_ms\n' >"$out/latest.tsv"
+printf 'server\tworkload\tthreads\tstatus\tqps\ttps\tqueries\tcpu_us_per_query\tp%s_ms\n' "$pct" >"$out/latest.tsv"
 declare -A qps cpu
 for w in $workloads; do
   for t in $threads_list; do
@@ -109,12 +111,12 @@ for w in $workloads; do
       status=ok
       # shellcheck disable=SC2046
       timeout $((duration + 120)) sysbench "$w" $(sb_common "$s") --threads="$t" --time="$duration" \
-        --db-ps-mode="$ps_mode" --report-interval=0 run >"$logf" 2>&1 || status=FAIL
+        --db-ps-mode="$ps_mode" --percentile="$pct" --report-interval=0 run >"$logf" 2>&1 || status=FAIL
       c1=$(proc_cpu_ticks "${pid[$s]}")
       grep -q FATAL "$logf" && status=FAIL
       q=$(sed -nE '/^ *queries: /{s/^ *queries: +([0-9]+) +\(([0-9.]+) per sec.*/\1 \2/p;q}' "$logf")
       tps=$(sed -nE '/^ *transactions: /{s/^ *transactions: +[0-9]+ +\(([0-9.]+) per sec.*/\1/p;q}' "$logf")
-      p95=$(sed -nE '/95th percentile:/{s/.*: +([0-9.]+).*/\1/p;q}' "$logf")
+      p95=$(sed -nE "/${pct}th percentile:/"'{s/.*: +([0-9.]+).*/\1/p;q}' "$logf")
       nq=${q%% *}
       rate=${q##* }
       us=-
