@@ -68,6 +68,10 @@ type accessIter struct {
 	done   bool
 	rows   rowSlab      // the rows it returns
 	strs   rowenc.Arena // their strings
+	// perRow: every row gets allocations of its own, for callers that keep a filtered subset of
+	// the rows (a join cache), where a kept row would otherwise hold its whole chunk alive beyond
+	// what the statement's memory quota counts for it.
+	perRow bool
 }
 
 // open starts reading the access path for one outer row (outer holds the earlier levels' values
@@ -474,8 +478,11 @@ func (ai *accessIter) entryRow(k, v []byte) ([]types.Value, bool, error) {
 		ai.lastPK = append(ai.lastPK[:0], k...)
 		return row, true, nil
 	}
-	part := ai.rows.get(len(tbl.Columns))
-	if err := rowenc.DecodeRowArena(v, tbl.ColPos, part, &ai.strs); err != nil {
+	part, ar := ai.rows.get(len(tbl.Columns)), &ai.strs
+	if ai.perRow {
+		part, ar = make([]types.Value, len(tbl.Columns)), nil
+	}
+	if err := rowenc.DecodeRowArena(v, tbl.ColPos, part, ar); err != nil {
 		return nil, false, fmt.Errorf("index %s.%s: key %x: %w", tbl.Name, a.Idx.Name, k, err)
 	}
 	pk := PrimaryKey(nil, tbl, part)
@@ -522,6 +529,9 @@ func (ai *accessIter) Close() {
 // decode is DecodeRow into the iterator's row slab and string arena.
 func (ai *accessIter) decode(v []byte) ([]types.Value, error) {
 	tbl := ai.a.Tbl
+	if ai.perRow {
+		return DecodeRow(tbl, v)
+	}
 	row := ai.rows.get(len(tbl.Columns))
 	for i, c := range tbl.Columns {
 		row[i] = c.Absent

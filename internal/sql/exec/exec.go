@@ -246,6 +246,9 @@ func (j *joinIter) openLevel(lv *Level) (RowIter, error) {
 			return nil, err
 		}
 		defer it.Close()
+		// The cache keeps the rows its filter passes, each counted against the memory quota: each
+		// row must hold only its own memory.
+		it.perRow = lv.Filter != nil
 		tmp := make([]types.Value, j.pl.Width)
 		rows := [][]types.Value{}
 		for {

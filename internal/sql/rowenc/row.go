@@ -220,7 +220,8 @@ func DecodeRow(b []byte, colPos []int, out []types.Value) error {
 }
 
 // DecodeRowArena is DecodeRow with the strings copied into ar, which rows decoded one after another
-// share: a scan then allocates string storage once per chunk instead of once per row.
+// share: a scan then allocates string storage once per chunk instead of once per row. A nil ar is
+// DecodeRow.
 func DecodeRowArena(b []byte, colPos []int, out []types.Value, ar *Arena) error {
 	return decodeRow(b, colPos, out, ar)
 }
