@@ -176,6 +176,7 @@ func (j *joinIter) Next() ([]types.Value, error) {
 						return nil, err
 					}
 					if b, null := types.ToBool(v); !b || null {
+						j.rejected(L)
 						continue
 					}
 				}
@@ -188,6 +189,7 @@ func (j *joinIter) Next() ([]types.Value, error) {
 					return nil, err
 				}
 				if b, null := types.ToBool(v); !b || null {
+					j.rejected(L)
 					continue
 				}
 			}
@@ -204,6 +206,16 @@ func (j *joinIter) Next() ([]types.Value, error) {
 			return nil, nil
 		}
 		j.depth--
+	}
+}
+
+// rejected notes that level L's filter dropped a row. The level's access path then decodes each
+// further row on its own (accessIter.perRow): rows from shared chunks are for scans that keep
+// (nearly) every row, since one kept row holds its whole chunk alive, beyond what the statement's
+// memory quota counts for it. A range whose residual filter re-checks its bounds keeps its chunks.
+func (j *joinIter) rejected(L int) {
+	if ai, ok := j.its[L].(*accessIter); ok {
+		ai.perRow = true
 	}
 }
 
@@ -246,9 +258,6 @@ func (j *joinIter) openLevel(lv *Level) (RowIter, error) {
 			return nil, err
 		}
 		defer it.Close()
-		// The cache keeps the rows its filter passes, each counted against the memory quota: each
-		// row must hold only its own memory.
-		it.perRow = lv.Filter != nil
 		tmp := make([]types.Value, j.pl.Width)
 		rows := [][]types.Value{}
 		for {
@@ -269,6 +278,7 @@ func (j *joinIter) openLevel(lv *Level) (RowIter, error) {
 					return nil, err
 				}
 				if b, null := types.ToBool(v); !b || null {
+					it.perRow = true // see rejected
 					continue
 				}
 			}
