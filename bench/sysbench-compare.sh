@@ -23,7 +23,7 @@
 # Environment: DURATION (10), TABLE_SIZE (100000), TABLES (1),
 # THREADS ("1 4 16"), WORKLOADS (the five above), PS_MODE (auto),
 # SERVERS ("mariadb kiln"; "mariadb" alone validates the MariaDB half),
-# RSS_CONNECTIONS (64), REPS (1: runs of every point, alternating servers;
+# RSS_CONNECTIONS (64), PERCENTILE (99: the latency percentile reported), REPS (1: runs of every point, alternating servers;
 # the tables give medians), KEEP=1 keeps the temporary data dirs.
 #
 # Before/after and settings comparisons: any server named kiln<suffix>
@@ -47,6 +47,7 @@ ps_mode=${PS_MODE:-auto}
 servers=${SERVERS:-mariadb kiln}
 reps=${REPS:-1}
 rss_conns=${RSS_CONNECTIONS:-64}
+pct=${PERCENTILE:-99}
 out=${OUT:-$here/results}
 mkdir -p "$out"
 work=$(mktemp -d /tmp/kiln-bench.XXXXXX)
@@ -116,7 +117,7 @@ PY
 done
 
 failures=0
-printf 'server\tworkload\tthreads\trep\tstatus\tqps\ttps\tqueries\tcpu_us_per_query\tp99_ms\n' >"$out/latest.tsv"
+printf 'server\tworkload\tthreads\trep\tstatus\tqps\ttps\tqueries\tcpu_us_per_query\tp%s_ms\n' "$pct" >"$out/latest.tsv"
 declare -A qps cpu p99s
 for w in $workloads; do
   for t in $threads_list; do
@@ -127,12 +128,12 @@ for w in $workloads; do
       status=ok
       # shellcheck disable=SC2046
       timeout $((duration + 120)) sysbench "$w" $(sb_common "$s") --threads="$t" --time="$duration" \
-        --db-ps-mode="$ps_mode" --report-interval=0 --percentile=99 run >"$logf" 2>&1 || status=FAIL
+        --db-ps-mode="$ps_mode" --report-interval=0 --percentile="$pct" run >"$logf" 2>&1 || status=FAIL
       c1=$(proc_cpu_ticks "${pid[$s]}")
       grep -q FATAL "$logf" && status=FAIL
       q=$(sed -nE '/^ *queries: /{s/^ *queries: +([0-9]+) +\(([0-9.]+) per sec.*/\1 \2/p;q}' "$logf")
       tps=$(sed -nE '/^ *transactions: /{s/^ *transactions: +[0-9]+ +\(([0-9.]+) per sec.*/\1/p;q}' "$logf")
-      p99=$(sed -nE '/99th percentile:/{s/.*: +([0-9.]+).*/\1/p;q}' "$logf")
+      p99=$(sed -nE "/${pct}th percentile:/"'{s/.*: +([0-9.]+).*/\1/p;q}' "$logf")
       nq=${q%% *}
       rate=${q##* }
       us=-
@@ -180,7 +181,7 @@ have_both=0
   echo "CPU us/query: utime+stime of the server process over the run / queries completed."
   echo
   if [[ $have_both == 1 ]]; then
-  echo "| workload | threads | MariaDB QPS | Kiln QPS | Kiln/MariaDB QPS | MariaDB CPU us/q | Kiln CPU us/q | Kiln/MariaDB CPU | MariaDB p99 ms | Kiln p99 ms |"
+  echo "| workload | threads | MariaDB QPS | Kiln QPS | Kiln/MariaDB QPS | MariaDB CPU us/q | Kiln CPU us/q | Kiln/MariaDB CPU | MariaDB p${pct} ms | Kiln p${pct} ms |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   for w in $workloads; do
     for t in $threads_list; do
@@ -196,7 +197,7 @@ have_both=0
   list=($servers)
   first=${list[0]} last=${list[-1]}
   head="| workload | threads |" sep="|---|---:|"
-  for s in $servers; do head+=" $s QPS | $s CPU us/q | $s p99 ms |"; sep+="---:|---:|---:|"; done
+  for s in $servers; do head+=" $s QPS | $s CPU us/q | $s p${pct} ms |"; sep+="---:|---:|---:|"; done
   echo "$head $last/$first QPS | $last/$first CPU |"
   echo "$sep---:|---:|"
   for w in $workloads; do

@@ -80,6 +80,10 @@ type Session struct {
 	Since    time.Time
 
 	exprDepth int // expressions being compiled, nested (nesting.go)
+
+	// parseModeText is the sql_mode the parser's mode was last computed from: parse recomputes
+	// (upper-casing and splitting the string) only when it changes.
+	parseModeText string
 }
 
 type savepoint struct {
@@ -209,8 +213,11 @@ func (s *Session) Close() {
 
 // Parse parses statement text with the session's SQL mode.
 func (s *Session) parse(text string) ([]ast.StmtNode, error) {
-	mode, _ := mysql.GetSQLMode(strings.ToUpper(types.ToString(s.getSysVar(sysvar.Must("sql_mode"), false))))
-	s.parser.SetSQLMode(mode)
+	if m := types.ToString(s.getSysVar(sysvar.Must("sql_mode"), false)); m != s.parseModeText || s.parseModeText == "" {
+		mode, _ := mysql.GetSQLMode(strings.ToUpper(m))
+		s.parser.SetSQLMode(mode)
+		s.parseModeText = m
+	}
 	if err := checkTextNesting(text); err != nil {
 		return nil, err
 	}

@@ -66,6 +66,12 @@ type accessIter struct {
 	it     *txn.Iterator // range or full scan
 	lastPK []byte        // primary key of the last row returned
 	done   bool
+	rows   rowSlab      // the rows it returns
+	strs   rowenc.Arena // their strings
+	// perRow: every row gets allocations of its own, for callers that keep a filtered subset of
+	// the rows (a join cache), where a kept row would otherwise hold its whole chunk alive beyond
+	// what the statement's memory quota counts for it.
+	perRow bool
 }
 
 // open starts reading the access path for one outer row (outer holds the earlier levels' values
@@ -465,15 +471,18 @@ func (ai *accessIter) entryRow(k, v []byte) ([]types.Value, bool, error) {
 			}
 			return ai.readPK(pk, true)
 		}
-		row, err := DecodeRow(tbl, v)
+		row, err := ai.decode(v)
 		if err != nil {
 			return nil, false, fmt.Errorf("table %s: key %x: %w", tbl.Name, k, err)
 		}
 		ai.lastPK = append(ai.lastPK[:0], k...)
 		return row, true, nil
 	}
-	part := make([]types.Value, len(tbl.Columns))
-	if err := rowenc.DecodeRow(v, tbl.ColPos, part); err != nil {
+	part, ar := ai.rows.get(len(tbl.Columns)), &ai.strs
+	if ai.perRow {
+		part, ar = make([]types.Value, len(tbl.Columns)), nil
+	}
+	if err := rowenc.DecodeRowArena(v, tbl.ColPos, part, ar); err != nil {
 		return nil, false, fmt.Errorf("index %s.%s: key %x: %w", tbl.Name, a.Idx.Name, k, err)
 	}
 	pk := PrimaryKey(nil, tbl, part)
@@ -502,7 +511,7 @@ func (ai *accessIter) readPK(pk []byte, latest bool) ([]types.Value, bool, error
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	row, err := DecodeRow(ai.a.Tbl, v)
+	row, err := ai.decode(v)
 	if err != nil {
 		return nil, false, fmt.Errorf("table %s: key %x: %w", ai.a.Tbl.Name, pk, err)
 	}
@@ -515,6 +524,43 @@ func (ai *accessIter) Close() {
 		_ = ai.it.Close()
 		ai.it = nil
 	}
+}
+
+// decode is DecodeRow into the iterator's row slab and string arena.
+func (ai *accessIter) decode(v []byte) ([]types.Value, error) {
+	tbl := ai.a.Tbl
+	if ai.perRow {
+		return DecodeRow(tbl, v)
+	}
+	row := ai.rows.get(len(tbl.Columns))
+	for i, c := range tbl.Columns {
+		row[i] = c.Absent
+	}
+	if err := rowenc.DecodeRowArena(v, tbl.ColPos, row, &ai.strs); err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
+// rowSlab hands out row slices carved from larger allocations. Chunks grow with the rows produced
+// (1, 1, 2, 4, ... up to maxSlabRows rows), so a point read allocates one row as before and a scan
+// allocates once per chunk instead of once per row. Each slice is capped at its width: appending
+// to one never writes into its neighbour.
+type rowSlab struct {
+	buf []types.Value
+	n   int // rows handed out
+}
+
+const maxSlabRows = 64
+
+func (s *rowSlab) get(w int) []types.Value {
+	if len(s.buf) < w {
+		s.buf = make([]types.Value, min(max(s.n, 1), maxSlabRows)*w)
+	}
+	r := s.buf[:w:w]
+	s.buf = s.buf[w:]
+	s.n++
+	return r
 }
 
 // DecodeRow decodes a stored row into a new slice in the table's column order.

@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -96,6 +97,10 @@ type joinIter struct {
 	depth   int
 	started bool
 	done    bool
+	// direct: one base-table level that fills the whole row. Its access path decodes every row into
+	// a slice of its own, so rows are filtered and returned as they are, without the copy into row
+	// and back out of it.
+	direct bool
 	// matBytes: per level, the memory its last materialised rows were counted for.
 	matBytes []int64
 }
@@ -116,6 +121,8 @@ func (j *joinIter) Next() ([]types.Value, error) {
 		j.its = make([]RowIter, n)
 		j.state = make([]uint8, n)
 		j.matched = make([]bool, n)
+		lv := pl.Levels[0]
+		j.direct = n == 1 && lv.Acc != nil && !lv.Left && lv.Off == 0 && lv.Width == pl.Width
 	} else {
 		// Resume below the deepest level that produced the last row.
 		j.depth = n - 1
@@ -162,6 +169,19 @@ func (j *joinIter) Next() ([]types.Value, error) {
 				j.depth--
 				continue
 			}
+			if j.direct && len(r) == lv.Width {
+				if lv.Filter != nil {
+					v, err := lv.Filter.Eval(j.env, r)
+					if err != nil {
+						return nil, err
+					}
+					if b, null := types.ToBool(v); !b || null {
+						j.rejected(L)
+						continue
+					}
+				}
+				return r, nil
+			}
 			copy(j.row[lv.Off:lv.Off+lv.Width], r)
 			if lv.Filter != nil {
 				v, err := lv.Filter.Eval(j.env, j.row)
@@ -169,6 +189,7 @@ func (j *joinIter) Next() ([]types.Value, error) {
 					return nil, err
 				}
 				if b, null := types.ToBool(v); !b || null {
+					j.rejected(L)
 					continue
 				}
 			}
@@ -185,6 +206,16 @@ func (j *joinIter) Next() ([]types.Value, error) {
 			return nil, nil
 		}
 		j.depth--
+	}
+}
+
+// rejected notes that level L's filter dropped a row. The level's access path then decodes each
+// further row on its own (accessIter.perRow): rows from shared chunks are for scans that keep
+// (nearly) every row, since one kept row holds its whole chunk alive, beyond what the statement's
+// memory quota counts for it. A range whose residual filter re-checks its bounds keeps its chunks.
+func (j *joinIter) rejected(L int) {
+	if ai, ok := j.its[L].(*accessIter); ok {
+		ai.perRow = true
 	}
 }
 
@@ -247,6 +278,7 @@ func (j *joinIter) openLevel(lv *Level) (RowIter, error) {
 					return nil, err
 				}
 				if b, null := types.ToBool(v); !b || null {
+					it.perRow = true // see rejected
 					continue
 				}
 			}
@@ -360,6 +392,7 @@ type projIter struct {
 	src  RowIter
 	env  *expr.Env
 	proj []expr.Expr
+	rows rowSlab
 }
 
 func (p *projIter) Next() ([]types.Value, error) {
@@ -367,7 +400,7 @@ func (p *projIter) Next() ([]types.Value, error) {
 	if err != nil || r == nil {
 		return nil, err
 	}
-	out := make([]types.Value, len(p.proj))
+	out := p.rows.get(len(p.proj))
 	for i, e := range p.proj {
 		if out[i], err = e.Eval(p.env, r); err != nil {
 			return nil, err
@@ -435,9 +468,12 @@ func groupKey(buf []byte, v types.Value, coll *types.Collation) []byte {
 	case types.KindString:
 		buf = append(buf, 2)
 		if coll != nil {
-			k := coll.Key(nil, v.S)
-			buf = appendLen(buf, len(k))
-			return append(buf, k...)
+			// The key goes straight into buf behind a length placeholder (no temporary key).
+			at := len(buf)
+			buf = coll.Key(appendLen(buf, 0), v.S)
+			n := len(buf) - at - 4
+			buf[at], buf[at+1], buf[at+2], buf[at+3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+			return buf
 		}
 		buf = appendLen(buf, len(v.S))
 		return append(buf, v.S...)
@@ -556,24 +592,43 @@ func (s *sortIter) sortRows() error {
 		row  []types.Value
 		keys [][]byte
 	}
+	// All keys live in one arena and all key slices in one flat slice: three allocations per
+	// sort instead of two or more per row. Offsets are recorded first and slices taken once the
+	// arena has stopped growing.
+	nk := len(s.keys)
 	krs := make([]keyedRow, len(s.rows))
+	flat := make([][]byte, len(s.rows)*nk)
+	offs := make([]int, 0, 2*len(flat))
+	var arena []byte
 	for i, r := range s.rows {
 		if err := s.env.CheckKilled(); err != nil {
 			return err
 		}
-		krs[i].row = r
-		krs[i].keys = make([][]byte, len(s.keys))
-		for j, k := range s.keys {
+		for _, k := range s.keys {
 			v := r[k.Idx]
 			if c := s.colls[k.Idx]; c != nil && !c.IsBinary() && v.K == types.KindString {
-				krs[i].keys[j] = c.Key(nil, v.S)
+				start := len(arena)
+				arena = c.Key(arena, v.S)
+				offs = append(offs, start, len(arena))
+			} else {
+				offs = append(offs, -1, -1) // nil key: compared as values
 			}
+		}
+		if i == 0 && len(arena) > 0 {
+			// Size the arena once from the first row's keys (rows of one column tend to be alike).
+			arena = slices.Grow(arena, len(arena)*(len(s.rows)-1)+64)
+		}
+		krs[i].row = r
+		krs[i].keys = flat[i*nk : (i+1)*nk : (i+1)*nk]
+	}
+	for i := range flat {
+		if start := offs[2*i]; start >= 0 {
+			flat[i] = arena[start:offs[2*i+1]:offs[2*i+1]]
 		}
 	}
 	err := s.env.SortCancellable(func() {
-		sort.SliceStable(krs, func(a, b int) bool {
+		slices.SortStableFunc(krs, func(x, y keyedRow) int {
 			s.env.SortTick()
-			x, y := &krs[a], &krs[b]
 			for j, k := range s.keys {
 				var c int
 				if x.keys[j] != nil && y.keys[j] != nil {
@@ -585,10 +640,10 @@ func (s *sortIter) sortRows() error {
 					c = compareRows(x.row, y.row, s.keys[j:j+1], s.colls) // applies desc itself
 				}
 				if c != 0 {
-					return c < 0
+					return c
 				}
 			}
-			return false
+			return 0
 		})
 	})
 	if err != nil {
@@ -627,19 +682,25 @@ func compareRows(a, b []types.Value, keys []SortKey, colls []*types.Collation) i
 // aggIter groups rows and computes aggregates. Each output row is the group's first input row
 // followed by the aggregate values, which is what post-aggregation expressions are compiled against.
 type aggIter struct {
-	pl     *Select
-	env    *expr.Env
-	src    RowIter
-	out    [][]types.Value
-	i      int
-	loaded bool
-	gcMax  int64 // GROUP_CONCAT's effective maximum length; 0 until first needed
-	packet int64 // max_allowed_packet; 0 until first needed
+	pl      *Select
+	env     *expr.Env
+	src     RowIter
+	out     [][]types.Value
+	i       int
+	loaded  bool
+	gcMax   int64         // GROUP_CONCAT's effective maximum length; 0 until first needed
+	scratch []types.Value // accumulate's argument values, for aggregates that keep none
+	packet  int64         // max_allowed_packet; 0 until first needed
 }
 
 type aggState struct {
-	count   int64
-	sum     types.Value
+	count  int64
+	sum    types.Value
+	sumSet bool // sum holds a value
+	// SUM/AVG of integers add into isum while it does not overflow; it is folded into sum (exactly)
+	// on overflow and before sum is read, so a sum of ints costs no decimal arithmetic per row.
+	isum    int64
+	hasIsum bool
 	fsum    float64
 	fsq     float64
 	isFloat bool
@@ -746,7 +807,16 @@ func (a *aggIter) accumulate(spec *Agg, st *aggState, r []types.Value) error {
 		st.count++
 		return nil
 	}
-	vals := make([]types.Value, len(spec.Args))
+	var vals []types.Value
+	if spec.Fn == "group_concat" || strings.HasPrefix(spec.Fn, "json_") {
+		vals = make([]types.Value, len(spec.Args)) // kept (ORDER BY) or handed on
+	} else {
+		// The other aggregates fold the values into their state and keep none of the slice.
+		if cap(a.scratch) < len(spec.Args) {
+			a.scratch = make([]types.Value, len(spec.Args))
+		}
+		vals = a.scratch[:len(spec.Args)]
+	}
 	for i, e := range spec.Args {
 		v, err := e.Eval(a.env, r)
 		if err != nil {
@@ -813,15 +883,29 @@ func (a *aggIter) fold(spec *Agg, st *aggState, vals []types.Value) error {
 	case "count":
 	case "sum", "avg":
 		if v.K == types.KindFloat || v.K == types.KindString || v.K == types.KindBytes || st.isFloat {
-			if !st.isFloat && st.hasVal {
+			flushIntSum(st)
+			if !st.isFloat && st.sumSet {
 				st.fsum = types.ToFloat(st.sum)
 			}
 			st.isFloat = true
 			st.fsum += types.ToFloat(v)
-		} else if !st.hasVal {
-			st.sum = types.NewDecimal(types.ToDecimal(v), 0)
+		} else if v.K == types.KindInt {
+			if !st.hasIsum {
+				st.isum, st.hasIsum = v.I, true
+			} else if x := st.isum + v.I; (x > st.isum) == (v.I > 0) {
+				st.isum = x
+			} else { // overflow
+				flushIntSum(st)
+				st.isum, st.hasIsum = v.I, true
+			}
 		} else {
-			st.sum = types.NewDecimal(types.ToDecimal(st.sum).Add(types.ToDecimal(v)), 0)
+			flushIntSum(st)
+			if !st.sumSet {
+				st.sum = types.NewDecimal(types.ToDecimal(v), 0)
+			} else {
+				st.sum = types.NewDecimal(types.ToDecimal(st.sum).Add(types.ToDecimal(v)), 0)
+			}
+			st.sumSet = true
 		}
 		st.hasVal = true
 	case "min", "max":
@@ -873,7 +957,21 @@ func (a *aggIter) fold(spec *Agg, st *aggState, vals []types.Value) error {
 	return nil
 }
 
+// flushIntSum folds the pending integer sum into sum.
+func flushIntSum(st *aggState) {
+	if !st.hasIsum {
+		return
+	}
+	d := decimal.NewFromInt(st.isum)
+	if st.sumSet {
+		d = types.ToDecimal(st.sum).Add(d)
+	}
+	st.sum, st.sumSet = types.NewDecimal(d, 0), true
+	st.isum, st.hasIsum = 0, false
+}
+
 func (a *aggIter) finalize(spec *Agg, st *aggState) types.Value {
+	flushIntSum(st)
 	switch spec.Fn {
 	case "count":
 		return types.NewInt(st.count)

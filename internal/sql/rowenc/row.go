@@ -216,6 +216,40 @@ func (r *rowReader) field(tag byte, want bool) (v types.Value, strOff, strLen in
 // Strings are copied — the engine reuses its buffers — into one allocation per row. Decimals
 // allocate (shopspring/decimal holds a *big.Int). Corrupt input returns an error, never a panic.
 func DecodeRow(b []byte, colPos []int, out []types.Value) error {
+	return decodeRow(b, colPos, out, nil)
+}
+
+// DecodeRowArena is DecodeRow with the strings copied into ar, which rows decoded one after another
+// share: a scan then allocates string storage once per chunk instead of once per row. A nil ar is
+// DecodeRow.
+func DecodeRowArena(b []byte, colPos []int, out []types.Value, ar *Arena) error {
+	return decodeRow(b, colPos, out, ar)
+}
+
+// Arena is string storage for DecodeRowArena. Its chunks start at the first row's size and double
+// up to maxArenaChunk, so a point read allocates what it did without an arena. A decoded string
+// keeps its whole chunk alive, which bounds what one retained value can hold to a chunk. The zero
+// value is ready to use; an Arena is not safe for concurrent use.
+type Arena struct {
+	buf  []byte
+	last int // size of the last chunk
+}
+
+const maxArenaChunk = 16 << 10
+
+// take returns an empty slice with capacity exactly n, carved from the current chunk or a new one.
+func (a *Arena) take(n int) []byte {
+	if cap(a.buf)-len(a.buf) < n {
+		size := max(n, min(2*a.last, maxArenaChunk))
+		a.last = size
+		a.buf = make([]byte, 0, size)
+	}
+	p := len(a.buf)
+	a.buf = a.buf[:p+n]
+	return a.buf[p : p : p+n]
+}
+
+func decodeRow(b []byte, colPos []int, out []types.Value, ar *Arena) error {
 	if len(b) == 0 {
 		return corrupt("empty row")
 	}
@@ -289,7 +323,11 @@ func DecodeRow(b []byte, colPos []int, out []types.Value) error {
 					if err != nil {
 						return err
 					}
-					arena = make([]byte, 0, total)
+					if ar != nil {
+						arena = ar.take(total)
+					} else {
+						arena = make([]byte, 0, total)
+					}
 				}
 				if cap(arena)-len(arena) < sl {
 					return corrupt("string sizes changed")

@@ -185,3 +185,58 @@ func BenchmarkDecodeRowInts(b *testing.B) {
 		}
 	}
 }
+
+// TestDecodeRowArena: rows decoded one after another into one Arena (the input buffer reused, as
+// the engine reuses its buffers) keep their own values, equal to DecodeRow's, and a scan allocates
+// string storage per chunk, not per row.
+func TestDecodeRowArena(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	colPos := make([]int, 200)
+	var ar Arena
+	type decoded struct {
+		ids  []uint32
+		vals []types.Value
+		out  []types.Value
+	}
+	var all []decoded
+	buf := make([]byte, 0, 1<<16)
+	for iter := 0; iter < 500; iter++ {
+		ids, vals := randRow(t, r)
+		buf = AppendRow(buf[:0], ids, vals)
+		for i := range colPos {
+			colPos[i] = -1
+		}
+		for i, id := range ids {
+			colPos[id] = i
+		}
+		out := make([]types.Value, len(vals))
+		if err := DecodeRowArena(buf, colPos, out, &ar); err != nil {
+			t.Fatalf("DecodeRowArena: %v", err)
+		}
+		all = append(all, decoded{ids, vals, out})
+	}
+	for n, d := range all {
+		for i := range d.vals {
+			if !sameValue(d.out[i], d.vals[i]) {
+				t.Fatalf("row %d column %d: got %#v want %#v", n, d.ids[i], d.out[i], d.vals[i])
+			}
+		}
+	}
+
+	row := AppendRow(nil, []uint32{0, 1, 2}, []types.Value{types.NewInt(1), types.NewString("a string of some length"), types.NewString("pad")})
+	out := make([]types.Value, 3)
+	var scan Arena
+	allocs := testing.AllocsPerRun(10, func() {
+		for i := 0; i < 100; i++ {
+			if err := DecodeRowArena(row, []int{0, 1, 2}, out, &scan); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	if allocs > 10 {
+		t.Errorf("100 rows took %.0f allocations, want at most 10 (one per chunk)", allocs)
+	}
+	if scan.last > maxArenaChunk {
+		t.Errorf("chunk of %d bytes, want at most %d", scan.last, maxArenaChunk)
+	}
+}

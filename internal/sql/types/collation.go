@@ -2,6 +2,7 @@ package types
 
 import (
 	"encoding/binary"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -506,9 +507,33 @@ func appendWeight(buf []byte, x uint32) []byte {
 
 func (w *weighter) key(buf []byte, s string, pad bool) []byte {
 	w.init()
+	// One growth up front: most weights are two bytes per character, and growing from a nil or
+	// short buffer character by character was a third of this function's cost in profiles.
+	buf = slices.Grow(buf, 2*len(s)+4)
 	it := witer{w: w, s: s}
 	run := 0
 	for {
+		// ASCII fast path: single two-byte weights written directly. Anything else (non-ASCII,
+		// expansions, wide weights, a space under PAD SPACE or a pending space run) falls through
+		// to the general step below for one character, which produces the same bytes.
+		if run == 0 && len(it.pend) == 0 {
+			for it.i < len(s) {
+				c := s[it.i]
+				if c >= utf8.RuneSelf {
+					break
+				}
+				x := w.ascii[c]
+				if x == 0 {
+					it.i++ // ignorable
+					continue
+				}
+				if x >= 0xE000 || (pad && x == w.space) { // expFlag is above 0xE000 too
+					break
+				}
+				buf = append(buf, byte(x>>8), byte(x))
+				it.i++
+			}
+		}
 		x, ok := it.next()
 		if !ok {
 			break
