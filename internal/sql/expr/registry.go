@@ -3,6 +3,7 @@ package expr
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/kiln-db/kiln/internal/sql/builtins"
 	"github.com/kiln-db/kiln/internal/sql/types"
@@ -118,10 +119,48 @@ func BindBuiltin(c *Call) (Expr, error) {
 	if !b.AcceptsArgs(len(c.Args)) {
 		return nil, sqlerr.New(sqlerr.ErrWrongParamCount, "Incorrect parameter count in the call to native function '%s'", c.Written)
 	}
+	if byteFuncs[c.Name] {
+		for i, a := range c.Args {
+			if isLatin1(a.Type()) {
+				c.Args[i] = &latin1Octets{Typed: Typed{T: binaryOf(a.Type())}, E: a}
+			}
+		}
+	}
 	if b.Type != nil {
 		c.Type = b.Type(c.Args)
 	}
 	return b.Build(c)
+}
+
+// byteFuncs are the functions that read a string's bytes (its length in bytes, its hex digits,
+// its hash): of a latin1 value, the latin1 bytes, one per character, as MySQL stores it. Kiln
+// holds latin1 text as UTF-8, so these functions read it through latin1Octets.
+var byteFuncs = map[string]bool{
+	"length": true, "octet_length": true, "bit_length": true, "hex": true, "md5": true, "sha": true,
+	"sha1": true, "sha2": true, "crc32": true, "to_base64": true,
+}
+
+func isLatin1(t types.ColType) bool {
+	return t.IsString() && (t.Charset == "latin1" || strings.HasPrefix(t.Collation, "latin1_"))
+}
+
+func binaryOf(t types.ColType) types.ColType {
+	t.Charset, t.Collation = "binary", "binary"
+	return t
+}
+
+// latin1Octets is a latin1 string as its latin1 bytes.
+type latin1Octets struct {
+	Typed
+	E Expr
+}
+
+func (l *latin1Octets) Eval(env *Env, row []types.Value) (types.Value, error) {
+	v, err := l.E.Eval(env, row)
+	if err != nil || v.K != types.KindString {
+		return v, err
+	}
+	return types.NewBytes(types.Latin1Encode(v.S)), nil
 }
 
 // fixed is the type rule of a function whose result type does not depend on its arguments.
