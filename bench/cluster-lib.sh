@@ -41,6 +41,10 @@ fsync_ms() {
   awk -v r="$r" 'BEGIN { if (r + 0 > 0) printf "%.3f", 1000 / r; else printf "-" }'
 }
 
+# conditions DIR COUNT prints "FSYNC_MS LOAD": fsync_ms DIR COUNT and the 1-minute load average,
+# the machine's state a benchmark reports before and after its runs.
+conditions() { echo "$(fsync_ms "$1" "$2") $(cut -d' ' -f1 /proc/loadavg)"; }
+
 cluster_port() { cat "${cl_dir[$1]}/port"; }
 cluster_http_port() { cat "${cl_dir[$1]}/http_port"; }
 

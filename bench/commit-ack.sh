@@ -54,8 +54,7 @@ sb=(--db-driver=mysql --mysql-host=127.0.0.1 "--mysql-port=$lport" --mysql-user=
   --mysql-db=sbtest --tables=1 --table-size=1000 --db-ps-mode=auto --percentile=99)
 sysbench oltp_insert "${sb[@]}" prepare >"$work/prepare.log" 2>&1 || { tail "$work/prepare.log" >&2; die "prepare failed"; }
 
-fsync_before=$(fsync_ms "$work" "$probe_count")
-load_before=$(cut -d' ' -f1 /proc/loadavg)
+read -r fsync_before load_before <<<"$(conditions "$work" "$probe_count")"
 log "fsync ${fsync_before} ms per 4 KiB O_DSYNC write, load $load_before"
 
 tsv=$out/commit-ack.tsv
@@ -83,8 +82,7 @@ for t in $threads_list; do
   done
 done
 mq "$lport" -e "SET GLOBAL kiln_commit_ack = 'durable'"
-fsync_after=$(fsync_ms "$work" "$probe_count")
-load_after=$(cut -d' ' -f1 /proc/loadavg)
+read -r fsync_after load_after <<<"$(conditions "$work" "$probe_count")"
 
 md=$out/commit-ack.md
 {

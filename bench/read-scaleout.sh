@@ -156,8 +156,7 @@ run() {
   log "threads=$t $pl $rc round $r: $sum_qps qps, p99 $worst ms, cluster CPU $(awk -v c="$total_ticks" -v hz="$hz" -v q="$sum_q" 'BEGIN { printf "%.1f", c * 1e6 / hz / q }') us/query (load $ld)"
 }
 
-fsync_before=$(fsync_ms "$work" "$probe_count")
-load_before=$(cut -d' ' -f1 /proc/loadavg)
+read -r fsync_before load_before <<<"$(conditions "$work" "$probe_count")"
 log "fsync ${fsync_before} ms per 4 KiB O_DSYNC write, load $load_before"
 # Warm-up: every node's cache and connections, not recorded.
 warm=spread
@@ -173,8 +172,7 @@ for ((r = 1; r <= rounds; r++)); do
   done
 done
 for i in "${cl_nodes[@]}"; do mq "$(cluster_port "$i")" -e "SET GLOBAL kiln_read_concern = 'local'"; done
-fsync_after=$(fsync_ms "$work" "$probe_count")
-load_after=$(cut -d' ' -f1 /proc/loadavg)
+read -r fsync_after load_after <<<"$(conditions "$work" "$probe_count")"
 
 md=$out/read-scaleout.md
 {
