@@ -7,6 +7,8 @@
 # `make bench-cluster` runs bench/cluster-compare.sh (3-voter Kiln vs MariaDB semi-sync, with and
 # without added network delay, 2 voters + 1 log-only voter, and Kiln's failover time).
 # `make bench-ack` runs bench/commit-ack.sh (kiln_commit_ack durable vs applied on 3 voters).
+# `make bench-reads` runs bench/read-scaleout.sh (point selects on the leader vs spread over the
+# followers and a learner, kiln_read_concern local vs linearizable).
 # `make bench-linkbench` runs bench/linkbench-compare.sh (LinkBench, MariaDB then Kiln).
 # `make soak` runs a long mixed load (scripts/soak.sh); `make soak-cluster` the
 # deterministic cluster simulation for SEEDS seeds; `make conformance`
@@ -16,7 +18,7 @@
 # times (CI runs 10,000).
 GO ?= go
 
-.PHONY: build run test fuzz soak soak-crash soak-cluster ryw bench bench-commit bench-pipeline bench-cluster bench-ack bench-linkbench conformance sltrun
+.PHONY: build run test fuzz soak soak-crash soak-cluster ryw bench bench-commit bench-pipeline bench-cluster bench-ack bench-reads bench-linkbench conformance sltrun
 
 build:
 	$(GO) build -o bin/kiln ./cmd/kiln
@@ -76,6 +78,10 @@ bench-cluster: build
 # kiln_commit_ack = applied against durable on a 3-voter cluster (docs/benchmarks.md).
 bench-ack: build
 	bench/commit-ack.sh
+
+# Read scale-out on a 3-voter cluster + a learner, local vs linearizable reads (docs/benchmarks.md).
+bench-reads: build
+	bench/read-scaleout.sh
 
 # LinkBench (kiln bench linkbench), MariaDB then Kiln: bench/linkbench-compare.sh (env NODES, THREADS, DURATION)
 bench-linkbench: build

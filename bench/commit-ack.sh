@@ -37,72 +37,24 @@ command -v sysbench >/dev/null || die "sysbench not installed: apt-get install -
 mkdir -p "$out"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kiln-commit-ack.XXXXXX")
-dirs=()
+# shellcheck source=bench/cluster-lib.sh
+. "$here/cluster-lib.sh"
 cleanup() {
-  local d
-  for d in "${dirs[@]}"; do
-    "$repo/scripts/kiln.sh" stop "$d" || log "warning: $d did not stop cleanly"
-  done
+  cluster_stop
   if [[ ${KEEP:-0} == 1 ]]; then log "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 
-http_code() { curl -s -o /dev/null -w '%{http_code}' --max-time 1 "http://127.0.0.1:$1$2" 2>/dev/null || true; }
-mq() { mysql_tcp 127.0.0.1 "$1" -N -B "${@:2}"; }
-median() { tr ' ' '\n' | grep -v '^-*$' | sort -g | awk '{a[NR] = $1} END { if (NR == 0) print "-"; else print a[int((NR + 1) / 2)] }'; }
-
-fsync_ms() {
-  local r
-  r=$(fsync_rate "$work" "$probe_count")
-  awk -v r="$r" 'BEGIN { if (r + 0 > 0) printf "%.3f", 1000 / r; else printf "-" }'
-}
-
 # --- the cluster ------------------------------------------------------------------------------
-peers="" raft=()
-for i in 1 2 3; do
-  raft[i]=$(free_port)
-  peers+="${peers:+,}$i=127.0.0.1:${raft[i]}"
-done
-pids=()
-for i in 1 2 3; do
-  d=$work/n$i
-  mkdir -p "$d"
-  dirs+=("$d")
-  free_port >"$d/port"
-  free_port >"$d/http_port"
-  KILN_PORT=$(cat "$d/port") KILN_HTTP_PORT=$(cat "$d/http_port") \
-    KILN_FLAGS="--node-id $i --raft-listen 127.0.0.1:${raft[i]} --peers $peers --cluster-id kiln-bench-ack" \
-    "$repo/scripts/kiln.sh" start "$d" >/dev/null 2>>"$d/start.log" &
-  pids+=($!)
-done
-for i in 1 2 3; do
-  wait "${pids[i - 1]}" || { tail -n 20 "$work/n$i/kiln.log" >&2; die "node $i did not start"; }
-done
-leader=""
-for ((n = 0; n < 600; n++)); do
-  for i in 1 2 3; do
-    [[ $(http_code "$(cat "$work/n$i/http_port")" /primary) == 200 ]] && leader=$i
-  done
-  [[ -z $leader ]] || break
-  sleep 0.05
-done
-[[ -n $leader ]] || die "no leader within 30 s"
-lport=$(cat "$work/n$leader/port")
-log "3 nodes up, leader node $leader (MySQL port $lport)"
-alive_all() {
-  local i
-  for i in 1 2 3; do
-    alive "$(cat "$work/n$i/pid")" || { tail -n 20 "$work/n$i/kiln.log" >&2; die "node $i died"; }
-  done
-}
+cluster_start "$work" 3 kiln-bench-ack
+lport=$(cluster_port "$cl_leader")
 
 mq "$lport" -e 'CREATE DATABASE sbtest'
 sb=(--db-driver=mysql --mysql-host=127.0.0.1 "--mysql-port=$lport" --mysql-user=root --mysql-password=
   --mysql-db=sbtest --tables=1 --table-size=1000 --db-ps-mode=auto --percentile=99)
 sysbench oltp_insert "${sb[@]}" prepare >"$work/prepare.log" 2>&1 || { tail "$work/prepare.log" >&2; die "prepare failed"; }
 
-fsync_before=$(fsync_ms)
-load_before=$(cut -d' ' -f1 /proc/loadavg)
+read -r fsync_before load_before <<<"$(conditions "$work" "$probe_count")"
 log "fsync ${fsync_before} ms per 4 KiB O_DSYNC write, load $load_before"
 
 tsv=$out/commit-ack.tsv
@@ -111,7 +63,7 @@ declare -A tps avg p99
 for t in $threads_list; do
   for ((r = 1; r <= rounds; r++)); do
     for level in durable applied; do
-      alive_all
+      cluster_alive
       mq "$lport" -e "SET GLOBAL kiln_commit_ack = '$level'"
       logf=$work/run.$t.$level.$r.log
       timeout $((duration + 120)) sysbench oltp_insert "${sb[@]}" --threads="$t" --time="$duration" \
@@ -130,8 +82,7 @@ for t in $threads_list; do
   done
 done
 mq "$lport" -e "SET GLOBAL kiln_commit_ack = 'durable'"
-fsync_after=$(fsync_ms)
-load_after=$(cut -d' ' -f1 /proc/loadavg)
+read -r fsync_after load_after <<<"$(conditions "$work" "$probe_count")"
 
 md=$out/commit-ack.md
 {

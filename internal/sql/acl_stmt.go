@@ -49,11 +49,24 @@ func (c *aclChange) drop(user, host string) {
 }
 
 // runACL runs an account statement: an implicit commit (as DDL), then one transaction that
-// writes the changed accounts, committed before the new accounts are visible.
+// writes the changed accounts, committed before the new accounts are visible. Under
+// kiln_commit_ack = applied the OK waits as a COMMIT's does (commitack.go), outside the DDL mutex.
 func (s *Session) runACL(env *expr.Env, st ast.StmtNode, w proto.ResultWriter, more bool) error {
 	if err := s.commit(env.Ctx); err != nil {
 		return err
 	}
+	pos, err := s.applyACL(env, st)
+	if err != nil {
+		return err
+	}
+	if err := s.ackApplied(env.Ctx, pos); err != nil {
+		return err
+	}
+	return w.OK(proto.OK{Warnings: s.warningCount()}, more)
+}
+
+// applyACL is runACL under the DDL mutex; it returns the commit's log index.
+func (s *Session) applyACL(env *expr.Env, st ast.StmtNode) (uint64, error) {
 	db := s.db
 	db.ddlMu.Lock()
 	defer db.ddlMu.Unlock()
@@ -65,7 +78,7 @@ func (s *Session) runACL(env *expr.Env, st ast.StmtNode, w proto.ResultWriter, m
 	c := &aclChange{s: s, next: accounts, t: t}
 	if err := accounts.WriteInit(t); err != nil {
 		t.Rollback()
-		return err
+		return 0, err
 	}
 	var err error
 	switch x := st.(type) {
@@ -86,11 +99,11 @@ func (s *Session) runACL(env *expr.Env, st ast.StmtNode, w proto.ResultWriter, m
 	}
 	if err != nil {
 		t.Rollback()
-		return err
+		return 0, err
 	}
 	pos, err := t.Commit(env.Ctx)
 	if err != nil {
-		return commitError(err)
+		return 0, commitError(err)
 	}
 	s.lastPos = pos
 	db.cat.Store(next)
@@ -99,7 +112,7 @@ func (s *Session) runACL(env *expr.Env, st ast.StmtNode, w proto.ResultWriter, m
 			f(a[0], a[1])
 		}
 	}
-	return w.OK(proto.OK{Warnings: s.warningCount()}, more)
+	return pos, nil
 }
 
 // userOf resolves a user in a statement: CURRENT_USER is the session's account.

@@ -22,7 +22,8 @@ type AppliedAcker interface {
 // majority of the voters with an engine has applied pos too, so a read on any of them right after
 // the acknowledgement sees the commit (PostgreSQL's remote_apply). The row locks are not held
 // meanwhile: the commit is already visible here, only the acknowledgement waits. durable (the
-// default) acknowledges at once.
+// default) acknowledges at once. DDL (runDDL) and account statements (runACL) call it after their
+// commit too, once their metadata locks and the DDL mutex are released.
 func (s *Session) ackApplied(ctx context.Context, pos uint64) error {
 	if pos == 0 || s.getSysVar(commitAckVar, false).S != "applied" {
 		return nil

@@ -15,14 +15,30 @@ import (
 // changes (index builds, range deletions) commit together or not at all. The change itself is
 // sql/ddl's (ddl.Stmt); the facade keeps what orders it against other sessions: the implicit
 // commit, the table locks, the metadata locks and the DDL mutex, the catalog copy and its swap
-// after the commit, and the AUTO_INCREMENT counters' reset.
+// after the commit, and the AUTO_INCREMENT counters' reset. Under kiln_commit_ack = applied the OK
+// waits as a COMMIT's does (commitack.go), after every lock is released.
 func (s *Session) runDDL(env *expr.Env, st ast.StmtNode, w proto.ResultWriter, more bool) error {
 	if err := s.commit(env.Ctx); err != nil {
 		return err
 	}
+	pos, affected, err := s.applyDDL(env, st)
+	if err != nil {
+		return err
+	}
+	// The wait is outside the metadata locks and the DDL mutex: the change is committed and visible
+	// here, so other sessions' statements need not queue behind the followers' apply.
+	if err := s.ackApplied(env.Ctx, pos); err != nil {
+		return err
+	}
+	return w.OK(proto.OK{AffectedRows: affected, Warnings: s.warningCount()}, more)
+}
+
+// applyDDL is runDDL under the locks: it returns the commit's log index (0 when the statement
+// changed nothing) and the affected-rows count for the OK.
+func (s *Session) applyDDL(env *expr.Env, st ast.StmtNode) (pos uint64, affected uint64, err error) {
 	db := s.db
 	if err := s.ddlTableLocks(st); err != nil {
-		return err
+		return 0, 0, err
 	}
 	// Exclusive metadata locks on every database the statement touches, in name order (no
 	// deadlock between two DDLs), then the catalog writer lock.
@@ -37,7 +53,7 @@ func (s *Session) runDDL(env *expr.Env, st ast.StmtNode, w proto.ResultWriter, m
 			if s.tlocks != nil {
 				db.tableLocks.waitingForDDL(s, nil)
 			}
-			return err
+			return 0, 0, err
 		}
 		defer m.unlock()
 	}
@@ -54,27 +70,27 @@ func (s *Session) runDDL(env *expr.Env, st ast.StmtNode, w proto.ResultWriter, m
 	stmt := ddl.New(s.ddlSess(), denv, next, t, names)
 	if err := stmt.Run(st); err != nil {
 		t.Rollback()
-		return err
+		return 0, 0, err
 	}
 	if stmt.Noop() {
 		t.Rollback()
-		return w.OK(proto.OK{Warnings: s.warningCount()}, more)
+		return 0, 0, nil
 	}
 	if err := stmt.LogBuilds(); err != nil {
 		t.Rollback()
-		return err
+		return 0, 0, err
 	}
 	catalog.SaveNextTableID(t, next.NextTableID())
-	pos, err := t.Commit(env.Ctx)
+	pos, err = t.Commit(env.Ctx)
 	if err != nil {
-		return commitError(err)
+		return 0, 0, commitError(err)
 	}
 	s.lastPos = pos
 	db.cat.Store(next)
 	for _, id := range stmt.ResetAutoInc() {
 		db.resetAutoInc(id)
 	}
-	return w.OK(proto.OK{AffectedRows: stmt.Affected(), Warnings: s.warningCount()}, more)
+	return pos, stmt.Affected(), nil
 }
 
 // orDefault is s, or def when s is empty (a table name's database, or the current one).
