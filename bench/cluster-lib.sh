@@ -29,10 +29,6 @@ http_code() { curl -s -o /dev/null -w '%{http_code}' --max-time 1 "http://127.0.
 # mq PORT ARGS...: the mysql CLI against 127.0.0.1:PORT as root, batch output without headers.
 mq() { mysql_tcp 127.0.0.1 "$1" -N -B "${@:2}"; }
 
-# median reads numbers separated by blanks or newlines ("-" for a missing one) and prints their
-# median (the lower middle one of an even count), or "-" when there is none.
-median() { tr ' ' '\n' | grep -v '^-*$' | sort -g | awk '{a[NR] = $1} END { if (NR == 0) print "-"; else print a[int((NR + 1) / 2)] }'; }
-
 # fsync_ms DIR COUNT prints the milliseconds one 4 KiB O_DSYNC write takes on DIR's filesystem
 # (scripts/lib.sh fsync_rate over COUNT writes), or "-".
 fsync_ms() {

@@ -9,9 +9,11 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-# median VALUE...: the median of numbers ("-" entries are skipped; "-" if none).
+# median [VALUE...]: the median of numbers given as arguments, or read from stdin (separated by
+# blanks or newlines) when there are none; "-" entries are skipped; "-" if none is left.
+# shellcheck disable=SC2120 # arguments are optional: without them it reads stdin
 median() {
-  printf '%s\n' "$@" | grep -v '^-$' | sort -g | awk '{ v[NR] = $1 } END {
+  if [[ $# -gt 0 ]]; then printf '%s\n' "$@"; else tr ' ' '\n'; fi | grep -v '^-*$' | sort -g | awk '{ v[NR] = $1 } END {
     if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
