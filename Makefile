@@ -7,6 +7,7 @@
 # `make bench-cluster` runs bench/cluster-compare.sh (3-voter Kiln vs MariaDB semi-sync, with and
 # without added network delay, 2 voters + 1 log-only voter, and Kiln's failover time).
 # `make bench-ack` runs bench/commit-ack.sh (kiln_commit_ack durable vs applied on 3 voters).
+# `make bench-backup` runs bench/backup-compare.sh (online backup, restore, incremental: Kiln vs mariadb-backup).
 # `make bench-linkbench` runs bench/linkbench-compare.sh (LinkBench, MariaDB then Kiln).
 # `make soak` runs a long mixed load (scripts/soak.sh); `make soak-cluster` the
 # deterministic cluster simulation for SEEDS seeds; `make conformance`
@@ -16,7 +17,7 @@
 # times (CI runs 1,000).
 GO ?= go
 
-.PHONY: build run test fuzz soak soak-crash soak-cluster ryw bench bench-commit bench-pipeline bench-cluster bench-ack bench-linkbench conformance sltrun
+.PHONY: build run test fuzz soak soak-crash soak-cluster ryw bench bench-commit bench-pipeline bench-cluster bench-ack bench-linkbench bench-backup conformance sltrun
 
 build:
 	$(GO) build -o bin/kiln ./cmd/kiln
@@ -57,6 +58,11 @@ ryw: build
 
 bench: build
 	bench/sysbench-compare.sh
+
+# Online backup vs mariadb-backup: backup/restore time, sysbench TPS and p99 during backups, incremental
+# size (env TABLES, TABLE_SIZE, THREADS, DURATION, ROUNDS; see its header). CI does not run it.
+bench-backup: build
+	bench/backup-compare.sh
 
 # Durable commit path (fsyncs/commit, group size, hot row), Kiln vs MariaDB: bench/commit-path.sh
 bench-commit: build
