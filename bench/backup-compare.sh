@@ -29,7 +29,9 @@
 # non-zero if a server fails to start, a backup or restore fails, or a sysbench run aborts.
 #
 # Environment: TABLES (4), TABLE_SIZE (250000), THREADS (8), DURATION (30), ROUNDS (3), CHUNK
-# (20000), SERVERS ("kiln mariadb"), FSYNC_PROBE_COUNT (1000), KEEP=1 keeps the temporary dirs.
+# (20000), SERVERS ("kiln mariadb"), FSYNC_PROBE_COUNT (1000), KEEP=1 keeps the temporary dirs,
+# KILN_BACKUP_FLAGS / MARIADB_BACKUP_FLAGS (extra flags of every full backup, e.g. "--max-rate 20M"
+# / "--throttle=20": Kiln's and mariadb-backup's own pacing; default none).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -46,6 +48,8 @@ chunk=${CHUNK:-20000}
 servers=${SERVERS:-kiln mariadb}
 probe_count=${FSYNC_PROBE_COUNT:-1000}
 kiln_bin=${KILN_BIN:-$repo/bin/kiln}
+kiln_backup_flags=${KILN_BACKUP_FLAGS:-}
+mariadb_backup_flags=${MARIADB_BACKUP_FLAGS:-}
 out=${OUT:-$here/results}
 mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/kiln-bkbench.XXXXXX")
@@ -66,7 +70,7 @@ cleanup() {
 trap cleanup EXIT
 
 now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f\n", b - a }'; }
 bytes_of() { du -sb "$1" | awk '{print $1}'; }
 mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
 rate() { awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.1f", b / 1048576 / s; else printf "-" }'; }
@@ -80,10 +84,11 @@ sb_common() {
 
 # backup_full SERVER DIR: a full backup of the running SERVER into DIR (absent).
 backup_full() {
+  # shellcheck disable=SC2086 # the flags are lists
   case $1 in
-    kiln) "$kiln_bin" backup --from "127.0.0.1:$(cat "$work/kiln/http_port")" --to "$2" ;;
+    kiln) "$kiln_bin" backup --from "127.0.0.1:$(cat "$work/kiln/http_port")" --to "$2" $kiln_backup_flags ;;
     mariadb) mariadb-backup --defaults-file="$work/mariadb/my.cnf" --backup --user=root \
-      --socket="$work/mariadb/mysqld.sock" --target-dir="$2" ;;
+      --socket="$work/mariadb/mysqld.sock" --target-dir="$2" $mariadb_backup_flags ;;
   esac
 }
 
@@ -256,7 +261,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
   echo
   echo "$(date -u '+%F %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)." \
     "sysbench 1.0.20, $tables table(s) x $table_size rows; oltp_read_write at $threads threads," \
-    "$duration s per run, --percentile=99; medians of $rounds. fsync: $fsync_per_s syncs/s" \
+    "$duration s per run, --percentile=99; medians of $rounds; backup flags: Kiln '${kiln_backup_flags:-none}'," \
+    "MariaDB '${mariadb_backup_flags:-none}'. fsync: $fsync_per_s syncs/s" \
     "($(awk -v r="$fsync_per_s" 'BEGIN { if (r + 0 > 0) printf "%.2f ms", 1000 / r; else printf "-" }') per 4 KiB O_DSYNC write)."
   for s in $servers; do
     echo "- $s: ${version[$s]}$([[ $s == mariadb ]] && echo ' (bench/mariadb-primary.cnf), mariadb-backup ('"$(mariadb-backup --version 2>&1 | head -1)")"
