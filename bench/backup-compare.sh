@@ -53,6 +53,7 @@ mariadb_backup_flags=${MARIADB_BACKUP_FLAGS:-}
 out=${OUT:-$here/results}
 mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/kiln-bkbench.XXXXXX")
+clk_tck=$(getconf CLK_TCK)
 
 command -v sysbench >/dev/null || die "sysbench not found: apt-get install -y sysbench"
 [[ " $servers " != *" mariadb "* ]] || command -v mariadb-backup >/dev/null ||
@@ -164,18 +165,27 @@ for s in $servers; do
   log "$s: prepared in ${r[$s/prepare_s]} s, data dir $(mib "${r[$s/data_bytes]}") MiB"
 
   # 2. Full backups of the idle server.
-  times=""; sizes=""
+  times=""; sizes=""; cpus=""; spid=$(cat "$work/$s/pid")
   for ((k = 1; k <= rounds; k++)); do
     rm -rf "$work/$s.full"
+    c0=$(proc_cpu_ticks "$spid")
     t0=$(now)
-    backup_full "$s" "$work/$s.full" >"$work/$s.full.log" 2>&1 || { tail -n 20 "$work/$s.full.log" >&2; die "$s: full backup failed"; }
+    # `times` in the subshell: the CPU time of the backup tool (its children).
+    (backup_full "$s" "$work/$s.full" >"$work/$s.full.log" 2>&1 && times >"$work/times.out") ||
+      { tail -n 20 "$work/$s.full.log" >&2; die "$s: full backup failed"; }
     t=$(secs "$t0" "$(now)")
+    c1=$(proc_cpu_ticks "$spid")
+    cpu=$(awk -v d=$((c1 - c0)) -v hz="$clk_tck" 'NR == 2 { gsub(/s/, ""); split($1, u, "m"); split($2, y, "m");
+      printf "%.2f", u[1] * 60 + u[2] + y[1] * 60 + y[2] + d / hz }' "$work/times.out")
+    cpus+=" $cpu"
+    tsv "$s" full_backup_cpu_s "$k" "$cpu"
     b=$(bytes_of "$work/$s.full")
     times+=" $t"; sizes+=" $b"
     tsv "$s" full_backup_s "$k" "$t"; tsv "$s" full_backup_bytes "$k" "$b"
     log "$s: full backup $k: $t s, $(mib "$b") MiB"
   done
   r[$s/full_s]=$(median <<<"$times")
+  r[$s/full_cpu]=$(median <<<"$cpus")
   r[$s/full_bytes]=$(median <<<"$sizes")
 
   # 3. Restores of the last full backup, to a server that answers.
@@ -265,7 +275,9 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
     "MariaDB '${mariadb_backup_flags:-none}'. fsync: $fsync_per_s syncs/s" \
     "($(awk -v r="$fsync_per_s" 'BEGIN { if (r + 0 > 0) printf "%.2f ms", 1000 / r; else printf "-" }') per 4 KiB O_DSYNC write)."
   for s in $servers; do
-    echo "- $s: ${version[$s]}$([[ $s == mariadb ]] && echo ' (bench/mariadb-primary.cnf), mariadb-backup ('"$(mariadb-backup --version 2>&1 | head -1)")"
+    extra=""
+    [[ $s == mariadb ]] && extra=" (bench/mariadb-primary.cnf), $(mariadb-backup --version 2>&1 | head -1)"
+    echo "- $s: ${version[$s]}$extra"
   done
   echo
   echo "| | Kiln | MariaDB |"
@@ -276,6 +288,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
   row "full backup, idle (s)" "${r[kiln/full_s]:-}" "${r[mariadb/full_s]:-}"
   row "full backup size (MiB)" "$(mib "${r[kiln/full_bytes]:-0}")" "$(mib "${r[mariadb/full_bytes]:-0}")"
   row "full backup throughput (MiB/s)" "$(rate "${r[kiln/full_bytes]:-0}" "${r[kiln/full_s]:-0}")" "$(rate "${r[mariadb/full_bytes]:-0}" "${r[mariadb/full_s]:-0}")"
+  row "CPU s per idle full backup (server + backup tool)" "${r[kiln/full_cpu]:-}" "${r[mariadb/full_cpu]:-}"
   row "full backup under load (s, median of all)" "${r[kiln/load_full_s]:-}" "${r[mariadb/load_full_s]:-}"
   row "restore until the server answers (s)" "${r[kiln/restore_s]:-}" "${r[mariadb/restore_s]:-}"
   row "TPS without backup" "${r[kiln/base_tps]:-}" "${r[mariadb/base_tps]:-}"
