@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -166,6 +167,20 @@ func (h *holdRenewer) renew(ctx context.Context) {
 	h.lastFrom, h.lastAt, h.lastErr = from, time.Now(), ""
 }
 
+// release drops the hold on the node (DELETE /log/hold), best effort.
+func (h *holdRenewer) release(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, fmt.Sprintf("%s/log/hold?name=%s", h.base, url.QueryEscape(h.name)), nil)
+	if err != nil {
+		return
+	}
+	if resp, err := h.c.Do(req); err == nil {
+		resp.Body.Close()
+		h.logger.Info("log purge hold released on the node", "name", h.name, "status", resp.Status)
+	}
+}
+
 // report logs a failed renewal once per distinct error (the node is down: every try fails alike).
 func (h *holdRenewer) report(msg string) {
 	if msg != h.lastErr {
@@ -222,6 +237,7 @@ func logCmd() *cobra.Command {
 			defer stop()
 			logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 			var hr *holdRenewer
+			stopRenewer := func() {}
 			if hold {
 				// The hold outlives this process by design (a restart must not lose what the node
 				// kept for it); --hold-ttl bounds it.
@@ -229,7 +245,8 @@ func logCmd() *cobra.Command {
 				hctx, hstop := context.WithCancel(ctx)
 				done := make(chan struct{})
 				go func() { defer close(done); hr.run(hctx) }()
-				defer func() { hstop(); <-done }()
+				stopRenewer = sync.OnceFunc(func() { hstop(); <-done })
+				defer stopRenewer()
 			}
 			logger.Info("archiving", "from", from, "to", to, "after", a.Last())
 			for ctx.Err() == nil {
@@ -245,6 +262,12 @@ func logCmd() *cobra.Command {
 				}
 				var fatal *archiveFatal
 				if errors.As(err, &fatal) {
+					if hr != nil {
+						stopRenewer()
+						// This archive cannot go on (a gap, another history): keeping log for it
+						// on the node would only cost disk until the ttl.
+						hr.release(cmd.Context())
+					}
 					return fatal.err
 				}
 				logger.Warn("log stream ended; retrying", "err", err, "archived_to", a.Last(), "retry_in", retry)

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -331,5 +332,24 @@ func TestLogArchiveHold(t *testing.T) {
 	}
 	if hs := listHolds(t, k); len(hs) != 0 {
 		t.Fatalf("holds after DELETE: %+v", hs)
+	}
+	// An archiver that cannot go on (here: the archive is another cluster's) drops its hold as it
+	// stops, instead of leaving the node to keep log for it until the ttl.
+	k2 := startKiln(t, "")
+	db2 := k2.db(t, "")
+	mustExec(t, db2, "CREATE DATABASE lh")
+	mustExec(t, db2, "CREATE TABLE lh.t (id INT PRIMARY KEY, v BIGINT NOT NULL)")
+	for i := uint64(0); i <= last; i++ { // past the archive's end: else the archiver waits for k2
+		mustExec(t, db2, "INSERT INTO lh.t VALUES (?, 0)", i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ob, err := exec.CommandContext(ctx, kilnBin, "log", "archive", "--from", k2.http, "--to", arc, "--hold", "--hold-ttl", "1h").CombinedOutput()
+	o := string(ob)
+	if err == nil || !strings.Contains(o, "holds the log of cluster") || !strings.Contains(o, "log purge hold released") {
+		t.Fatalf("kiln log archive --hold into another cluster's archive: %v\n%s", err, o)
+	}
+	if hs := listHolds(t, k2); len(hs) != 0 {
+		t.Fatalf("the hold of an archiver that gave up is still there: %+v", hs)
 	}
 }
