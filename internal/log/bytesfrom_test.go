@@ -14,6 +14,7 @@ func TestBytesFrom(t *testing.T) {
 	defer l.Close()
 	for i := uint64(1); i <= 200; i += 10 {
 		must(t, l.Append(ents(i, i+10, 1, 100)))
+		must(t, l.SetHardState(HardState{Term: 1, Commit: i + 9})) // only committed entries are sealed
 		must(t, l.Sync())
 	}
 	files, err := fs.List("/log")
