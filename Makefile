@@ -9,6 +9,7 @@
 # `make bench-ack` runs bench/commit-ack.sh (kiln_commit_ack durable vs applied on 3 voters).
 # `make bench-reads` runs bench/read-scaleout.sh (point selects on the leader vs spread over the
 # followers and a learner, kiln_read_concern local vs linearizable).
+# `make bench-backup` runs bench/backup-compare.sh (online backup, restore, incremental: Kiln vs mariadb-backup).
 # `make bench-linkbench` runs bench/linkbench-compare.sh (LinkBench, MariaDB then Kiln).
 # `make soak` runs a long mixed load (scripts/soak.sh); `make soak-cluster` the
 # deterministic cluster simulation for SEEDS seeds; `make conformance`
@@ -18,7 +19,7 @@
 # times (CI runs 10,000).
 GO ?= go
 
-.PHONY: build run test fuzz soak soak-crash soak-cluster ryw bench bench-commit bench-pipeline bench-cluster bench-ack bench-reads bench-linkbench conformance sltrun
+.PHONY: build run test fuzz soak soak-crash soak-cluster ryw bench bench-commit bench-pipeline bench-cluster bench-ack bench-reads bench-linkbench bench-backup conformance sltrun
 
 build:
 	$(GO) build -o bin/kiln ./cmd/kiln
@@ -59,6 +60,11 @@ ryw: build
 
 bench: build
 	bench/sysbench-compare.sh
+
+# Online backup vs mariadb-backup: backup/restore time, sysbench TPS and p99 during backups, incremental
+# size (env TABLES, TABLE_SIZE, THREADS, DURATION, ROUNDS; see its header). CI does not run it.
+bench-backup: build
+	bench/backup-compare.sh
 
 # Durable commit path (fsyncs/commit, group size, hot row), Kiln vs MariaDB: bench/commit-path.sh
 bench-commit: build

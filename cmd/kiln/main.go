@@ -280,6 +280,7 @@ func adminHTTP(srv *server.Server, o serveOpts, ts tlsSetup) *http.Server {
 	backups, endBackups := context.WithCancel(context.Background())
 	mux.Handle("GET /backup", backupHandler(backups, srv, ts.requireClientCert, slog.Default()))
 	mux.Handle("GET /log", logHandler(backups, srv, ts.requireClientCert, slog.Default()))
+	holdHandlers(mux, srv, ts.requireClientCert)
 	if o.pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	klog "github.com/kiln-db/kiln/internal/log"
@@ -130,6 +131,7 @@ type Archiver struct {
 	last, term   uint64 // the last entry archived and its term
 	seg          *os.File
 	segSize      int64
+	durable      atomic.Uint64 // the last entry fsynced (read by the hold renewer while Follow runs)
 }
 
 // OpenArchive opens (or creates) an archive directory for appending: it reads every segment,
@@ -157,6 +159,7 @@ func OpenArchive(dir string, segmentBytes int64) (*Archiver, error) {
 		return nil, err
 	}
 	a.last, a.term = st.last, st.lastTerm
+	defer func() { a.durable.Store(a.last) }() // the open fsyncs the last segment
 	if st.tailFile != "" {
 		// The previous run was stopped inside a write: keep the whole records.
 		if err := os.Truncate(st.tailFile, st.tailAt); err != nil {
@@ -193,6 +196,10 @@ func OpenArchive(dir string, segmentBytes int64) (*Archiver, error) {
 
 // Last is the last archived entry's index (0: none yet).
 func (a *Archiver) Last() uint64 { return a.last }
+
+// Durable is the last entry the archive holds durably (fsynced): what a purge hold may let go
+// below. Safe to call while Follow runs.
+func (a *Archiver) Durable() uint64 { return a.durable.Load() }
 
 // Close closes the current segment.
 func (a *Archiver) Close() error {
@@ -243,6 +250,7 @@ func (a *Archiver) Follow(r io.Reader) error {
 			if err := a.seg.Sync(); err != nil {
 				return fmt.Errorf("archive: fsync: %w", err)
 			}
+			a.durable.Store(a.last)
 		}
 		dirty = false
 		return nil
@@ -303,6 +311,7 @@ func (a *Archiver) roll(first uint64) error {
 		if err := a.seg.Sync(); err != nil {
 			return fmt.Errorf("archive: fsync: %w", err)
 		}
+		a.durable.Store(a.last)
 		a.seg.Close()
 	}
 	p := filepath.Join(a.Dir, fmt.Sprintf("%020d.arc", first))

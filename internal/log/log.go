@@ -745,6 +745,21 @@ func (l *Log) readEntries(lo, hi uint64, add func(Entry) bool) (next uint64, ful
 	return i, false, nil
 }
 
+// BytesFrom is the size of the segment files that hold entries at or after index: what the log keeps
+// on disk while something holds it from index (a purge hold's cost, kiln log archive --hold-max-bytes).
+func (l *Log) BytesFrom(index uint64) int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var n int64
+	for i, s := range l.segs {
+		if i+1 < len(l.segs) && l.segs[i+1].first <= index {
+			continue // every entry of s is below index
+		}
+		n += s.written
+	}
+	return n
+}
+
 // Purge removes whole sealed segments whose entries are all below below. The active segment is never
 // removed; the term of the last purged entry stays answerable (Term(FirstIndex-1)).
 func (l *Log) Purge(below uint64) error {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/kiln-db/kiln/internal/backup"
 )
@@ -43,6 +44,21 @@ func (s *Server) ServeLog(ctx context.Context, w io.Writer, after uint64, flush 
 	}
 	return backup.ServeLog(ctx, w, backup.Source{Log: s.lg, Applied: s.node.Applied, HoldLog: s.node.HoldLog,
 		ClusterID: s.cfg.ClusterID, ClusterUUID: cu, Node: s.node.ID()}, after, flush)
+}
+
+// archiveHoldSet is made on first use: most nodes never have an archiver with a hold.
+type archiveHoldSet struct {
+	once sync.Once
+	h    *backup.ArchiveHolds
+}
+
+// ArchiveHolds are the purge holds of this node's log archivers (kiln log archive --hold; POST
+// /log/hold): the log from each hold's index on is not purged until the hold lapses.
+func (s *Server) ArchiveHolds() *backup.ArchiveHolds {
+	s.archiveHolds.once.Do(func() {
+		s.archiveHolds.h = backup.NewArchiveHolds(s.node.HoldLog, s.lg.BytesFrom, s.log)
+	})
+	return s.archiveHolds.h
 }
 
 // NewRestoredIdentity is the identity of a data directory built by kiln restore: a new cluster

@@ -143,6 +143,8 @@ type Server struct {
 	errors    atomic.Uint64
 	aborted   atomic.Uint64
 	totalConn atomic.Uint64
+
+	archiveHolds archiveHoldSet // log archivers' purge holds (backup.go)
 }
 
 // Open opens or initialises the data directory.

@@ -1,10 +1,12 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -230,4 +232,124 @@ func TestLogArchive(t *testing.T) {
 		t.Logf("archiver run %d:\n%s", i, b)
 	}
 	t.Logf("backup ends at %d, archive %d segments to %d", fm.EndIndex, len(segs), last)
+}
+
+type holdInfo struct {
+	Name     string `json:"name"`
+	From     uint64 `json:"from"`
+	MaxBytes int64  `json:"max_bytes"`
+}
+
+func listHolds(t *testing.T, k *kiln) []holdInfo {
+	t.Helper()
+	resp, err := http.Get("http://" + k.http + "/log/holds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var hs []holdInfo
+	if err := json.NewDecoder(resp.Body).Decode(&hs); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /log/holds: %s %v", resp.Status, err)
+	}
+	return hs
+}
+
+// kiln log archive --hold keeps a purge hold on the node at the entry after the last one it has
+// fsynced, renewed as the archive grows (GET /log/holds shows it, with its byte bound); killed,
+// the archiver stops renewing and the hold lapses --hold-ttl later. Bad hold settings are refused
+// by the command and by POST /log/hold. (That purge stops at a hold: TestArchiveHoldStopsPurge in
+// internal/backup; a node's segments are 64 MiB, too large to fill here.)
+func TestLogArchiveHold(t *testing.T) {
+	k := startKiln(t, "")
+	db := k.db(t, "")
+	mustExec(t, db, "CREATE DATABASE lh")
+	mustExec(t, db, "CREATE TABLE lh.t (id INT PRIMARY KEY, v BIGINT NOT NULL)")
+	arc := filepath.Join(t.TempDir(), "arc")
+	cmd := exec.Command(kilnBin, "log", "archive", "--from", k.http, "--to", arc, "--hold", "--hold-ttl", "5s",
+		"--hold-max-bytes", "1G", "--hold-name", "test-arc")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for i := 0; i < 30; i++ {
+		mustExec(t, db, "INSERT INTO lh.t VALUES (?, 0)", i)
+	}
+	last := waitArchived(t, k, arc)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		hs := listHolds(t, k)
+		if len(hs) == 1 && hs[0].Name == "test-arc" && hs[0].From == last+1 && hs[0].MaxBytes == 1<<30 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("holds %+v, want test-arc from %d with max_bytes 1G\narchiver:\n%s", hs, last+1, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if hs := listHolds(t, k); len(hs) != 1 {
+		t.Fatalf("the hold went with the archiver, before its ttl: %+v", hs)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for len(listHolds(t, k)) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the hold of a dead archiver did not lapse: %+v", listHolds(t, k))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(out.String(), "log purge hold set") {
+		t.Fatalf("the archiver did not report its hold:\n%s", out.String())
+	}
+	for _, args := range [][]string{{"--hold-ttl", "0s"}, {"--hold-ttl", "9000h"}, {"--hold-max-bytes", "lots"}} {
+		o, err := runKiln(append([]string{"log", "archive", "--from", k.http, "--to", arc, "--hold"}, args...)...)
+		if err == nil || !strings.Contains(o, args[0]) {
+			t.Fatalf("kiln log archive --hold %v: %v\n%s", args, err, o)
+		}
+	}
+	for q, want := range map[string]int{
+		"name=x&from=1&ttl=0s":              http.StatusBadRequest,
+		"name=x&from=1":                     http.StatusBadRequest,
+		"from=1&ttl=1m":                     http.StatusBadRequest,
+		"name=x&from=1&ttl=1m&max_bytes=1":  http.StatusConflict,
+		"name=x&from=one&ttl=1m":            http.StatusBadRequest,
+		"name=ok&from=1&ttl=1m&max_bytes=0": http.StatusOK,
+	} {
+		resp, err := http.Post("http://"+k.http+"/log/hold?"+q, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("POST /log/hold?%s: %s, want %d", q, resp.Status, want)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodDelete, "http://"+k.http+"/log/hold?name=ok", nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE /log/hold: %v %v", resp, err)
+	}
+	if hs := listHolds(t, k); len(hs) != 0 {
+		t.Fatalf("holds after DELETE: %+v", hs)
+	}
+	// An archiver that cannot go on (here: the archive is another cluster's) drops its hold as it
+	// stops, instead of leaving the node to keep log for it until the ttl.
+	k2 := startKiln(t, "")
+	db2 := k2.db(t, "")
+	mustExec(t, db2, "CREATE DATABASE lh")
+	mustExec(t, db2, "CREATE TABLE lh.t (id INT PRIMARY KEY, v BIGINT NOT NULL)")
+	for i := uint64(0); i <= last; i++ { // past the archive's end: else the archiver waits for k2
+		mustExec(t, db2, "INSERT INTO lh.t VALUES (?, 0)", i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ob, err := exec.CommandContext(ctx, kilnBin, "log", "archive", "--from", k2.http, "--to", arc, "--hold", "--hold-ttl", "1h").CombinedOutput()
+	o := string(ob)
+	if err == nil || !strings.Contains(o, "holds the log of cluster") || !strings.Contains(o, "log purge hold released") {
+		t.Fatalf("kiln log archive --hold into another cluster's archive: %v\n%s", err, o)
+	}
+	if hs := listHolds(t, k2); len(hs) != 0 {
+		t.Fatalf("the hold of an archiver that gave up is still there: %+v", hs)
+	}
 }
