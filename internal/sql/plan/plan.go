@@ -315,6 +315,8 @@ type selectBuilder struct {
 	levels []plannedLevel
 
 	aggNodes []*ast.AggregateFuncExpr
+	winNodes []*ast.WindowFuncExpr // window function calls of the select list and ORDER BY
+	winc     *Compiler             // post2 that also reads window results (nil: no window functions)
 	post2    *Compiler   // compiles expressions over the aggregated row (c when not grouped)
 	gc       *groupCheck // ONLY_FULL_GROUP_BY, nil when off or not grouped
 }
@@ -386,6 +388,11 @@ func (p *Planner) planSelectOrdered(sel *ast.SelectStmt, parent *Scope, order []
 	}
 	if err := b.planAggregates(); err != nil {
 		return nil, err
+	}
+	if len(b.winNodes) > 0 {
+		if err := b.planWindows(); err != nil {
+			return nil, err
+		}
 	}
 	fieldProj := make([]int, len(sel.Fields.Fields))    // projection index of each select field
 	if err := b.planSelectList(fieldProj); err != nil { // 6
@@ -634,7 +641,7 @@ func findField(fields []*ast.SelectField, name string) int {
 // also prepares the check (b.gc) that steps 6 and 8 apply to the select list and ORDER BY.
 func (b *selectBuilder) planGroupBy() error {
 	sel, pl, sc := b.sel, b.pl, b.sc
-	b.aggNodes = collectAggs(sel)
+	b.aggNodes, b.winNodes = collectAggs(sel)
 	pl.Grouped = len(b.aggNodes) > 0 || sel.GroupBy != nil
 	var groupNodes []ast.ExprNode // GROUP BY items after alias and position resolution
 	if sel.GroupBy != nil {
@@ -696,7 +703,12 @@ func (b *selectBuilder) planAggregates() error {
 // aggregate compiles one aggregate call: its arguments, GROUP_CONCAT's separator and ORDER BY, and
 // COUNT(constant) as COUNT(*).
 func (b *selectBuilder) aggregate(a *ast.AggregateFuncExpr) (exec.Agg, error) {
-	c := b.c
+	return b.aggregateWith(a, b.c)
+}
+
+// aggregateWith compiles an aggregate's arguments with c: the joined row's compiler for a GROUP
+// BY aggregate, the aggregated row's for an aggregate OVER a window (which may hold aggregates).
+func (b *selectBuilder) aggregateWith(a *ast.AggregateFuncExpr, c *Compiler) (exec.Agg, error) {
 	spec := exec.Agg{Fn: strings.ToLower(a.F), Distinct: a.Distinct}
 	args := a.Args
 	if spec.Fn == "group_concat" {
@@ -714,7 +726,7 @@ func (b *selectBuilder) aggregate(a *ast.AggregateFuncExpr) (exec.Agg, error) {
 		}
 	}
 	for _, an := range args {
-		if containsAgg(an) {
+		if c == b.c && containsAgg(an) {
 			return spec, sqlerr.New(sqlerr.ErrInvalidGroupFuncUse, "Invalid use of group function")
 		}
 		e, err := c.Compile(an)
@@ -750,7 +762,7 @@ func (b *selectBuilder) aggregate(a *ast.AggregateFuncExpr) (exec.Agg, error) {
 // planSelectList is step 6: the projection, with wildcards expanded in the FROM clause's written
 // order, and the column definitions sent to the client.
 func (b *selectBuilder) planSelectList(fieldProj []int) error {
-	pl, sc, post2 := b.pl, b.sc, b.post2
+	pl, sc, post2 := b.pl, b.sc, b.projCompiler()
 	fields := b.sel.Fields.Fields
 	var projNames []proto.Column
 	for fi, f := range fields {
@@ -910,8 +922,9 @@ func (b *selectBuilder) planOrderBy(fieldProj []int) error {
 			pl.Order = append(pl.Order, exec.SortKey{Idx: fieldProj[fi], Desc: item.Desc})
 			continue
 		}
-		b.post2.refs = 0
-		e, err := b.post2.Compile(item.Expr)
+		oc := b.projCompiler()
+		oc.refs = 0
+		e, err := oc.Compile(item.Expr)
 		if err != nil {
 			return err
 		}
@@ -1205,8 +1218,13 @@ func exprText(n ast.Node) string {
 }
 
 // collectAggs finds the aggregate calls of a query block (not inside subqueries).
-func collectAggs(sel *ast.SelectStmt) []*ast.AggregateFuncExpr {
+// The same walk collects the block's window function calls (b.winNodes), so a block without any
+// pays nothing more for them.
+func collectAggs(sel *ast.SelectStmt) ([]*ast.AggregateFuncExpr, []*ast.WindowFuncExpr) {
 	v := &aggCollector{}
+	for i := range sel.WindowSpecs {
+		sel.WindowSpecs[i].Accept(v)
+	}
 	for _, f := range sel.Fields.Fields {
 		if f.Expr != nil {
 			f.Expr.Accept(v)
@@ -1220,11 +1238,12 @@ func collectAggs(sel *ast.SelectStmt) []*ast.AggregateFuncExpr {
 			it.Expr.Accept(v)
 		}
 	}
-	return v.aggs
+	return v.aggs, v.wins
 }
 
 type aggCollector struct {
 	aggs []*ast.AggregateFuncExpr
+	wins []*ast.WindowFuncExpr
 }
 
 func (v *aggCollector) Enter(n ast.Node) (ast.Node, bool) {
@@ -1234,6 +1253,9 @@ func (v *aggCollector) Enter(n ast.Node) (ast.Node, bool) {
 	case *ast.AggregateFuncExpr:
 		v.aggs = append(v.aggs, x)
 		return n, true
+	case *ast.WindowFuncExpr:
+		// Its arguments and window may hold aggregates of the block (SUM(SUM(x)) OVER ()).
+		v.wins = append(v.wins, x)
 	}
 	return n, false
 }
