@@ -389,7 +389,7 @@ func (p *Planner) planSelectOrdered(sel *ast.SelectStmt, parent *Scope, order []
 	if err := b.planAggregates(); err != nil {
 		return nil, err
 	}
-	if len(b.winNodes) > 0 {
+	if len(b.winNodes) > 0 || len(sel.WindowSpecs) > 0 {
 		if err := b.planWindows(); err != nil {
 			return nil, err
 		}
@@ -858,6 +858,11 @@ func (b *selectBuilder) planHaving() error {
 	sel, pl := b.sel, b.pl
 	if sel.Having == nil {
 		return nil
+	}
+	if len(b.winNodes) > 0 {
+		if err := b.checkWindowAlias(sel.Having.Expr); err != nil {
+			return err
+		}
 	}
 	fields := sel.Fields.Fields
 	hc := b.post2

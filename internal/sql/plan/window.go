@@ -64,7 +64,7 @@ type resolvedWindow struct {
 // planWindows is step 5's last part: the block's windows and the compiler that reads their results.
 func (b *selectBuilder) planWindows() error {
 	named, err := b.namedWindows()
-	if err != nil {
+	if err != nil || len(b.winNodes) == 0 {
 		return err
 	}
 	pl := b.pl
@@ -254,6 +254,9 @@ func (rw *resolvedWindow) key() string {
 func (b *selectBuilder) window(rw resolvedWindow) (*exec.Window, error) {
 	win := &exec.Window{Name: rw.name}
 	c := b.post2
+	if rw.partition != nil && hasWindowFn(rw.partition) || rw.order != nil && hasWindowFn(rw.order) {
+		return nil, sqlerr.New(sqlerr.ErrWindowNestedInSpec, "You cannot nest a window function in the specification of window '%s'.", rw.name)
+	}
 	if rw.partition != nil {
 		for _, it := range rw.partition.Items {
 			e, err := c.Compile(it.Expr)
@@ -378,3 +381,48 @@ func (b *selectBuilder) windowFn(x *ast.WindowFuncExpr, slot int) (exec.WinFn, e
 	}
 	return fn, nil
 }
+
+// hasWindowFn reports whether n holds a window function call (outside subqueries).
+func hasWindowFn(n ast.Node) bool {
+	v := &aggCollector{}
+	n.Accept(v)
+	return len(v.wins) > 0
+}
+
+// checkWindowAlias is MySQL's 3594: HAVING names a select-list alias whose expression holds a
+// window function (computed only after HAVING).
+func (b *selectBuilder) checkWindowAlias(n ast.ExprNode) error {
+	var bad string
+	ast.Node(n).Accept(&columnVisitor{fn: func(cn *ast.ColumnNameExpr) {
+		if bad != "" || cn.Name.Table.O != "" {
+			return
+		}
+		if i, _ := b.sc.find("", "", cn.Name.Name.O); i >= 0 {
+			return
+		}
+		if fi := findField(b.sel.Fields.Fields, cn.Name.Name.O); fi >= 0 {
+			if hasWindowFn(b.sel.Fields.Fields[fi].Expr) {
+				bad = cn.Name.Name.O
+			}
+		}
+	}})
+	if bad != "" {
+		return sqlerr.New(sqlerr.ErrWindowInvalidAliasUse, "You cannot use the alias '%s' of an expression containing a window function in this context.'", bad)
+	}
+	return nil
+}
+
+// columnVisitor calls fn for each column reference outside subqueries.
+type columnVisitor struct{ fn func(*ast.ColumnNameExpr) }
+
+func (v *columnVisitor) Enter(n ast.Node) (ast.Node, bool) {
+	switch x := n.(type) {
+	case *ast.SubqueryExpr:
+		return n, true
+	case *ast.ColumnNameExpr:
+		v.fn(x)
+	}
+	return n, false
+}
+
+func (v *columnVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
