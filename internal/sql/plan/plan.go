@@ -317,8 +317,8 @@ type selectBuilder struct {
 	aggNodes []*ast.AggregateFuncExpr
 	winNodes []*ast.WindowFuncExpr // window function calls of the select list and ORDER BY
 	winc     *Compiler             // post2 that also reads window results (nil: no window functions)
-	post2    *Compiler   // compiles expressions over the aggregated row (c when not grouped)
-	gc       *groupCheck // ONLY_FULL_GROUP_BY, nil when off or not grouped
+	post2    *Compiler             // compiles expressions over the aggregated row (c when not grouped)
+	gc       *groupCheck           // ONLY_FULL_GROUP_BY, nil when off or not grouped
 }
 
 // levelPlan is what the planner keeps of one level beside the executor's node: the conditions
