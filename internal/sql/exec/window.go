@@ -462,7 +462,7 @@ func (p *partition) bound(i int, f *Frame, b FrameBound, start bool) (int, error
 	if f.Range {
 		return p.rangeBound(i, b, start)
 	}
-	v, err := b.N.Eval(p.env, p.rows[i])
+	v, err := p.offset(b, true)
 	if err != nil {
 		return 0, err
 	}
@@ -488,7 +488,7 @@ func (p *partition) rangeBound(i int, b FrameBound, start bool) (int, error) {
 		}
 		return p.peerEnd[i], nil
 	}
-	nv, err := b.N.Eval(p.env, p.rows[i])
+	nv, err := p.offset(b, false)
 	if err != nil {
 		return 0, err
 	}
@@ -514,4 +514,29 @@ func (p *partition) rangeBound(i int, b FrameBound, start bool) (int, error) {
 		return c <= 0
 	}
 	return sort.Search(len(p.rows), func(j int) bool { return !before(j) }), nil
+}
+
+// offset evaluates a frame bound's N (a constant, or a placeholder bound per execution): a ROWS
+// offset must be a non-negative integer, a RANGE offset a non-negative number (error 3586).
+func (p *partition) offset(b FrameBound, rows bool) (types.Value, error) {
+	v, err := b.N.Eval(p.env, nil)
+	if err != nil {
+		return v, err
+	}
+	bad := v.IsNull()
+	switch v.K {
+	case types.KindInt:
+		bad = bad || v.I < 0
+	case types.KindUint:
+	case types.KindDecimal, types.KindFloat:
+		bad = bad || rows || types.ToDecimal(v).IsNegative()
+	default:
+		d := types.ToDecimal(v)
+		bad = bad || d.IsNegative() || rows && !d.IsInteger()
+	}
+	if bad {
+		name := p.win.Name
+		return v, sqlerr.New(sqlerr.ErrWindowFrameIllegal, "Window '%s': frame start or end is negative, NULL or of non-integral type", name)
+	}
+	return v, nil
 }
