@@ -348,7 +348,8 @@ type plannedLevel struct {
 //  4. Order joins (joinOrder): for three or more inner-joined tables, pick an order where each new
 //     level is connected to the placed ones by a condition, and plan again in that order.
 //  5. Aggregation (planGroupBy, planAggregates): GROUP BY items (and, with ONLY_FULL_GROUP_BY, the
-//     check they define), aggregate calls, and the compiler for expressions over the aggregated row.
+//     check they define), aggregate calls, and the compiler for expressions over the aggregated row;
+//     window functions (planWindows), only when the block has some or a WINDOW clause.
 //  6. Projection (planSelectList, checkSelectListGrouping): the select list with wildcards
 //     expanded, and the ONLY_FULL_GROUP_BY check of it.
 //  7. HAVING (planHaving), which may name select-list aliases; without grouping it filters rows.
