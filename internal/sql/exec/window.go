@@ -31,6 +31,7 @@ const (
 type FrameBound struct {
 	Kind BoundKind
 	N    expr.Expr
+	Unit string // INTERVAL N <Unit> (upper case; RANGE over a temporal key), else ""
 }
 
 // Frame is a window's explicit frame (ROWS or RANGE).
@@ -356,6 +357,9 @@ func (p *partition) lagLead(fn *WinFn, col int) error {
 		if err != nil {
 			return err
 		}
+		if len(fn.Args) > 2 { // the value and the default share one type (UnifyTypes)
+			v = expr.CoerceTo(v, fn.T)
+		}
 		r[col] = v
 	}
 	return nil
@@ -493,18 +497,31 @@ func (p *partition) rangeBound(i int, b FrameBound, start bool) (int, error) {
 		return 0, err
 	}
 	desc := p.win.Desc[0]
-	off := types.ToDecimal(nv)
-	if b.Kind == Preceding != desc { // preceding ascending, following descending: smaller keys
-		off = off.Neg()
+	smaller := b.Kind == Preceding != desc // preceding ascending, following descending
+	var target types.Value
+	if b.Unit != "" {
+		if target, err = expr.AddInterval(cur, nv, b.Unit, smaller); err != nil {
+			return 0, err
+		}
+	} else {
+		off := types.ToDecimal(nv)
+		if smaller {
+			off = off.Neg()
+		}
+		target = types.NewDecimal(types.ToDecimal(cur).Add(off), 0)
 	}
-	target := types.ToDecimal(cur).Add(off)
 	// before(j): row j sorts before the bound (monotone over the sorted partition).
 	before := func(j int) bool {
 		k := p.keys[j][0]
 		if k.IsNull() {
 			return !desc
 		}
-		c := types.ToDecimal(k).Cmp(target)
+		var c int
+		if b.Unit != "" {
+			c = types.Compare(k, target, nil)
+		} else {
+			c = types.ToDecimal(k).Cmp(types.ToDecimal(target))
+		}
 		if desc {
 			c = -c
 		}
@@ -524,19 +541,19 @@ func (p *partition) offset(b FrameBound, rows bool) (types.Value, error) {
 		return v, err
 	}
 	bad := v.IsNull()
-	switch v.K {
-	case types.KindInt:
+	switch {
+	case b.Unit != "": // an interval's amount may be a string ('2:30' MINUTE_SECOND)
+	case v.K == types.KindInt:
 		bad = bad || v.I < 0
-	case types.KindUint:
-	case types.KindDecimal, types.KindFloat:
+	case v.K == types.KindUint:
+	case v.K == types.KindDecimal || v.K == types.KindFloat:
 		bad = bad || rows || types.ToDecimal(v).IsNegative()
 	default:
 		d := types.ToDecimal(v)
 		bad = bad || d.IsNegative() || rows && !d.IsInteger()
 	}
 	if bad {
-		name := p.win.Name
-		return v, sqlerr.New(sqlerr.ErrWindowFrameIllegal, "Window '%s': frame start or end is negative, NULL or of non-integral type", name)
+		return v, sqlerr.New(sqlerr.ErrWindowFrameIllegal, "Window '%s': frame start or end is negative, NULL or of non-integral type", p.win.Name)
 	}
 	return v, nil
 }

@@ -292,7 +292,8 @@ func (b *selectBuilder) window(rw resolvedWindow) (*exec.Window, error) {
 }
 
 // checkRangeFrame: a RANGE frame with N PRECEDING/FOLLOWING needs exactly one numeric ORDER BY
-// key (3587); a temporal key and INTERVAL bounds are not supported yet.
+// key (3587); a DATE/DATETIME/TIMESTAMP key takes INTERVAL bounds only (3588), a numeric one
+// plain numbers only (3589).
 func (b *selectBuilder) checkRangeFrame(win *exec.Window, fc *ast.FrameClause) error {
 	f := win.Frame
 	if !f.Range || f.Start.N == nil && f.End.N == nil {
@@ -313,7 +314,10 @@ func (b *selectBuilder) checkRangeFrame(win *exec.Window, fc *ast.FrameClause) e
 		if !interval {
 			return sqlerr.New(sqlerr.ErrWindowRangeFrameTemporal, "Window '%s' with RANGE frame has ORDER BY expression of datetime type. Only INTERVAL bound value allowed.", win.Name)
 		}
-		return sqlerr.New(sqlerr.ErrNotSupportedYet, "This version of MySQL doesn't yet support 'RANGE frames with INTERVAL bounds'")
+		if t.Tp == mysql.TypeDuration {
+			return sqlerr.New(sqlerr.ErrNotSupportedYet, "This version of MySQL doesn't yet support 'RANGE frames over TIME with INTERVAL bounds'")
+		}
+		return nil
 	}
 	return sqlerr.New(sqlerr.ErrWindowRangeFrameOrderType, "Window '%s' with RANGE N PRECEDING/FOLLOWING frame requires exactly one ORDER BY expression, of numeric or temporal type", win.Name)
 }
@@ -336,7 +340,11 @@ func (b *selectBuilder) frameBound(fb *ast.FrameBound) (exec.FrameBound, error) 
 	if fb.Type == ast.Preceding {
 		k = exec.Preceding
 	}
-	return exec.FrameBound{Kind: k, N: e}, nil
+	unit := ""
+	if fb.Unit != ast.TimeUnitInvalid {
+		unit = strings.ToUpper(fb.Unit.String())
+	}
+	return exec.FrameBound{Kind: k, N: e, Unit: unit}, nil
 }
 
 // windowFn compiles one window function call: its arguments over the aggregated row, its result
@@ -378,6 +386,9 @@ func (b *selectBuilder) windowFn(x *ast.WindowFuncExpr, slot int) (exec.WinFn, e
 	}
 	if fn.T.Tp == 0 {
 		fn.T = fn.Args[0].Type()
+		if len(fn.Args) > 2 { // LAG/LEAD's default: one result type for both, as CASE derives it
+			fn.T = expr.UnifyTypes(fn.Args[0], fn.Args[2])
+		}
 	}
 	return fn, nil
 }
