@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"math"
 	"sort"
 
 	"github.com/kiln-db/kiln/internal/sql/expr"
@@ -470,7 +471,11 @@ func (p *partition) bound(i int, f *Frame, b FrameBound, start bool) (int, error
 	if err != nil {
 		return 0, err
 	}
-	off := int(min(types.ToIntLenient(v), int64(len(p.rows))+1))
+	n := types.ToIntLenient(v)
+	if n < 0 { // a BIGINT UNSIGNED beyond int64
+		n = math.MaxInt64
+	}
+	off := int(min(n, int64(len(p.rows))+1))
 	if b.Kind == Preceding {
 		off = -off
 	}
