@@ -437,3 +437,14 @@ func (v *columnVisitor) Enter(n ast.Node) (ast.Node, bool) {
 }
 
 func (v *columnVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// NoWindowFuncs is error 3593 for a clause where MySQL allows no window function that the
+// planner does not see as such (UPDATE/DELETE ... ORDER BY).
+func NoWindowFuncs(n ast.Node) error {
+	v := &aggCollector{}
+	n.Accept(v)
+	if len(v.wins) > 0 {
+		return sqlerr.New(sqlerr.ErrWindowInvalidWindowFuncUse, "You cannot use the window function '%s' in this context.'", strings.ToLower(v.wins[0].Name))
+	}
+	return nil
+}
