@@ -410,6 +410,14 @@ func (p *partition) aggregate(fn *WinFn, col int) error {
 		if err != nil {
 			return err
 		}
+		if lo > clo && lo <= chi && hi >= chi && removable(fn.Agg, &st) {
+			// A sliding frame: take the rows that left it out instead of starting again.
+			for ; clo < lo; clo++ {
+				if err := ai.remove(fn.Agg, &st, p.rows[clo]); err != nil {
+					return err
+				}
+			}
+		}
 		if lo != clo || hi < chi {
 			st, clo, chi = aggState{}, lo, lo
 		}
@@ -419,6 +427,42 @@ func (p *partition) aggregate(fn *WinFn, col int) error {
 			}
 		}
 		r[col] = ai.finalize(fn.Agg, &st)
+	}
+	return nil
+}
+
+// removable says whether a row can be taken out of st exactly: COUNT, and SUM/AVG while their
+// sum is exact (a DOUBLE sum would drift).
+func removable(spec *Agg, st *aggState) bool {
+	switch spec.Fn {
+	case "count":
+		return true
+	case "sum", "avg":
+		return !st.isFloat
+	}
+	return false
+}
+
+// remove takes one row out of a COUNT, SUM or AVG state (the inverse of accumulate).
+func (a *aggIter) remove(spec *Agg, st *aggState, r []types.Value) error {
+	if spec.Star {
+		st.count--
+		return nil
+	}
+	vals := make([]types.Value, len(spec.Args))
+	for i, e := range spec.Args {
+		v, err := e.Eval(a.env, r)
+		if err != nil {
+			return err
+		}
+		if v.IsNull() {
+			return nil // it was never counted
+		}
+		vals[i] = v
+	}
+	st.count--
+	if spec.Fn != "count" {
+		st.sum = types.NewDecimal(types.ToDecimal(st.sum).Sub(types.ToDecimal(vals[0])), 0)
 	}
 	return nil
 }
