@@ -366,8 +366,8 @@ func (b *selectBuilder) windowFn(x *ast.WindowFuncExpr, slot int) (exec.WinFn, e
 	case "percent_rank", "cume_dist":
 		fn.T = expr.TDouble
 	case "lag", "lead", "first_value", "last_value", "nth_value":
-	case "count", "sum", "avg", "min", "max", "bit_and", "bit_or", "bit_xor",
-		"std", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp":
+	case "count", "sum", "avg", "min", "max", "bit_and", "bit_or", "bit_xor", "json_arrayagg",
+		"json_objectagg", "std", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp":
 		spec, err := b.aggregateWith(&ast.AggregateFuncExpr{F: name, Args: x.Args}, b.post2)
 		if err != nil {
 			return fn, err
