@@ -11,7 +11,7 @@ import (
 )
 
 // Executor loops: a join whose inner level is served from memory, aggregation, DISTINCT, a sort,
-// and a point select (the OLTP path). They show what the cancellation checks cost per row.
+// window functions, and a point select (the OLTP path). They show what the cancellation checks cost per row.
 func BenchmarkExec(b *testing.B) {
 	db := testDB(b)
 	s := db.NewSession(1, "root", "localhost", "")
@@ -33,6 +33,7 @@ func BenchmarkExec(b *testing.B) {
 		{"group-by-90k", "SELECT a.g, COUNT(*) FROM t a, t b GROUP BY a.g"},
 		{"distinct-90k", "SELECT DISTINCT a.g FROM t a, t b"},
 		{"order-by-90k", "SELECT a.id FROM t a, t b ORDER BY a.g, b.id LIMIT 1"},
+		{"window-300", "SELECT id, ROW_NUMBER() OVER (PARTITION BY g ORDER BY id), SUM(id) OVER (ORDER BY id ROWS 2 PRECEDING) FROM t"},
 		{"point-select", "SELECT g FROM t WHERE id = 17"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

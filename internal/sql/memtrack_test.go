@@ -109,16 +109,17 @@ func TestStatementMemoryQuota(t *testing.T) {
 	mustExec(t, s, "BEGIN")
 	mustExec(t, s, "INSERT INTO t VALUES (5000, 0, 'kept')")
 	for _, q := range []string{
-		"SELECT v FROM t ORDER BY v DESC",                       // sort
-		"SELECT id, COUNT(*) FROM t GROUP BY id",                // hash aggregation
-		"SELECT DISTINCT v FROM t",                              // DISTINCT
-		"SELECT COUNT(DISTINCT v) FROM t",                       // an aggregate's DISTINCT set
-		"SELECT GROUP_CONCAT(v ORDER BY id) FROM t",             // GROUP_CONCAT's kept rows
-		"SELECT COUNT(*) FROM (SELECT v FROM t) x",              // derived table
-		"SELECT COUNT(*) FROM t a, t b WHERE b.v <> ''",         // join inner side cache
-		"SELECT 1 FROM t WHERE v IN (SELECT v FROM t) LIMIT 1",  // subquery result
-		"SELECT v FROM t UNION SELECT v FROM t",                 // UNION parts
-		"UPDATE t SET k = k + 1 WHERE id IN (SELECT id FROM t)", // DML collecting rows
+		"SELECT v FROM t ORDER BY v DESC",                             // sort
+		"SELECT id, COUNT(*) FROM t GROUP BY id",                      // hash aggregation
+		"SELECT DISTINCT v FROM t",                                    // DISTINCT
+		"SELECT COUNT(DISTINCT v) FROM t",                             // an aggregate's DISTINCT set
+		"SELECT GROUP_CONCAT(v ORDER BY id) FROM t",                   // GROUP_CONCAT's kept rows
+		"SELECT COUNT(*) FROM (SELECT v FROM t) x",                    // derived table
+		"SELECT COUNT(*) FROM t a, t b WHERE b.v <> ''",               // join inner side cache
+		"SELECT 1 FROM t WHERE v IN (SELECT v FROM t) LIMIT 1",        // subquery result
+		"SELECT v FROM t UNION SELECT v FROM t",                       // UNION parts
+		"UPDATE t SET k = k + 1 WHERE id IN (SELECT id FROM t)",       // DML collecting rows
+		"SELECT ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) FROM t", // a window's rows
 	} {
 		err := queryErr(s, q)
 		if err == nil {

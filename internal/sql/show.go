@@ -134,6 +134,9 @@ func explainRows(pl *exec.Select, id int64) [][]types.Value {
 			if pl.Grouped {
 				extra = append(extra, "aggregate")
 			}
+			for _, w := range pl.Windows { // one sort of the block's rows per distinct window
+				extra = append(extra, "window "+w.Name)
+			}
 			if pl.SortNeeded {
 				extra = append(extra, "sort")
 			}

@@ -78,6 +78,11 @@ func TargetPlan(s Session, tbl *catalog.Table, alias string, where ast.ExprNode,
 // TargetPlanWith is TargetPlan with the statement's WITH clause (WITH ... UPDATE/DELETE, MySQL 8):
 // its CTEs are in scope for the WHERE clause's subqueries.
 func TargetPlanWith(s Session, with *ast.WithClause, tbl *catalog.Table, alias string, where ast.ExprNode, order *ast.OrderByClause, limit *ast.Limit) (*exec.Select, error) {
+	if order != nil {
+		if err := plan.NoWindowFuncs(order); err != nil { // 3593, as MySQL
+			return nil, err
+		}
+	}
 	sel := &ast.SelectStmt{
 		With:           with,
 		SelectStmtOpts: &ast.SelectStmtOpts{SQLCache: true},
@@ -97,12 +102,23 @@ func TargetPlanWith(s Session, with *ast.WithClause, tbl *catalog.Table, alias s
 	if err != nil {
 		return nil, err
 	}
-	// Return whole rows, hidden columns included.
-	pl.Proj = pl.Proj[:0]
+	// Return whole rows, hidden columns included; an ORDER BY key keeps its expression (a table
+	// column, or a hidden sort column after the row, trimmed before the rows are returned).
+	old := pl.Proj
+	pl.Proj = make([]expr.Expr, 0, len(tbl.Columns)+len(pl.Order))
 	for i, c := range tbl.Columns {
 		pl.Proj = append(pl.Proj, &expr.Col{Typed: expr.Typed{T: c.Type}, Idx: i, Name: c.Name})
 	}
 	pl.NVisible = len(pl.Proj)
+	for i, k := range pl.Order {
+		e := old[k.Idx]
+		if c, ok := e.(*expr.Col); ok && c.Idx < len(tbl.Columns) {
+			pl.Order[i].Idx = c.Idx
+			continue
+		}
+		pl.Order[i].Idx = len(pl.Proj)
+		pl.Proj = append(pl.Proj, e)
+	}
 	return pl, nil
 }
 

@@ -48,6 +48,7 @@ func TestOperatorsCheckCancellation(t *testing.T) {
 		{"distinct", &distinctIter{src: &endless{dup: true}, env: env, n: 1, seen: map[string]struct{}{}, colls: []*types.Collation{nil}}},
 		{"sort", &sortIter{src: &endless{}, env: env, keys: []SortKey{{Idx: 0}}, colls: []*types.Collation{nil}, limit: -1}},
 		{"aggregate", &aggIter{pl: onePlan, env: env, src: &endless{}}},
+		{"window", &windowIter{pl: &Select{Width: 1, WinBase: 1, NWin: 1, Windows: []*Window{{Fns: []WinFn{{Fn: "row_number"}}}}}, env: env, src: &endless{}}},
 	}
 	for _, op := range ops {
 		t.Run(op.name, func(t *testing.T) {

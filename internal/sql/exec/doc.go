@@ -1,7 +1,7 @@
 // Package exec owns the execution of a plan the planner built: the plan nodes it runs (Select and
 // its Levels, Access with its AccessKind and OrRanges, Agg, SortKey, Union), the iterators that
 // run them (access paths, nested-loop join, filter, aggregation incl. GROUP_CONCAT and the JSON
-// aggregates, DISTINCT, sort, LIMIT, UNION / EXCEPT / INTERSECT), the subquery runner that
+// aggregates, window functions, DISTINCT, sort, LIMIT, UNION / EXCEPT / INTERSECT), the subquery runner that
 // implements expr.Subplan (Select.Materialize), the key and row encodings of a table's entries
 // (PrimaryKey, SecondaryKey, EncodeRow, DecodeRow), and the row primitives every write uses
 // (PutRow, UpdateRow, DeleteRow, FindDuplicate) with CHECK and foreign key enforcement.
@@ -12,7 +12,8 @@
 //     execution of a cached or prepared statement. The nodes hold compiled expressions (expr.Expr)
 //     only; what only the planner needs (its conjunct lists, index hints) stays with the planner.
 //  2. Select.Open builds one iterator chain per execution over the statement's expr.Env: the join
-//     of the levels (or a virtual table's Static rows), WHERE, aggregation and HAVING, projection,
+//     of the levels (or a virtual table's Static rows), WHERE, aggregation and HAVING, window
+//     functions (window.go: one sort per distinct window over the materialised rows), projection,
 //     DISTINCT, sort, LIMIT/OFFSET (evaluated at open, so parameters bind per execution), and the
 //     trim of hidden ORDER BY columns. A Union materialises its members and combines them left to
 //     right, INTERSECT first. A recursive CTE (RecursiveCTE, cte.go) is the Static source of its

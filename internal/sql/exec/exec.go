@@ -39,6 +39,9 @@ func (pl *Select) Open(env *expr.Env) (RowIter, error) {
 			it = &filterIter{src: it, env: env, cond: pl.Having}
 		}
 	}
+	if pl.Windows != nil {
+		it = &windowIter{pl: pl, env: env, src: it}
+	}
 	it = &projIter{src: it, env: env, proj: pl.Proj}
 	if pl.Distinct {
 		it = &distinctIter{src: it, env: env, n: pl.NVisible, seen: map[string]struct{}{}, colls: projColls(pl)}

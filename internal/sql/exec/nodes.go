@@ -43,13 +43,18 @@ type SortKey struct {
 // Select is an immutable plan for a SELECT (the planner fills it); each execution opens new
 // iterators over it (Open), so a cached plan is shared by executions with different parameters.
 type Select struct {
-	Levels     []*Level
-	Width      int       // of the combined row of all levels
-	Where      expr.Expr // post-join filter
-	Grouped    bool
-	GroupBy    []expr.Expr
-	Aggs       []Agg
-	Having     expr.Expr
+	Levels  []*Level
+	Width   int       // of the combined row of all levels
+	Where   expr.Expr // post-join filter
+	Grouped bool
+	GroupBy []expr.Expr
+	Aggs    []Agg
+	Having  expr.Expr
+	// Windows are the block's distinct windows, computed after HAVING into columns WinBase.. of
+	// the row (WinBase+NWin wide) that Proj reads; nil for a block without window functions.
+	Windows    []*Window
+	WinBase    int
+	NWin       int
 	Proj       []expr.Expr // the select list, then hidden ORDER BY columns
 	NVisible   int         // the columns of Proj the client sees
 	Distinct   bool

@@ -65,6 +65,8 @@ type Compiler struct {
 	aggs     []*ast.AggregateFuncExpr
 	aggTypes []types.ColType
 	aggBase  int32 // int32 beside correlated: the Compiler (one per statement) stays in a 128-byte size class
+	// Windows: when wins is set, window function calls compile to references at winBase+i.
+	wins *windowRefs
 	// outer references made (correlated subquery).
 	correlated bool
 	// aliases resolves names not found in the scope to select-list expressions (HAVING, ORDER BY).
@@ -131,6 +133,8 @@ func (c *Compiler) Compile(n ast.ExprNode) (expr.Expr, error) {
 			}
 		}
 		return nil, c.errf(sqlerr.ErrInvalidGroupFuncUse, "Invalid use of group function")
+	case *ast.WindowFuncExpr:
+		return c.windowRef(x)
 	case *ast.CaseExpr:
 		return c.caseExpr(x)
 	case *ast.FuncCastExpr:

@@ -20,7 +20,8 @@
 //     when it reads a LEFT-joined level.
 //  4. Order joins: for three or more inner-joined tables pick an order in which each new level is
 //     connected to the placed ones by a condition, and plan the block again in that order.
-//  5. Aggregation: GROUP BY items and the ONLY_FULL_GROUP_BY check they define, aggregate calls.
+//  5. Aggregation: GROUP BY items and the ONLY_FULL_GROUP_BY check they define, aggregate calls;
+//     then, only for a block that has window function calls, its windows (window.go).
 //  6. Projection: the select list with wildcards expanded, and its ONLY_FULL_GROUP_BY check.
 //  7. HAVING, which may name select-list aliases.
 //  8. ORDER BY (by alias, position or expression; hidden sort columns), LIMIT/OFFSET, the

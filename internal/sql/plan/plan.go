@@ -315,8 +315,10 @@ type selectBuilder struct {
 	levels []plannedLevel
 
 	aggNodes []*ast.AggregateFuncExpr
-	post2    *Compiler   // compiles expressions over the aggregated row (c when not grouped)
-	gc       *groupCheck // ONLY_FULL_GROUP_BY, nil when off or not grouped
+	winNodes []*ast.WindowFuncExpr // window function calls of the select list and ORDER BY
+	winc     *Compiler             // post2 that also reads window results (nil: no window functions)
+	post2    *Compiler             // compiles expressions over the aggregated row (c when not grouped)
+	gc       *groupCheck           // ONLY_FULL_GROUP_BY, nil when off or not grouped
 }
 
 // levelPlan is what the planner keeps of one level beside the executor's node: the conditions
@@ -346,7 +348,8 @@ type plannedLevel struct {
 //  4. Order joins (joinOrder): for three or more inner-joined tables, pick an order where each new
 //     level is connected to the placed ones by a condition, and plan again in that order.
 //  5. Aggregation (planGroupBy, planAggregates): GROUP BY items (and, with ONLY_FULL_GROUP_BY, the
-//     check they define), aggregate calls, and the compiler for expressions over the aggregated row.
+//     check they define), aggregate calls, and the compiler for expressions over the aggregated row;
+//     window functions (planWindows), only when the block has some or a WINDOW clause.
 //  6. Projection (planSelectList, checkSelectListGrouping): the select list with wildcards
 //     expanded, and the ONLY_FULL_GROUP_BY check of it.
 //  7. HAVING (planHaving), which may name select-list aliases; without grouping it filters rows.
@@ -386,6 +389,11 @@ func (p *Planner) planSelectOrdered(sel *ast.SelectStmt, parent *Scope, order []
 	}
 	if err := b.planAggregates(); err != nil {
 		return nil, err
+	}
+	if len(b.winNodes) > 0 || len(sel.WindowSpecs) > 0 {
+		if err := b.planWindows(); err != nil {
+			return nil, err
+		}
 	}
 	fieldProj := make([]int, len(sel.Fields.Fields))    // projection index of each select field
 	if err := b.planSelectList(fieldProj); err != nil { // 6
@@ -634,7 +642,7 @@ func findField(fields []*ast.SelectField, name string) int {
 // also prepares the check (b.gc) that steps 6 and 8 apply to the select list and ORDER BY.
 func (b *selectBuilder) planGroupBy() error {
 	sel, pl, sc := b.sel, b.pl, b.sc
-	b.aggNodes = collectAggs(sel)
+	b.aggNodes, b.winNodes = collectAggs(sel)
 	pl.Grouped = len(b.aggNodes) > 0 || sel.GroupBy != nil
 	var groupNodes []ast.ExprNode // GROUP BY items after alias and position resolution
 	if sel.GroupBy != nil {
@@ -696,7 +704,12 @@ func (b *selectBuilder) planAggregates() error {
 // aggregate compiles one aggregate call: its arguments, GROUP_CONCAT's separator and ORDER BY, and
 // COUNT(constant) as COUNT(*).
 func (b *selectBuilder) aggregate(a *ast.AggregateFuncExpr) (exec.Agg, error) {
-	c := b.c
+	return b.aggregateWith(a, b.c)
+}
+
+// aggregateWith compiles an aggregate's arguments with c: the joined row's compiler for a GROUP
+// BY aggregate, the aggregated row's for an aggregate OVER a window (which may hold aggregates).
+func (b *selectBuilder) aggregateWith(a *ast.AggregateFuncExpr, c *Compiler) (exec.Agg, error) {
 	spec := exec.Agg{Fn: strings.ToLower(a.F), Distinct: a.Distinct}
 	args := a.Args
 	if spec.Fn == "group_concat" {
@@ -714,7 +727,7 @@ func (b *selectBuilder) aggregate(a *ast.AggregateFuncExpr) (exec.Agg, error) {
 		}
 	}
 	for _, an := range args {
-		if containsAgg(an) {
+		if c == b.c && containsAgg(an) {
 			return spec, sqlerr.New(sqlerr.ErrInvalidGroupFuncUse, "Invalid use of group function")
 		}
 		e, err := c.Compile(an)
@@ -750,7 +763,7 @@ func (b *selectBuilder) aggregate(a *ast.AggregateFuncExpr) (exec.Agg, error) {
 // planSelectList is step 6: the projection, with wildcards expanded in the FROM clause's written
 // order, and the column definitions sent to the client.
 func (b *selectBuilder) planSelectList(fieldProj []int) error {
-	pl, sc, post2 := b.pl, b.sc, b.post2
+	pl, sc, post2 := b.pl, b.sc, b.projCompiler()
 	fields := b.sel.Fields.Fields
 	var projNames []proto.Column
 	for fi, f := range fields {
@@ -847,6 +860,11 @@ func (b *selectBuilder) planHaving() error {
 	if sel.Having == nil {
 		return nil
 	}
+	if len(b.winNodes) > 0 {
+		if err := b.checkWindowAlias(sel.Having.Expr); err != nil {
+			return err
+		}
+	}
 	fields := sel.Fields.Fields
 	hc := b.post2
 	inAlias := false
@@ -910,8 +928,9 @@ func (b *selectBuilder) planOrderBy(fieldProj []int) error {
 			pl.Order = append(pl.Order, exec.SortKey{Idx: fieldProj[fi], Desc: item.Desc})
 			continue
 		}
-		b.post2.refs = 0
-		e, err := b.post2.Compile(item.Expr)
+		oc := b.projCompiler()
+		oc.refs = 0
+		e, err := oc.Compile(item.Expr)
 		if err != nil {
 			return err
 		}
@@ -1205,8 +1224,13 @@ func exprText(n ast.Node) string {
 }
 
 // collectAggs finds the aggregate calls of a query block (not inside subqueries).
-func collectAggs(sel *ast.SelectStmt) []*ast.AggregateFuncExpr {
+// The same walk collects the block's window function calls (b.winNodes), so a block without any
+// pays nothing more for them.
+func collectAggs(sel *ast.SelectStmt) ([]*ast.AggregateFuncExpr, []*ast.WindowFuncExpr) {
 	v := &aggCollector{}
+	for i := range sel.WindowSpecs {
+		sel.WindowSpecs[i].Accept(v)
+	}
 	for _, f := range sel.Fields.Fields {
 		if f.Expr != nil {
 			f.Expr.Accept(v)
@@ -1220,11 +1244,12 @@ func collectAggs(sel *ast.SelectStmt) []*ast.AggregateFuncExpr {
 			it.Expr.Accept(v)
 		}
 	}
-	return v.aggs
+	return v.aggs, v.wins
 }
 
 type aggCollector struct {
 	aggs []*ast.AggregateFuncExpr
+	wins []*ast.WindowFuncExpr
 }
 
 func (v *aggCollector) Enter(n ast.Node) (ast.Node, bool) {
@@ -1234,6 +1259,9 @@ func (v *aggCollector) Enter(n ast.Node) (ast.Node, bool) {
 	case *ast.AggregateFuncExpr:
 		v.aggs = append(v.aggs, x)
 		return n, true
+	case *ast.WindowFuncExpr:
+		// Its arguments and window may hold aggregates of the block (SUM(SUM(x)) OVER ()).
+		v.wins = append(v.wins, x)
 	}
 	return n, false
 }

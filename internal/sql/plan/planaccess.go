@@ -479,12 +479,13 @@ func (ch *accessChooser) covers(ix *catalog.Index) bool {
 }
 
 // orderedScan serves ORDER BY by index order: only for the first level and when nothing regroups
-// rows. It keeps best when best's index delivers the order; otherwise, with a LIMIT that can stop
-// the scan early, it may pick another index that does (orderedScanBeats). When the order is
-// delivered, the sort is dropped and the scan runs in the ORDER BY's direction.
+// or reorders rows (aggregation, window functions). It keeps best when best's index delivers the
+// order; otherwise, with a LIMIT that can stop the scan early, it may pick another index that does
+// (orderedScanBeats). When the order is delivered, the sort is dropped and the scan runs in the
+// ORDER BY's direction.
 func (ch *accessChooser) orderedScan(best *accessCandidate) *accessCandidate {
 	pl := ch.pl
-	if ch.li != 0 || !pl.SortNeeded || pl.Grouped {
+	if ch.li != 0 || !pl.SortNeeded || pl.Grouped || pl.Windows != nil {
 		return best
 	}
 	orderCols, desc, ok := orderColumns(pl, ch.lv)
