@@ -45,7 +45,7 @@ type planCache struct {
 	entries       map[planCacheKey]*prepared // nil: the key is known not to be cacheable
 	order         []planCacheKey             // insertion order, for eviction
 	weight        int                        // of the entries (entryWeight), at most maxCacheWeight
-	sqlMode, coll string // the settings the entries were learned under
+	sqlMode, coll string                     // the settings the entries were learned under
 	mode          sqltext.Mode
 }
 
