@@ -156,6 +156,28 @@ func waitLeader(t *testing.T, nodes []*clusterNode, not uint64) *clusterNode {
 	return nil
 }
 
+// addLearner adds a learner through the leader, and again through the next leader when leadership
+// moved before the change was confirmed (a loaded machine can delay heartbeats past the election
+// timeout). Adding a learner twice is harmless, so the retry is safe.
+func addLearner(t *testing.T, nodes []*clusterNode, id uint64, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ld := waitLeader(t, nodes, 0)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := ld.n.ChangeMembership(ctx, MemberChange{Op: AddLearner, ID: id, Addr: addr})
+		cancel()
+		if err == nil {
+			return
+		}
+		var nl *NotLeaderError
+		if !errors.Is(err, ErrOutcomeUnknown) && !errors.As(err, &nl) || time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		t.Logf("adding learner %d: %v; again through the next leader", id, err)
+	}
+}
+
 func waitApplied(t *testing.T, nodes []*clusterNode, idx uint64, skip uint64) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

@@ -122,11 +122,8 @@ func TestClusterOverTLS(t *testing.T) {
 	for _, p := range peers {
 		sm.tr.AddPeer(p.ID, p.Addr)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := ld.n.ChangeMembership(ctx, MemberChange{Op: AddLearner, ID: 4, Addr: sm.addr}); err != nil {
-		t.Fatal(err)
-	}
+	addLearner(t, nodes, 4, sm.addr)
+	ld = waitLeader(t, nodes, 0)
 	for i := 20; i < 30; i++ {
 		if last, err = put(t, ld.m, context.Background(), fmt.Sprintf("k%02d", i), "v"); err != nil {
 			t.Fatal(err)
@@ -151,8 +148,6 @@ func TestClusterOverTLS(t *testing.T) {
 	for _, p := range peers {
 		fm.tr.AddPeer(p.ID, p.Addr)
 	}
-	if err := ld.n.ChangeMembership(ctx, MemberChange{Op: AddLearner, ID: 5, Addr: fm.addr}); err != nil {
-		t.Fatal(err)
-	}
+	addLearner(t, nodes, 5, fm.addr)
 	waitApplied(t, []*clusterNode{friend}, last, 0)
 }
