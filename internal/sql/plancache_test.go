@@ -26,6 +26,8 @@ func TestPlanCache(t *testing.T) {
 		{"point select", "SELECT name FROM p WHERE id = 1", "SELECT name FROM p WHERE id = 2", "abc", true},
 		{"escaped string", "SELECT id FROM p WHERE name = 'zz'", "SELECT id FROM p WHERE name = 'a\\'b'", "1", true},
 		{"doubled quote and newline", "SELECT id FROM p WHERE name = 'q'", "SELECT id FROM p WHERE name = \"x\\ny\"", "3", true},
+		{"comments are part of the key", "/* web */ SELECT name FROM p WHERE id = 1 -- x", "/* web */ SELECT name FROM p WHERE id = 2 -- x", "abc", true},
+		{"optimizer hints are never cached", "SELECT /*+ MAX_EXECUTION_TIME(1000) */ name FROM p WHERE id = 1", "SELECT /*+ MAX_EXECUTION_TIME(1000) */ name FROM p WHERE id = 2", "abc", false},
 		{"UTF-8 string", "SELECT id FROM p WHERE name = 'ü'", "SELECT id FROM p WHERE name = 'zé'", "4", true},
 		{"decimal", "SELECT id FROM p WHERE d = 9.99", "SELECT id FROM p WHERE d = 1.5", "1", true},
 		{"beyond int64", "SELECT id FROM p WHERE u = 5", "SELECT id FROM p WHERE u = 18446744073709551615", "1", false}, // another kind: another key

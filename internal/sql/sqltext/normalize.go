@@ -5,7 +5,8 @@
 //
 // Its duties, in the order Normalize performs them:
 //  1. Decide eligibility from the text alone: a single SELECT, INSERT, REPLACE, UPDATE or DELETE
-//     without comments, hints, placeholders, charset introducers, identifiers beyond ASCII
+//     (comments are kept, as written, in the key) without optimizer hints, executable comments,
+//     placeholders, charset introducers, identifiers beyond ASCII
 //     (string contents may be any UTF-8: the facade has converted the text) or anything else whose
 //     meaning this small lexer cannot be sure of. Anything in doubt is "not eligible": the
 //     statement is parsed as always. Being wrong here would change a statement's meaning, so
@@ -147,12 +148,28 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 			prevWord = text[i:j]
 			b.WriteString(prevWord)
 			i = j
-		case c == '?' || c == '#' || c == '\\':
+		case c == '?' || c == '\\':
 			return Normalized{}, false
 		case c == '/' && i+1 < len(text) && text[i+1] == '*':
-			return Normalized{}, false // comments, optimizer hints, executable comments
+			// A comment is kept in the key as written (ORMs tag statements with them); optimizer
+			// hints /*+ */ and executable comments /*! */ are statement text: parse those.
+			end := strings.Index(text[i+2:], "*/")
+			if end < 0 || i+2 < len(text) && (text[i+2] == '!' || text[i+2] == '+') {
+				return Normalized{}, false
+			}
+			j := i + 2 + end + 2
+			b.WriteString(text[i:j])
+			i = j
+		case c == '#' || c == '-' && i+2 < len(text) && text[i+1] == '-' && isBlank(text[i+2]):
+			// "# ..." and "-- ..." comments run to the end of the line, kept in the key as written.
+			j := strings.IndexByte(text[i:], '\n')
+			if j < 0 {
+				j = len(text) - i
+			}
+			b.WriteString(text[i : i+j])
+			i += j
 		case c == '-' && i+1 < len(text) && text[i+1] == '-':
-			return Normalized{}, false // "-- " comments (and a--b, rare enough to parse)
+			return Normalized{}, false // a--b: two minus signs, or a comment at the text's end: parse it
 		case c == ';':
 			if strings.TrimSpace(text[i+1:]) != "" {
 				return Normalized{}, false // several statements
@@ -181,8 +198,18 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 // statements are not cached).
 func eligibleVerb(text string) int {
 	i := 0
-	for i < len(text) && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r') {
-		i++
+	for {
+		for i < len(text) && isBlank(text[i]) {
+			i++
+		}
+		if !strings.HasPrefix(text[i:], "/*") || strings.HasPrefix(text[i:], "/*!") || strings.HasPrefix(text[i:], "/*+") {
+			break
+		}
+		end := strings.Index(text[i+2:], "*/")
+		if end < 0 {
+			return 0
+		}
+		i += 2 + end + 2 // a leading comment: the verb follows it
 	}
 	j := i
 	for j < len(text) && isWordByte(text[j]) {
@@ -198,6 +225,8 @@ func eligibleVerb(text string) int {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 func isHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
