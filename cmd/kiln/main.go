@@ -11,6 +11,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"syscall"
@@ -286,6 +287,10 @@ func adminHTTP(srv *server.Server, o serveOpts, ts tlsSetup) *http.Server {
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		// Contention is the question profiles of a server that does not use its cores must answer:
+		// sample 1 in 100 mutex contentions and blocking events of 100 µs or more.
+		runtime.SetMutexProfileFraction(100)
+		runtime.SetBlockProfileRate(int(100 * time.Microsecond))
 	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	hs.RegisterOnShutdown(endBackups)
