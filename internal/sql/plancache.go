@@ -342,9 +342,10 @@ func (s *Session) execCached(ctx context.Context, p *prepared, args []types.Valu
 	return s.Exec(ctx, p.stmt, args, w, false)
 }
 
-// cachedPlan is planQuery for the cached statement being run: its plan, planned again when the
-// catalog or the default database changed, after its metadata and table locks are taken.
-func (s *Session) cachedPlan(p *prepared, rs ast.ResultSetNode) (*exec.Select, error) {
+// preparedPlan is the plan of a prepared statement or a plan-cache entry, for this run: its
+// metadata and table locks taken again, then planned again if the catalog or the default database
+// changed since it was planned.
+func (s *Session) preparedPlan(p *prepared, rs ast.ResultSetNode) (*exec.Select, error) {
 	if err := s.lockUses(p.tables); err != nil {
 		return nil, err
 	}

@@ -159,7 +159,8 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 	}
 	s.ctx = ctx // lock waits end with the statement (tablelocks.go)
 	defer func() { s.ctx = nil }()
-	if err := s.lockUses(p.tables); err != nil {
+	pl, err := s.preparedPlan(p, rs)
+	if err != nil {
 		if s.txn == nil {
 			s.releaseMDL()
 		}
@@ -168,15 +169,8 @@ func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Va
 		}
 		return err
 	}
-	if p.plan == nil || p.planVer != s.catalog().Version || p.planDB != s.CurDB {
-		if err := s.planPrepared(p, rs); err != nil {
-			return err
-		}
-	}
 	env := &expr.Env{Sess: s, Ctx: ctx, Params: args}
 	defer env.CloseMem()
-	pl := p.plan
-	var err error
 	if sel, ok := rs.(*ast.SelectStmt); ok && sel.From == nil && !plan.HasSubquery(rs) {
 		err = s.streamPlan(env, pl, w, more)
 	} else {

@@ -712,7 +712,7 @@ func (s *Session) runQuery(env *expr.Env, n ast.ResultSetNode, w proto.ResultWri
 
 func (s *Session) planQuery(n ast.ResultSetNode) (pl *exec.Select, err error) {
 	if c := s.cachedStmt; c != nil && ast.Node(c.stmt) == ast.Node(n) {
-		return s.cachedPlan(c, n)
+		return s.preparedPlan(c, n)
 	}
 	err = s.resolve(func(p *plan.Planner) (err error) {
 		pl, err = p.PlanResultSet(n, nil)
