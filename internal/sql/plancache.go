@@ -201,7 +201,7 @@ func (s *Session) planCacheEntry(n *sqltext.Normalized, orig ast.StmtNode) *prep
 		return p
 	}
 	// Planned without metadata locks (learning must not wait for them): before each run the
-	// entry's locks are taken and its plan is made again if the catalog moved (cachedPlan).
+	// entry's locks are taken and its plan is made again if the catalog moved (preparedPlan).
 	pl, uses, err := s.planUnlocked(rs)
 	if err != nil {
 		return nil
