@@ -478,6 +478,9 @@ func (s *Session) dispatch(env *expr.Env, st ast.StmtNode, w proto.ResultWriter,
 	case *ast.CreateDatabaseStmt, *ast.DropDatabaseStmt, *ast.CreateTableStmt, *ast.DropTableStmt,
 		*ast.TruncateTableStmt, *ast.RenameTableStmt, *ast.CreateIndexStmt, *ast.DropIndexStmt,
 		*ast.AlterTableStmt, *ast.CreateViewStmt, *ast.AlterDatabaseStmt:
+		if ct, ok := st.(*ast.CreateTableStmt); ok && ct.Select != nil {
+			return s.runCreateTableSelect(env, ct, w, more)
+		}
 		return s.runDDL(env, st, w, more)
 	case *ast.KillStmt:
 		if s.db.cfg.Kill == nil {
