@@ -3,16 +3,22 @@ package sql
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
+	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/dml"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/infoschema"
 	"github.com/kiln-db/kiln/internal/sql/plan"
+	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
@@ -59,9 +65,10 @@ func (s *Session) runCreateTableSelect(env *expr.Env, x *ast.CreateTableStmt, w 
 	return w.OK(ok, more)
 }
 
-// ctasCreateStmt plans x's SELECT and returns the plain CREATE TABLE that makes the table (x's
-// declared columns and keys, then the SELECT's columns not declared), and the SELECT's column
-// names in order (the INSERT's column list).
+// ctasCreateStmt plans x's SELECT and returns the plain CREATE TABLE that makes the table, and
+// the SELECT's column names in order (the INSERT's column list). The columns are MySQL's: the
+// declared columns no SELECT column names, then one per SELECT column in its order, where a
+// declared column of the same name keeps its declared definition (at the SELECT's position).
 func (s *Session) ctasCreateStmt(x *ast.CreateTableStmt) (*ast.CreateTableStmt, []string, error) {
 	var sp *exec.Select
 	err := s.resolve(func(p *plan.Planner) (err error) {
@@ -73,72 +80,152 @@ func (s *Session) ctasCreateStmt(x *ast.CreateTableStmt) (*ast.CreateTableStmt, 
 	if err != nil {
 		return nil, nil, err
 	}
-	declared := map[string]bool{}
+	result := sp.Cols[:sp.NVisible]
+	literals := ctasLiterals(x.Select, len(result))
+	declared := map[string]*ast.ColumnDef{}
 	for _, cd := range x.Cols {
-		declared[strings.ToLower(cd.Name.Name.O)] = true
+		declared[strings.ToLower(cd.Name.Name.O)] = cd
 	}
 	seen := map[string]bool{}
-	var names, defs []string
-	for _, c := range sp.Cols[:sp.NVisible] {
+	var names []string
+	// Its collation is none a column has, so every string column spells its own.
+	derived := &catalog.Table{Name: "ctas_columns", Charset: "binary", Collation: "binary"}
+	for i, c := range result {
 		key := strings.ToLower(c.Name)
 		if seen[key] {
 			return nil, nil, sqlerr.New(sqlerr.ErrDupFieldName, "Duplicate column name '%s'", c.Name)
 		}
 		seen[key] = true
 		names = append(names, c.Name)
-		if !declared[key] {
-			defs = append(defs, ctasColumnSQL(c))
+		if declared[key] == nil {
+			derived.Columns = append(derived.Columns, s.ctasColumn(c, literals[i]))
 		}
+	}
+	extra, err := s.ctasColumnDefs(derived)
+	if err != nil {
+		return nil, nil, err
 	}
 	create := *x
 	create.Select = nil
 	create.OnDuplicate = ast.OnDuplicateKeyHandlingError
-	if len(defs) > 0 {
-		extra, err := s.ctasColumnDefs(defs)
-		if err != nil {
-			return nil, nil, err
+	create.Cols = nil
+	for _, cd := range x.Cols {
+		if !seen[strings.ToLower(cd.Name.Name.O)] {
+			create.Cols = append(create.Cols, cd)
 		}
-		create.Cols = append(append([]*ast.ColumnDef(nil), x.Cols...), extra...)
+	}
+	for _, n := range names {
+		if cd := declared[strings.ToLower(n)]; cd != nil {
+			create.Cols = append(create.Cols, cd)
+		} else {
+			create.Cols = append(create.Cols, extra[0])
+			extra = extra[1:]
+		}
 	}
 	return &create, names, nil
 }
 
-// ctasColumnSQL is the column definition MySQL derives for a SELECT result column: its type (with
-// character set and collation for strings), and NOT NULL when the expression cannot be NULL.
-func ctasColumnSQL(c proto.Column) string {
-	t := plan.ColTypeOf(c)
-	var b strings.Builder
-	b.WriteString("`" + strings.ReplaceAll(c.Name, "`", "``") + "` ")
-	switch {
-	case t.Tp == mysql.TypeNull:
-		// SELECT NULL: MySQL makes a BINARY(0) column.
-		b.WriteString("binary(0)")
-	default:
-		b.WriteString(t.SQL())
-		if t.Charset != "" && t.Collation != "binary" && (t.Tp == mysql.TypeVarString || t.Tp == mysql.TypeVarchar ||
-			t.Tp == mysql.TypeString || t.Tp == mysql.TypeBlob || t.Tp == mysql.TypeTinyBlob ||
-			t.Tp == mysql.TypeMediumBlob || t.Tp == mysql.TypeLongBlob || t.Tp == mysql.TypeEnum || t.Tp == mysql.TypeSet) {
-			b.WriteString(" CHARACTER SET " + t.Charset + " COLLATE " + t.Collation)
+// ctasLiterals returns, per result column, the literal a plain SELECT's field is (nil if none):
+// MySQL types a literal's column exactly (1 is INT NOT NULL, 'ab' VARCHAR(2) NOT NULL), which the
+// result metadata does not carry.
+func ctasLiterals(n ast.ResultSetNode, ncols int) []*driver.ValueExpr {
+	out := make([]*driver.ValueExpr, ncols)
+	sel, ok := n.(*ast.SelectStmt)
+	if !ok || sel.Fields == nil || len(sel.Fields.Fields) != ncols {
+		return out
+	}
+	for i, f := range sel.Fields.Fields {
+		if v, ok := f.Expr.(*driver.ValueExpr); ok && f.WildCard == nil {
+			out[i] = v
 		}
 	}
-	if c.Flags&uint16(mysql.NotNullFlag) != 0 {
-		b.WriteString(" NOT NULL")
-	} else {
-		b.WriteString(" NULL")
-	}
-	return b.String()
+	return out
 }
 
-// ctasColumnDefs parses derived column definitions into the parser's column nodes.
-func (s *Session) ctasColumnDefs(defs []string) ([]*ast.ColumnDef, error) {
-	text := "CREATE TABLE ctas_columns (" + strings.Join(defs, ", ") + ")"
+// ctasColumn is the column MySQL makes of a SELECT result column: a base table's column keeps its
+// type, character set, collation, default and comment (not AUTO_INCREMENT or ON UPDATE); a
+// literal gets its exact type; another expression the result column's type. Nullability is the
+// result column's (an outer join's column may be NULL).
+func (s *Session) ctasColumn(c proto.Column, lit *driver.ValueExpr) *catalog.Column {
+	notNull := c.Flags&uint16(mysql.NotNullFlag) != 0
+	if c.OrgTable != "" && c.OrgName != "" {
+		if t, ok := s.db.Catalog().Table(c.Schema, c.OrgTable); ok {
+			for _, src := range t.VisibleColumns() {
+				if strings.EqualFold(src.Name, c.OrgName) {
+					col := *src
+					col.Name, col.NotNull, col.AutoInc, col.OnUpdateNow = c.Name, notNull, false, false
+					if col.HasDefault && col.Default.IsNull() && notNull {
+						col.HasDefault = false
+					}
+					return &col
+				}
+			}
+		}
+	}
+	if lit != nil {
+		if col := ctasLiteralColumn(c.Name, lit, s.connCollation()); col != nil {
+			return col
+		}
+	}
+	t := plan.ColTypeOf(c)
+	if t.Tp == mysql.TypeNewDecimal {
+		// The metadata length counts the sign and the point; the column's is the precision.
+		t.Len -= ctasBool(!t.Unsigned) + ctasBool(t.Frac > 0)
+	}
+	return &catalog.Column{Name: c.Name, Type: t, NotNull: notNull}
+}
+
+// ctasLiteralColumn types a literal's column as MySQL 8 does; nil leaves it to the metadata.
+func ctasLiteralColumn(name string, v *driver.ValueExpr, conn *types.Collation) *catalog.Column {
+	col := &catalog.Column{Name: name, NotNull: true}
+	switch v.Datum.Kind() {
+	case driver.KindNull:
+		col.NotNull = false
+		col.Type = types.ColType{Tp: mysql.TypeString, Len: 0, Charset: "binary", Collation: "binary"}
+	case driver.KindInt64:
+		col.Type = types.ColType{Tp: mysql.TypeLong, Len: -1}
+		if n := v.Datum.GetInt64(); n > math.MaxInt32 || n < math.MinInt32 {
+			col.Type.Tp = mysql.TypeLonglong
+		}
+	case driver.KindUint64:
+		col.Type = types.ColType{Tp: mysql.TypeLonglong, Len: -1, Unsigned: true}
+	case driver.KindMysqlDecimal:
+		intPart, fracPart, _ := strings.Cut(strings.TrimLeft(v.Datum.GetMysqlDecimal().String(), "-"), ".")
+		digits := max(len(strings.TrimLeft(intPart, "0")), 1)
+		col.Type = types.ColType{Tp: mysql.TypeNewDecimal, Len: digits + len(fracPart), Frac: len(fracPart)}
+	case driver.KindString:
+		col.Type = types.ColType{Tp: mysql.TypeVarchar, Len: utf8.RuneCountInString(v.Datum.GetString()), Charset: conn.Charset, Collation: conn.Name}
+	default:
+		return nil
+	}
+	return col
+}
+
+func ctasBool(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ctasColumnDefs renders the derived columns as SHOW CREATE TABLE does and parses them back into
+// the parser's column nodes, so they go through CREATE TABLE's own column checks.
+func (s *Session) ctasColumnDefs(t *catalog.Table) ([]*ast.ColumnDef, error) {
+	if len(t.Columns) == 0 {
+		return nil, nil
+	}
+	// Only the column lines are wanted: the table options (empty here) are cut off.
+	text := infoschema.ShowCreateTable(t, 0)
+	if i := strings.LastIndex(text, "\n)"); i >= 0 {
+		text = text[:i] + "\n)"
+	}
 	stmts, err := s.parse(text)
 	if err != nil {
 		return nil, fmt.Errorf("derived columns %q: %w", text, err)
 	}
 	ct, ok := stmts[0].(*ast.CreateTableStmt)
-	if !ok || len(stmts) != 1 {
-		return nil, fmt.Errorf("derived columns %q: not one CREATE TABLE", text)
+	if !ok || len(stmts) != 1 || len(ct.Cols) != len(t.Columns) {
+		return nil, fmt.Errorf("derived columns %q: not one CREATE TABLE of %d columns", text, len(t.Columns))
 	}
 	return ct.Cols, nil
 }
