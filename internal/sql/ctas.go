@@ -81,7 +81,11 @@ func (s *Session) ctasCreateStmt(x *ast.CreateTableStmt) (*ast.CreateTableStmt, 
 		return nil, nil, err
 	}
 	result := sp.Cols[:sp.NVisible]
-	literals := ctasLiterals(x.Select, len(result))
+	fields := ctasFields(x.Select, len(result))
+	outer := map[string]bool{}
+	if sel, ok := x.Select.(*ast.SelectStmt); ok && sel.From != nil {
+		ctasOuterSides(sel.From.TableRefs, false, outer)
+	}
 	declared := map[string]*ast.ColumnDef{}
 	for _, cd := range x.Cols {
 		declared[strings.ToLower(cd.Name.Name.O)] = cd
@@ -98,7 +102,10 @@ func (s *Session) ctasCreateStmt(x *ast.CreateTableStmt) (*ast.CreateTableStmt, 
 		seen[key] = true
 		names = append(names, c.Name)
 		if declared[key] == nil {
-			derived.Columns = append(derived.Columns, s.ctasColumn(c, literals[i]))
+			if outer[strings.ToLower(c.Table)] {
+				c.Flags &^= uint16(mysql.NotNullFlag)
+			}
+			derived.Columns = append(derived.Columns, s.ctasColumn(c, fields[i]))
 		}
 	}
 	extra, err := s.ctasColumnDefs(derived)
@@ -125,28 +132,58 @@ func (s *Session) ctasCreateStmt(x *ast.CreateTableStmt) (*ast.CreateTableStmt, 
 	return &create, names, nil
 }
 
-// ctasLiterals returns, per result column, the literal a plain SELECT's field is (nil if none):
-// MySQL types a literal's column exactly (1 is INT NOT NULL, 'ab' VARCHAR(2) NOT NULL), which the
-// result metadata does not carry.
-func ctasLiterals(n ast.ResultSetNode, ncols int) []*driver.ValueExpr {
-	out := make([]*driver.ValueExpr, ncols)
+// ctasFields returns, per result column, a plain SELECT's field expression (nil for a wildcard's
+// columns or a UNION): MySQL types a literal's column exactly (1 is INT NOT NULL, 'ab'
+// VARCHAR(2) NOT NULL) and a COUNT's as NOT NULL, which the result metadata does not carry.
+func ctasFields(n ast.ResultSetNode, ncols int) []ast.ExprNode {
+	out := make([]ast.ExprNode, ncols)
 	sel, ok := n.(*ast.SelectStmt)
 	if !ok || sel.Fields == nil || len(sel.Fields.Fields) != ncols {
 		return out
 	}
 	for i, f := range sel.Fields.Fields {
-		if v, ok := f.Expr.(*driver.ValueExpr); ok && f.WildCard == nil {
-			out[i] = v
+		if f.WildCard == nil {
+			out[i] = f.Expr
 		}
 	}
 	return out
+}
+
+// ctasOuterSides collects, by lower-case alias, the tables on the NULL-filled side of an outer join
+// in n: their columns may be NULL whatever their definition says.
+func ctasOuterSides(n ast.ResultSetNode, nullable bool, out map[string]bool) {
+	switch j := n.(type) {
+	case *ast.Join:
+		left, right := nullable, nullable
+		switch j.Tp {
+		case ast.LeftJoin:
+			right = true
+		case ast.RightJoin:
+			left = true
+		}
+		ctasOuterSides(j.Left, left, out)
+		if j.Right != nil {
+			ctasOuterSides(j.Right, right, out)
+		}
+	case *ast.TableSource:
+		name := j.AsName.L
+		if tn, ok := j.Source.(*ast.TableName); ok && name == "" {
+			name = tn.Name.L
+		}
+		if nullable && name != "" {
+			out[name] = true
+		}
+		if inner, ok := j.Source.(*ast.Join); ok {
+			ctasOuterSides(inner, nullable, out)
+		}
+	}
 }
 
 // ctasColumn is the column MySQL makes of a SELECT result column: a base table's column keeps its
 // type, character set, collation, default and comment (not AUTO_INCREMENT or ON UPDATE); a
 // literal gets its exact type; another expression the result column's type. Nullability is the
 // result column's (an outer join's column may be NULL).
-func (s *Session) ctasColumn(c proto.Column, lit *driver.ValueExpr) *catalog.Column {
+func (s *Session) ctasColumn(c proto.Column, field ast.ExprNode) *catalog.Column {
 	notNull := c.Flags&uint16(mysql.NotNullFlag) != 0
 	if c.OrgTable != "" && c.OrgName != "" {
 		if t, ok := s.db.Catalog().Table(c.Schema, c.OrgTable); ok {
@@ -162,7 +199,10 @@ func (s *Session) ctasColumn(c proto.Column, lit *driver.ValueExpr) *catalog.Col
 			}
 		}
 	}
-	if lit != nil {
+	if agg, ok := field.(*ast.AggregateFuncExpr); ok && strings.EqualFold(agg.F, ast.AggFuncCount) {
+		notNull = true
+	}
+	if lit, ok := field.(*driver.ValueExpr); ok {
 		if col := ctasLiteralColumn(c.Name, lit, s.connCollation()); col != nil {
 			return col
 		}
