@@ -3,12 +3,12 @@ package sql
 import (
 	"fmt"
 	"log/slog"
-	"math"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 
 	"github.com/kiln-db/kiln/internal/proto"
@@ -38,6 +38,10 @@ import (
 func (s *Session) runCreateTableSelect(env *expr.Env, x *ast.CreateTableStmt, w proto.ResultWriter, more bool) error {
 	if err := s.commit(env.Ctx); err != nil {
 		return err
+	}
+	if s.tlocks != nil {
+		// The new table cannot be among the locked ones: MySQL refuses before the SELECT runs.
+		return sqlerr.New(sqlerr.ErrTableNotLocked, "Table '%s' was not locked with LOCK TABLES", x.Table.Name.O)
 	}
 	db := orDefault(x.Table.Schema.O, s.CurDB)
 	if db != "" && s.db.Catalog().NameTaken(db, x.Table.Name.O) && !s.planContext().IsVirtualDB(db) {
@@ -202,6 +206,11 @@ func (s *Session) ctasColumn(c proto.Column, field ast.ExprNode) *catalog.Column
 	if agg, ok := field.(*ast.AggregateFuncExpr); ok && strings.EqualFold(agg.F, ast.AggFuncCount) {
 		notNull = true
 	}
+	if u, ok := field.(*ast.UnaryOperationExpr); ok && u.Op == opcode.Minus {
+		if v, ok := u.V.(*driver.ValueExpr); ok && v.Datum.Kind() != driver.KindString && v.Datum.Kind() != driver.KindNull {
+			field = v // -2147483648: a number is typed by its digits whatever its sign
+		}
+	}
 	if lit, ok := field.(*driver.ValueExpr); ok {
 		if col := ctasLiteralColumn(c.Name, lit, s.connCollation()); col != nil {
 			return col
@@ -223,10 +232,13 @@ func ctasLiteralColumn(name string, v *driver.ValueExpr, conn *types.Collation) 
 		col.NotNull = false
 		col.Type = types.ColType{Tp: mysql.TypeString, Len: 0, Charset: "binary", Collation: "binary"}
 	case driver.KindInt64:
+		// Typed by its digits, as MySQL's Item_int: up to 9 an INT, more a BIGINT.
 		col.Type = types.ColType{Tp: mysql.TypeLong, Len: -1}
-		if n := v.Datum.GetInt64(); n > math.MaxInt32 || n < math.MinInt32 {
+		if n := v.Datum.GetInt64(); n > 999999999 || n < -999999999 {
 			col.Type.Tp = mysql.TypeLonglong
 		}
+	case driver.KindFloat32, driver.KindFloat64:
+		col.Type = types.ColType{Tp: mysql.TypeDouble, Len: -1, Frac: -1}
 	case driver.KindUint64:
 		col.Type = types.ColType{Tp: mysql.TypeLonglong, Len: -1, Unsigned: true}
 	case driver.KindMysqlDecimal:
@@ -235,6 +247,9 @@ func ctasLiteralColumn(name string, v *driver.ValueExpr, conn *types.Collation) 
 		col.Type = types.ColType{Tp: mysql.TypeNewDecimal, Len: digits + len(fracPart), Frac: len(fracPart)}
 	case driver.KindString:
 		col.Type = types.ColType{Tp: mysql.TypeVarchar, Len: utf8.RuneCountInString(v.Datum.GetString()), Charset: conn.Charset, Collation: conn.Name}
+		if col.Type.Len == 0 {
+			col.Type.Tp = mysql.TypeString // '' is CHAR(0)
+		}
 	default:
 		return nil
 	}
