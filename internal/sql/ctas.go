@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -44,7 +45,10 @@ func (s *Session) runCreateTableSelect(env *expr.Env, x *ast.CreateTableStmt, w 
 		return sqlerr.New(sqlerr.ErrTableNotLocked, "Table '%s' was not locked with LOCK TABLES", x.Table.Name.O)
 	}
 	db := orDefault(x.Table.Schema.O, s.CurDB)
-	if db != "" && s.db.Catalog().NameTaken(db, x.Table.Name.O) && !s.planContext().IsVirtualDB(db) {
+	if db == "" {
+		return sqlerr.New(sqlerr.ErrNoDB, "No database selected")
+	}
+	if s.db.Catalog().NameTaken(db, x.Table.Name.O) && !s.planContext().IsVirtualDB(db) {
 		if x.IfNotExists {
 			// MySQL 8: a note, and no row inserted (5.7 inserted into the existing table).
 			s.AddWarning("Note", sqlerr.ErrTableExists, fmt.Sprintf("Table '%s' already exists", x.Table.Name.O))
@@ -56,12 +60,17 @@ func (s *Session) runCreateTableSelect(env *expr.Env, x *ast.CreateTableStmt, w 
 	if err != nil {
 		return err
 	}
-	if _, _, err := s.applyDDL(env, create); err != nil {
+	pos, _, err := s.applyDDL(env, create)
+	if err != nil {
 		return err
 	}
 	ok, err := s.ctasInsert(env, x, names)
 	if err != nil {
 		s.ctasDrop(env, x)
+		return err
+	}
+	// The insert's commit waited for its own position (kiln_commit_ack); an empty one has none.
+	if err := s.ackApplied(env.Ctx, pos); err != nil {
 		return err
 	}
 	ok.Warnings = s.warningCount()
@@ -317,7 +326,9 @@ func (s *Session) ctasInsert(env *expr.Env, x *ast.CreateTableStmt, names []stri
 // the client sees; a failure to drop is logged, and the table stays.
 func (s *Session) ctasDrop(env *expr.Env, x *ast.CreateTableStmt) {
 	drop := &ast.DropTableStmt{Tables: []*ast.TableName{x.Table}}
-	if _, _, err := s.applyDDL(env, drop); err != nil {
+	// A KILL or a gone client ended the insert: the drop must still run.
+	denv := &expr.Env{Sess: env.Sess, Ctx: context.WithoutCancel(env.Ctx), Mem: env.Tracker()}
+	if _, _, err := s.applyDDL(denv, drop); err != nil {
 		slog.Error("CREATE TABLE ... SELECT: dropping the table after a failed insert", "table", x.Table.Name.O, "err", err)
 	}
 }
