@@ -1,9 +1,7 @@
 package sql
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"unicode/utf8"
 
@@ -23,17 +21,16 @@ import (
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
 
-// CREATE TABLE ... SELECT (MySQL 8's "CREATE TABLE ... SELECT Statement") runs in three steps, as
-// the facade composes DDL and DML (sql/ddl must not run a query, sql/dml must not change the
-// catalog):
+// CREATE TABLE ... SELECT (MySQL 8's "CREATE TABLE ... SELECT Statement") is composed in the
+// facade, since sql/ddl must not run a query and sql/dml must not change the catalog:
 //  1. Plan the SELECT to learn its result columns; each becomes a column of the new table (name
-//     from its alias, type and nullability from the expression), after the declared columns; a
-//     declared column of the same name keeps its declared definition.
-//  2. Create the table through runDDL's path, as a plain CREATE TABLE with those columns.
-//  3. Insert the SELECT's rows (INSERT [IGNORE|REPLACE] ... SELECT) in one transaction; if that
-//     fails, the table is dropped again, so a failing row leaves no table behind.
-// The table and its rows are therefore two commits, not one: another session can see the empty
-// table between them, and a crash between them leaves it (MySQL 8's atomic DDL does not).
+//     from its alias, type and nullability from the expression), after the declared columns no
+//     SELECT column names; a declared column of the same name keeps its declared definition.
+//  2. Run a plain CREATE TABLE of those columns through applyDDLThen and, in the same
+//     transaction and under the same locks, INSERT [IGNORE|REPLACE] ... SELECT into the new table,
+//     planned against the DDL's catalog copy (Session.ddlCatalog). The catalog keys and the rows
+//     commit as one log record, or, on any error, nothing does: MySQL 8's atomic CREATE TABLE ...
+//     SELECT.
 
 // runCreateTableSelect is CREATE TABLE ... SELECT.
 func (s *Session) runCreateTableSelect(env *expr.Env, x *ast.CreateTableStmt, w proto.ResultWriter, more bool) error {
@@ -60,16 +57,26 @@ func (s *Session) runCreateTableSelect(env *expr.Env, x *ast.CreateTableStmt, w 
 	if err != nil {
 		return err
 	}
-	pos, _, err := s.applyDDL(env, create)
+	var ok proto.OK
+	var newID uint64
+	pos, _, err := s.applyDDLThen(env, create, func(denv *expr.Env, next *catalog.Catalog, locked []string) (uint64, error) {
+		if t, found := next.Table(db, x.Table.Name.O); found {
+			newID = t.ID
+		}
+		denv.Params = env.Params // EXECUTE ... USING's values for the SELECT's placeholders
+		var err error
+		ok, err = s.ctasRows(denv, next, locked, x, names)
+		return ok.AffectedRows, err
+	})
+	// Planning the insert may have taken shared metadata locks on other databases.
+	s.releaseMDL()
 	if err != nil {
+		if newID != 0 {
+			// The insert may have started the new table's AUTO_INCREMENT counter; the id is free again.
+			s.db.resetAutoInc(newID)
+		}
 		return err
 	}
-	ok, err := s.ctasInsert(env, x, names)
-	if err != nil {
-		s.ctasDrop(env, x)
-		return err
-	}
-	// The insert's commit waited for its own position (kiln_commit_ack); an empty one has none.
 	if err := s.ackApplied(env.Ctx, pos); err != nil {
 		return err
 	}
@@ -294,9 +301,11 @@ func (s *Session) ctasColumnDefs(t *catalog.Table) ([]*ast.ColumnDef, error) {
 	return ct.Cols, nil
 }
 
-// ctasInsert inserts x's SELECT rows into the new table in a transaction of their own, committed
-// here whatever autocommit says (CREATE TABLE commits implicitly).
-func (s *Session) ctasInsert(env *expr.Env, x *ast.CreateTableStmt, names []string) (proto.OK, error) {
+// ctasRows inserts x's SELECT rows into the new table inside the DDL's transaction (denv.Txn),
+// planned against the DDL's catalog copy, where the table exists: the table and its rows commit
+// in one log record, or neither does. The databases the DDL holds exclusively are marked held, so
+// planning takes no lock on them (as CREATE VIEW plans its body).
+func (s *Session) ctasRows(denv *expr.Env, next *catalog.Catalog, locked []string, x *ast.CreateTableStmt, names []string) (proto.OK, error) {
 	ins := &ast.InsertStmt{
 		Table:     &ast.TableRefsClause{TableRefs: &ast.Join{Left: &ast.TableSource{Source: x.Table}}},
 		Select:    x.Select,
@@ -307,28 +316,12 @@ func (s *Session) ctasInsert(env *expr.Env, x *ast.CreateTableStmt, names []stri
 	for _, n := range names {
 		ins.Columns = append(ins.Columns, &ast.ColumnName{Name: ast.NewCIStr(n)})
 	}
-	if err := s.ensureTxn(); err != nil {
-		return proto.OK{}, err
-	}
-	s.txn.NewStatement()
-	ok, err := dml.Insert(env, s.dmlSess(), ins)
-	if err != nil {
-		s.rollback()
-		return proto.OK{}, err
-	}
-	if err := s.commit(env.Ctx); err != nil {
-		return proto.OK{}, err
-	}
-	return ok, nil
-}
-
-// ctasDrop drops the table a failed CREATE TABLE ... SELECT made. The statement's error is what
-// the client sees; a failure to drop is logged, and the table stays.
-func (s *Session) ctasDrop(env *expr.Env, x *ast.CreateTableStmt) {
-	drop := &ast.DropTableStmt{Tables: []*ast.TableName{x.Table}}
-	// A KILL or a gone client ended the insert: the drop must still run.
-	denv := &expr.Env{Sess: env.Sess, Ctx: context.WithoutCancel(env.Ctx), Mem: env.Tracker()}
-	if _, _, err := s.applyDDL(denv, drop); err != nil {
-		slog.Error("CREATE TABLE ... SELECT: dropping the table after a failed insert", "table", x.Table.Name.O, "err", err)
-	}
+	release := s.ddlSess().HoldMetadataLocks(locked)
+	s.ddlCatalog = next
+	defer func() {
+		s.ddlCatalog = nil
+		release()
+	}()
+	denv.Txn.NewStatement()
+	return dml.Insert(denv, s.dmlSess(), ins)
 }
