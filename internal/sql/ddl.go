@@ -36,6 +36,17 @@ func (s *Session) runDDL(env *expr.Env, st ast.StmtNode, w proto.ResultWriter, m
 // applyDDL is runDDL under the locks: it returns the commit's log index (0 when the statement
 // changed nothing) and the affected-rows count for the OK.
 func (s *Session) applyDDL(env *expr.Env, st ast.StmtNode) (pos uint64, affected uint64, err error) {
+	return s.applyDDLThen(env, st, nil)
+}
+
+// ddlThen runs after a DDL's change, in its transaction and under its locks, with the changed
+// catalog copy (next) and the databases locked: CREATE TABLE ... SELECT's rows (ctas.go). Its
+// count replaces the statement's affected rows.
+type ddlThen func(denv *expr.Env, next *catalog.Catalog, locked []string) (affected uint64, err error)
+
+// applyDDLThen is applyDDL with then (if not nil) run before the commit: an error rolls the whole
+// statement back.
+func (s *Session) applyDDLThen(env *expr.Env, st ast.StmtNode, then ddlThen) (pos uint64, affected uint64, err error) {
 	db := s.db
 	if err := s.ddlTableLocks(st); err != nil {
 		return 0, 0, err
@@ -76,6 +87,13 @@ func (s *Session) applyDDL(env *expr.Env, st ast.StmtNode) (pos uint64, affected
 		t.Rollback()
 		return 0, 0, nil
 	}
+	affected = stmt.Affected()
+	if then != nil {
+		if affected, err = then(denv, next, names); err != nil {
+			t.Rollback()
+			return 0, 0, err
+		}
+	}
 	if err := stmt.LogBuilds(); err != nil {
 		t.Rollback()
 		return 0, 0, err
@@ -90,7 +108,7 @@ func (s *Session) applyDDL(env *expr.Env, st ast.StmtNode) (pos uint64, affected
 	for _, id := range stmt.ResetAutoInc() {
 		db.resetAutoInc(id)
 	}
-	return pos, stmt.Affected(), nil
+	return pos, affected, nil
 }
 
 // orDefault is s, or def when s is empty (a table name's database, or the current one).

@@ -29,6 +29,7 @@ import (
 // Session is one client's SQL state. It is used by one goroutine at a time.
 type Session struct {
 	db            *DB
+	ddlCatalog    *catalog.Catalog // a DDL's catalog copy while it inserts rows (ctas.go); nil otherwise
 	ConnID        uint32
 	User          string // the login name (USER())
 	Host          string
@@ -105,7 +106,12 @@ func (db *DB) NewSession(connID uint32, user, host, curDB string) *Session {
 	return s
 }
 
-func (s *Session) catalog() *catalog.Catalog { return s.db.Catalog() }
+func (s *Session) catalog() *catalog.Catalog {
+	if s.ddlCatalog != nil {
+		return s.ddlCatalog // CREATE TABLE ... SELECT inserting into its new table (ctas.go)
+	}
+	return s.db.Catalog()
+}
 
 // InTxn reports whether an explicit (or autocommit=0) transaction is open.
 func (s *Session) InTxn() bool { return s.txn != nil && s.explicit }
@@ -478,6 +484,9 @@ func (s *Session) dispatch(env *expr.Env, st ast.StmtNode, w proto.ResultWriter,
 	case *ast.CreateDatabaseStmt, *ast.DropDatabaseStmt, *ast.CreateTableStmt, *ast.DropTableStmt,
 		*ast.TruncateTableStmt, *ast.RenameTableStmt, *ast.CreateIndexStmt, *ast.DropIndexStmt,
 		*ast.AlterTableStmt, *ast.CreateViewStmt, *ast.AlterDatabaseStmt:
+		if ct, ok := st.(*ast.CreateTableStmt); ok && ct.Select != nil {
+			return s.runCreateTableSelect(env, ct, w, more)
+		}
 		return s.runDDL(env, st, w, more)
 	case *ast.KillStmt:
 		if s.db.cfg.Kill == nil {
