@@ -20,6 +20,9 @@
 # (and mariadb.*), counts.json, categories.txt (Kiln's failures grouped by
 # error), kiln-only-failures.txt. $SQLA_CACHE (default ~/.cache/kiln-sqla)
 # keeps the venv and the sdist between runs; pip's own cache is used too.
+# The databases test, test_schema and test_schema_2 are dropped and created
+# afresh before the run and dropped after it (SQLA_KEEP=1 keeps them): never
+# point this at a server whose databases of those names hold data.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -63,12 +66,25 @@ if [[ ! -f $src/test/dialect/test_suite.py ]]; then
   tar -xzf "$tgz" -C "$cache" || die "unpacking the sdist failed"
 fi
 
-# run NAME HOST PORT: the suite against one server; the report in $out/NAME.xml.
+dbs=(test test_schema test_schema_2)
+# sql HOST PORT STATEMENT...: one statement per database of dbs, e.g. "DROP DATABASE IF EXISTS %s".
+sql() {
+  local h=$1 p=$2 stmt=$3 d q=""
+  for d in "${dbs[@]}"; do
+    # shellcheck disable=SC2059 # the statement is the format
+    q+="$(printf "$stmt" "$d"); "
+  done
+  mariadb --no-defaults -h "$h" -P "$p" -uroot -e "$q"
+}
+
+# run NAME HOST PORT: the suite against one server; the report in $out/NAME.xml. The databases
+# are created afresh (a failed fixture leaves tables behind, and a table left by an earlier run
+# changes what later tests see) and dropped afterwards unless SQLA_KEEP=1.
 run() {
   local name=$1 h=$2 p=$3
-  mariadb --no-defaults -h "$h" -P "$p" -uroot -e \
-    'CREATE DATABASE IF NOT EXISTS test; CREATE DATABASE IF NOT EXISTS test_schema;
-     CREATE DATABASE IF NOT EXISTS test_schema_2' || die "creating the test databases on $name failed"
+  if ! sql "$h" "$p" 'DROP DATABASE IF EXISTS %s' || ! sql "$h" "$p" 'CREATE DATABASE %s'; then
+    die "creating the databases ${dbs[*]} on $name failed"
+  fi
   log "SQLAlchemy $version dialect suite against $name at $h:$p"
   local t0 rc=0
   t0=$(date +%s)
@@ -78,6 +94,7 @@ run() {
     --dburi "mysql+pymysql://root@$h:$p/test" -p no:cacheprovider -q --maxfail=100000 --tb=line \
     --junitxml="$out/$name.xml" -o junit_family=xunit2) >"$out/$name.log" 2>&1 || rc=$?
   log "$name: pytest exit $rc in $(($(date +%s) - t0)) s; $(tail -n 1 "$out/$name.log")"
+  [[ ${SQLA_KEEP:-0} == 1 ]] || sql "$h" "$p" 'DROP DATABASE IF EXISTS %s' || die "dropping ${dbs[*]} on $name failed"
   [[ $rc -le 1 && -s $out/$name.xml ]] || { tail -n 30 "$out/$name.log" >&2; die "pytest failed to run (exit $rc)"; }
 }
 
