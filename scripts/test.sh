@@ -7,7 +7,7 @@
 # of $TEST_BUDGET seconds (default 2640 = 44 min; a step gets at most what is
 # left of it):
 #   deps         apt-get install what is missing (mariadb-server mariadb-client
-#                sysbench python3-pymysql), go mod download
+#                sysbench python3-pymysql python3-venv), go mod download
 #   vet          go vet ./...
 #   lint         gofmt -l (must list nothing); the import-graph check
 #                (go run ./tools/importcheck: no import points up the layers of
@@ -27,6 +27,9 @@
 #   (pymysql, cli, jdbc and gosql also check TLS against the server's
 #   generated CA: KILN_TLS_CA)
 #   slt          test/slt/check.sh full (the whole corpus) against test/slt/floor.json
+#   sqlalchemy   test/sqlalchemy/run.sh: SQLAlchemy's dialect compliance suite
+#                against test/sqlalchemy/floor.json (pip installs the pinned
+#                packages into ~/.cache/kiln-sqla once: ~2.5 min, then ~20 s)
 #   sysbench     test/sysbench/run.sh
 #   linkbench    kiln bench linkbench: 5,000 nodes loaded, 30 s of LinkBench's
 #                request mix on 4 connections, no failed operation, and the
@@ -52,7 +55,7 @@ cd "$repo"
 # shellcheck source=scripts/lib.sh
 . "$here/lib.sh"
 
-packages=(mariadb-server mariadb-client sysbench python3-pymysql)
+packages=(mariadb-server mariadb-client sysbench python3-pymysql python3-venv)
 
 # --- internal subcommands (run under timeout by the steps) --------------
 deps() {
@@ -84,7 +87,7 @@ lint() {
   go run ./tools/importcheck || return 1
   if command -v shellcheck >/dev/null; then
     shellcheck -x scripts/*.sh test/sysbench/run.sh test/slt/check.sh test/clients/cli_session.sh \
-      test/clients/jdbc.sh test/clients/dump_roundtrip.sh bench/*.sh .ci/run
+      test/clients/jdbc.sh test/clients/dump_roundtrip.sh test/sqlalchemy/run.sh bench/*.sh .ci/run
   else
     echo "shellcheck not installed: skipped"
   fi
@@ -214,7 +217,7 @@ step fuzz 480 env FUZZTIME=5s scripts/fuzz.sh || true
 step tools 300 go test -timeout 4m ./tools/... || true
 
 need_server=0
-for s in pymysql cli jdbc dump gosql slt sysbench linkbench integration; do
+for s in pymysql cli jdbc dump gosql slt sqlalchemy sysbench linkbench integration; do
   wanted "$s" && need_server=1
 done
 built=1
@@ -249,6 +252,7 @@ dump_env=()
 server_step dump 300 env "${dump_env[@]}" test/clients/dump_roundtrip.sh 127.0.0.1 "$srv_port"
 server_step gosql 300 env KILN_ADDR="$addr" go test -count=1 -v -timeout 4m ./test/clients/gosql/
 server_step slt 690 env SLT_OUT="$logs/slt" test/slt/check.sh "$addr" full
+server_step sqlalchemy 420 env SQLA_OUT="$logs/sqlalchemy" test/sqlalchemy/run.sh "$addr"
 server_step sysbench 900 env SYSBENCH_OUT="$logs/sysbench" test/sysbench/run.sh 127.0.0.1 "$srv_port"
 # The LinkBench client is kiln itself (built above; against MariaDB, go run).
 linkbench=(go run ./cmd/kiln)

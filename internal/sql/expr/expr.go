@@ -650,6 +650,9 @@ type Case struct {
 	Thens []Expr
 	Els   Expr
 	Coll  *types.Collation
+	// JSONBool marks the WHENs that are booleans while Value is JSON: they compare with the
+	// document as a JSON boolean (JSONBoolOf), as MySQL does. nil when there is none.
+	JSONBool []bool
 }
 
 func (c *Case) Eval(env *Env, row []types.Value) (types.Value, error) {
@@ -667,7 +670,11 @@ func (c *Case) Eval(env *Env, row []types.Value) (types.Value, error) {
 		}
 		var hit bool
 		if c.Value != nil {
-			hit = !v.IsNull() && !wv.IsNull() && types.Compare(v, wv, c.Coll) == 0
+			if c.JSONBool != nil && c.JSONBool[i] {
+				hit = !v.IsNull() && !wv.IsNull() && types.Compare(JSONBoolOf(v), wv, nil) == 0
+			} else {
+				hit = !v.IsNull() && !wv.IsNull() && types.Compare(v, wv, c.Coll) == 0
+			}
 		} else {
 			b, null := types.ToBool(wv)
 			hit = b && !null

@@ -104,3 +104,33 @@ func EvalArgs(env *Env, row []types.Value, a []Expr) ([]types.Value, bool, error
 	}
 	return vs, null, nil
 }
+
+// JSONBoolOf is a JSON document as the operand of a comparison with a boolean (TRUE, FALSE, a
+// comparison): MySQL turns the boolean into a JSON boolean there, so JSON true equals TRUE and JSON
+// false equals FALSE, and any other document (1, "true", null) equals neither. It maps true and
+// false to 1 and 0 and every other document to -1, a value no boolean has; SQL NULL stays NULL.
+func JSONBoolOf(v types.Value) types.Value {
+	if v.IsNull() {
+		return v
+	}
+	if doc, err := types.ParseJSON(types.ToString(v)); err == nil {
+		if b, ok := doc.(bool); ok {
+			if b {
+				return types.NewInt(1)
+			}
+			return types.NewInt(0)
+		}
+	}
+	return types.NewInt(-1)
+}
+
+// JSONBoolOperand wraps a JSON-typed operand compared with a boolean (see JSONBoolOf).
+func JSONBoolOperand(e Expr) Expr {
+	return &Closure{Typed: Typed{TInt}, Args: []Expr{e}, Fn: func(env *Env, row []types.Value, a []Expr) (types.Value, error) {
+		v, err := a[0].Eval(env, row)
+		if err != nil {
+			return types.Null, err
+		}
+		return JSONBoolOf(v), nil
+	}}
+}

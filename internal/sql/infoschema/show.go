@@ -552,10 +552,13 @@ func showForeignKeys(t *catalog.Table) []string {
 			ref = "`" + fk.RefDB + "`." + ref
 		}
 		l := fmt.Sprintf("  CONSTRAINT `%s` FOREIGN KEY (%s) REFERENCES %s (%s)", fk.Name, strings.Join(cc, ", "), ref, strings.Join(rc, ", "))
-		if fk.OnDelete != "" && fk.OnDelete != "RESTRICT" {
+		// MySQL 8 keeps an explicit RESTRICT apart from the default (NO ACTION, which it leaves out
+		// whether given or not) and shows it; ORMs read the rule back from here (SQLAlchemy's
+		// reflection expects ON DELETE RESTRICT). MariaDB leaves RESTRICT out instead.
+		if fk.OnDelete != "" && fk.OnDelete != "NO ACTION" {
 			l += " ON DELETE " + fk.OnDelete
 		}
-		if fk.OnUpdate != "" && fk.OnUpdate != "RESTRICT" {
+		if fk.OnUpdate != "" && fk.OnUpdate != "NO ACTION" {
 			l += " ON UPDATE " + fk.OnUpdate
 		}
 		out = append(out, l)

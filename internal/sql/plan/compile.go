@@ -367,6 +367,13 @@ func (c *Compiler) binary(x *ast.BinaryOperationExpr) (expr.Expr, error) {
 			}
 			return &expr.RowCmp{Typed: expr.Typed{T: expr.TBool}, L: lr.Items, Rs: [][]expr.Expr{rr.Items}, Not: x.Op == opcode.NE, Coll: nil}, nil
 		}
+		if x.Op == opcode.EQ || x.Op == opcode.NE || x.Op == opcode.NullEQ {
+			if expr.IsJSONType(l.Type()) && boolOperand(x.R, r) {
+				l = expr.JSONBoolOperand(l)
+			} else if expr.IsJSONType(r.Type()) && boolOperand(x.L, l) {
+				r = expr.JSONBoolOperand(r)
+			}
+		}
 		if expr.IsNumType(l.Type()) || expr.IsNumType(r.Type()) {
 			// ENUM/SET compared with a number compare their index / bitmask.
 			l, r = expr.NumericContext(l), expr.NumericContext(r)
@@ -380,6 +387,28 @@ func (c *Compiler) binary(x *ast.BinaryOperationExpr) (expr.Expr, error) {
 		return &expr.Bit{Typed: expr.Typed{T: expr.TUint}, Op: x.Op, L: l, R: r}, nil
 	}
 	return nil, c.errf(sqlerr.ErrNotSupportedYet, "unsupported operator %s", x.Op)
+}
+
+// boolOperand reports whether an operand is a boolean in MySQL's sense (the TRUE and FALSE
+// literals, a comparison or a logical operator): compared with a JSON document it becomes a JSON
+// boolean, so `JSON_EXTRACT(j, '$.a') = TRUE` holds for {"a": true} (what SQLAlchemy's JSON Boolean
+// accessor sends) and not for {"a": 1}.
+func boolOperand(n ast.ExprNode, e expr.Expr) bool {
+	for {
+		p, ok := n.(*ast.ParenthesesExpr)
+		if !ok {
+			break
+		}
+		n = p.Expr
+	}
+	if v, ok := n.(*driver.ValueExpr); ok {
+		return v.Type.GetFlag()&mysql.IsBooleanFlag != 0
+	}
+	switch e.(type) {
+	case *expr.Cmp, *expr.Logic:
+		return true
+	}
+	return false
 }
 
 func (c *Compiler) in(x *ast.PatternInExpr) (expr.Expr, error) {
@@ -441,6 +470,12 @@ func (c *Compiler) caseExpr(x *ast.CaseExpr) (expr.Expr, error) {
 		te, err := c.Compile(w.Result)
 		if err != nil {
 			return nil, err
+		}
+		if ce.Value != nil && expr.IsJSONType(ce.Value.Type()) && boolOperand(w.Expr, we) {
+			if ce.JSONBool == nil {
+				ce.JSONBool = make([]bool, len(x.WhenClauses))
+			}
+			ce.JSONBool[len(ce.Whens)] = true
 		}
 		ce.Whens = append(ce.Whens, we)
 		ce.Thens = append(ce.Thens, te)
