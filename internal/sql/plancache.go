@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
@@ -57,10 +56,10 @@ func (s *Session) planCacheLookup(text string) (*prepared, []types.Value, *sqlte
 		return nil, nil, nil
 	}
 	c := &s.pcache
-	mode := s.getSysVar(sysvar.Must("sql_mode"), false).S
+	mode, parsed := s.sqlMode()
 	coll := s.getSysVar(sysvar.Must("collation_connection"), false).S
 	if c.entries == nil || mode != c.sqlMode || coll != c.coll {
-		*c = planCache{entries: map[planCacheKey]*prepared{}, sqlMode: mode, coll: coll, mode: lexMode(mode)}
+		*c = planCache{entries: map[planCacheKey]*prepared{}, sqlMode: mode, coll: coll, mode: sqltext.Mode{NoBackslashEscapes: parsed.HasNoBackslashEscapesMode(), ANSIQuotes: parsed.HasANSIQuotesMode()}}
 	}
 	n, ok := sqltext.Normalize(text, c.mode)
 	if !ok {
@@ -80,20 +79,6 @@ func (s *Session) planCacheLookup(text string) (*prepared, []types.Value, *sqlte
 	}
 	s.db.planCacheHits.Add(1)
 	return p, args, nil
-}
-
-// lexMode is what of sql_mode changes how the lexer reads a text.
-func lexMode(sqlMode string) sqltext.Mode {
-	var m sqltext.Mode
-	for _, f := range strings.Split(strings.ToUpper(sqlMode), ",") {
-		switch f {
-		case "NO_BACKSLASH_ESCAPES":
-			m.NoBackslashEscapes = true
-		case "ANSI_QUOTES", "ANSI":
-			m.ANSIQuotes = true
-		}
-	}
-	return m
 }
 
 // literalArgs turns the lexer's literals into the values the parser would give them

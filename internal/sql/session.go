@@ -82,9 +82,10 @@ type Session struct {
 
 	exprDepth int // expressions being compiled, nested (nesting.go)
 
-	// parseModeText is the sql_mode the parser's mode was last computed from: parse recomputes
+	// parseModeText is the sql_mode parseMode was last computed from: sqlMode recomputes
 	// (upper-casing and splitting the string) only when it changes.
 	parseModeText string
+	parseMode     mysql.SQLMode
 }
 
 type savepoint struct {
@@ -218,12 +219,19 @@ func (s *Session) Close() {
 }
 
 // Parse parses statement text with the session's SQL mode.
-func (s *Session) parse(text string) ([]ast.StmtNode, error) {
+// sqlMode returns sql_mode as set and as parsed, parsing it again (and handing it to the parser)
+// only when it changed: the parser and the plan cache's lexer read it on every statement.
+func (s *Session) sqlMode() (string, mysql.SQLMode) {
 	if m := types.ToString(s.getSysVar(sysvar.Must("sql_mode"), false)); m != s.parseModeText || s.parseModeText == "" {
-		mode, _ := mysql.GetSQLMode(strings.ToUpper(m))
-		s.parser.SetSQLMode(mode)
+		s.parseMode, _ = mysql.GetSQLMode(strings.ToUpper(m))
+		s.parser.SetSQLMode(s.parseMode)
 		s.parseModeText = m
 	}
+	return s.parseModeText, s.parseMode
+}
+
+func (s *Session) parse(text string) ([]ast.StmtNode, error) {
+	s.sqlMode()
 	if err := checkTextNesting(text); err != nil {
 		return nil, err
 	}
