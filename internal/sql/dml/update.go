@@ -122,20 +122,27 @@ func TargetPlanWith(s Session, with *ast.WithClause, tbl *catalog.Table, alias s
 	return pl, nil
 }
 
+// target resolves the one table of a single-table UPDATE or DELETE (verb names it in errors) and
+// plans the locking read of its matching rows.
+func target(s Session, verb string, with *ast.WithClause, refs ast.ResultSetNode, where ast.ExprNode, order *ast.OrderByClause, limit *ast.Limit) (*catalog.Table, string, *exec.Select, error) {
+	if err := cteTarget(with, refs, verb); err != nil {
+		return nil, "", nil, err
+	}
+	tbl, alias, err := TableRef(s, refs)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	pl, err := TargetPlanWith(s, with, tbl, alias, where, order, limit)
+	return tbl, alias, pl, err
+}
+
 // Update runs a single-table UPDATE: the matching rows are read (and locked) in full first, then
 // each is updated in place.
 func Update(env *expr.Env, s Session, x *ast.UpdateStmt) (proto.OK, error) {
 	if x.MultipleTable {
 		return proto.OK{}, sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table UPDATE is not supported yet")
 	}
-	if err := cteTarget(x.With, x.TableRefs.TableRefs, "UPDATE"); err != nil {
-		return proto.OK{}, err
-	}
-	tbl, alias, err := TableRef(s, x.TableRefs.TableRefs)
-	if err != nil {
-		return proto.OK{}, err
-	}
-	pl, err := TargetPlanWith(s, x.With, tbl, alias, x.Where, x.Order, x.Limit)
+	tbl, alias, pl, err := target(s, "UPDATE", x.With, x.TableRefs.TableRefs, x.Where, x.Order, x.Limit)
 	if err != nil {
 		return proto.OK{}, err
 	}
@@ -285,14 +292,7 @@ func Delete(env *expr.Env, s Session, x *ast.DeleteStmt) (proto.OK, error) {
 	if x.IsMultiTable {
 		return proto.OK{}, sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table DELETE is not supported yet")
 	}
-	if err := cteTarget(x.With, x.TableRefs.TableRefs, "DELETE"); err != nil {
-		return proto.OK{}, err
-	}
-	tbl, alias, err := TableRef(s, x.TableRefs.TableRefs)
-	if err != nil {
-		return proto.OK{}, err
-	}
-	pl, err := TargetPlanWith(s, x.With, tbl, alias, x.Where, x.Order, x.Limit)
+	tbl, _, pl, err := target(s, "DELETE", x.With, x.TableRefs.TableRefs, x.Where, x.Order, x.Limit)
 	if err != nil {
 		return proto.OK{}, err
 	}
