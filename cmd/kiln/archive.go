@@ -122,13 +122,17 @@ type holdRenewer struct {
 	kick     chan struct{} // renew now: the stream (re)connects, the node may have restarted without it
 }
 
-func (h *holdRenewer) run(ctx context.Context) {
+// run renews until ctx ends or stop is closed. A renewal in flight when stop closes completes
+// first: cancelling it could leave the node to apply it after a release (the hold set again).
+func (h *holdRenewer) run(ctx context.Context, stop <-chan struct{}) {
 	tick := time.NewTicker(min(h.ttl/4, time.Second))
 	defer tick.Stop()
 	for {
 		h.renew(ctx)
 		select {
 		case <-ctx.Done():
+			return
+		case <-stop:
 			return
 		case <-tick.C:
 		case <-h.kick:
@@ -242,10 +246,9 @@ func logCmd() *cobra.Command {
 				// The hold outlives this process by design (a restart must not lose what the node
 				// kept for it); --hold-ttl bounds it.
 				hr = &holdRenewer{kick: make(chan struct{}, 1), c: c, base: scheme + "://" + from, name: holdName, ttl: holdTTL, maxBytes: maxBytes, a: a, logger: logger}
-				hctx, hstop := context.WithCancel(ctx)
-				done := make(chan struct{})
-				go func() { defer close(done); hr.run(hctx) }()
-				stopRenewer = sync.OnceFunc(func() { hstop(); <-done })
+				stop, done := make(chan struct{}), make(chan struct{})
+				go func() { defer close(done); hr.run(ctx, stop) }()
+				stopRenewer = sync.OnceFunc(func() { close(stop); <-done })
 				defer stopRenewer()
 			}
 			logger.Info("archiving", "from", from, "to", to, "after", a.Last())
