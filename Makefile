@@ -19,7 +19,7 @@
 # times (CI runs 10,000).
 GO ?= go
 
-.PHONY: build run test fuzz soak soak-crash soak-cluster ryw bench bench-commit bench-pipeline bench-cluster bench-ack bench-reads bench-linkbench bench-backup conformance sltrun
+.PHONY: build run test fuzz soak soak-crash soak-cluster ryw bench bench-sysbench bench-commit bench-pipeline bench-cluster bench-ack bench-reads bench-linkbench bench-backup conformance sltrun
 
 build:
 	$(GO) build -o bin/kiln ./cmd/kiln
@@ -58,7 +58,14 @@ RYW ?= 100000
 ryw: build
 	KILN_BIN=bin/kiln KILN_RYW_ITERATIONS=$(RYW) $(GO) test -count=1 -timeout 0 -v -run 'TestReadYourWritesGTID$$' ./test/cluster/
 
+# Issue 12's benchmark in one run: sysbench (text and prepared, 1-64 threads), durable group commit,
+# LinkBench, Kiln vs MariaDB, medians of 3; writes bench/results/bench/report.md, a TPS-vs-threads
+# plot, and docs/benchmarks.md's "make bench" section (bench/all.sh; ~2.5 h; CI does not run it).
 bench: build
+	bench/all.sh
+
+# One sysbench comparison (bench/sysbench-compare.sh; env WORKLOADS, THREADS, PS_MODE, REPS, ...).
+bench-sysbench: build
 	bench/sysbench-compare.sh
 
 # Online backup vs mariadb-backup: backup/restore time, sysbench TPS and p99 during backups, incremental

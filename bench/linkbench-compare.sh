@@ -92,6 +92,10 @@ for s in $servers; do
   if [[ ${KEEP:-0} != 1 ]]; then rm -rf "$work/$s/data"; fi
 done
 
+# The server CPU seconds of each step, for bench/report.py (make bench).
+printf 'server\tload_cpu_s\trequest_cpu_s\n' >"$out/linkbench.cpu.tsv"
+for s in $servers; do printf '%s\t%s\t%s\n' "$s" "${loadcpu[$s]:-}" "${cpu[$s]:-}" >>"$out/linkbench.cpu.tsv"; done
+
 # The table: one column per server, in $SERVERS order.
 md=$out/linkbench.md
 cpu_args=()
