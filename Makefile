@@ -60,7 +60,7 @@ ryw: build
 
 # Issue 12's benchmark in one run: sysbench (text and prepared, 1-64 threads), durable group commit,
 # LinkBench, Kiln vs MariaDB, medians of 3; writes bench/results/bench/report.md, a TPS-vs-threads
-# plot, and docs/benchmarks.md's "make bench" section (bench/all.sh; ~2.5 h; CI does not run it).
+# plot, and docs/benchmarks.md's "make bench" section (bench/all.sh; ~2 h; CI does not run it).
 bench: build
 	bench/all.sh
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 12's benchmark in one run (`make bench`): Kiln against MariaDB side by side, medians of $REPS.
 #
-#   make bench                                   # the full run (about 2.5 hours on 2 cores)
+#   make bench                                   # the full run (about 2 hours on 2 cores)
 #   REPS=1 DURATION=5 THREADS="1 16" NODES=5000 LB_DURATION=10s PIPE_DURATION=5 make bench   # smoke
 #
 # Steps, each a script of its own that can also run alone:
@@ -60,8 +60,9 @@ probe() {
 
 { cat /proc/loadavg; nproc; uname -r; } >"$out/machine.txt"
 # The knobs this run used, for the report's "Reproduce" line.
-env | grep -E '^(REPS|DURATION|THREADS|WORKLOADS|PS_MODES|TABLE_SIZE|PIPE_DURATION|NODES|LB_DURATION|STEPS)=' |
-  sort | tr '\n' ' ' >"$out/command.txt" || true
+for v in REPS DURATION THREADS WORKLOADS PS_MODES TABLE_SIZE PIPE_DURATION NODES LB_DURATION STEPS; do
+  if [[ -n ${!v:-} ]]; then printf '%s="%s" ' "$v" "${!v}"; fi
+done >"$out/command.txt"
 if step fsync; then
   printf 'when\tat\tsyncs_per_s\n' >"$out/fsync.tsv"
   probe start

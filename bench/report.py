@@ -125,7 +125,7 @@ def plot(sb, path):
         return False
     panels = sorted({(ps, w) for ps, r in sb.items() for (_, w, _) in r}, key=lambda x: (x[1], x[0]))
     if not panels:
-        return False
+        return None
     cols = 2
     rows = (len(panels) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(11, 3.2 * rows), squeeze=False)
@@ -259,11 +259,12 @@ def main():
               f"{fmt(med(a['cpu_row']), '{:.1f}')} | {fmt(med(a['cpu_op']), '{:.1f}')} | "
               f"{sum(e or 0 for e in a['errors'])} |")
     png = os.path.join(out, "tps-vs-threads.png")
-    if plot(sb, png):
+    plotted = plot(sb, png)
+    if plotted:
         rel = os.path.relpath(png, os.path.dirname(os.path.abspath(args.docs)) if args.docs else out)
         w("")
         w(f"![TPS against threads, Kiln and MariaDB]({rel})")
-    else:
+    elif plotted is False:
         w("")
         w("(No plot: matplotlib is not installed; `apt-get install -y python3-matplotlib`.)")
     text = "\n".join(L) + "\n"
