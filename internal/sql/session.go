@@ -232,6 +232,10 @@ func (s *Session) sqlMode() (string, mysql.SQLMode) {
 
 func (s *Session) parse(text string) ([]ast.StmtNode, error) {
 	s.sqlMode()
+	text, err := s.rewriteJSONTable(text)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkTextNesting(text); err != nil {
 		return nil, err
 	}

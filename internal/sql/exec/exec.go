@@ -297,8 +297,8 @@ func (j *joinIter) openLevel(lv *Level) (RowIter, error) {
 		j.cache[L] = rows
 		return &sliceIter{rows: rows}, nil
 	}
-	// Derived table or virtual table: materialized each time the level opens (for an inner level,
-	// once per outer row).
+	// Derived table, virtual table or table function: materialized each time the level opens (for
+	// an inner level, once per outer row).
 	// The level's previous rows are garbage once it is opened again: its memory is given back.
 	if j.matBytes == nil {
 		j.matBytes = make([]int64, len(j.pl.Levels))
@@ -306,7 +306,13 @@ func (j *joinIter) openLevel(lv *Level) (RowIter, error) {
 	tr := j.env.Tracker()
 	tr.Shrink(j.matBytes[j.depth])
 	before := tr.Used()
-	rows, err := Materialize(j.env, lv.Sub)
+	var rows [][]types.Value
+	var err error
+	if lv.Fn != nil {
+		rows, err = lv.Fn.Rows(j.env, j.row) // lateral: reads the earlier levels' row
+	} else {
+		rows, err = Materialize(j.env, lv.Sub)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -448,6 +448,10 @@ func (b *selectBuilder) buildLevels() error {
 			if err := b.namedLevel(lv, li, it); err != nil {
 				return err
 			}
+		} else if doc, marker, ok := jsonTableSource(it.sub); ok {
+			if err := b.jsonTableLevel(lv, li, it, doc, marker); err != nil {
+				return err
+			}
 		} else {
 			sub, err := b.p.PlanResultSet(it.sub, b.parent)
 			if err != nil {
@@ -1344,8 +1348,9 @@ func writtenColumns(sc *Scope, nLevels int, order []int) []int {
 // product. It returns nil when the written order is kept (outer joins, USING, or no better order).
 func joinOrder(items []fromItem, levels []plannedLevel) []int {
 	n := len(items)
-	for _, it := range items {
-		if it.left || len(it.using) > 0 {
+	for i, it := range items {
+		// A table function reads the levels before it (lateral): it keeps its place.
+		if it.left || len(it.using) > 0 || levels[i].Fn != nil {
 			return nil
 		}
 	}
