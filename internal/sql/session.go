@@ -232,11 +232,11 @@ func (s *Session) sqlMode() (string, mysql.SQLMode) {
 
 func (s *Session) parse(text string) ([]ast.StmtNode, error) {
 	s.sqlMode()
-	text, err := s.rewriteJSONTable(text)
-	if err != nil {
+	if err := checkTextNesting(text); err != nil {
 		return nil, err
 	}
-	if err := checkTextNesting(text); err != nil {
+	text, err := s.rewriteJSONTable(text)
+	if err != nil {
 		return nil, err
 	}
 	stmts, _, err := s.parser.ParseSQL(text)

@@ -177,7 +177,7 @@ func RewriteJSONTable(text string, mode Mode) (string, error) {
 			lx.pos = save
 			continue
 		}
-		repl, end, err := rewriteOne(lx, text, mode)
+		repl, end, err := rewriteOne(lx, text)
 		if err != nil {
 			return "", err
 		}
@@ -195,7 +195,7 @@ func RewriteJSONTable(text string, mode Mode) (string, error) {
 
 // rewriteOne reads one JSON_TABLE call after its opening parenthesis and its alias, returning the
 // replacement text and the offset after the alias.
-func rewriteOne(lx *lexer, text string, mode Mode) (string, int, error) {
+func rewriteOne(lx *lexer, text string) (string, int, error) {
 	// The expression: everything up to the first comma outside parentheses.
 	exprStart := lx.pos
 	depth := 0
@@ -219,17 +219,16 @@ func rewriteOne(lx *lexer, text string, mode Mode) (string, int, error) {
 			break
 		}
 	}
+	// A JSON_TABLE inside the expression is not rewritten: it could only be in a subquery, which
+	// MySQL refuses there (1210), so the parser's syntax error is as good an answer, and the
+	// rewrite stays one linear pass however deeply calls are nested.
 	exprText := strings.TrimSpace(text[exprStart:exprEnd])
 	if exprText == "" {
 		return "", 0, syntaxErr(text, exprEnd)
 	}
-	// The expression may hold a subquery with its own JSON_TABLE.
-	exprText, err := RewriteJSONTable(exprText, mode)
-	if err != nil {
-		return "", 0, err
-	}
 	p := &specParser{lx: lx, text: text}
 	spec := &JSONTableSpec{}
+	var err error
 	if spec.Path, err = p.str(); err != nil {
 		return "", 0, err
 	}
