@@ -60,6 +60,13 @@ func (b *selectBuilder) jsonTableLevel(lv *exec.Level, li int, it fromItem, docN
 	doc, err := b.p.NewCompiler(b.sc).Compile(docNode)
 	if err != nil {
 		if e := sqlerr.As(err); e.Code == sqlerr.ErrBadField {
+			// A table of the other side of a RIGHT JOIN comes after the table function once the
+			// join is turned into a LEFT JOIN: MySQL refuses that lateral reference with 3668.
+			for _, later := range b.items[li+1:] {
+				if later.right {
+					return sqlerr.New(sqlerr.ErrTFForbiddenJoinType, "INNER or LEFT JOIN must be used for LATERAL references made by '%s'", it.alias)
+				}
+			}
 			return sqlerr.New(sqlerr.ErrBadField, "%s", strings.Replace(e.Message, "'field list'", "'a table function argument'", 1))
 		}
 		return err

@@ -47,6 +47,7 @@ type fromItem struct {
 	sub   ast.ResultSetNode
 	alias string
 	left  bool
+	right bool // the left side of a RIGHT JOIN, turned into the LEFT-joined item
 	on    ast.ExprNode
 	using []*ast.ColumnName
 }
@@ -79,6 +80,7 @@ func flattenFrom(n ast.ResultSetNode, out []fromItem) ([]fromItem, error) {
 		last := &out[len(out)-1]
 		if leftJoin {
 			out[start].left = true
+			out[start].right = x.Tp == ast.RightJoin
 		}
 		if x.On != nil {
 			if last.on != nil {
