@@ -297,6 +297,9 @@ func (j *joinIter) openLevel(lv *Level) (RowIter, error) {
 		j.cache[L] = rows
 		return &sliceIter{rows: rows}, nil
 	}
+	if lv.Fn != nil && lv.Fn.Const && j.depth > 0 {
+		return j.constFnRows(lv)
+	}
 	// Derived table, virtual table or table function: materialized each time the level opens (for
 	// an inner level, once per outer row).
 	// The level's previous rows are garbage once it is opened again: its memory is given back.
@@ -318,6 +321,28 @@ func (j *joinIter) openLevel(lv *Level) (RowIter, error) {
 	}
 	j.matBytes[j.depth] = tr.Used() - before
 	return &sliceIter{rows: rows}, nil
+}
+
+// constFnRows serves an inner table-function level whose document reads no earlier level: its
+// rows are computed on the first outer row and kept for the others (counted once in the memory
+// tracker, by JSONTable.Rows).
+func (j *joinIter) constFnRows(lv *Level) (RowIter, error) {
+	L := j.depth
+	if j.cache == nil {
+		j.cache = make([][][]types.Value, len(j.pl.Levels))
+		j.nocache = make([]bool, len(j.pl.Levels))
+	}
+	if j.cache[L] == nil {
+		rows, err := lv.Fn.Rows(j.env, j.row)
+		if err != nil {
+			return nil, err
+		}
+		if rows == nil {
+			rows = [][]types.Value{}
+		}
+		j.cache[L] = rows
+	}
+	return &sliceIter{rows: j.cache[L]}, nil
 }
 
 func (j *joinIter) Close() {

@@ -20,6 +20,9 @@ type JSONTable struct {
 	Doc   expr.Expr // the document; NULL yields no rows
 	Root  *JTNode   // the row path and its columns
 	Width int       // the level's columns
+	// Const: the document reads no earlier level and no enclosing query's row, so the level's
+	// rows are the same for every outer row: computed once per execution of the block.
+	Const bool
 }
 
 // JTNode is a path with its columns: the row path (Root) or a NESTED PATH.

@@ -57,7 +57,8 @@ func (b *selectBuilder) jsonTableLevel(lv *exec.Level, li int, it fromItem, docN
 	}
 	// The scope holds the earlier levels' columns only (this level's are added below): the
 	// document may read those, and the enclosing query's row, nothing after it.
-	doc, err := b.p.NewCompiler(b.sc).Compile(docNode)
+	cc := b.p.NewCompiler(b.sc)
+	doc, err := cc.Compile(docNode)
 	if err != nil {
 		if e := sqlerr.As(err); e.Code == sqlerr.ErrBadField {
 			// A table of the other side of a RIGHT JOIN comes after the table function once the
@@ -71,7 +72,7 @@ func (b *selectBuilder) jsonTableLevel(lv *exec.Level, li int, it fromItem, docN
 		}
 		return err
 	}
-	jt := &exec.JSONTable{Alias: it.alias, Doc: doc}
+	jt := &exec.JSONTable{Alias: it.alias, Doc: doc, Const: cc.refs == 0 && !cc.correlated}
 	jb := jtBuilder{b: b, jt: jt}
 	if jt.Root, err = jb.node(spec.Path, spec.Cols); err != nil {
 		return err

@@ -1351,8 +1351,8 @@ func writtenColumns(sc *Scope, nLevels int, order []int) []int {
 func joinOrder(items []fromItem, levels []plannedLevel) []int {
 	n := len(items)
 	for i, it := range items {
-		// A table function reads the levels before it (lateral): it keeps its place.
-		if it.left || len(it.using) > 0 || levels[i].Fn != nil {
+		// A table function that reads the levels before it (lateral) keeps its place.
+		if it.left || len(it.using) > 0 || levels[i].Fn != nil && !levels[i].Fn.Const {
 			return nil
 		}
 	}
