@@ -158,6 +158,43 @@ func HasJSONTable(text string) bool {
 	return false
 }
 
+// UnmarkJSONTable turns the derived tables of RewriteJSONTable back into JSON_TABLE's words in a
+// parser's error message, whose "near" text quotes the rewritten statement: "AS `<marker>`)"
+// becomes ", 'path' COLUMNS(...))", so the message reads as the statement was written. Text
+// without a marker is returned as it is.
+func UnmarkJSONTable(msg string) string {
+	if !strings.Contains(msg, JSONTableMarker) {
+		return msg
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(msg, "`"+JSONTableMarker)
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		j := strings.IndexByte(msg[i+1:], '`')
+		if j < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		j += i + 1
+		spec, err := DecodeJSONTableSpec(msg[i+1 : j])
+		if err != nil {
+			b.WriteString(msg[:j+1])
+			msg = msg[j+1:]
+			continue
+		}
+		head := msg[:i]
+		if strings.HasSuffix(head, "AS ") {
+			head = strings.TrimRight(strings.TrimSuffix(head, "AS "), " ") + ", "
+		}
+		b.WriteString(head)
+		b.WriteString(spec.SQL())
+		msg = msg[j+1:]
+	}
+}
+
 // RewriteJSONTable replaces each JSON_TABLE(...) [AS] alias of text (outside strings, quoted
 // names and comments) with the derived table described above. It returns text unchanged when
 // there is none; a malformed JSON_TABLE is a syntax error (1064), a missing alias 3667.

@@ -115,3 +115,19 @@ func BenchmarkHasJSONTable(b *testing.B) {
 		}
 	}
 }
+
+// TestUnmarkJSONTable: a syntax error's text shows the JSON_TABLE clause as written, not its marker.
+func TestUnmarkJSONTable(t *testing.T) {
+	text, err := RewriteJSONTable("SELECT * FROM JSON_TABLE(1 +, '$' COLUMNS(a INT PATH '$')) jt", Mode{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(text, "AS `")
+	got := UnmarkJSONTable("near '" + text[i:] + "' at line 1")
+	if want := "near ', '$' COLUMNS(`a` INT PATH '$')) AS `jt`' at line 1"; got != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+	if UnmarkJSONTable("near 'x'") != "near 'x'" {
+		t.Error("a message without a marker changed")
+	}
+}
