@@ -22,7 +22,8 @@ import (
 // table-function level (exec.JSONTable) instead of a derived table: expr is bound over the
 // columns of the FROM items before it (a lateral reference, as MySQL allows only for table
 // functions), the columns get their declared types, and the level's rows are computed each time
-// the level opens, so an inner JSON_TABLE level reads the current outer row's document.
+// the level opens, so an inner JSON_TABLE level reads the current outer row's document (once per
+// execution when the document reads no level: exec.JSONTable.Const).
 
 // maxNestedPaths is MySQL's MAX_NESTED_PATH: a JSON_TABLE has at most 15 NESTED PATH clauses.
 const maxNestedPaths = 16
