@@ -49,6 +49,10 @@ func FuzzQuery(f *testing.F) {
 		"CREATE TABLE `"+strings.Repeat("x", 100)+"` (a INT)",
 		"LOCK TABLES t WRITE; SELECT * FROM t; UNLOCK TABLES",
 		"SELECT * FROM t INTO OUTFILE '/tmp/kiln-fuzz-outfile'",
+		"SELECT * FROM t, JSON_TABLE(t.c, '$[*]' COLUMNS(n FOR ORDINALITY, v INT PATH '$.v' DEFAULT '1' ON EMPTY ERROR ON ERROR, NESTED PATH '$.w[*]' COLUMNS(w JSON PATH '$'))) jt",
+		"SELECT * FROM JSON_TABLE('"+strings.Repeat("[", 5000)+"', '$"+strings.Repeat("[*]", 5000)+"' COLUMNS(a INT PATH '$')) jt",
+		"SELECT * FROM "+strings.Repeat("JSON_TABLE(", 100000)+"'[]'",
+		"SELECT * FROM JSON_TABLE('[]', '$' COLUMNS("+strings.Repeat("NESTED PATH '$' COLUMNS(", 10000)+"a INT PATH '$'"+strings.Repeat(")", 10001)+") jt",
 	)
 	for _, s := range seeds {
 		f.Add(s)

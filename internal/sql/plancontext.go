@@ -89,6 +89,10 @@ func (s *Session) compileExpr(n ast.ExprNode) (expr.Expr, error) {
 }
 
 func (p *planSession) ParseSQL(sql string) ([]ast.StmtNode, error) {
+	sql, err := p.sess().rewriteJSONTable(sql) // a view's body may hold JSON_TABLE
+	if err != nil {
+		return nil, err
+	}
 	stmts, _, err := p.parser.ParseSQL(sql)
 	return stmts, err
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/plan"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
+	"github.com/kiln-db/kiln/internal/sql/sqltext"
 	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -235,6 +236,10 @@ func (s *Session) parse(text string) ([]ast.StmtNode, error) {
 	if err := checkTextNesting(text); err != nil {
 		return nil, err
 	}
+	text, err := s.rewriteJSONTable(text)
+	if err != nil {
+		return nil, err
+	}
 	stmts, _, err := s.parser.ParseSQL(text)
 	if err != nil {
 		if t, ok := loadDataFallback(text); ok { // LOAD DATA ... IGNORE n ROWS
@@ -256,7 +261,7 @@ func (s *Session) parse(text string) ([]ast.StmtNode, error) {
 				return nil, sqlerr.New(uint16(code), "%s", m[2])
 			}
 		}
-		return nil, sqlerr.New(sqlerr.ErrParse, "%s", parseErrorMessage(err))
+		return nil, sqlerr.New(sqlerr.ErrParse, "%s", sqltext.UnmarkJSONTable(parseErrorMessage(err)))
 	}
 	if err := checkTreeNesting(text, stmts); err != nil {
 		return nil, err

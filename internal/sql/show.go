@@ -150,6 +150,8 @@ func explainRows(pl *exec.Select, id int64) [][]types.Value {
 		acc := lv.CTE.String() // "derived" unless the level reads a CTE
 		if lv.Acc != nil {
 			acc = lv.Acc.Describe()
+		} else if lv.Fn != nil {
+			acc = "table function json_table"
 		}
 		ex := strings.Join(extra, ", ")
 		if ex == "" {

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
-	"github.com/pingcap/tidb/pkg/parser/format"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/plan"
@@ -20,13 +19,8 @@ import (
 // database it was created in. Views are read-only here: INSERT/UPDATE/DELETE through a view are
 // not supported.
 
-func restoreSQL(n ast.Node) (string, error) {
-	var b strings.Builder
-	if err := n.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b)); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
+// restoreSQL is the parser's restore of n, with JSON_TABLE written back as itself (plan.RestoreSQL).
+func restoreSQL(n ast.Node) (string, error) { return plan.RestoreSQL(n) }
 
 func (d *Stmt) createView(x *ast.CreateViewStmt) error {
 	db, err := d.dbName(x.ViewName.Schema.O)

@@ -297,8 +297,11 @@ func (j *joinIter) openLevel(lv *Level) (RowIter, error) {
 		j.cache[L] = rows
 		return &sliceIter{rows: rows}, nil
 	}
-	// Derived table or virtual table: materialized each time the level opens (for an inner level,
-	// once per outer row).
+	if lv.Fn != nil && lv.Fn.Const && j.depth > 0 {
+		return j.constFnRows(lv)
+	}
+	// Derived table, virtual table or table function: materialized each time the level opens (for
+	// an inner level, once per outer row).
 	// The level's previous rows are garbage once it is opened again: its memory is given back.
 	if j.matBytes == nil {
 		j.matBytes = make([]int64, len(j.pl.Levels))
@@ -306,12 +309,40 @@ func (j *joinIter) openLevel(lv *Level) (RowIter, error) {
 	tr := j.env.Tracker()
 	tr.Shrink(j.matBytes[j.depth])
 	before := tr.Used()
-	rows, err := Materialize(j.env, lv.Sub)
+	var rows [][]types.Value
+	var err error
+	if lv.Fn != nil {
+		rows, err = lv.Fn.Rows(j.env, j.row) // lateral: reads the earlier levels' row
+	} else {
+		rows, err = Materialize(j.env, lv.Sub)
+	}
 	if err != nil {
 		return nil, err
 	}
 	j.matBytes[j.depth] = tr.Used() - before
 	return &sliceIter{rows: rows}, nil
+}
+
+// constFnRows serves an inner table-function level whose document reads no earlier level: its
+// rows are computed on the first outer row and kept for the others (counted once in the memory
+// tracker, by JSONTable.Rows).
+func (j *joinIter) constFnRows(lv *Level) (RowIter, error) {
+	L := j.depth
+	if j.cache == nil {
+		j.cache = make([][][]types.Value, len(j.pl.Levels))
+		j.nocache = make([]bool, len(j.pl.Levels))
+	}
+	if j.cache[L] == nil {
+		rows, err := lv.Fn.Rows(j.env, j.row)
+		if err != nil {
+			return nil, err
+		}
+		if rows == nil {
+			rows = [][]types.Value{}
+		}
+		j.cache[L] = rows
+	}
+	return &sliceIter{rows: j.cache[L]}, nil
 }
 
 func (j *joinIter) Close() {

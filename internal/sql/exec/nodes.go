@@ -8,7 +8,7 @@ import (
 )
 
 // Level is one FROM item in nested-loop order. Its rows are placed at row[Off:Off+Width] of the
-// combined row. Exactly one of Acc and Sub is set.
+// combined row. Exactly one of Acc, Sub and Fn is set.
 type Level struct {
 	Acc    *Access // a base table
 	Sub    *Select // a derived table, a view or a virtual table: materialised each time the level opens
@@ -19,6 +19,9 @@ type Level struct {
 	CTE    CTEKind   // what kind of CTE Sub is, if any (EXPLAIN shows it); in Left's padding
 	Filter expr.Expr // conditions checked once this level's row is placed
 	Indep  bool      // reads nothing of earlier levels: its filtered rows can be read once per execution
+
+	// Fn is a table function (JSON_TABLE): its rows for the current row of the earlier levels.
+	Fn *JSONTable
 }
 
 // Agg is one aggregate function.

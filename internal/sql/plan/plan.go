@@ -47,6 +47,7 @@ type fromItem struct {
 	sub   ast.ResultSetNode
 	alias string
 	left  bool
+	right bool // the left side of a RIGHT JOIN, turned into the LEFT-joined item
 	on    ast.ExprNode
 	using []*ast.ColumnName
 }
@@ -79,6 +80,7 @@ func flattenFrom(n ast.ResultSetNode, out []fromItem) ([]fromItem, error) {
 		last := &out[len(out)-1]
 		if leftJoin {
 			out[start].left = true
+			out[start].right = x.Tp == ast.RightJoin
 		}
 		if x.On != nil {
 			if last.on != nil {
@@ -446,6 +448,10 @@ func (b *selectBuilder) buildLevels() error {
 			}
 		} else if it.tn != nil {
 			if err := b.namedLevel(lv, li, it); err != nil {
+				return err
+			}
+		} else if doc, marker, ok := jsonTableSource(it.sub); ok {
+			if err := b.jsonTableLevel(lv, li, it, doc, marker); err != nil {
 				return err
 			}
 		} else {
@@ -1344,8 +1350,9 @@ func writtenColumns(sc *Scope, nLevels int, order []int) []int {
 // product. It returns nil when the written order is kept (outer joins, USING, or no better order).
 func joinOrder(items []fromItem, levels []plannedLevel) []int {
 	n := len(items)
-	for _, it := range items {
-		if it.left || len(it.using) > 0 {
+	for i, it := range items {
+		// A table function that reads the levels before it (lateral) keeps its place.
+		if it.left || len(it.using) > 0 || levels[i].Fn != nil && !levels[i].Fn.Const {
 			return nil
 		}
 	}
