@@ -72,6 +72,21 @@ func (d *Stmt) buildForeignKey(t *catalog.Table, c *ast.Constraint, n int) (*cat
 			return nil, nil, sqlerr.New(sqlerr.ErrKeyColumnDoesNotExit, "Key column '%s' doesn't exist in table", k.Column.Name.O)
 		}
 		col := t.Columns[ci]
+		if col.GenExpr != "" {
+			// A foreign key action may not write a generated column (MySQL's 3104, in its order).
+			clause := ""
+			switch {
+			case fk.OnDelete == "SET NULL":
+				clause = "ON DELETE SET NULL"
+			case fk.OnUpdate == "SET NULL":
+				clause = "ON UPDATE SET NULL"
+			case fk.OnUpdate == "CASCADE":
+				clause = "ON UPDATE CASCADE"
+			}
+			if clause != "" {
+				return nil, nil, sqlerr.New(sqlerr.ErrWrongFKOptionForGeneratedColumn, "Cannot define foreign key with %s clause on a generated column.", clause)
+			}
+		}
 		if col.NotNull && (fk.OnDelete == "SET NULL" || fk.OnUpdate == "SET NULL") {
 			return nil, nil, sqlerr.New(sqlerr.ErrFKColumnNotNull, "Column '%s' cannot be NOT NULL: needed in a foreign key constraint '%s' SET NULL", col.Name, name)
 		}
