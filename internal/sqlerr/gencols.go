@@ -10,6 +10,7 @@ const (
 	ErrGeneratedColumnNonPrior                  = 3107 // Generated column can refer only to generated columns defined prior to it.
 	ErrDependentByGeneratedColumn               = 3108 // Column '%s' has a generated column dependency.
 	ErrGeneratedColumnRefAutoInc                = 3109 // Generated column '%s' cannot refer to auto-increment column.
+	ErrCannotAddForeignBaseColStored            = 3192 // Cannot add foreign key on the base column of stored column. (InnoDB; MySQL may end it with a space)
 	ErrGeneratedColumnNamedFunctionIsNotAllowed = 3763 // Expression of generated column '%s' contains a disallowed function: %s.
 	ErrGeneratedColumnVariables                 = 3765 // Expression of generated column '%s' cannot refer user or system variables.
 	ErrDefaultValGeneratedNonPrior              = 3767 // Default value expression of column '%s' cannot refer to a column defined after it if that column is a generated column or has an expression as default value.
@@ -22,7 +23,7 @@ func init() {
 	for _, code := range []uint16{
 		ErrGeneratedColumnFunctionIsNotAllowed, ErrWrongFKOptionForGeneratedColumn, ErrBadGeneratedColumn,
 		ErrUnsupportedOnGeneratedColumn, ErrGeneratedColumnNonPrior, ErrDependentByGeneratedColumn,
-		ErrGeneratedColumnRefAutoInc, ErrGeneratedColumnNamedFunctionIsNotAllowed, ErrGeneratedColumnVariables,
+		ErrGeneratedColumnRefAutoInc, ErrCannotAddForeignBaseColStored, ErrGeneratedColumnNamedFunctionIsNotAllowed, ErrGeneratedColumnVariables,
 		ErrDefaultValGeneratedNonPrior, ErrDefaultValGeneratedRefAutoInc,
 		ErrDefaultValGeneratedFunctionIsNotAllowed, ErrDefaultValGeneratedVariables,
 	} {

@@ -123,6 +123,9 @@ func (d *Stmt) buildForeignKey(t *catalog.Table, c *ast.Constraint, n int) (*cat
 			return nil, nil, sqlerr.New(sqlerr.ErrFKNoIndexParent, "Failed to add the foreign key constraint. Missing index for constraint '%s' in the referenced table '%s'", name, parent.Name)
 		}
 	}
+	if err := d.checkStoredBaseFK(t, fk); err != nil {
+		return nil, nil, err
+	}
 	var ixc *ast.Constraint
 	if exec.PrefixIndex(t, cols) == nil {
 		ixc = &ast.Constraint{Tp: ast.ConstraintIndex, Name: c.Name, Keys: c.Keys}

@@ -171,9 +171,44 @@ func (d *Stmt) checkGenerated(t *catalog.Table) error {
 			return err
 		}
 	}
+	for _, fk := range t.ForeignKeys {
+		if err := d.checkStoredBaseFK(t, fk); err != nil {
+			return err
+		}
+	}
 	for _, ic := range t.Indexes[0].Columns {
 		if p := t.ColPos[ic.Col]; p >= 0 && t.Columns[p].GenExpr != "" && !t.Columns[p].GenStored {
 			return sqlerr.New(sqlerr.ErrUnsupportedOnGeneratedColumn, "'Defining a virtual generated column as primary key' is not supported for generated columns.")
+		}
+	}
+	return nil
+}
+
+// checkStoredBaseFK refuses (3192, InnoDB's rule) a foreign key of t whose action would change a
+// column a STORED generated column of t reads: ON DELETE / ON UPDATE CASCADE or SET NULL.
+func (d *Stmt) checkStoredBaseFK(t *catalog.Table, fk *catalog.ForeignKey) error {
+	acts := func(a string) bool { return a == "CASCADE" || a == "SET NULL" || a == "SET DEFAULT" }
+	if !acts(fk.OnDelete) && !acts(fk.OnUpdate) {
+		return nil
+	}
+	for _, c := range t.Columns {
+		if c.GenExpr == "" || !c.GenStored {
+			continue
+		}
+		names, err := d.exprColumns(c.GenExpr)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			j := t.Col(n)
+			if j < 0 {
+				continue
+			}
+			for _, id := range fk.Cols {
+				if t.Columns[j].ID == id {
+					return sqlerr.New(sqlerr.ErrCannotAddForeignBaseColStored, "Cannot add foreign key on the base column of stored column.")
+				}
+			}
 		}
 	}
 	return nil
