@@ -11,6 +11,7 @@ const (
 	ErrDependentByGeneratedColumn               = 3108 // Column '%s' has a generated column dependency.
 	ErrGeneratedColumnRefAutoInc                = 3109 // Generated column '%s' cannot refer to auto-increment column.
 	ErrCannotAddForeignBaseColStored            = 3192 // Cannot add foreign key on the base column of stored column. (InnoDB; MySQL may end it with a space)
+	ErrFKCannotUseVirtualColumn                 = 3733 // Foreign key '%s' uses virtual column '%s' which is not supported.
 	ErrGeneratedColumnNamedFunctionIsNotAllowed = 3763 // Expression of generated column '%s' contains a disallowed function: %s.
 	ErrGeneratedColumnVariables                 = 3765 // Expression of generated column '%s' cannot refer user or system variables.
 	ErrDefaultValGeneratedNonPrior              = 3767 // Default value expression of column '%s' cannot refer to a column defined after it if that column is a generated column or has an expression as default value.
@@ -23,7 +24,8 @@ func init() {
 	for _, code := range []uint16{
 		ErrGeneratedColumnFunctionIsNotAllowed, ErrWrongFKOptionForGeneratedColumn, ErrBadGeneratedColumn,
 		ErrUnsupportedOnGeneratedColumn, ErrGeneratedColumnNonPrior, ErrDependentByGeneratedColumn,
-		ErrGeneratedColumnRefAutoInc, ErrCannotAddForeignBaseColStored, ErrGeneratedColumnNamedFunctionIsNotAllowed, ErrGeneratedColumnVariables,
+		ErrGeneratedColumnRefAutoInc, ErrCannotAddForeignBaseColStored, ErrFKCannotUseVirtualColumn,
+		ErrGeneratedColumnNamedFunctionIsNotAllowed, ErrGeneratedColumnVariables,
 		ErrDefaultValGeneratedNonPrior, ErrDefaultValGeneratedRefAutoInc,
 		ErrDefaultValGeneratedFunctionIsNotAllowed, ErrDefaultValGeneratedVariables,
 	} {

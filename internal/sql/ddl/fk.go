@@ -72,6 +72,9 @@ func (d *Stmt) buildForeignKey(t *catalog.Table, c *ast.Constraint, n int) (*cat
 			return nil, nil, sqlerr.New(sqlerr.ErrKeyColumnDoesNotExit, "Key column '%s' doesn't exist in table", k.Column.Name.O)
 		}
 		col := t.Columns[ci]
+		if col.GenExpr != "" && !col.GenStored {
+			return nil, nil, virtualFKError(name, col.Name)
+		}
 		if col.GenExpr != "" {
 			// A foreign key action may not write a generated column (MySQL's 3104, in its order).
 			clause := ""
@@ -115,6 +118,9 @@ func (d *Stmt) buildForeignKey(t *catalog.Table, c *ast.Constraint, n int) (*cat
 			}
 			fk.RefCols[i] = parent.Columns[pi].Name
 			pcols = append(pcols, pi)
+			if pc := parent.Columns[pi]; pc.GenExpr != "" && !pc.GenStored {
+				return nil, nil, virtualFKError(name, pc.Name)
+			}
 			if !fkCompatible(&t.Columns[cols[i]].Type, &parent.Columns[pi].Type) {
 				return nil, nil, sqlerr.New(sqlerr.ErrFKIncompatibleColumns, "Referencing column '%s' and referenced column '%s' in foreign key constraint '%s' are incompatible.", t.Columns[cols[i]].Name, parent.Columns[pi].Name, name)
 			}
@@ -134,6 +140,12 @@ func (d *Stmt) buildForeignKey(t *catalog.Table, c *ast.Constraint, n int) (*cat
 		}
 	}
 	return fk, ixc, nil
+}
+
+// virtualFKError is 3733: InnoDB keys no foreign key on a VIRTUAL generated column (child or
+// parent side); Kiln stores their values but follows MySQL.
+func virtualFKError(fk, col string) error {
+	return sqlerr.New(sqlerr.ErrFKCannotUseVirtualColumn, "Foreign key '%s' uses virtual column '%s' which is not supported.", fk, col)
 }
 
 // fkCompatible is InnoDB's rule: same type class, integers of the same size and signedness, strings
