@@ -1,6 +1,10 @@
 package sql
 
-import "testing"
+import (
+	"context"
+	"fmt"
+	"testing"
+)
 
 // TestLoadDataGeneratedColumns: LOAD DATA computes generated columns (their unique keys checked
 // like any other) and evaluates expression defaults per row; a SET of a generated column is 3105.
@@ -50,4 +54,39 @@ func TestGeneratedColumnsCatalogReload(t *testing.T) {
 	ls.exec("UPDATE r SET a = 10 WHERE id = 1")
 	ls.expect("SELECT * FROM r ORDER BY id", "1\t10\t11\t20\t6\n2\t2\t3\t4\t7")
 	ls.expect("SELECT id FROM r WHERE v = 11", "1")
+}
+
+// TestGeneratedColumnsConcurrentWriters: sessions writing one table at once compile its
+// generated expressions once (the table's GenCache) and every row holds its own values; run with
+// -race.
+func TestGeneratedColumnsConcurrentWriters(t *testing.T) {
+	ls := newLoadSession(t)
+	ls.exec("CREATE TABLE w (id INT PRIMARY KEY, a INT, b INT AS (a * 3) STORED, c INT DEFAULT (a + 1), UNIQUE KEY ub (b))")
+	db := ls.s.db
+	const n, per = 4, 25
+	errs := make(chan error, n)
+	for g := 0; g < n; g++ {
+		go func(g int) {
+			s := db.NewSession(uint32(10+g), "root", "localhost", "")
+			w := &textWriter{}
+			if err := s.Query(context.Background(), "USE d", w); err != nil {
+				errs <- err
+				return
+			}
+			for i := 0; i < per; i++ {
+				id := g*per + i
+				if err := s.Query(context.Background(), fmt.Sprintf("INSERT INTO w (id, a) VALUES (%d, %d)", id, id), w); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(g)
+	}
+	for g := 0; g < n; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	ls.expect("SELECT COUNT(*), SUM(b = a * 3), SUM(c = a + 1) FROM w", fmt.Sprintf("%d\t%d\t%d", n*per, n*per, n*per))
 }
