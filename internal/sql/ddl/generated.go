@@ -28,7 +28,16 @@ const ExprDefaultFunc = "__kiln_default_expr"
 // restoreValueExpr is the stored text of a generated column's or expression default's expression,
 // printed as MySQL 8 prints them (SHOW CREATE TABLE, information_schema.COLUMNS): lower-case
 // keywords and functions, binary operators spaced and in parentheses: (`a` + 1).
-func restoreValueExpr(n ast.Node) (string, error) {
+func restoreValueExpr(n ast.ExprNode) (string, error) {
+	// Redundant outer parentheses go, as MySQL drops them: SHOW CREATE TABLE's text, created
+	// again, gives the same text.
+	for {
+		p, ok := n.(*ast.ParenthesesExpr)
+		if !ok {
+			break
+		}
+		n = p.Expr
+	}
 	var b strings.Builder
 	flags := format.RestoreStringSingleQuotes | format.RestoreKeyWordLowercase | format.RestoreNameBackQuotes |
 		format.RestoreSpacesAroundBinaryOperation | format.RestoreBracketAroundBinaryOperation
