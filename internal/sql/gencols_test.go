@@ -26,6 +26,12 @@ func TestLoadDataGeneratedColumns(t *testing.T) {
 	ls.expect("LOAD DATA LOCAL INFILE 'r.txt' REPLACE INTO TABLE g (id, a)",
 		"ok affected=2 | Records: 1  Deleted: 1  Skipped: 0  Warnings: 0")
 	ls.expect("SELECT * FROM g WHERE id = 4", "4\t2\t4\t5\t40")
+	// Without a column list every visible column takes a field: a generated column's field is
+	// read and ignored (the column is computed), without a warning, as MariaDB 10.11 does.
+	ls.files["all.txt"] = "5\t1\t999\t999\t7\n"
+	ls.expect("LOAD DATA LOCAL INFILE 'all.txt' INTO TABLE g",
+		"ok affected=1 | Records: 1  Deleted: 0  Skipped: 0  Warnings: 0")
+	ls.expect("SELECT * FROM g WHERE id = 5", "5\t1\t2\t3\t7")
 }
 
 // TestGeneratedColumnsCatalogReload: a table with generated columns and expression defaults keeps
