@@ -209,6 +209,9 @@ func (d *Stmt) buildColumn(tbl *catalog.Table, cd *ast.ColumnDef) (*catalog.Colu
 			}
 			col.Type.Collation, col.Type.Charset = c.Name, c.Charset
 		case ast.ColumnOptionGenerated:
+			if err := checkQualified(o.Expr, tbl, true); err != nil {
+				return nil, nil, err
+			}
 			text, err := restoreValueExpr(o.Expr)
 			if err != nil {
 				return nil, nil, fmt.Errorf("generated column %s: restore: %w", name, err)
@@ -234,6 +237,9 @@ func (d *Stmt) buildColumn(tbl *catalog.Table, cd *ast.ColumnDef) (*catalog.Colu
 		}
 	}
 	if defNode != nil {
+		if err := checkQualified(defNode, tbl, false); err != nil {
+			return nil, nil, err
+		}
 		if err := d.setDefault(col, defNode); err != nil {
 			return nil, nil, err
 		}

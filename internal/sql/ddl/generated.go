@@ -39,8 +39,11 @@ func restoreValueExpr(n ast.ExprNode) (string, error) {
 		n = p.Expr
 	}
 	var b strings.Builder
+	// Column names are kept unqualified (checkGenerated refuses another table's), so a RENAME
+	// TABLE leaves the expression valid.
 	flags := format.RestoreStringSingleQuotes | format.RestoreKeyWordLowercase | format.RestoreNameBackQuotes |
-		format.RestoreSpacesAroundBinaryOperation | format.RestoreBracketAroundBinaryOperation
+		format.RestoreSpacesAroundBinaryOperation | format.RestoreBracketAroundBinaryOperation |
+		format.RestoreWithoutSchemaName | format.RestoreWithoutTableName
 	if err := n.Restore(format.NewRestoreCtx(flags, &b)); err != nil {
 		return "", err
 	}
@@ -68,11 +71,13 @@ var nonDeterministic = map[string]string{
 // construct it may not hold.
 type valueExprWalker struct {
 	cols     []string // column names read (as written)
+	foreign  string   // a column name qualified by another table than the one checked, as written
 	subquery bool
 	variable bool
 	aggr     bool
 	named    string // a disallowed (non-deterministic) function, by MySQL's name for it
 	genCol   bool   // checking a generated column (else an expression default)
+	table    string // the table's name, which a qualified column name may use
 }
 
 func (w *valueExprWalker) Enter(n ast.Node) (ast.Node, bool) {
@@ -86,6 +91,9 @@ func (w *valueExprWalker) Enter(n ast.Node) (ast.Node, bool) {
 		w.aggr = true
 	case *ast.ColumnNameExpr:
 		w.cols = append(w.cols, x.Name.Name.O)
+		if x.Name.Table.O != "" && w.table != "" && !strings.EqualFold(x.Name.Table.O, w.table) && w.foreign == "" {
+			w.foreign = x.Name.Table.O + "." + x.Name.Name.O
+		}
 	case *ast.FuncCallExpr:
 		if w.genCol && w.named == "" {
 			if m, ok := nonDeterministic[x.FnName.L]; ok {
@@ -158,11 +166,7 @@ func (d *Stmt) checkGenerated(t *catalog.Table) error {
 		for _, name := range w.cols {
 			j := t.Col(name)
 			if j < 0 || t.Columns[j].Hidden {
-				what := "generated column function"
-				if !gen {
-					what = "default value expression"
-				}
-				return sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in '%s'", name, what)
+				return unknownInExpr(name, gen)
 			}
 			r := t.Columns[j]
 			switch {
@@ -191,6 +195,26 @@ func (d *Stmt) checkGenerated(t *catalog.Table) error {
 		}
 	}
 	return nil
+}
+
+// checkQualified refuses (1054) a column name in n qualified by another table than t's own: the
+// expression is stored unqualified (restoreValueExpr), so this is checked on the statement's tree.
+func checkQualified(n ast.ExprNode, t *catalog.Table, gen bool) error {
+	w := &valueExprWalker{table: t.Name}
+	n.Accept(w)
+	if w.foreign != "" {
+		return unknownInExpr(w.foreign, gen)
+	}
+	return nil
+}
+
+// unknownInExpr is 1054 for a column a generated column's (gen) or default's expression names.
+func unknownInExpr(name string, gen bool) error {
+	what := "generated column function"
+	if !gen {
+		what = "default value expression"
+	}
+	return sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in '%s'", name, what)
 }
 
 // checkStoredBaseFK refuses (3192, InnoDB's rule) a foreign key of t whose action would change a
