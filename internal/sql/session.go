@@ -240,7 +240,13 @@ func (s *Session) parse(text string) ([]ast.StmtNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	stmts, _, err := s.parser.ParseSQL(text)
+	var stmts []ast.StmtNode
+	if t, ok := exprDefaultRewrite(text); ok { // DEFAULT (expr) in CREATE/ALTER: exprdefault.go
+		stmts, _, err = s.parser.ParseSQL(t)
+	}
+	if stmts == nil {
+		stmts, _, err = s.parser.ParseSQL(text)
+	}
 	if err != nil {
 		if t, ok := loadDataFallback(text); ok { // LOAD DATA ... IGNORE n ROWS
 			if st, _, err2 := s.parser.ParseSQL(t); err2 == nil {
@@ -255,9 +261,10 @@ func (s *Session) parse(text string) ([]ast.StmtNode, error) {
 		}
 	}
 	if err != nil {
-		// Unknown character sets and collations are their own errors, not syntax errors.
+		// Unknown character sets and collations are their own errors, not syntax errors; so is
+		// 1221 (DEFAULT on a generated column, refused by the parser).
 		if m := parseCodeRe.FindStringSubmatch(err.Error()); m != nil {
-			if code, _ := strconv.Atoi(m[1]); code == sqlerr.ErrUnknownCharset || code == sqlerr.ErrUnknownCollation {
+			if code, _ := strconv.Atoi(m[1]); code == sqlerr.ErrUnknownCharset || code == sqlerr.ErrUnknownCollation || code == sqlerr.ErrWrongUsage {
 				return nil, sqlerr.New(uint16(code), "%s", m[2])
 			}
 		}

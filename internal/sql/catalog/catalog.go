@@ -52,6 +52,15 @@ type Column struct {
 	AutoInc     bool          `json:"auto_inc,omitempty"`
 	Hidden      bool          `json:"hidden,omitempty"` // the row id of a table without primary key
 	Comment     string        `json:"comment,omitempty"`
+	// GenExpr is a generated column's expression (the parser's restored text, as CHECK stores
+	// its expression); "" for a base column. Kiln stores the value of VIRTUAL columns in the row
+	// too (computed on every write, like STORED), so reads never evaluate it: GenStored only says
+	// what the column was declared as.
+	GenExpr   string `json:"gen_expr,omitempty"`
+	GenStored bool   `json:"gen_stored,omitempty"`
+	// DefaultExpr is an expression default's text (DEFAULT (expr), MySQL 8.0.13+), evaluated for
+	// each row that takes the default; HasDefault is set with it and Default is unused.
+	DefaultExpr string `json:"default_expr,omitempty"`
 	// Absent is the value of rows written before the column was added (ADD COLUMN rewrites no row).
 	Absent types.Value `json:"absent"`
 	// Offset is the column's position in Table.Columns, derived by Table.Init (not stored).
@@ -104,6 +113,15 @@ type Table struct {
 	Checks []*CheckConstraint `json:"checks,omitempty"`
 	// CheckCache holds the compiled Checks, filled by the facade on first use.
 	CheckCache *CheckCache `json:"-"`
+	// GenCache holds the compiled generated-column and default expressions (Exprs: one per
+	// column offset, nil for a column without), compiled by the executor on first use like
+	// CheckCache.
+	GenCache *CheckCache `json:"-"`
+	// GenCols are the offsets of the generated columns, in column order (the order they are
+	// computed in: one may read an earlier one); nil for a table without.
+	GenCols []int `json:"-"`
+	// HasExprDefault: some column has an expression default (DefaultExpr).
+	HasExprDefault bool `json:"-"`
 
 	colByName map[string]int
 	// The derived lookups below are built by Init from the stored fields and are not stored.
@@ -122,6 +140,9 @@ type Table struct {
 // is decoded from storage, built by DDL or cloned.
 func (t *Table) Init() {
 	t.CheckCache = &CheckCache{}
+	t.GenCache = &CheckCache{}
+	t.GenCols = nil
+	t.HasExprDefault = false
 	t.colByName = make(map[string]int, len(t.Columns))
 	maxID := uint32(0)
 	t.AutoIncCol = -1
@@ -134,6 +155,12 @@ func (t *Table) Init() {
 		}
 		if c.AutoInc && !c.Hidden {
 			t.AutoIncCol = i
+		}
+		if c.GenExpr != "" {
+			t.GenCols = append(t.GenCols, i)
+		}
+		if c.DefaultExpr != "" {
+			t.HasExprDefault = true
 		}
 		t.ColIDs = append(t.ColIDs, c.ID)
 	}
@@ -182,6 +209,9 @@ type CheckCache struct {
 	Exprs any // the facade's compiled expressions, one per Table.Checks entry
 	Err   error
 }
+
+// IsGenerated reports whether c is a generated column.
+func (c *Column) IsGenerated() bool { return c.GenExpr != "" }
 
 // Col returns the offset of a column by name (case-insensitive), or -1.
 func (t *Table) Col(name string) int {

@@ -97,7 +97,7 @@ func TestStoredForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, derived := range []string{"Offset", "KeyFlags", "Offsets", "ColPos", "ColIDs", "AutoIncCol", "HiddenPK", "CheckCache"} {
+	for _, derived := range []string{"Offset", "KeyFlags", "Offsets", "ColPos", "ColIDs", "AutoIncCol", "HiddenPK", "CheckCache", "GenCache", "GenCols", "HasExprDefault"} {
 		if bytes.Contains(b, []byte(`"`+derived+`"`)) {
 			t.Errorf("stored form holds derived field %s: %s", derived, b)
 		}

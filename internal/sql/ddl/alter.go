@@ -29,14 +29,25 @@ func (d *Stmt) alterTable(x *ast.AlterTableStmt) error {
 		}
 		addIdx = append(addIdx, keys...)
 	}
+	nt.Init()
+	if err := d.checkGenerated(nt); err != nil {
+		return err
+	}
 	if plan := d.rw.plans[nt.ID]; plan != nil {
-		if len(addIdx) > 0 || len(d.builds[nt.ID]) > 0 {
+		if len(d.builds[nt.ID]) > 0 {
 			// Index builds replay from the stored rows, which this statement rewrites.
 			return sqlerr.New(sqlerr.ErrNotSupportedYet, "changing a column's type together with adding or rebuilding an index in one ALTER TABLE is not supported yet; use two statements")
 		}
-		if err := d.rewriteRows(t, nt, plan.cols); err != nil {
+		// Indexes this statement adds get their entries from the rewritten rows, in the
+		// statement's record (ADD COLUMN c INT AS (a + 1), ADD INDEX (c)).
+		added, err := d.indexDefs(nt, addIdx)
+		if err != nil {
 			return err
 		}
+		if err := d.rewriteRows(t, nt, plan.cols, added); err != nil {
+			return err
+		}
+		addIdx = nil
 	}
 	if len(addIdx) > 0 {
 		return d.addIndexes(nt, addIdx)
@@ -80,6 +91,11 @@ func (d *Stmt) alterSpec(t, nt *catalog.Table, spec *ast.AlterTableSpec) ([]*ast
 		}
 		return d.changeColumn(nt, oldName, spec.NewColumns[0], spec.Position)
 	case ast.AlterTableRenameColumn:
+		if !strings.EqualFold(spec.OldColumnName.Name.O, spec.NewColumnName.Name.O) {
+			if err := d.checkGenDependency(nt, spec.OldColumnName.Name.O); err != nil {
+				return nil, err
+			}
+		}
 		if err := renameColumn(nt, spec.OldColumnName.Name.O, spec.NewColumnName.Name.O); err != nil {
 			return nil, err
 		}
@@ -108,6 +124,11 @@ func (d *Stmt) addColumns(nt *catalog.Table, spec *ast.AlterTableSpec) ([]*ast.C
 		}
 		if col.AutoInc {
 			return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "adding an AUTO_INCREMENT column to an existing table is not supported yet")
+		}
+		if col.GenExpr != "" || col.DefaultExpr != "" {
+			// Its value is computed for every existing row (convertRows): VIRTUAL columns are
+			// stored too, and an expression default is evaluated per row, as MySQL fills it.
+			d.rw.add(nt.ID, col.ID)
 		}
 		if col.NotNull && !col.HasDefault {
 			col.Absent = col.Type.ImplicitDefault()
@@ -150,6 +171,9 @@ func (d *Stmt) dropColumn(nt *catalog.Table, name string) error {
 		return sqlerr.New(sqlerr.ErrCantRemoveAllFields, "You can't delete all columns with ALTER TABLE; use DROP TABLE instead")
 	}
 	colID := nt.Columns[ci].ID
+	if err := d.checkGenDependency(nt, nt.Columns[ci].Name); err != nil {
+		return err
+	}
 	if err := d.checkDropFKColumn(nt, name, colID); err != nil {
 		return err
 	}

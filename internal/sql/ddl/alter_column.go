@@ -3,12 +3,14 @@ package ddl
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/exec"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
@@ -34,6 +36,11 @@ func (d *Stmt) changeColumn(nt *catalog.Table, oldName string, cd *ast.ColumnDef
 	if !strings.EqualFold(newName, oldName) && nt.Col(newName) >= 0 {
 		return nil, sqlerr.New(sqlerr.ErrDupFieldName, "Duplicate column name '%s'", newName)
 	}
+	if !strings.EqualFold(newName, oldName) {
+		if err := d.checkGenDependency(nt, old.Name); err != nil {
+			return nil, err
+		}
+	}
 	nextID := nt.NextColID
 	col, keys, err := d.buildColumn(nt, cd)
 	if err != nil {
@@ -52,6 +59,12 @@ func (d *Stmt) changeColumn(nt *catalog.Table, oldName string, cd *ast.ColumnDef
 				}
 			}
 		}
+	}
+	if old.GenExpr != "" && col.GenExpr != "" && old.GenStored != col.GenStored {
+		return nil, sqlerr.New(sqlerr.ErrUnsupportedOnGeneratedColumn, "'Changing the STORED status' is not supported for generated columns.")
+	}
+	if col.GenExpr != old.GenExpr {
+		d.rw.add(nt.ID, col.ID) // a new expression (or a column becoming or ceasing to be generated): every row again
 	}
 	nt.Columns[ci] = col
 	if pos != nil && pos.Tp != ast.ColumnPositionNone {
@@ -114,8 +127,11 @@ func (d *Stmt) alterColumnDefault(nt *catalog.Table, spec *ast.AlterTableSpec) e
 		return sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in '%s'", cd.Name.Name.O, nt.Name)
 	}
 	c := *nt.Columns[ci]
+	if c.GenExpr != "" {
+		return sqlerr.New(sqlerr.ErrWrongUsage, "Incorrect usage of DEFAULT and generated column")
+	}
 	if len(cd.Options) == 0 {
-		c.HasDefault, c.Default, c.DefaultNow = false, types.Null, false
+		c.HasDefault, c.Default, c.DefaultNow, c.DefaultExpr = false, types.Null, false, ""
 		nt.Columns[ci] = &c
 		return nil
 	}
@@ -124,7 +140,7 @@ func (d *Stmt) alterColumnDefault(nt *catalog.Table, spec *ast.AlterTableSpec) e
 		if o.Expr == nil || (o.Tp != ast.ColumnOptionDefaultValue && o.Tp != ast.ColumnOptionNoOption) {
 			continue
 		}
-		c.HasDefault, c.Default, c.DefaultNow = false, types.Null, false
+		c.HasDefault, c.Default, c.DefaultNow, c.DefaultExpr = false, types.Null, false, ""
 		if err := d.setDefault(&c, o.Expr); err != nil {
 			return err
 		}
@@ -160,12 +176,17 @@ func (r *rewriter) add(table uint64, colID uint32) {
 // the rows and the entries of the indexes that hold a changed column (all secondary indexes if the
 // primary key holds one, since their entries carry the primary key). Those indexes get new ids: the
 // old entries go with one range deletion. Uniqueness is checked as the new keys are made.
-func (d *Stmt) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
+func (d *Stmt) rewriteRows(old, nt *catalog.Table, changed []uint32, added []*catalog.Index) error {
 	isChanged := map[uint32]bool{}
 	for _, id := range changed {
 		isChanged[id] = true
 	}
-	pkChanged, rebuild := d.renewIndexes(nt, isChanged)
+	for _, ci := range nt.GenCols {
+		// A generated column's value may change with any column it reads: all are computed
+		// again, and their indexes rebuilt.
+		isChanged[nt.Columns[ci].ID] = true
+	}
+	pkChanged, rebuild := d.renewIndexes(nt, isChanged, added)
 	rows, err := d.convertRows(old, nt, isChanged)
 	if err != nil {
 		return err
@@ -176,7 +197,7 @@ func (d *Stmt) rewriteRows(old, nt *catalog.Table, changed []uint32) error {
 // renewIndexes gives the secondary indexes of nt whose entries change a new id, deleting their old
 // entries; it reports whether the primary key holds a changed column (then every secondary index
 // is renewed) and returns the renewed indexes, to rebuild.
-func (d *Stmt) renewIndexes(nt *catalog.Table, isChanged map[uint32]bool) (bool, []*catalog.Index) {
+func (d *Stmt) renewIndexes(nt *catalog.Table, isChanged map[uint32]bool, added []*catalog.Index) (bool, []*catalog.Index) {
 	touches := func(ix *catalog.Index) bool {
 		for _, ic := range ix.Columns {
 			if isChanged[ic.Col] {
@@ -188,7 +209,14 @@ func (d *Stmt) renewIndexes(nt *catalog.Table, isChanged map[uint32]bool) (bool,
 	pkChanged := touches(nt.Indexes[0])
 	var rebuild []*catalog.Index
 	for i, ix := range nt.Indexes {
-		if ix.Primary || !(pkChanged || touches(ix)) {
+		if ix.Primary {
+			continue
+		}
+		if slices.Contains(added, ix) {
+			rebuild = append(rebuild, ix) // new in this statement: no entries yet
+			continue
+		}
+		if !(pkChanged || touches(ix)) {
 			continue
 		}
 		lo, hi := rowenc.IndexSpan(nt.ID, ix.ID)
@@ -215,6 +243,13 @@ type convertedRow struct {
 func (d *Stmt) convertRows(old, nt *catalog.Table, isChanged map[uint32]bool) ([]convertedRow, error) {
 	// The session's conversion rules, read once for all rows.
 	base := types.ConvertCtx{Strict: d.s.Strict(), NoZeroDate: d.s.SQLModeHas("NO_ZERO_DATE"), NoZeroInDate: d.s.SQLModeHas("NO_ZERO_IN_DATE")}
+	var computed []expr.Expr // generated columns and expression defaults, by offset in nt
+	if len(nt.GenCols) > 0 || nt.HasExprDefault {
+		var err error
+		if computed, err = d.genExprsFor(nt); err != nil {
+			return nil, err
+		}
+	}
 	lo, hi := rowenc.IndexSpan(old.ID, rowenc.PrimaryIndexID)
 	it, err := d.t.NewIter(lo, hi, false, true)
 	if err != nil {
@@ -234,14 +269,19 @@ func (d *Stmt) convertRows(old, nt *catalog.Table, isChanged map[uint32]bool) ([
 			return nil, err
 		}
 		row := make([]types.Value, len(nt.Columns))
+		var fresh []int // columns new in this statement with an expression default
 		for j, c := range nt.Columns {
-			if p := old.ColPos[c.ID]; p >= 0 {
+			if p := colPos(old, c.ID); p >= 0 {
 				row[j] = orow[p]
 			} else {
 				row[j] = c.Absent
+				if c.DefaultExpr != "" && c.GenExpr == "" {
+					fresh = append(fresh, j)
+					continue // computed below
+				}
 			}
-			if !isChanged[c.ID] {
-				continue
+			if !isChanged[c.ID] || c.GenExpr != "" {
+				continue // generated columns are computed below
 			}
 			v, err := d.convertForAlter(row[j], c, base, n)
 			if err != nil {
@@ -249,9 +289,26 @@ func (d *Stmt) convertRows(old, nt *catalog.Table, isChanged map[uint32]bool) ([
 			}
 			row[j] = v
 		}
+		for _, j := range append(fresh, nt.GenCols...) {
+			v, err := computed[j].Eval(d.env, row)
+			if err != nil {
+				return nil, err
+			}
+			if row[j], err = exec.ConvertGenerated(d.env, nt.Columns[j], v, base.Strict, n); err != nil {
+				return nil, err
+			}
+		}
 		rows = append(rows, convertedRow{oldKey: append([]byte(nil), it.Key()...), row: row})
 	}
 	return rows, it.Err()
+}
+
+// colPos is the offset of column id in t, or -1 (also for an id above t's: a column added since).
+func colPos(t *catalog.Table, id uint32) int {
+	if int(id) >= len(t.ColPos) {
+		return -1
+	}
+	return t.ColPos[id]
 }
 
 // writeRows stores the converted rows and the renewed indexes' entries, checking uniqueness as the

@@ -209,7 +209,14 @@ func (d *Stmt) buildColumn(tbl *catalog.Table, cd *ast.ColumnDef) (*catalog.Colu
 			}
 			col.Type.Collation, col.Type.Charset = c.Name, c.Charset
 		case ast.ColumnOptionGenerated:
-			return nil, nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "generated columns are not supported yet")
+			if err := checkQualified(o.Expr, tbl, true); err != nil {
+				return nil, nil, err
+			}
+			text, err := restoreValueExpr(o.Expr)
+			if err != nil {
+				return nil, nil, fmt.Errorf("generated column %s: restore: %w", name, err)
+			}
+			col.GenExpr, col.GenStored = text, o.Stored
 		case ast.ColumnOptionCheck:
 			keys = append(keys, &ast.Constraint{Tp: ast.ConstraintCheck, Name: o.ConstraintName, Expr: o.Expr, Enforced: o.Enforced})
 		case ast.ColumnOptionReference, ast.ColumnOptionColumnFormat, ast.ColumnOptionStorage:
@@ -218,7 +225,21 @@ func (d *Stmt) buildColumn(tbl *catalog.Table, cd *ast.ColumnDef) (*catalog.Colu
 	if explicitNull && col.NotNull {
 		return nil, nil, sqlerr.New(sqlerr.ErrParse, "You have an error in your SQL syntax: column '%s' is both NULL and NOT NULL", name)
 	}
+	if col.GenExpr != "" {
+		// A generated column takes no DEFAULT, ON UPDATE or AUTO_INCREMENT (MySQL's 1221).
+		switch {
+		case defNode != nil:
+			return nil, nil, sqlerr.New(sqlerr.ErrWrongUsage, "Incorrect usage of DEFAULT and generated column")
+		case col.OnUpdateNow:
+			return nil, nil, sqlerr.New(sqlerr.ErrWrongUsage, "Incorrect usage of ON UPDATE and generated column")
+		case col.AutoInc:
+			return nil, nil, sqlerr.New(sqlerr.ErrWrongUsage, "Incorrect usage of AUTO_INCREMENT and generated column")
+		}
+	}
 	if defNode != nil {
+		if err := checkQualified(defNode, tbl, false); err != nil {
+			return nil, nil, err
+		}
 		if err := d.setDefault(col, defNode); err != nil {
 			return nil, nil, err
 		}
@@ -235,9 +256,25 @@ func (d *Stmt) buildColumn(tbl *catalog.Table, cd *ast.ColumnDef) (*catalog.Colu
 	return col, keys, nil
 }
 
-// setDefault evaluates a column's DEFAULT clause and stores it (converted) in col.
+// setDefault evaluates a column's DEFAULT clause and stores it (converted) in col. A function
+// call other than CURRENT_TIMESTAMP (DEFAULT (uuid())) and any expression in parentheses
+// (DEFAULT (a + 1), which the facade hands over wrapped in ExprDefaultFunc) is an expression
+// default: kept as text and evaluated per row; checkGenerated checks it with the whole table.
 func (d *Stmt) setDefault(col *catalog.Column, defNode ast.ExprNode) error {
 	name := col.Name
+	col.DefaultExpr = ""
+	if fc, ok := defNode.(*ast.FuncCallExpr); ok && !isNowFunc(fc.FnName.L) {
+		n := defNode
+		if fc.FnName.L == ExprDefaultFunc && len(fc.Args) == 1 {
+			n = fc.Args[0]
+		}
+		text, err := restoreValueExpr(n)
+		if err != nil {
+			return fmt.Errorf("default of %s: restore: %w", name, err)
+		}
+		col.DefaultExpr, col.Default, col.DefaultNow, col.HasDefault = text, types.Null, false, true
+		return nil
+	}
 	if fc, ok := defNode.(*ast.FuncCallExpr); ok && isNowFunc(fc.FnName.L) {
 		if col.Type.Tp != mysql.TypeDatetime && col.Type.Tp != mysql.TypeTimestamp {
 			return sqlerr.New(sqlerr.ErrInvalidDefault, "Invalid default value for '%s'", name)

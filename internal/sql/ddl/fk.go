@@ -72,6 +72,24 @@ func (d *Stmt) buildForeignKey(t *catalog.Table, c *ast.Constraint, n int) (*cat
 			return nil, nil, sqlerr.New(sqlerr.ErrKeyColumnDoesNotExit, "Key column '%s' doesn't exist in table", k.Column.Name.O)
 		}
 		col := t.Columns[ci]
+		if col.GenExpr != "" && !col.GenStored {
+			return nil, nil, virtualFKError(name, col.Name)
+		}
+		if col.GenExpr != "" {
+			// A foreign key action may not write a generated column (MySQL's 3104, in its order).
+			clause := ""
+			switch {
+			case fk.OnDelete == "SET NULL":
+				clause = "ON DELETE SET NULL"
+			case fk.OnUpdate == "SET NULL":
+				clause = "ON UPDATE SET NULL"
+			case fk.OnUpdate == "CASCADE":
+				clause = "ON UPDATE CASCADE"
+			}
+			if clause != "" {
+				return nil, nil, sqlerr.New(sqlerr.ErrWrongFKOptionForGeneratedColumn, "Cannot define foreign key with %s clause on a generated column.", clause)
+			}
+		}
 		if col.NotNull && (fk.OnDelete == "SET NULL" || fk.OnUpdate == "SET NULL") {
 			return nil, nil, sqlerr.New(sqlerr.ErrFKColumnNotNull, "Column '%s' cannot be NOT NULL: needed in a foreign key constraint '%s' SET NULL", col.Name, name)
 		}
@@ -100,6 +118,9 @@ func (d *Stmt) buildForeignKey(t *catalog.Table, c *ast.Constraint, n int) (*cat
 			}
 			fk.RefCols[i] = parent.Columns[pi].Name
 			pcols = append(pcols, pi)
+			if pc := parent.Columns[pi]; pc.GenExpr != "" && !pc.GenStored {
+				return nil, nil, virtualFKError(name, pc.Name)
+			}
 			if !fkCompatible(&t.Columns[cols[i]].Type, &parent.Columns[pi].Type) {
 				return nil, nil, sqlerr.New(sqlerr.ErrFKIncompatibleColumns, "Referencing column '%s' and referenced column '%s' in foreign key constraint '%s' are incompatible.", t.Columns[cols[i]].Name, parent.Columns[pi].Name, name)
 			}
@@ -107,6 +128,9 @@ func (d *Stmt) buildForeignKey(t *catalog.Table, c *ast.Constraint, n int) (*cat
 		if parent != t && len(parent.Indexes) > 0 && exec.PrefixIndex(parent, pcols) == nil {
 			return nil, nil, sqlerr.New(sqlerr.ErrFKNoIndexParent, "Failed to add the foreign key constraint. Missing index for constraint '%s' in the referenced table '%s'", name, parent.Name)
 		}
+	}
+	if err := d.checkStoredBaseFK(t, fk); err != nil {
+		return nil, nil, err
 	}
 	var ixc *ast.Constraint
 	if exec.PrefixIndex(t, cols) == nil {
@@ -116,6 +140,12 @@ func (d *Stmt) buildForeignKey(t *catalog.Table, c *ast.Constraint, n int) (*cat
 		}
 	}
 	return fk, ixc, nil
+}
+
+// virtualFKError is 3733: InnoDB keys no foreign key on a VIRTUAL generated column (child or
+// parent side); Kiln stores their values but follows MySQL.
+func virtualFKError(fk, col string) error {
+	return sqlerr.New(sqlerr.ErrFKCannotUseVirtualColumn, "Foreign key '%s' uses virtual column '%s' which is not supported.", fk, col)
 }
 
 // fkCompatible is InnoDB's rule: same type class, integers of the same size and signedness, strings

@@ -112,26 +112,8 @@ func (d *Stmt) createIndex(x *ast.CreateIndexStmt) error {
 
 // addIndexes adds indexes to nt (a clone) and builds their entries from the table's rows.
 func (d *Stmt) addIndexes(nt *catalog.Table, cs []*ast.Constraint) error {
-	var added []*catalog.Index
-	for _, c := range cs {
-		ix, err := d.buildIndex(nt, c)
-		if err != nil {
-			return err
-		}
-		if ix == nil {
-			continue
-		}
-		if ix.Primary {
-			return sqlerr.New(sqlerr.ErrNotSupportedYet, "adding a primary key to an existing table is not supported yet")
-		}
-		if nt.IndexByName(ix.Name) != nil {
-			return sqlerr.New(sqlerr.ErrDupKeyName, "Duplicate key name '%s'", ix.Name)
-		}
-		nt.Indexes = append(nt.Indexes, ix)
-		added = append(added, ix)
-	}
-	nt.Init()
-	if err := checkAutoIncKey(nt); err != nil {
+	added, err := d.indexDefs(nt, cs)
+	if err != nil {
 		return err
 	}
 	if err := d.buildEntries(nt, added); err != nil {
@@ -140,6 +122,34 @@ func (d *Stmt) addIndexes(nt *catalog.Table, cs []*ast.Constraint) error {
 	nt.Version++
 	d.cat.PutTable(nt)
 	return catalog.SaveTable(d.t, nt)
+}
+
+// indexDefs adds the indexes of the key constraints cs to nt's definition and returns them; their
+// entries are the caller's to build.
+func (d *Stmt) indexDefs(nt *catalog.Table, cs []*ast.Constraint) ([]*catalog.Index, error) {
+	var added []*catalog.Index
+	for _, c := range cs {
+		ix, err := d.buildIndex(nt, c)
+		if err != nil {
+			return nil, err
+		}
+		if ix == nil {
+			continue
+		}
+		if ix.Primary {
+			return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "adding a primary key to an existing table is not supported yet")
+		}
+		if nt.IndexByName(ix.Name) != nil {
+			return nil, sqlerr.New(sqlerr.ErrDupKeyName, "Duplicate key name '%s'", ix.Name)
+		}
+		nt.Indexes = append(nt.Indexes, ix)
+		added = append(added, ix)
+	}
+	nt.Init()
+	if err := checkAutoIncKey(nt); err != nil {
+		return nil, err
+	}
+	return added, nil
 }
 
 // buildEntries adds the building of the given indexes' entries to the DDL's record, as a logical

@@ -66,6 +66,9 @@ func (d *Stmt) createTable(x *ast.CreateTableStmt) error {
 	if err := d.createKeys(tbl, constraints); err != nil {
 		return err
 	}
+	if err := d.checkGenerated(tbl); err != nil {
+		return err
+	}
 	if err := d.createConstraints(tbl, constraints); err != nil {
 		return err
 	}

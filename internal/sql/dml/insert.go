@@ -125,6 +125,12 @@ func (ins *Inserter) compileOnDuplicate(p *plan.Planner, list []*ast.Assignment)
 		if i < 0 {
 			return sqlerr.New(sqlerr.ErrBadField, "Unknown column '%s' in 'field list'", a.Column.Name.O)
 		}
+		if tbl.Columns[i].GenExpr != "" {
+			if _, ok := a.Expr.(*ast.DefaultExpr); ok {
+				continue // computed when the row is written (exec.UpdateRow)
+			}
+			return generatedValueError(tbl, tbl.Columns[i])
+		}
 		e, err := uc.Compile(a.Expr)
 		if err != nil {
 			return err

@@ -591,7 +591,7 @@ func loadSets(s Session, tbl *catalog.Table, list []*ast.Assignment, targets []l
 // check_that_all_fields_are_given_values), and noDefault marks them for their implicit default.
 func missingDefaults(s Session, tbl *catalog.Table, strict bool, inList, inSet, noDefault []bool) error {
 	for i, c := range tbl.Columns {
-		if inList[i] || inSet[i] || c.Hidden || c.AutoInc || c.DefaultNow || c.HasDefault || !c.NotNull {
+		if inList[i] || inSet[i] || c.Hidden || c.AutoInc || c.DefaultNow || c.HasDefault || !c.NotNull || c.GenExpr != "" {
 			continue
 		}
 		if strict {
@@ -625,6 +625,12 @@ func compileLoadSetsWith(c *plan.Compiler, s Session, tbl *catalog.Table, list [
 		}
 		col := tbl.Columns[i]
 		var e expr.Expr
+		if col.GenExpr != "" {
+			if _, ok := a.Expr.(*ast.DefaultExpr); !ok {
+				return nil, generatedValueError(tbl, col)
+			}
+			continue // computed when the row is written
+		}
 		if _, ok := a.Expr.(*ast.DefaultExpr); ok {
 			e = DefaultOf(s, tbl, col)
 		} else {
@@ -824,7 +830,7 @@ func (l *loader) write(rowNum int) error {
 			row[ci] = col.Type.ImplicitDefault()
 			continue
 		}
-		v, err := ins.DefaultValue(col)
+		v, err := ins.defaultIn(col, row)
 		if err != nil {
 			return err
 		}

@@ -64,12 +64,15 @@ func (ins *Inserter) InsertValues(cols []int, vals []types.Value, isDefault []bo
 	}
 	for ci, col := range tbl.Columns {
 		if !given[ci] {
-			v, err := ins.DefaultValue(col)
+			v, err := ins.defaultIn(col, row)
 			if err != nil {
 				return err
 			}
 			row[ci] = v
 			continue
+		}
+		if col.GenExpr != "" {
+			return generatedValueError(tbl, col)
 		}
 		if col.AutoInc && !col.Hidden {
 			continue // converted below, after allocation
@@ -114,11 +117,28 @@ func (ins *Inserter) Convert(v types.Value, col *catalog.Column) (types.Value, e
 	return out, nil
 }
 
+// generatedValueError is 3105: a value other than DEFAULT given for a generated column.
+func generatedValueError(tbl *catalog.Table, col *catalog.Column) error {
+	return sqlerr.New(sqlerr.ErrBadGeneratedColumn, "The value specified for generated column '%s' in table '%s' is not allowed.", col.Name, tbl.Name)
+}
+
+// defaultIn is DefaultValue for a column of row, the row being built: an expression default
+// reads the row's other columns.
+func (ins *Inserter) defaultIn(col *catalog.Column, row []types.Value) (types.Value, error) {
+	if col.DefaultExpr != "" {
+		return exec.EvalDefaultExpr(ins.Env, ins.Tbl, col, row, ins.Strict, ins.Row)
+	}
+	return ins.DefaultValue(col)
+}
+
 // DefaultValue is the value an omitted column gets (an error in strict mode when it has none).
+// A generated column gets NULL here: its value is computed when the row is written.
 func (ins *Inserter) DefaultValue(col *catalog.Column) (types.Value, error) {
 	switch {
-	case col.Hidden || col.AutoInc:
+	case col.Hidden || col.AutoInc || col.GenExpr != "":
 		return types.Null, nil
+	case col.DefaultExpr != "":
+		return exec.EvalDefaultExpr(ins.Env, ins.Tbl, col, nil, ins.Strict, ins.Row)
 	case col.DefaultNow:
 		return expr.TimeValue(ins.Env.Now(), max(col.Type.Frac, 0)), nil
 	case col.HasDefault:
@@ -180,8 +200,12 @@ func (ins *Inserter) FillAuto(row []types.Value, given []bool) error {
 }
 
 // Write inserts a row, resolving duplicate keys as REPLACE, IGNORE or ON DUPLICATE KEY UPDATE say.
+// It computes the row's generated columns first (their unique keys are checked like any other).
 func (ins *Inserter) Write(row []types.Value) error {
 	env, tbl := ins.Env, ins.Tbl
+	if err := exec.FillGenerated(env, tbl, row, ins.Strict, ins.Row); err != nil {
+		return err
+	}
 	for attempt := 0; ; attempt++ {
 		if attempt > 100 {
 			return sqlerr.New(sqlerr.ErrUnknownError, "too many duplicate-key retries on %s", tbl.Name)

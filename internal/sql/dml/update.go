@@ -207,7 +207,12 @@ func compileSets(c *plan.Compiler, s Session, tbl *catalog.Table, alias string, 
 		}
 		var e expr.Expr
 		if _, ok := a.Expr.(*ast.DefaultExpr); ok {
+			if tbl.Columns[i].GenExpr != "" {
+				continue // SET gen = DEFAULT: the row's write computes it
+			}
 			e = DefaultOf(s, tbl, tbl.Columns[i])
+		} else if tbl.Columns[i].GenExpr != "" {
+			return nil, generatedValueError(tbl, tbl.Columns[i])
 		} else {
 			var err error
 			if e, err = c.Compile(a.Expr); err != nil {
@@ -222,9 +227,12 @@ func compileSets(c *plan.Compiler, s Session, tbl *catalog.Table, alias string, 
 // DefaultOf is SET col = DEFAULT: the column's default, read when the row is written (a
 // DEFAULT CURRENT_TIMESTAMP is the statement's time).
 func DefaultOf(s Session, tbl *catalog.Table, col *catalog.Column) expr.Expr {
-	return &expr.Closure{Typed: expr.Typed{T: col.Type}, Fn: func(env *expr.Env, _ []types.Value, _ []expr.Expr) (types.Value, error) {
+	return &expr.Closure{Typed: expr.Typed{T: col.Type}, Fn: func(env *expr.Env, row []types.Value, _ []expr.Expr) (types.Value, error) {
 		ins := &Inserter{Env: env, S: s, Tbl: tbl, Strict: s.Strict()}
-		return ins.DefaultValue(col)
+		if len(row) < len(tbl.Columns) {
+			row = nil
+		}
+		return ins.defaultIn(col, row)
 	}}
 }
 

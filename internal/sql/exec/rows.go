@@ -153,8 +153,13 @@ func removeRow(env *expr.Env, tbl *catalog.Table, pk []byte, row []types.Value) 
 	return nil
 }
 
-// UpdateRow replaces old by new (same or different primary key), checking unique keys.
+// UpdateRow replaces old by new (same or different primary key), checking unique keys. The
+// generated columns of new are computed here, so every updating path (UPDATE, ON DUPLICATE KEY
+// UPDATE, foreign key actions) keeps them equal to their expressions.
 func UpdateRow(env *expr.Env, tbl *catalog.Table, pk []byte, old, new []types.Value, strict bool, rowNum int) (bool, error) {
+	if err := FillGenerated(env, tbl, new, strict, rowNum); err != nil {
+		return false, err
+	}
 	same := true
 	for i := range old {
 		if old[i].K != new[i].K || types.Compare(old[i], new[i], nil) != 0 && !(old[i].IsNull() && new[i].IsNull()) {

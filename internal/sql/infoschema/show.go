@@ -432,12 +432,31 @@ func ShowCreateTable(t *catalog.Table, autoInc uint64) string {
 		if expr.IsStringType(c.Type) && c.Type.Collation != "binary" && c.Type.Collation != t.Collation {
 			l += fmt.Sprintf(" CHARACTER SET %s COLLATE %s", c.Type.Charset, c.Type.Collation)
 		}
+		if c.GenExpr != "" {
+			// MySQL's order: GENERATED ALWAYS AS (expr) VIRTUAL|STORED, then NOT NULL, no DEFAULT.
+			l += " GENERATED ALWAYS AS (" + c.GenExpr + ")"
+			if c.GenStored {
+				l += " STORED"
+			} else {
+				l += " VIRTUAL"
+			}
+			if c.NotNull {
+				l += " NOT NULL"
+			}
+			if c.Comment != "" {
+				l += " COMMENT " + quoteString(c.Comment)
+			}
+			lines = append(lines, l)
+			continue
+		}
 		if c.NotNull {
 			l += " NOT NULL"
 		} else if c.Type.Tp == mysql.TypeTimestamp {
 			l += " NULL"
 		}
 		switch {
+		case c.DefaultExpr != "":
+			l += " DEFAULT (" + c.DefaultExpr + ")"
 		case c.DefaultNow:
 			l += " DEFAULT CURRENT_TIMESTAMP"
 			if c.Type.Frac > 0 {

@@ -261,6 +261,8 @@ func ColumnInfo(t *catalog.Table, c *catalog.Column) ColInfo {
 	if c.HasDefault {
 		if c.DefaultNow {
 			r.Def = stringVal("CURRENT_TIMESTAMP")
+		} else if c.DefaultExpr != "" {
+			r.Def = stringVal(c.DefaultExpr)
 		} else if !c.Default.IsNull() {
 			r.Def = stringVal(types.ToString(c.Default))
 		}
@@ -281,10 +283,16 @@ func ColumnInfo(t *catalog.Table, c *catalog.Column) ColInfo {
 	if c.AutoInc {
 		r.Extra = "auto_increment"
 	}
-	if c.DefaultNow {
+	if c.DefaultNow || c.DefaultExpr != "" {
 		r.Extra = "DEFAULT_GENERATED"
 		if c.OnUpdateNow {
 			r.Extra += " on update CURRENT_TIMESTAMP"
+		}
+	}
+	if c.GenExpr != "" {
+		r.Extra = "VIRTUAL GENERATED"
+		if c.GenStored {
+			r.Extra = "STORED GENERATED"
 		}
 	}
 	if expr.IsStringType(c.Type) && c.Type.Collation != "binary" {
@@ -399,7 +407,7 @@ func isColumns(s Session, cat *catalog.Catalog) Table {
 					for i, c := range t.VisibleColumns() {
 						r := ColumnInfo(t, c)
 						l := ColLengths(c.Type)
-						rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal(c.Name), intVal(int64(i + 1)), r.Def, stringVal(r.Null), stringVal(DataType(c.Type)), l[0], l[1], l[2], l[3], l[4], r.Charset, r.Coll, stringVal(c.Type.SQL()), stringVal(r.Key), stringVal(r.Extra), stringVal("select,insert,update,references"), stringVal(c.Comment), stringVal("")})
+						rows = append(rows, []types.Value{stringVal("def"), stringVal(t.DB), stringVal(t.Name), stringVal(c.Name), intVal(int64(i + 1)), r.Def, stringVal(r.Null), stringVal(DataType(c.Type)), l[0], l[1], l[2], l[3], l[4], r.Charset, r.Coll, stringVal(c.Type.SQL()), stringVal(r.Key), stringVal(r.Extra), stringVal("select,insert,update,references"), stringVal(c.Comment), stringVal(c.GenExpr)})
 					}
 				}
 				for _, v := range cat.Views(dbn) {
