@@ -36,6 +36,7 @@ func FuzzQuery(f *testing.F) {
 		"SELECT "+strings.Repeat("NOT ", 50000)+"1",
 		"SELECT 1 FROM t WHERE "+strings.Repeat("id = 1 OR ", 3000)+"id = 2",
 		"SELECT "+strings.Repeat("1, ", 20000)+"1",
+		"SET @0=000 "+strings.Repeat("0", 100)+"."+strings.Repeat("0", 100), // a parser panic (MyDecimal)
 		"SELECT * FROM t WHERE id IN ("+strings.Repeat("1, ", 100000)+"2)",
 		"SELECT '"+strings.Repeat("x", 1<<20)+"'",
 		"SELECT COUNT(*) FROM t a, t b, t c, t d, t e, t f, t g",

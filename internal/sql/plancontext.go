@@ -93,6 +93,5 @@ func (p *planSession) ParseSQL(sql string) ([]ast.StmtNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	stmts, _, err := p.parser.ParseSQL(sql)
-	return stmts, err
+	return parseSQL(p.parser, sql)
 }

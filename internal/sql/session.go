@@ -242,25 +242,28 @@ func (s *Session) parse(text string) ([]ast.StmtNode, error) {
 	}
 	var stmts []ast.StmtNode
 	if t, ok := exprDefaultRewrite(text); ok { // DEFAULT (expr) in CREATE/ALTER: exprdefault.go
-		stmts, _, err = s.parser.ParseSQL(t)
+		stmts, err = parseSQL(s.parser, t)
 	}
 	if stmts == nil {
-		stmts, _, err = s.parser.ParseSQL(text)
+		stmts, err = parseSQL(s.parser, text)
 	}
 	if err != nil {
 		if t, ok := loadDataFallback(text); ok { // LOAD DATA ... IGNORE n ROWS
-			if st, _, err2 := s.parser.ParseSQL(t); err2 == nil {
+			if st, err2 := parseSQL(s.parser, t); err2 == nil {
 				stmts, err = st, nil
 			}
 		}
 		if t, ok := dumpfileFallback(text); ok && err != nil { // SELECT ... INTO DUMPFILE
-			if st, _, err2 := s.parser.ParseSQL(t); err2 == nil {
+			if st, err2 := parseSQL(s.parser, t); err2 == nil {
 				markDumpfile(st)
 				stmts, err = st, nil
 			}
 		}
 	}
 	if err != nil {
+		if e, ok := err.(*sqlerr.Error); ok { // parseSQL's answer to a parser panic
+			return nil, e
+		}
 		// Unknown character sets and collations are their own errors, not syntax errors; so is
 		// 1221 (DEFAULT on a generated column, refused by the parser).
 		if m := parseCodeRe.FindStringSubmatch(err.Error()); m != nil {
