@@ -425,7 +425,11 @@ func showNames(s Session, env *expr.Env, q *showQuery) (Table, error) {
 // autoInc is the table's next AUTO_INCREMENT value (shown if above 1).
 func ShowCreateTable(t *catalog.Table, autoInc uint64) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE %s (\n", QuoteIdent(t.Name))
+	if catalog.IsTempID(t.ID) {
+		fmt.Fprintf(&b, "CREATE TEMPORARY TABLE %s (\n", QuoteIdent(t.Name)) // the session's own
+	} else {
+		fmt.Fprintf(&b, "CREATE TABLE %s (\n", QuoteIdent(t.Name))
+	}
 	var lines []string
 	for _, c := range t.VisibleColumns() {
 		l := fmt.Sprintf("  %s %s", QuoteIdent(c.Name), c.Type.SQL())
