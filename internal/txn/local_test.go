@@ -113,3 +113,14 @@ func TestLocalSpan(t *testing.T) {
 	}
 	tx.Rollback()
 }
+
+// BenchmarkNewLocal is what a session's first temporary table costs to open (and its end to close).
+func BenchmarkNewLocal(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		l, err := NewLocal([]byte("t"), []byte("u"), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = l.Close()
+	}
+}
