@@ -212,6 +212,17 @@ func (s *Session) tempDDL(env *expr.Env, st ast.StmtNode, w proto.ResultWriter, 
 		if !s.isTempName(x.Table) {
 			return false, nil
 		}
+	case *ast.CreateViewStmt:
+		if s.temp == nil {
+			return false, nil
+		}
+		// A view is everyone's: its SELECT may not name a temporary table (MySQL's 1352).
+		v := &tempNameFinder{s: s}
+		x.Select.Accept(v)
+		if v.found != "" {
+			return true, sqlerr.New(sqlerr.ErrViewSelectTmptable, "View's SELECT refers to a temporary table '%s'", v.found)
+		}
+		return false, nil
 	case *ast.RenameTableStmt:
 		for _, tt := range x.TableToTables {
 			if s.isTempName(tt.OldTable) {
@@ -418,6 +429,22 @@ func (s *Session) createTempSelect(env *expr.Env, x *ast.CreateTableStmt, w prot
 	s.rowCount = int64(ok.AffectedRows)
 	return w.OK(ok, more)
 }
+
+// tempNameFinder finds the first table name in a statement that names a temporary table of the
+// session (a CTE of the same name counts too: the refusal errs on the safe side).
+type tempNameFinder struct {
+	s     *Session
+	found string
+}
+
+func (f *tempNameFinder) Enter(n ast.Node) (ast.Node, bool) {
+	if tn, ok := n.(*ast.TableName); ok && f.found == "" && f.s.isTempName(tn) {
+		f.found = tn.Name.O
+	}
+	return n, f.found != ""
+}
+
+func (f *tempNameFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // checkTempUses refuses a statement that names one temporary table twice (1137), as MySQL 8 does
 // (its temporary table has one handle per session). It runs on what planning resolved.

@@ -299,7 +299,8 @@ func showCreate(s Session, env *expr.Env, q *showQuery) (Table, error) {
 			return [][]types.Value{{stringVal(name), stringVal(ddl)}}, nil
 		}), nil
 	}
-	if v, isView := q.cat.View(db, q.x.Table.Name.O); isView {
+	_, temp := q.cat.TempTable(db, q.x.Table.Name.O) // the session's own shadows a view too
+	if v, isView := q.cat.View(db, q.x.Table.Name.O); isView && !temp {
 		return table([]Col{StringCol("View"), StringCol("Create View"), StringCol("character_set_client"), StringCol("collation_connection")}, func(*expr.Env) ([][]types.Value, error) {
 			return [][]types.Value{{stringVal(v.Name), stringVal(ShowCreateView(v)), stringVal(v.Charset), stringVal(v.Collation)}}, nil
 		}), nil
