@@ -225,3 +225,36 @@ func TestTempTableMemoryQuota(t *testing.T) {
 	}
 	mustExec(t, s, "DROP TEMPORARY TABLE big")
 }
+
+// CREATE TEMPORARY TABLE needs the CREATE TEMPORARY TABLES privilege on the database, and nothing
+// more afterwards: the session may then read, write, alter and drop its temporary table (MySQL's
+// rule), while the base table it shadows stays out of reach.
+func TestTempTablePrivileges(t *testing.T) {
+	db, _ := openACLTestDB(t)
+	root := db.NewSession(1, "root", "127.0.0.1", "")
+	mustQ(t, root, "CREATE DATABASE shop")
+	mustQ(t, root, "CREATE TABLE shop.t (id INT PRIMARY KEY)")
+	mustQ(t, root, "CREATE USER 'app'@'localhost' IDENTIFIED BY 'x'")
+	mustQ(t, root, "GRANT SELECT ON shop.t TO 'app'@'localhost'")
+	u := db.NewSession(2, "app", "127.0.0.1", "")
+	wantCode(t, u, "CREATE TEMPORARY TABLE shop.tmp (a INT)", sqlerr.ErrDBAccessDenied, "")
+	mustQ(t, root, "GRANT CREATE TEMPORARY TABLES ON shop.* TO 'app'@'localhost'")
+	wantCode(t, u, "CREATE TABLE shop.base2 (a INT)", sqlerr.ErrTableAccessDenied, "CREATE command denied")
+	for _, q := range []string{
+		"CREATE TEMPORARY TABLE shop.tmp (a INT)",
+		"INSERT INTO shop.tmp VALUES (1), (2)",
+		"UPDATE shop.tmp SET a = a + 10",
+		"DELETE FROM shop.tmp WHERE a = 11",
+		"ALTER TABLE shop.tmp ADD COLUMN b INT",
+		"CREATE INDEX ia ON shop.tmp (a)",
+		"SELECT * FROM shop.tmp",
+		"CREATE TEMPORARY TABLE shop.t (x INT)", // shadows the base table
+		"INSERT INTO shop.t VALUES (5)",
+		"DROP TABLE shop.t",
+		"DROP TEMPORARY TABLE shop.tmp",
+	} {
+		mustQ(t, u, q)
+	}
+	// The temporary t is gone: INSERT reaches the base table again, which app may not write.
+	wantCode(t, u, "INSERT INTO shop.t VALUES (6)", sqlerr.ErrTableAccessDenied, "INSERT command denied")
+}
