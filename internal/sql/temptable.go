@@ -430,6 +430,42 @@ func (s *Session) createTempSelect(env *expr.Env, x *ast.CreateTableStmt, w prot
 	return w.OK(ok, more)
 }
 
+// writesOnlyTemp reports a statement that writes only the session's temporary tables (or makes
+// one), which a replica runs as MySQL's read_only server does: nothing of it reaches the log.
+func (s *Session) writesOnlyTemp(st ast.StmtNode) bool {
+	all := func(tns []*ast.TableName) bool {
+		for _, tn := range tns {
+			if !s.isTempName(tn) {
+				return false
+			}
+		}
+		return len(tns) > 0
+	}
+	switch x := st.(type) {
+	case *ast.CreateTableStmt:
+		return x.TemporaryKeyword == ast.TemporaryLocal
+	case *ast.DropTableStmt:
+		return !x.IsView && (x.TemporaryKeyword != ast.TemporaryNone || all(x.Tables))
+	case *ast.InsertStmt:
+		return all(targets(x.Table))
+	case *ast.UpdateStmt:
+		return all(targets(x.TableRefs))
+	case *ast.DeleteStmt:
+		return all(targets(x.TableRefs))
+	case *ast.LoadDataStmt:
+		return s.isTempName(x.Table)
+	case *ast.TruncateTableStmt:
+		return s.isTempName(x.Table)
+	case *ast.CreateIndexStmt:
+		return s.isTempName(x.Table)
+	case *ast.DropIndexStmt:
+		return s.isTempName(x.Table)
+	case *ast.AlterTableStmt:
+		return s.isTempName(x.Table)
+	}
+	return false
+}
+
 // tempNameFinder finds the first table name in a statement that names a temporary table of the
 // session (a CTE of the same name counts too: the refusal errs on the safe side).
 type tempNameFinder struct {

@@ -258,3 +258,44 @@ func TestTempTablePrivileges(t *testing.T) {
 	// The temporary t is gone: INSERT reaches the base table again, which app may not write.
 	wantCode(t, u, "INSERT INTO shop.t VALUES (6)", sqlerr.ErrTableAccessDenied, "INSERT command denied")
 }
+
+// A replica (read_only) runs temporary tables, as a MySQL replica does: nothing of them is logged;
+// writes to base tables stay refused.
+func TestTempTableOnReplica(t *testing.T) {
+	st := repltest.Start(t, nil, NewApplier(), nil)
+	txm := txn.NewManager(st.Engine, txn.NewLockManager(txn.DefaultLockConfig()), st.Node)
+	leader, err := Open(context.Background(), txm, Config{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := &fakeCluster{}
+	replica, err := Open(context.Background(), txm, Config{Version: "test", Cluster: fc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := leader.NewSession(1, "root", "localhost", "")
+	mustExec(t, ls, "CREATE DATABASE d")
+	mustExec(t, ls, "CREATE TABLE d.b (id INT PRIMARY KEY, v INT)")
+	mustExec(t, ls, "INSERT INTO d.b VALUES (1, 10), (2, 20)")
+	fc.gen.Add(1)
+	rs := replica.NewSession(2, "root", "localhost", "d")
+	for _, q := range []string{
+		"CREATE TEMPORARY TABLE r (id INT PRIMARY KEY, v INT)",
+		"INSERT INTO r SELECT * FROM b",
+		"UPDATE r SET v = v + 1",
+		"DELETE FROM r WHERE id = 1",
+		"CREATE INDEX iv ON r (v)",
+		"CREATE TEMPORARY TABLE s AS SELECT id FROM b",
+		"DROP TEMPORARY TABLE s",
+	} {
+		mustExec(t, rs, q)
+	}
+	if got := query(t, rs, "SELECT * FROM r"); got != "2\t21" {
+		t.Errorf("replica temporary table: %q", got)
+	}
+	for _, q := range []string{"INSERT INTO b VALUES (3, 30)", "CREATE TABLE u (a INT)", "DROP TABLE b"} {
+		if _, err := tempQuery(rs, q); !sqlerr.Is(err, sqlerr.ErrOptionPreventsStatement) {
+			t.Errorf("%s on a replica: %v, want 1290", q, err)
+		}
+	}
+}
