@@ -367,7 +367,8 @@ func (s *Session) dropTemp(env *expr.Env, x *ast.DropTableStmt, w proto.ResultWr
 }
 
 // dropTempTables removes temporary tables and their rows at once. Writes the open transaction made
-// to them are dropped with them (their ids are never used again).
+// to them are dropped with them: a range deletion in its write set supersedes them, so its commit
+// leaves nothing of the table behind (the ids are never used again).
 func (s *Session) dropTempTables(names []*ast.TableName) {
 	if s.temp == nil {
 		return
@@ -386,6 +387,9 @@ func (s *Session) dropTempTables(names []*ast.TableName) {
 		}
 		lo, hi := rowenc.TableSpan(t.ID)
 		_ = s.temp.local.DeleteRange(lo, hi) // an in-memory store: it fails only once closed
+		if s.txn != nil {
+			s.txn.DeleteRange(lo, hi)
+		}
 		s.db.resetAutoInc(t.ID)
 	}
 	s.temp.set(keep)

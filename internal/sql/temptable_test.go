@@ -153,6 +153,21 @@ func TestTempTableNotLogged(t *testing.T) {
 	if got := query(t, s, "SELECT v FROM tmp ORDER BY v"); got != "5\n6" {
 		t.Errorf("temporary rows after the mixed commit: %q", got)
 	}
+	// Rows an open transaction wrote to a table it then drops leave nothing in the store.
+	gone, _ := s.catalog().Table("d", "tmp")
+	mustExec(t, s, "BEGIN")
+	mustExec(t, s, "INSERT INTO tmp (v) VALUES (7), (8)")
+	mustExec(t, s, "DROP TEMPORARY TABLE tmp")
+	mustExec(t, s, "COMMIT")
+	glo, ghi := rowenc.TableSpan(gone.ID)
+	it, err := s.temp.local.Reader().NewIter(glo, ghi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it.First() {
+		t.Errorf("a dropped table's key is left in the store: %x", it.Key())
+	}
+	_ = it.Close()
 	// No temporary definition reached the catalog anyone else reads.
 	for _, tb := range db.Catalog().Tables("d") {
 		if catalog.IsTempID(tb.ID) {
