@@ -125,6 +125,9 @@ func (g *privGate) table(tn *ast.TableName, p catalog.Priv) {
 	if db == "" || strings.EqualFold(db, "information_schema") || strings.EqualFold(db, "performance_schema") || strings.EqualFold(db, "sys") {
 		return // no database: the statement fails with 1046 on its own; virtual schemas are filtered
 	}
+	if g.s.isTempName(tn) {
+		return // the session's own temporary table: MySQL checks no privilege on it after CREATE
+	}
 	g.add(db, tn.Name.O, p)
 	if p&catalog.PrivSelect != 0 && g.depth < plan.MaxViewDepth {
 		if v, ok := g.s.catalog().View(db, tn.Name.O); ok {
@@ -369,12 +372,22 @@ func (s *Session) authorize(st ast.StmtNode) error {
 	case *ast.AlterDatabaseStmt:
 		g.add(g.dbOf(x.Name.O), "", catalog.PrivAlter)
 	case *ast.CreateTableStmt:
-		g.table(x.Table, catalog.PrivCreate)
+		temp := x.TemporaryKeyword != ast.TemporaryNone
+		if temp {
+			// CREATE TEMPORARY TABLES, a database privilege, is all a temporary table needs.
+			if db := g.dbOf(x.Table.Schema.O); db != "" {
+				g.add(db, "", catalog.PrivCreateTmp)
+			}
+		} else {
+			g.table(x.Table, catalog.PrivCreate)
+		}
 		if x.ReferTable != nil {
 			g.table(x.ReferTable, catalog.PrivSelect)
 		}
 		if x.Select != nil {
-			g.table(x.Table, catalog.PrivInsert)
+			if !temp {
+				g.table(x.Table, catalog.PrivInsert)
+			}
 			g.tablesRead(x.Select, nil)
 		}
 	case *ast.DropTableStmt:

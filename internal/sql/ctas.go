@@ -206,7 +206,7 @@ func ctasOuterSides(n ast.ResultSetNode, nullable bool, out map[string]bool) {
 func (s *Session) ctasColumn(c proto.Column, field ast.ExprNode) *catalog.Column {
 	notNull := c.Flags&uint16(mysql.NotNullFlag) != 0
 	if c.OrgTable != "" && c.OrgName != "" {
-		if t, ok := s.db.Catalog().Table(c.Schema, c.OrgTable); ok {
+		if t, ok := s.catalog().Table(c.Schema, c.OrgTable); ok {
 			for _, src := range t.VisibleColumns() {
 				if strings.EqualFold(src.Name, c.OrgName) {
 					col := *src

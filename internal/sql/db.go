@@ -321,7 +321,11 @@ func maxAutoInc(env *expr.Env, tbl *catalog.Table, col *catalog.Column) (uint64,
 			continue
 		}
 		lo, hi := rowenc.IndexSpan(tbl.ID, ix.ID)
-		it, err := sessionOf(env).db.txm.Engine().NewIter(lo, hi)
+		var eng txn.Reader = sessionOf(env).db.txm.Engine()
+		if s := sessionOf(env); catalog.IsTempID(tbl.ID) && s.temp != nil {
+			eng = s.temp.local.Reader() // a temporary table's rows (temptable.go)
+		}
+		it, err := eng.NewIter(lo, hi)
 		if err != nil {
 			return 0, err
 		}

@@ -58,8 +58,16 @@ func (s *Session) resolve(build func(p *plan.Planner) error) error {
 // database's shared lock (before its definitions are trusted), then the use of each base table or
 // view (checked against LOCK TABLES, waiting for another session's table locks).
 func (s *Session) lockUses(uses []plan.TableUse) error {
+	if s.temp != nil {
+		if err := s.checkTempUses(uses); err != nil {
+			return err
+		}
+	}
 	for i := range uses {
 		u := &uses[i]
+		if u.Table != nil && catalog.IsTempID(u.Table.ID) {
+			continue // the session's own temporary table: no other session can reach it
+		}
 		if err := s.lockDB(u.DB); err != nil {
 			return err
 		}

@@ -31,6 +31,7 @@ import (
 type Session struct {
 	db            *DB
 	ddlCatalog    *catalog.Catalog // a DDL's catalog copy while it inserts rows (ctas.go); nil otherwise
+	temp          *tempTables      // the session's temporary tables (temptable.go); nil until the first
 	ConnID        uint32
 	User          string // the login name (USER())
 	Host          string
@@ -111,6 +112,9 @@ func (db *DB) NewSession(connID uint32, user, host, curDB string) *Session {
 func (s *Session) catalog() *catalog.Catalog {
 	if s.ddlCatalog != nil {
 		return s.ddlCatalog // CREATE TABLE ... SELECT inserting into its new table (ctas.go)
+	}
+	if s.temp != nil {
+		return s.temp.overlay(s.db.Catalog()) // with the temporary tables (temptable.go)
 	}
 	return s.db.Catalog()
 }
@@ -217,6 +221,7 @@ func (s *Session) Close() {
 	s.rollback()
 	s.unlockTables()
 	s.db.userLocks.releaseAll(s.ConnID)
+	s.closeTemp()
 }
 
 // Parse parses statement text with the session's SQL mode.
@@ -384,7 +389,7 @@ func (s *Session) Exec(ctx context.Context, st ast.StmtNode, params []types.Valu
 	if err := s.authorize(st); err != nil {
 		return err
 	}
-	if err := s.db.refuseWrite(st); err != nil {
+	if err := s.db.refuseWrite(st); err != nil && !s.writesOnlyTemp(st) {
 		return err
 	}
 	if err := s.readBarrier(ctx); err != nil {
@@ -507,6 +512,9 @@ func (s *Session) dispatch(env *expr.Env, st ast.StmtNode, w proto.ResultWriter,
 	case *ast.CreateDatabaseStmt, *ast.DropDatabaseStmt, *ast.CreateTableStmt, *ast.DropTableStmt,
 		*ast.TruncateTableStmt, *ast.RenameTableStmt, *ast.CreateIndexStmt, *ast.DropIndexStmt,
 		*ast.AlterTableStmt, *ast.CreateViewStmt, *ast.AlterDatabaseStmt:
+		if done, err := s.tempDDL(env, st, w, more); done {
+			return err
+		}
 		if ct, ok := st.(*ast.CreateTableStmt); ok && ct.Select != nil {
 			return s.runCreateTableSelect(env, ct, w, more)
 		}
@@ -591,6 +599,9 @@ func (s *Session) UseDB(name string) error {
 // begin starts a new transaction and takes the shared metadata lock.
 func (s *Session) begin(readOnly bool) {
 	s.txn = s.db.txm.Begin(s.isolation(), readOnly)
+	if s.temp != nil {
+		s.txn.SetLocal(s.temp.local)
+	}
 	s.savepoints = s.savepoints[:0]
 }
 

@@ -330,6 +330,11 @@ func (s *Session) useTable(db, name string, write bool) error {
 	if isVirtualDB(db) {
 		return nil
 	}
+	if s.temp != nil {
+		if _, ok := s.tempTable(db, name); ok {
+			return nil // the session's own temporary table: LOCK TABLES does not cover it (MySQL)
+		}
+	}
 	key := tableLockKey(db, name)
 	if s.holdsTableLocks() {
 		if write && s.globalRead {

@@ -42,6 +42,9 @@ func (r *LatestReader) Get(key []byte) ([]byte, bool, error) {
 	if t.ws.rangeDeleted(key) {
 		return nil, false, nil
 	}
+	if t.loc != nil && t.loc.Owns(key) {
+		return t.loc.eng.Get(key)
+	}
 	if e, ok := t.m.pending.get(key); ok {
 		// A pending version (early lock release, pending.go) is the latest, as for GetLatest.
 		t.dependOn(e.tk)

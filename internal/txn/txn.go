@@ -92,6 +92,8 @@ type Txn struct {
 	beforeFor func(key []byte) bool
 	// deps are the placed records whose pending versions current reads returned (pending.go).
 	deps []Placed
+	// loc is the session's private store (temporary tables, local.go): nil for most transactions.
+	loc *Local
 }
 
 type undoRec struct {
@@ -139,6 +141,9 @@ func (t *Txn) Get(key []byte) ([]byte, bool, error) {
 	if t.ws.rangeDeleted(key) {
 		return nil, false, nil
 	}
+	if t.loc != nil && t.loc.Owns(key) {
+		return t.loc.eng.Get(key)
+	}
 	return t.snapshot().Get(key)
 }
 
@@ -153,6 +158,9 @@ func (t *Txn) GetLatest(key []byte) ([]byte, bool, error) {
 	}
 	if t.ws.rangeDeleted(key) {
 		return nil, false, nil
+	}
+	if t.loc != nil && t.loc.Owns(key) {
+		return t.loc.eng.Get(key)
 	}
 	if e, ok := t.m.pending.get(key); ok {
 		t.dependOn(e.tk)
@@ -230,8 +238,16 @@ func (t *Txn) HasWrites() bool {
 }
 
 // Commit makes the writes durable and visible, then releases the locks. It returns the commit position
-// (0 for a transaction without writes).
+// (0 for a transaction without writes). Writes to a Local's span (SetLocal) go to the Local only.
 func (t *Txn) Commit(ctx context.Context) (uint64, error) {
+	if t.loc != nil && !t.done {
+		return t.commitLocal(func() (uint64, error) { return t.commitShared(ctx) })
+	}
+	return t.commitShared(ctx)
+}
+
+// commitShared is Commit of what goes to the log.
+func (t *Txn) commitShared(ctx context.Context) (uint64, error) {
 	if t.done {
 		return 0, fmt.Errorf("txn %d: commit after end", t.ID)
 	}
@@ -426,7 +442,11 @@ type Iterator struct {
 func (t *Txn) NewIter(lo, hi []byte, reverse, latest bool) (*Iterator, error) {
 	var pit engine.Iterator
 	var err error
-	if latest {
+	local := t.loc != nil && t.loc.Owns(lo)
+	if local {
+		// A temporary table's span (local.go): its latest state is every read view's.
+		pit, err = t.loc.eng.NewIter(lo, hi)
+	} else if latest {
 		pit, err = t.m.eng.NewIter(lo, hi)
 	} else {
 		pit, err = t.snapshot().NewIter(lo, hi)
@@ -447,7 +467,7 @@ func (t *Txn) NewIter(lo, hi []byte, reverse, latest bool) (*Iterator, error) {
 			return true
 		})
 	}
-	if latest {
+	if latest && !local {
 		// A current read sees the pending versions of early-released commits (pending.go) as the
 		// latest committed state, under the transaction's own writes.
 		if pend := t.m.pending.collect(lo, hi); len(pend) > 0 {

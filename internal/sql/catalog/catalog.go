@@ -271,6 +271,9 @@ type Catalog struct {
 	// Accounts are the accounts and their privileges (accounts.go), kept with the catalog so that
 	// one swap publishes both; shared by copies, replaced (by a changed Copy) by account statements.
 	Accounts *Accounts
+	// temp are a session's temporary tables (temp.go), db (lower) -> table (lower): nil except in
+	// the catalog a session with temporary tables plans against (WithTemp).
+	temp map[string]map[string]*Table
 }
 
 // New returns an empty catalog.
@@ -302,6 +305,7 @@ func (c *Catalog) Copy() *Catalog {
 		}
 		n.views[k] = nm
 	}
+	n.temp = copyTemp(c.temp)
 	return n
 }
 
@@ -313,6 +317,11 @@ func (c *Catalog) DB(name string) (*Database, bool) {
 
 // Table returns a table.
 func (c *Catalog) Table(db, name string) (*Table, bool) {
+	if c.temp != nil {
+		if t, ok := c.TempTable(db, name); ok {
+			return t, true // a temporary table shadows a base table of its name
+		}
+	}
 	m, ok := c.tables[strings.ToLower(db)]
 	if !ok {
 		return nil, false
@@ -323,6 +332,9 @@ func (c *Catalog) Table(db, name string) (*Table, bool) {
 
 // TableByID returns a table by id.
 func (c *Catalog) TableByID(id uint64) (*Table, bool) {
+	if IsTempID(id) {
+		return c.tempByID(id)
+	}
 	t, ok := c.byID[id]
 	return t, ok
 }
@@ -372,6 +384,10 @@ func (c *Catalog) AllocTableID() uint64 {
 
 // PutTable adds or replaces a table.
 func (c *Catalog) PutTable(t *Table) {
+	if IsTempID(t.ID) {
+		c.putTemp(t)
+		return
+	}
 	db := strings.ToLower(t.DB)
 	if c.tables[db] == nil {
 		c.tables[db] = map[string]*Table{}
@@ -383,6 +399,10 @@ func (c *Catalog) PutTable(t *Table) {
 
 // RemoveTable removes a table.
 func (c *Catalog) RemoveTable(t *Table) {
+	if IsTempID(t.ID) {
+		c.removeTemp(t)
+		return
+	}
 	delete(c.tables[strings.ToLower(t.DB)], strings.ToLower(t.Name))
 	delete(c.byID, t.ID)
 	c.fks.Store(nil)
@@ -598,6 +618,11 @@ func parentKey(db, table string) string { return strings.ToLower(db) + "\x00" + 
 
 // Referencing returns the constraints that name (db, table) as their parent.
 func (c *Catalog) Referencing(db, table string) []FKRef {
+	if c.temp != nil {
+		if _, ok := c.TempTable(db, table); ok {
+			return nil // a temporary table is nobody's parent, whatever base table it shadows
+		}
+	}
 	idx := c.fks.Load()
 	if idx == nil {
 		c.fks.CompareAndSwap(nil, &fkIndex{})

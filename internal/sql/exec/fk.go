@@ -70,7 +70,7 @@ func errHasChildren(child *catalog.Table, fk *catalog.ForeignKey) error {
 
 // ResolveParent returns the parent table and the offsets of the referenced columns.
 func ResolveParent(cat *catalog.Catalog, fk *catalog.ForeignKey) (*catalog.Table, []int, bool) {
-	p, ok := cat.Table(fk.RefDB, fk.RefTable)
+	p, ok := cat.BaseTable(fk.RefDB, fk.RefTable) // never a session's temporary table of that name
 	if !ok {
 		return nil, nil, false
 	}

@@ -299,7 +299,8 @@ func showCreate(s Session, env *expr.Env, q *showQuery) (Table, error) {
 			return [][]types.Value{{stringVal(name), stringVal(ddl)}}, nil
 		}), nil
 	}
-	if v, isView := q.cat.View(db, q.x.Table.Name.O); isView {
+	_, temp := q.cat.TempTable(db, q.x.Table.Name.O) // the session's own shadows a view too
+	if v, isView := q.cat.View(db, q.x.Table.Name.O); isView && !temp {
 		return table([]Col{StringCol("View"), StringCol("Create View"), StringCol("character_set_client"), StringCol("collation_connection")}, func(*expr.Env) ([][]types.Value, error) {
 			return [][]types.Value{{stringVal(v.Name), stringVal(ShowCreateView(v)), stringVal(v.Charset), stringVal(v.Collation)}}, nil
 		}), nil
@@ -425,7 +426,11 @@ func showNames(s Session, env *expr.Env, q *showQuery) (Table, error) {
 // autoInc is the table's next AUTO_INCREMENT value (shown if above 1).
 func ShowCreateTable(t *catalog.Table, autoInc uint64) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE %s (\n", QuoteIdent(t.Name))
+	if catalog.IsTempID(t.ID) {
+		fmt.Fprintf(&b, "CREATE TEMPORARY TABLE %s (\n", QuoteIdent(t.Name)) // the session's own
+	} else {
+		fmt.Fprintf(&b, "CREATE TABLE %s (\n", QuoteIdent(t.Name))
+	}
 	var lines []string
 	for _, c := range t.VisibleColumns() {
 		l := fmt.Sprintf("  %s %s", QuoteIdent(c.Name), c.Type.SQL())
