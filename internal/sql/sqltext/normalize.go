@@ -4,8 +4,9 @@
 // parameters.
 //
 // Its duties, in the order Normalize performs them:
-//  1. Decide eligibility from the text alone: a single SELECT, INSERT, REPLACE, UPDATE or DELETE
-//     (comments are kept, as written, in the key) without optimizer hints, executable comments,
+//  1. Decide eligibility from the text alone: a SELECT, INSERT, REPLACE, UPDATE or DELETE (the
+//     first statement of a multi-statement text: the rest is returned unread; comments are kept,
+//     as written, in the key) without optimizer hints, executable comments,
 //     placeholders, charset introducers, identifiers beyond ASCII
 //     (string contents may be any UTF-8: the facade has converted the text) or anything else whose
 //     meaning this small lexer cannot be sure of. Anything in doubt is "not eligible": the
@@ -64,6 +65,11 @@ type Normalized struct {
 	Key   string // ParamText and the literal kinds
 	Param string // the text with each literal replaced by ?
 	Lits  []Literal
+	// Rest is the text after the first statement's semicolon when more statements follow it
+	// (a multi-statement text, e.g. LinkStoreMysql's "INSERT ...; commit;"): Key, Param and
+	// Lits are those of the first statement alone, and the caller parses Rest. Empty when the
+	// text holds one statement.
+	Rest string
 }
 
 // Normalize reports whether text is eligible, and if so its parameter text, key and literals.
@@ -171,11 +177,13 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 		case c == '-' && i+1 < len(text) && text[i+1] == '-':
 			return Normalized{}, false // a--b: two minus signs, or a comment at the text's end: parse it
 		case c == ';':
-			if strings.TrimSpace(text[i+1:]) != "" {
-				return Normalized{}, false // several statements
-			}
 			b.WriteByte(c)
 			i++
+			if strings.TrimSpace(text[i:]) != "" {
+				// Several statements: the first ends here; the caller parses the others.
+				param := b.String()
+				return Normalized{Key: param + "\x00" + string(kinds), Param: param, Lits: lits, Rest: text[i:]}, true
+			}
 		default:
 			if c >= 0x80 {
 				return Normalized{}, false // identifiers beyond ASCII: parse them

@@ -45,7 +45,7 @@ func TestNormalize(t *testing.T) {
 		{"SELECT @'x'", "", "", nil},
 		{"SELECT 1abc FROM t", "", "", nil},
 		{"SELECT t.1a FROM t", "", "", nil},
-		{"SELECT 1; SELECT 2", "", "", nil},
+		{"SELECT 1; SELECT 2", "SELECT ?;", "i", []string{"1"}}, // the first statement; Rest is the second
 		{"SELECT a FROM t WHERE b = 'é\\ü'", "SELECT a FROM t WHERE b = ?", "s", []string{"éü"}},
 		{"SELECT é FROM t", "", "", nil},
 		{"SELECT ?", "", "", nil},
@@ -140,5 +140,32 @@ func TestLiteralLimits(t *testing.T) {
 	}
 	if _, ok := Normalize("SELECT a FROM t WHERE a IN ("+strings.Repeat("1,", 64)+"1)", Mode{}); ok {
 		t.Error("a SELECT with 65 literals is eligible")
+	}
+}
+
+// TestNormalizeRest: in a multi-statement text the first statement is normalised alone and the
+// text after its semicolon is returned unread; a semicolon inside a literal or a comment, or
+// followed only by blanks, ends nothing.
+func TestNormalizeRest(t *testing.T) {
+	for _, c := range []struct{ text, param, rest string }{
+		{"INSERT INTO t (a, d) VALUES (1, x'e9ff'); commit;", "INSERT INTO t (a, d) VALUES (?, ?);", " commit;"},
+		{"UPDATE t SET d = 'a;b' WHERE id = 2; commit;", "UPDATE t SET d = ? WHERE id = ?;", " commit;"},
+		{"DELETE FROM t /* ; */ WHERE id = 3;SELECT 1; SELECT 2", "DELETE FROM t /* ; */ WHERE id = ?;", "SELECT 1; SELECT 2"},
+		{"SELECT a FROM t WHERE id = 4 ;  \n", "SELECT a FROM t WHERE id = ? ;  \n", ""},
+		{"SELECT a FROM t WHERE id = 4 -- x;\n", "SELECT a FROM t WHERE id = ? -- x;\n", ""},
+	} {
+		n, ok := Normalize(c.text, Mode{})
+		if !ok {
+			t.Errorf("%q: not eligible", c.text)
+			continue
+		}
+		if n.Param != c.param || n.Rest != c.rest {
+			t.Errorf("%q: param %q rest %q, want %q and %q", c.text, n.Param, n.Rest, c.param, c.rest)
+		}
+	}
+	// The rest's literals are not the first statement's: its limit and key are its own.
+	n, _ := Normalize("INSERT INTO t VALUES (1); INSERT INTO t VALUES (2, 3)", Mode{})
+	if len(n.Lits) != 1 || n.Key != "INSERT INTO t VALUES (?);\x00i" {
+		t.Errorf("first statement: key %q literals %v", n.Key, n.Lits)
 	}
 }
