@@ -211,3 +211,22 @@ func TestPlanCacheMultiStatement(t *testing.T) {
 	a.expect("ROLLBACK", "ok affected=0")
 	other.expect("SELECT COUNT(*) FROM n", "2")
 }
+
+// TestPlanCacheValueKinds: bulk INSERTs whose rows mix quoted and hex payloads (LinkStoreMysql
+// quotes a payload of letters and digits, else sends it as hex) share one cached entry, and each
+// row's value is converted as its own literal would be: hex bytes stored unchanged in a latin1
+// column, refused (1366) in a utf8mb4 one when they are not UTF-8.
+func TestPlanCacheValueKinds(t *testing.T) {
+	a := lockSessions(t, 1)[0]
+	db := a.s.db
+	hits := func() uint64 { h, _ := db.PlanCacheStats(); return h }
+	a.expect("CREATE TABLE l (id INT PRIMARY KEY, data VARCHAR(10), u VARCHAR(10) CHARACTER SET utf8mb4) DEFAULT CHARSET=latin1", "ok affected=0")
+	a.expect("INSERT INTO l (id, data, u) VALUES (1, 'ab', 'x'), (2, x'e9', x'c3a9')", "ok affected=2")
+	h := hits()
+	a.expect("INSERT INTO l (id, data, u) VALUES (3, x'ff80', 'y'), (4, '', x'41')", "ok affected=2")
+	a.expect("INSERT INTO l (id, data, u) VALUES (5, 7, 8.5), (6, 'z', x'80')", "error 1366")
+	if got := hits() - h; got != 2 {
+		t.Errorf("%d cache hits, want 2", got)
+	}
+	a.expect("SELECT id, HEX(data), HEX(u) FROM l ORDER BY id", "1\t6162\t78\n2\tE9\tC3A9\n3\tFF80\t79\n4\t\t41")
+}

@@ -16,6 +16,11 @@
 //     the parser reads as a prepared statement.
 //  3. Build the cache key: the parameter text plus each literal's kind, so that two texts share
 //     an entry only if the same parse accepts both (LIMIT 5 and LIMIT 'a' do not share one).
+//     The literals of an INSERT's or REPLACE's VALUES lists have one kind in the key (ValueList):
+//     there every literal is a value of the row, the parse is the same whatever its kind, and
+//     the row's conversion sees the argument itself, so 'abc' and x'616263' rows share an entry
+//     (LinkBench's payloads are either, row by row). Not if the lists hold a subquery (its LIMIT
+//     takes integers only): then they keep their kinds.
 //  4. Return the literals, decoded as the parser decodes them (string escapes, hex digits), for
 //     the caller to turn into parameter values.
 //
@@ -37,6 +42,10 @@ const (
 	Float   Kind = 'f' // a number with an exponent
 	String  Kind = 's' // '...' or "..." (not under ANSI_QUOTES)
 	Hex     Kind = 'x' // X'..' or 0x..
+
+	// ValueList stands in the key for the kind of a literal in INSERT's VALUES lists (duty 3);
+	// the Literal keeps its own kind.
+	ValueList Kind = 'v'
 )
 
 // Literal is one literal of the text, in order.
@@ -83,6 +92,12 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 	var kinds []byte
 	var lits []Literal
 	prevWord := "" // the last word before the current position (charset introducers)
+	// The VALUES lists of an INSERT or REPLACE: from the word VALUES (or VALUE) at parenthesis
+	// depth 0 to the next word at depth 0 (ON DUPLICATE KEY UPDATE, AS alias) or the end;
+	// vals.from and vals.to index kinds.
+	var vals valuesRegion
+	isInsert := maxLits == MaxInsertLiterals
+	depth := 0
 	i := 0
 	for i < len(text) {
 		c := text[i]
@@ -152,6 +167,9 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 				j++
 			}
 			prevWord = text[i:j]
+			if isInsert {
+				vals.word(prevWord, depth, len(kinds))
+			}
 			b.WriteString(prevWord)
 			i = j
 		case c == '?' || c == '\\':
@@ -182,7 +200,7 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 			if strings.TrimSpace(text[i:]) != "" {
 				// Several statements: the first ends here; the caller parses the others.
 				param := b.String()
-				return Normalized{Key: param + "\x00" + string(kinds), Param: param, Lits: lits, Rest: text[i:]}, true
+				return Normalized{Key: param + "\x00" + vals.key(kinds), Param: param, Lits: lits, Rest: text[i:]}, true
 			}
 		default:
 			if c >= 0x80 {
@@ -190,6 +208,12 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 			}
 			if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
 				prevWord = ""
+			}
+			switch c {
+			case '(':
+				depth++
+			case ')':
+				depth--
 			}
 			b.WriteByte(c)
 			i++
@@ -199,7 +223,41 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 		}
 	}
 	param := b.String()
-	return Normalized{Key: param + "\x00" + string(kinds), Param: param, Lits: lits}, true
+	return Normalized{Key: param + "\x00" + vals.key(kinds), Param: param, Lits: lits}, true
+}
+
+// valuesRegion follows an INSERT's text to find the literals of its VALUES lists.
+type valuesRegion struct {
+	state    byte // 0 before VALUES, 1 inside the lists, 2 after them
+	from, to int  // the lists' literals: kinds[from:to] (to is set when state becomes 2)
+	subquery bool // a SELECT inside the lists: their literals keep their kinds
+}
+
+// word sees a word of the text at parenthesis depth, after n literals.
+func (v *valuesRegion) word(w string, depth, n int) {
+	switch {
+	case v.state == 0 && depth == 0 && (strings.EqualFold(w, "VALUES") || strings.EqualFold(w, "VALUE")):
+		v.state, v.from = 1, n
+	case v.state == 1 && depth == 0:
+		v.state, v.to = 2, n
+	case v.state == 1 && strings.EqualFold(w, "SELECT"):
+		v.subquery = true
+	}
+}
+
+// key is the kinds part of the cache key (it may change kinds).
+func (v *valuesRegion) key(kinds []byte) string {
+	if v.state == 0 || v.subquery {
+		return string(kinds)
+	}
+	to := v.to
+	if v.state == 1 {
+		to = len(kinds)
+	}
+	for i := v.from; i < to; i++ {
+		kinds[i] = byte(ValueList)
+	}
+	return string(kinds)
 }
 
 // eligibleVerb returns how many literals a text may hold to be cached, by its first word (0: its
