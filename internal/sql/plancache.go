@@ -267,6 +267,18 @@ func sameLiterals(args []types.Value, orig ast.StmtNode) bool {
 	if len(v.vals) != len(args) {
 		return false
 	}
+	// Nearly always the walk order is the text's (a many-row INSERT's thousands of values):
+	// compared in order, without building a string per literal.
+	inOrder := true
+	for i := range args {
+		if !sameLiteral(args[i], v.vals[i]) {
+			inOrder = false
+			break
+		}
+	}
+	if inOrder {
+		return true
+	}
 	a := make([]string, len(args))
 	b := make([]string, len(args))
 	for i := range args {
@@ -290,6 +302,27 @@ func literalClass(v types.Value) string {
 		k = types.KindInt
 	}
 	return fmt.Sprintf("%d:%q", k, types.ToString(v))
+}
+
+// sameLiteral is literalClass(a) == literalClass(b), without the strings for the common kinds.
+func sameLiteral(a, b types.Value) bool {
+	ka, kb := a.K, b.K
+	if ka == types.KindUint && a.I >= 0 {
+		ka = types.KindInt
+	}
+	if kb == types.KindUint && b.I >= 0 {
+		kb = types.KindInt
+	}
+	if ka != kb {
+		return false
+	}
+	switch ka {
+	case types.KindInt, types.KindUint:
+		return a.I == b.I
+	case types.KindString, types.KindBytes:
+		return a.S == b.S
+	}
+	return literalClass(a) == literalClass(b)
 }
 
 type literalCollector struct{ vals []types.Value }
