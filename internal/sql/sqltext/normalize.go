@@ -20,7 +20,7 @@
 //     there every literal is a value of the row, the parse is the same whatever its kind, and
 //     the row's conversion sees the argument itself, so 'abc' and x'616263' rows share an entry
 //     (LinkBench's payloads are either, row by row). Not if the lists hold a subquery (its LIMIT
-//     takes integers only): then they keep their kinds.
+//     takes integers only) or COLLATE (refused for a binary string): then they keep their kinds.
 //  4. Return the literals, decoded as the parser decodes them (string escapes, hex digits), for
 //     the caller to turn into parameter values.
 //
@@ -230,7 +230,7 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 type valuesRegion struct {
 	state    byte // 0 before VALUES, 1 inside the lists, 2 after them
 	from, to int  // the lists' literals: kinds[from:to] (to is set when state becomes 2)
-	subquery bool // a SELECT inside the lists: their literals keep their kinds
+	subquery bool // a SELECT or COLLATE inside the lists: their literals keep their kinds
 }
 
 // word sees a word of the text at parenthesis depth, after n literals.
@@ -240,8 +240,8 @@ func (v *valuesRegion) word(w string, depth, n int) {
 		v.state, v.from = 1, n
 	case v.state == 1 && depth == 0:
 		v.state, v.to = 2, n
-	case v.state == 1 && strings.EqualFold(w, "SELECT"):
-		v.subquery = true
+	case v.state == 1 && (strings.EqualFold(w, "SELECT") || strings.EqualFold(w, "COLLATE")):
+		v.subquery = true // a subquery's LIMIT takes integers; COLLATE refuses binary strings
 	}
 }
 

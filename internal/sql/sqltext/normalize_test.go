@@ -35,6 +35,7 @@ func TestNormalize(t *testing.T) {
 		{"INSERT INTO t VALUES ((SELECT a FROM u LIMIT 1), 'x')", "INSERT INTO t VALUES ((SELECT a FROM u LIMIT ?), ?)", "is", []string{"1", "x"}},
 		{"INSERT INTO t (a) SELECT b FROM u WHERE c = 'x' LIMIT 5", "INSERT INTO t (a) SELECT b FROM u WHERE c = ? LIMIT ?", "si", []string{"x", "5"}},
 		{"INSERT INTO t SET a = 7, b = 'y'", "INSERT INTO t SET a = ?, b = ?", "is", []string{"7", "y"}},
+		{"INSERT INTO t VALUES (1, 'x' COLLATE latin1_bin)", "INSERT INTO t VALUES (?, ? COLLATE latin1_bin)", "is", []string{"1", "x"}},
 		// Not eligible: the lexer cannot be sure, or the statement is not one it caches.
 		{"SET @a = 1", "", "", nil},
 		{"SELECT /*+ MAX_EXECUTION_TIME(1) */ 1", "", "", nil},
