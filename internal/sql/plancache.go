@@ -49,11 +49,13 @@ type planCache struct {
 }
 
 // planCacheLookup normalises text and looks it up. It returns the cached statement and its
-// arguments on a hit; on a miss that may be learned, the normalised text for planCacheLearn.
-func (s *Session) planCacheLookup(text string) (*prepared, []types.Value, *sqltext.Normalized) {
+// arguments on a hit, with the text of the statements after it in a multi-statement text (rest,
+// for the caller to parse); on a miss that may be learned, the normalised text for
+// planCacheLearn.
+func (s *Session) planCacheLookup(text string) (p *prepared, args []types.Value, rest string, learn *sqltext.Normalized) {
 	size := s.getSysVar(sysvar.PlanCacheSize, false).I
 	if size <= 0 {
-		return nil, nil, nil
+		return nil, nil, "", nil
 	}
 	c := &s.pcache
 	mode, parsed := s.sqlMode()
@@ -63,26 +65,28 @@ func (s *Session) planCacheLookup(text string) (*prepared, []types.Value, *sqlte
 	}
 	n, ok := sqltext.Normalize(text, c.mode)
 	if !ok {
-		return nil, nil, nil
+		return nil, nil, "", nil
 	}
 	p, found := c.entries[planCacheKey{n.Key, s.CurDB}]
 	if !found {
 		s.db.planCacheMisses.Add(1)
-		return nil, nil, &n
+		return nil, nil, "", &n
 	}
 	if p == nil {
-		return nil, nil, nil
+		return nil, nil, "", nil
 	}
-	args, ok := literalArgs(n.Lits)
+	args, ok = literalArgs(n.Lits)
 	if !ok {
-		return nil, nil, nil
+		return nil, nil, "", nil
 	}
 	s.db.planCacheHits.Add(1)
-	return p, args, nil
+	return p, args, n.Rest, nil
 }
 
 // literalArgs turns the lexer's literals into the values the parser would give them
-// (plan.DatumValue of the same datums).
+// (plan.DatumValue of the same datums). Integers, strings and hex literals, nearly all of a bulk
+// INSERT's thousands, are built directly (the same values, without a datum and a copy of the
+// bytes each).
 func literalArgs(lits []sqltext.Literal) ([]types.Value, bool) {
 	args := make([]types.Value, len(lits))
 	for i, l := range lits {
@@ -93,7 +97,14 @@ func literalArgs(lits []sqltext.Literal) ([]types.Value, bool) {
 			if err != nil {
 				return nil, false
 			}
-			d.SetInt64(n)
+			args[i] = types.NewInt(n)
+			continue
+		case sqltext.String:
+			args[i] = types.NewString(l.Text)
+			continue
+		case sqltext.Hex:
+			args[i] = types.NewBytes(l.Text)
+			continue
 		case sqltext.Decimal:
 			if u, err := strconv.ParseUint(l.Text, 10, 64); err == nil {
 				d.SetUint64(u) // an integer beyond int64, as the parser reads it
@@ -110,10 +121,6 @@ func literalArgs(lits []sqltext.Literal) ([]types.Value, bool) {
 				return nil, false
 			}
 			d.SetFloat64(f)
-		case sqltext.String:
-			d.SetString(l.Text)
-		case sqltext.Hex:
-			d.SetBinaryLiteral(driver.BinaryLiteral(l.Text))
 		default:
 			return nil, false
 		}
@@ -260,6 +267,18 @@ func sameLiterals(args []types.Value, orig ast.StmtNode) bool {
 	if len(v.vals) != len(args) {
 		return false
 	}
+	// Nearly always the walk order is the text's (a many-row INSERT's thousands of values):
+	// compared in order, without building a string per literal.
+	inOrder := true
+	for i := range args {
+		if !sameLiteral(args[i], v.vals[i]) {
+			inOrder = false
+			break
+		}
+	}
+	if inOrder {
+		return true
+	}
 	a := make([]string, len(args))
 	b := make([]string, len(args))
 	for i := range args {
@@ -283,6 +302,27 @@ func literalClass(v types.Value) string {
 		k = types.KindInt
 	}
 	return fmt.Sprintf("%d:%q", k, types.ToString(v))
+}
+
+// sameLiteral is literalClass(a) == literalClass(b), without the strings for the common kinds.
+func sameLiteral(a, b types.Value) bool {
+	ka, kb := a.K, b.K
+	if ka == types.KindUint && a.I >= 0 {
+		ka = types.KindInt
+	}
+	if kb == types.KindUint && b.I >= 0 {
+		kb = types.KindInt
+	}
+	if ka != kb {
+		return false
+	}
+	switch ka {
+	case types.KindInt, types.KindUint:
+		return a.I == b.I
+	case types.KindString, types.KindBytes:
+		return a.S == b.S
+	}
+	return literalClass(a) == literalClass(b)
 }
 
 type literalCollector struct{ vals []types.Value }
@@ -321,10 +361,27 @@ func sameColumns(a, b []proto.Column) bool {
 
 // execCached runs a cached statement for a text query: as Exec runs the statement parsed from
 // text, with the literals as arguments and the cached plan (planQuery consults s.cachedStmt).
-func (s *Session) execCached(ctx context.Context, p *prepared, args []types.Value, text string, w proto.ResultWriter) error {
+// more says that statements of the same text follow it.
+func (s *Session) execCached(ctx context.Context, p *prepared, args []types.Value, text string, w proto.ResultWriter, more bool) error {
 	s.cachedStmt, s.cachedText = p, text
 	defer func() { s.cachedStmt, s.cachedText = nil, "" }()
-	return s.Exec(ctx, p.stmt, args, w, false)
+	return s.Exec(ctx, p.stmt, args, w, more)
+}
+
+// parseRest parses the statements that follow a cached first statement in a multi-statement
+// text, before the first one runs, as the whole text is parsed before any of it runs. ok is false
+// when the whole text must go the usual way instead: a client without CLIENT_MULTI_STATEMENTS
+// (1064), a syntax error (reported as for the whole text) or nothing to run.
+func (s *Session) parseRest(rest string) (stmts []ast.StmtNode, ok bool) {
+	if s.SingleStatement {
+		return nil, false
+	}
+	stmts, err := s.parse(rest)
+	if err != nil || len(stmts) == 0 {
+		return nil, false
+	}
+	// The parser reuses the slice it returns, and the first statement's run may parse again.
+	return append([]ast.StmtNode(nil), stmts...), true
 }
 
 // preparedPlan is the plan of a prepared statement or a plan-cache entry, for this run: its

@@ -1,9 +1,12 @@
 package sql
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/kiln-db/kiln/internal/proto"
 )
 
 // TestPlanCache: text statements that differ only in literals run on one cached parse and plan
@@ -137,4 +140,93 @@ func TestPlanCacheBulkInsert(t *testing.T) {
 		t.Errorf("cache weight %d over %d", w, maxCacheWeight)
 	}
 	a.expect("SELECT COUNT(*) FROM b", "13000")
+}
+
+// moreWriter records, beside the text, whether each OK packet said that more results follow.
+type moreWriter struct {
+	textWriter
+	more []bool
+}
+
+func (w *moreWriter) OK(ok proto.OK, more bool) error {
+	w.more = append(w.more, more)
+	return w.textWriter.OK(ok, more)
+}
+
+// TestPlanCacheMultiStatement: the first statement of a multi-statement text (LinkStoreMysql's
+// "INSERT ...; commit;", with autocommit off) runs on its cached parse and the statements after it
+// run as parsed, each result marked as followed by more but the last; a text whose later statement
+// is not valid, or a client without CLIENT_MULTI_STATEMENTS, still gets 1064 with nothing run.
+func TestPlanCacheMultiStatement(t *testing.T) {
+	ss := lockSessions(t, 2)
+	a, other := ss[0], ss[1]
+	db := a.s.db
+	hits := func() uint64 { h, _ := db.PlanCacheStats(); return h }
+	a.expect("CREATE TABLE n (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, v INT, data MEDIUMTEXT) DEFAULT CHARSET=latin1", "ok affected=0")
+	a.expect("SET autocommit = 0", "ok affected=0")
+	for i, tc := range []struct{ q, want string }{
+		{"INSERT INTO n (v, data) VALUES (1, x'41'), (2, x'e9'); commit;", "ok affected=2 last_insert_id=1\nok affected=0"},
+		{"INSERT INTO n (v, data) VALUES (3, x'42'), (4, x'ff'); commit;", "ok affected=2 last_insert_id=3\nok affected=0"},
+		{"UPDATE n SET v = 10, data = x'43' WHERE id = 1; commit;", "ok affected=1\nok affected=0"},
+		{"UPDATE n SET v = 20, data = x'44' WHERE id = 2; commit;", "ok affected=1\nok affected=0"},
+		{"DELETE FROM n WHERE id = 3; commit;", "ok affected=1\nok affected=0"},
+		{"DELETE FROM n WHERE id = 4; commit;", "ok affected=1\nok affected=0"},
+	} {
+		before := hits()
+		w := &moreWriter{}
+		if err := a.s.Query(context.Background(), tc.q, w); err != nil {
+			t.Fatalf("%s: %v", tc.q, err)
+		}
+		if got := strings.TrimSuffix(w.b.String(), "\n"); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.q, got, tc.want)
+		}
+		if fmt.Sprint(w.more) != "[true false]" {
+			t.Errorf("%s: more flags %v, want [true false]", tc.q, w.more)
+		}
+		if hit := hits() - before; hit != uint64(i%2) {
+			t.Errorf("%s: %d cache hits, want %d", tc.q, hit, i%2)
+		}
+	}
+	// Committed by the text's own COMMIT: another session sees the rows.
+	other.expect("SELECT id, v, HEX(data) FROM n ORDER BY id", "1\t10\t43\n2\t20\t44")
+
+	// A syntax error after a cached statement: 1064 for the whole text, and nothing of it ran.
+	a.expect("INSERT INTO n (v, data) VALUES (5, x'45'), (6, x'46'); commit junk;", "error 1064")
+	a.expect("SELECT COUNT(*) FROM n", "2")
+	// A client without CLIENT_MULTI_STATEMENTS: 1064, nothing run.
+	a.s.SingleStatement = true
+	a.expect("INSERT INTO n (v, data) VALUES (7, x'47'), (8, x'48'); commit;", "error 1064")
+	a.s.SingleStatement = false
+	a.expect("SELECT COUNT(*) FROM n", "2")
+	a.expect("ROLLBACK", "ok affected=0")
+	// An error stops the text: the COMMIT after the failed statement does not run.
+	before := hits()
+	a.expect("INSERT INTO n (v, data) VALUES (9, x'49'); INSERT INTO n (id, v) VALUES (1, 0); commit;", "error 1062")
+	a.expect("INSERT INTO n (v, data) VALUES (9, x'4a'); INSERT INTO n (id, v) VALUES (1, 0); commit;", "error 1062")
+	if hits() != before+1 {
+		t.Errorf("%d cache hits, want 1", hits()-before)
+	}
+	a.expect("SELECT COUNT(*) FROM n", "4")
+	other.expect("SELECT COUNT(*) FROM n", "2")
+	a.expect("ROLLBACK", "ok affected=0")
+	other.expect("SELECT COUNT(*) FROM n", "2")
+}
+
+// TestPlanCacheValueKinds: bulk INSERTs whose rows mix quoted and hex payloads (LinkStoreMysql
+// quotes a payload of letters and digits, else sends it as hex) share one cached entry, and each
+// row's value is converted as its own literal would be: hex bytes stored unchanged in a latin1
+// column, refused (1366) in a utf8mb4 one when they are not UTF-8.
+func TestPlanCacheValueKinds(t *testing.T) {
+	a := lockSessions(t, 1)[0]
+	db := a.s.db
+	hits := func() uint64 { h, _ := db.PlanCacheStats(); return h }
+	a.expect("CREATE TABLE l (id INT PRIMARY KEY, data VARCHAR(10), u VARCHAR(10) CHARACTER SET utf8mb4) DEFAULT CHARSET=latin1", "ok affected=0")
+	a.expect("INSERT INTO l (id, data, u) VALUES (1, 'ab', 'x'), (2, x'e9', x'c3a9')", "ok affected=2")
+	h := hits()
+	a.expect("INSERT INTO l (id, data, u) VALUES (3, x'ff80', 'y'), (4, '', x'41')", "ok affected=2")
+	a.expect("INSERT INTO l (id, data, u) VALUES (5, 7, 8.5), (6, 'z', x'80')", "error 1366")
+	if got := hits() - h; got != 2 {
+		t.Errorf("%d cache hits, want 2", got)
+	}
+	a.expect("SELECT id, HEX(data), HEX(u) FROM l ORDER BY id", "1\t6162\t78\n2\tE9\tC3A9\n3\tFF80\t79\n4\t\t41")
 }

@@ -321,20 +321,33 @@ func multiStatementError(text, first string) error {
 func (s *Session) Query(ctx context.Context, text string, w proto.ResultWriter) error {
 	text = s.clientText(text)
 	w = s.resultWriter(w)
-	cached, args, learn := s.planCacheLookup(text)
+	cached, args, rest, learn := s.planCacheLookup(text)
 	if cached != nil {
-		return s.diagnose(s.execCached(ctx, cached, args, text, w))
+		if rest == "" {
+			return s.diagnose(s.execCached(ctx, cached, args, text, w, false))
+		}
+		// "INSERT ...; commit;": the first statement cached, the others parsed.
+		if more, ok := s.parseRest(rest); ok {
+			if err := s.execCached(ctx, cached, args, text, w, true); err != nil {
+				return s.diagnose(err)
+			}
+			for i, st := range more {
+				if err := s.Exec(ctx, st, nil, w, i < len(more)-1); err != nil {
+					return s.diagnose(err)
+				}
+			}
+			return nil
+		}
 	}
 	stmts, err := s.parse(text)
 	if err != nil {
 		s.warnings = s.warnings[:0]
 		return s.diagnose(err)
 	}
-	if learn != nil && len(stmts) == 1 {
+	if learn != nil && (len(stmts) == 1 || len(stmts) > 1 && learn.Rest != "" && !s.SingleStatement) {
 		// The parser reuses the slice it returns: learning parses again.
-		orig := stmts[0]
-		s.planCacheLearn(learn, orig)
-		stmts = []ast.StmtNode{orig}
+		stmts = append([]ast.StmtNode(nil), stmts...)
+		s.planCacheLearn(learn, stmts[0])
 	}
 	if len(stmts) == 0 {
 		s.warnings = s.warnings[:0]

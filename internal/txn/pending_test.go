@@ -190,6 +190,27 @@ func TestEarlyLockRelease(t *testing.T) {
 	p6.end(nil)
 	_ = returns(t, c6, "T6's commit")
 	t7.Rollback()
+
+	// So do write sets of more than MaxEarlyReleaseKeys point writes (a bulk INSERT), and they
+	// add nothing to the pending set; one of exactly that many is released early.
+	for _, n := range []int{MaxEarlyReleaseKeys + 1, MaxEarlyReleaseKeys} {
+		tb := m.Begin(RepeatableRead, false)
+		_ = tb.Lock(ctx, []byte("k"), LockExclusive, wait)
+		tb.Set([]byte("k"), []byte("b"))
+		for i := 1; i < n; i++ {
+			tb.Set([]byte(fmt.Sprintf("bulk%05d", i)), []byte("b"))
+		}
+		cb := commitAsync(tb)
+		pb := <-fp.ch
+		tw := m.Begin(RepeatableRead, false)
+		err := tw.Lock(ctx, []byte("k"), LockExclusive, wait)
+		if big := n > MaxEarlyReleaseKeys; big != (err != nil) || big != (m.Pending() == 0) {
+			t.Errorf("%d writes: lock error %v with %d pending versions", n, err, m.Pending())
+		}
+		tw.Rollback()
+		pb.end(nil)
+		_ = returns(t, cb, "the bulk commit")
+	}
 }
 
 // A hot row on the real commit path: concurrent increments under early release lose nothing, each

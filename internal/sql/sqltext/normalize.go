@@ -4,8 +4,9 @@
 // parameters.
 //
 // Its duties, in the order Normalize performs them:
-//  1. Decide eligibility from the text alone: a single SELECT, INSERT, REPLACE, UPDATE or DELETE
-//     (comments are kept, as written, in the key) without optimizer hints, executable comments,
+//  1. Decide eligibility from the text alone: a SELECT, INSERT, REPLACE, UPDATE or DELETE (the
+//     first statement of a multi-statement text: the rest is returned unread; comments are kept,
+//     as written, in the key) without optimizer hints, executable comments,
 //     placeholders, charset introducers, identifiers beyond ASCII
 //     (string contents may be any UTF-8: the facade has converted the text) or anything else whose
 //     meaning this small lexer cannot be sure of. Anything in doubt is "not eligible": the
@@ -15,6 +16,11 @@
 //     the parser reads as a prepared statement.
 //  3. Build the cache key: the parameter text plus each literal's kind, so that two texts share
 //     an entry only if the same parse accepts both (LIMIT 5 and LIMIT 'a' do not share one).
+//     The literals of an INSERT's or REPLACE's VALUES lists have one kind in the key (ValueList):
+//     there every literal is a value of the row, the parse is the same whatever its kind, and
+//     the row's conversion sees the argument itself, so 'abc' and x'616263' rows share an entry
+//     (LinkBench's payloads are either, row by row). Not if the lists hold a subquery (its LIMIT
+//     takes integers only) or COLLATE (refused for a binary string): then they keep their kinds.
 //  4. Return the literals, decoded as the parser decodes them (string escapes, hex digits), for
 //     the caller to turn into parameter values.
 //
@@ -36,6 +42,10 @@ const (
 	Float   Kind = 'f' // a number with an exponent
 	String  Kind = 's' // '...' or "..." (not under ANSI_QUOTES)
 	Hex     Kind = 'x' // X'..' or 0x..
+
+	// ValueList stands in the key for the kind of a literal in INSERT's VALUES lists (duty 3);
+	// the Literal keeps its own kind.
+	ValueList Kind = 'v'
 )
 
 // Literal is one literal of the text, in order.
@@ -64,6 +74,11 @@ type Normalized struct {
 	Key   string // ParamText and the literal kinds
 	Param string // the text with each literal replaced by ?
 	Lits  []Literal
+	// Rest is the text after the first statement's semicolon when more statements follow it
+	// (a multi-statement text, e.g. LinkStoreMysql's "INSERT ...; commit;"): Key, Param and
+	// Lits are those of the first statement alone, and the caller parses Rest. Empty when the
+	// text holds one statement.
+	Rest string
 }
 
 // Normalize reports whether text is eligible, and if so its parameter text, key and literals.
@@ -77,6 +92,12 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 	var kinds []byte
 	var lits []Literal
 	prevWord := "" // the last word before the current position (charset introducers)
+	// The VALUES lists of an INSERT or REPLACE: from the word VALUES (or VALUE) at parenthesis
+	// depth 0 to the next word at depth 0 (ON DUPLICATE KEY UPDATE, AS alias) or the end;
+	// vals.from and vals.to index kinds.
+	var vals valuesRegion
+	isInsert := maxLits == MaxInsertLiterals
+	depth := 0
 	i := 0
 	for i < len(text) {
 		c := text[i]
@@ -146,6 +167,9 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 				j++
 			}
 			prevWord = text[i:j]
+			if isInsert {
+				vals.word(prevWord, depth, len(kinds))
+			}
 			b.WriteString(prevWord)
 			i = j
 		case c == '?' || c == '\\':
@@ -171,17 +195,25 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 		case c == '-' && i+1 < len(text) && text[i+1] == '-':
 			return Normalized{}, false // a--b: two minus signs, or a comment at the text's end: parse it
 		case c == ';':
-			if strings.TrimSpace(text[i+1:]) != "" {
-				return Normalized{}, false // several statements
-			}
 			b.WriteByte(c)
 			i++
+			if strings.TrimSpace(text[i:]) != "" {
+				// Several statements: the first ends here; the caller parses the others.
+				param := b.String()
+				return Normalized{Key: param + "\x00" + vals.key(kinds), Param: param, Lits: lits, Rest: text[i:]}, true
+			}
 		default:
 			if c >= 0x80 {
 				return Normalized{}, false // identifiers beyond ASCII: parse them
 			}
 			if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
 				prevWord = ""
+			}
+			switch c {
+			case '(':
+				depth++
+			case ')':
+				depth--
 			}
 			b.WriteByte(c)
 			i++
@@ -191,7 +223,41 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 		}
 	}
 	param := b.String()
-	return Normalized{Key: param + "\x00" + string(kinds), Param: param, Lits: lits}, true
+	return Normalized{Key: param + "\x00" + vals.key(kinds), Param: param, Lits: lits}, true
+}
+
+// valuesRegion follows an INSERT's text to find the literals of its VALUES lists.
+type valuesRegion struct {
+	state    byte // 0 before VALUES, 1 inside the lists, 2 after them
+	from, to int  // the lists' literals: kinds[from:to] (to is set when state becomes 2)
+	subquery bool // a SELECT or COLLATE inside the lists: their literals keep their kinds
+}
+
+// word sees a word of the text at parenthesis depth, after n literals.
+func (v *valuesRegion) word(w string, depth, n int) {
+	switch {
+	case v.state == 0 && depth == 0 && (strings.EqualFold(w, "VALUES") || strings.EqualFold(w, "VALUE")):
+		v.state, v.from = 1, n
+	case v.state == 1 && depth == 0:
+		v.state, v.to = 2, n
+	case v.state == 1 && (strings.EqualFold(w, "SELECT") || strings.EqualFold(w, "COLLATE")):
+		v.subquery = true // a subquery's LIMIT takes integers; COLLATE refuses binary strings
+	}
+}
+
+// key is the kinds part of the cache key (it may change kinds).
+func (v *valuesRegion) key(kinds []byte) string {
+	if v.state == 0 || v.subquery {
+		return string(kinds)
+	}
+	to := v.to
+	if v.state == 1 {
+		to = len(kinds)
+	}
+	for i := v.from; i < to; i++ {
+		kinds[i] = byte(ValueList)
+	}
+	return string(kinds)
 }
 
 // eligibleVerb returns how many literals a text may hold to be cached, by its first word (0: its
@@ -354,23 +420,48 @@ func readHexQuoted(s string) (Literal, int, bool) {
 		return Literal{}, 0, false
 	}
 	digits := s[2 : 2+end]
-	for i := 0; i < len(digits); i++ {
-		if !isHex(digits[i]) {
-			return Literal{}, 0, false
-		}
-	}
 	if len(digits)%2 == 1 {
 		return Literal{}, 0, false // an error in MySQL: the parser reports it
 	}
-	return Literal{Kind: Hex, Text: decodeHex(digits)}, 2 + end + 1, true
+	text, ok := decodeHexChecked(digits)
+	if !ok {
+		return Literal{}, 0, false
+	}
+	return Literal{Kind: Hex, Text: text}, 2 + end + 1, true
 }
 
-func decodeHex(digits string) string {
-	out := make([]byte, len(digits)/2)
-	for i := range out {
-		out[i] = hexVal(digits[2*i])<<4 | hexVal(digits[2*i+1])
+// decodeHexChecked decodes an even number of hex digits, checking them in the same pass: the
+// payloads of a bulk INSERT are mostly hex literals, so this runs over most of its text.
+func decodeHexChecked(digits string) (string, bool) {
+	var b strings.Builder
+	b.Grow(len(digits) / 2)
+	for i := 0; i < len(digits); i += 2 {
+		hi, lo := hexValue[digits[i]], hexValue[digits[i+1]]
+		if hi|lo > 0x0f {
+			return "", false
+		}
+		b.WriteByte(hi<<4 | lo)
 	}
-	return string(out)
+	return b.String(), true
+}
+
+// hexValue is a hex digit's value, or 0xff for a byte that is not one.
+var hexValue = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c], t[c-'a'+'A'] = byte(c-'a'+10), byte(c-'a'+10)
+	}
+	return t
+}()
+
+func decodeHex(digits string) string {
+	s, _ := decodeHexChecked(digits)
+	return s
 }
 
 func hexVal(c byte) byte {

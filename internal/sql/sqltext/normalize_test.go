@@ -20,7 +20,7 @@ func TestNormalize(t *testing.T) {
 		{"SELECT c FROM sbtest1 WHERE id=5012", "SELECT c FROM sbtest1 WHERE id=?", "i", []string{"5012"}},
 		{"select c from t where id between 10 and 109 order by c", "select c from t where id between ? and ? order by c", "ii", []string{"10", "109"}},
 		{"UPDATE t SET k=k+1 WHERE id=7", "UPDATE t SET k=k+? WHERE id=?", "ii", []string{"1", "7"}},
-		{"INSERT INTO t (id, k, c) VALUES (1, 2, 'a''b'), (3, 4, \"x\\ny\")", "INSERT INTO t (id, k, c) VALUES (?, ?, ?), (?, ?, ?)", "iisiis",
+		{"INSERT INTO t (id, k, c) VALUES (1, 2, 'a''b'), (3, 4, \"x\\ny\")", "INSERT INTO t (id, k, c) VALUES (?, ?, ?), (?, ?, ?)", "vvvvvv",
 			[]string{"1", "2", "a'b", "3", "4", "x\ny"}},
 		{"DELETE FROM t WHERE d = 1.50 OR f = 1e-3 OR g = .5", "DELETE FROM t WHERE d = ? OR f = ? OR g = ?", "dfd", []string{"1.50", "1e-3", ".5"}},
 		{"SELECT * FROM t1 WHERE t1.a = 9223372036854775808", "SELECT * FROM t1 WHERE t1.a = ?", "d", []string{"9223372036854775808"}},
@@ -28,6 +28,14 @@ func TestNormalize(t *testing.T) {
 		{"SELECT * FROM `t 1` WHERE `a``5` = -3", "SELECT * FROM `t 1` WHERE `a``5` = -?", "i", []string{"3"}},
 		{"SELECT * FROM t WHERE a LIKE 'x\\%y\\_'", "SELECT * FROM t WHERE a LIKE ?", "s", []string{"x\\%y\\_"}},
 		{"  select @@version;  ", "  select @@version;  ", "", nil},
+		// VALUES lists: one kind for every literal; outside them, and in a subquery inside them,
+		// each its own.
+		{"REPLACE INTO c(id, n) VALUE (1, 'a'), (2, x'62') ON DUPLICATE KEY UPDATE n = VALUES(n) + 1.5", "REPLACE INTO c(id, n) VALUE (?, ?), (?, ?) ON DUPLICATE KEY UPDATE n = VALUES(n) + ?", "vvvvd",
+			[]string{"1", "a", "2", "b", "1.5"}},
+		{"INSERT INTO t VALUES ((SELECT a FROM u LIMIT 1), 'x')", "INSERT INTO t VALUES ((SELECT a FROM u LIMIT ?), ?)", "is", []string{"1", "x"}},
+		{"INSERT INTO t (a) SELECT b FROM u WHERE c = 'x' LIMIT 5", "INSERT INTO t (a) SELECT b FROM u WHERE c = ? LIMIT ?", "si", []string{"x", "5"}},
+		{"INSERT INTO t SET a = 7, b = 'y'", "INSERT INTO t SET a = ?, b = ?", "is", []string{"7", "y"}},
+		{"INSERT INTO t VALUES (1, 'x' COLLATE latin1_bin)", "INSERT INTO t VALUES (?, ? COLLATE latin1_bin)", "is", []string{"1", "x"}},
 		// Not eligible: the lexer cannot be sure, or the statement is not one it caches.
 		{"SET @a = 1", "", "", nil},
 		{"SELECT /*+ MAX_EXECUTION_TIME(1) */ 1", "", "", nil},
@@ -45,7 +53,7 @@ func TestNormalize(t *testing.T) {
 		{"SELECT @'x'", "", "", nil},
 		{"SELECT 1abc FROM t", "", "", nil},
 		{"SELECT t.1a FROM t", "", "", nil},
-		{"SELECT 1; SELECT 2", "", "", nil},
+		{"SELECT 1; SELECT 2", "SELECT ?;", "i", []string{"1"}}, // the first statement; Rest is the second
 		{"SELECT a FROM t WHERE b = 'é\\ü'", "SELECT a FROM t WHERE b = ?", "s", []string{"éü"}},
 		{"SELECT é FROM t", "", "", nil},
 		{"SELECT ?", "", "", nil},
@@ -140,5 +148,50 @@ func TestLiteralLimits(t *testing.T) {
 	}
 	if _, ok := Normalize("SELECT a FROM t WHERE a IN ("+strings.Repeat("1,", 64)+"1)", Mode{}); ok {
 		t.Error("a SELECT with 65 literals is eligible")
+	}
+}
+
+// TestNormalizeRest: in a multi-statement text the first statement is normalised alone and the
+// text after its semicolon is returned unread; a semicolon inside a literal or a comment, or
+// followed only by blanks, ends nothing.
+func TestNormalizeRest(t *testing.T) {
+	for _, c := range []struct{ text, param, rest string }{
+		{"INSERT INTO t (a, d) VALUES (1, x'e9ff'); commit;", "INSERT INTO t (a, d) VALUES (?, ?);", " commit;"},
+		{"UPDATE t SET d = 'a;b' WHERE id = 2; commit;", "UPDATE t SET d = ? WHERE id = ?;", " commit;"},
+		{"DELETE FROM t /* ; */ WHERE id = 3;SELECT 1; SELECT 2", "DELETE FROM t /* ; */ WHERE id = ?;", "SELECT 1; SELECT 2"},
+		{"SELECT a FROM t WHERE id = 4 ;  \n", "SELECT a FROM t WHERE id = ? ;  \n", ""},
+		{"SELECT a FROM t WHERE id = 4 -- x;\n", "SELECT a FROM t WHERE id = ? -- x;\n", ""},
+	} {
+		n, ok := Normalize(c.text, Mode{})
+		if !ok {
+			t.Errorf("%q: not eligible", c.text)
+			continue
+		}
+		if n.Param != c.param || n.Rest != c.rest {
+			t.Errorf("%q: param %q rest %q, want %q and %q", c.text, n.Param, n.Rest, c.param, c.rest)
+		}
+	}
+	// The rest's literals are not the first statement's: its limit and key are its own.
+	n, _ := Normalize("INSERT INTO t VALUES (1); INSERT INTO t VALUES (2, 3)", Mode{})
+	if len(n.Lits) != 1 || n.Key != "INSERT INTO t VALUES (?);\x00v" {
+		t.Errorf("first statement: key %q literals %v", n.Key, n.Lits)
+	}
+}
+
+// TestNormalizeValueKinds: two bulk INSERTs that differ only in which payloads are quoted strings
+// and which hex literals (LinkStoreMysql sends either, by content) share a key; their literals
+// keep their own kinds.
+func TestNormalizeValueKinds(t *testing.T) {
+	a, okA := Normalize("INSERT INTO l (id, data) VALUES (1, 'ab'), (2, x'e9ff'), (3, '') ON DUPLICATE KEY UPDATE v = VALUES(v); commit;", Mode{})
+	b, okB := Normalize("INSERT INTO l (id, data) VALUES (4, x'00'), (5, 'cd'), (6, 7.5) ON DUPLICATE KEY UPDATE v = VALUES(v); commit;", Mode{})
+	if !okA || !okB || a.Key != b.Key {
+		t.Fatalf("keys differ: %q and %q", a.Key, b.Key)
+	}
+	var kinds []byte
+	for _, l := range append(a.Lits, b.Lits...) {
+		kinds = append(kinds, byte(l.Kind))
+	}
+	if string(kinds) != "isixis"+"ixisid" {
+		t.Errorf("literal kinds %q", kinds)
 	}
 }
