@@ -57,7 +57,8 @@ func restoreValueExpr(n ast.ExprNode) (string, error) {
 }
 
 // mysqlPrint rewrites an expression tree, for printing, where the parser's restored text is not
-// MySQL's: MySQL prints `<>` for <> and != alike (the parser writes !=), and it prints its own
+// MySQL's: MySQL prints `<>` for <> and != alike (the parser writes !=), brackets IS NULL, IN,
+// LIKE and BETWEEN as it brackets binary operations, and it prints its own
 // parentheses around every binary operation, not the ones written, so a parenthesized binary
 // operation loses its now redundant parentheses: `(a > 0) AND (a < 10)` prints as
 // ((`a` > 0) and (`a` < 10)), as MySQL 8 shows it. With undo it puts the original nodes back.
@@ -71,13 +72,19 @@ func (v mysqlPrint) Leave(n ast.Node) (ast.Node, bool) {
 		if !v.undo && x.Op == opcode.NE {
 			return &mysqlNE{x}, true
 		}
+	case *ast.IsNullExpr, *ast.PatternInExpr, *ast.PatternLikeOrIlikeExpr, *ast.BetweenExpr:
+		if !v.undo {
+			return &bracketed{x.(ast.ExprNode)}, true
+		}
 	case *ast.ParenthesesExpr:
 		if !v.undo {
 			switch x.Expr.(type) {
-			case *ast.BinaryOperationExpr, *mysqlNE:
+			case *ast.BinaryOperationExpr, *mysqlNE, *bracketed:
 				return &droppedParens{x}, true
 			}
 		}
+	case *bracketed:
+		return x.ExprNode, true
 	case *mysqlNE:
 		return x.BinaryOperationExpr, true
 	case *droppedParens:
@@ -115,6 +122,30 @@ func (n *mysqlNE) Accept(v ast.Visitor) (ast.Node, bool) {
 		return inner, false
 	}
 	n.BinaryOperationExpr = inner.(*ast.BinaryOperationExpr)
+	return v.Leave(n)
+}
+
+// bracketed prints IS [NOT] NULL, [NOT] IN, [NOT] LIKE and [NOT] BETWEEN in parentheses, as
+// MySQL prints them: (`a` is null), (`a` in (1,2)).
+type bracketed struct{ ast.ExprNode }
+
+func (n *bracketed) Restore(ctx *format.RestoreCtx) error {
+	// BETWEEN inside a binary operation brackets itself under this flag; once is enough.
+	saved := ctx.Flags
+	ctx.Flags &^= format.RestoreBracketAroundBetweenExpr
+	ctx.WritePlain("(")
+	err := n.ExprNode.Restore(ctx)
+	ctx.WritePlain(")")
+	ctx.Flags = saved
+	return err
+}
+
+func (n *bracketed) Accept(v ast.Visitor) (ast.Node, bool) {
+	inner, ok := n.ExprNode.Accept(v)
+	if !ok {
+		return inner, false
+	}
+	n.ExprNode = inner.(ast.ExprNode)
 	return v.Leave(n)
 }
 
