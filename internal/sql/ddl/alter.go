@@ -234,7 +234,11 @@ func (d *Stmt) checkDropFKColumn(nt *catalog.Table, name string, colID uint32) e
 func (d *Stmt) addConstraint(nt *catalog.Table, c *ast.Constraint) ([]*ast.Constraint, error) {
 	switch c.Tp {
 	case ast.ConstraintCheck:
-		ck, err := d.buildCheck(nt, c, len(nt.Checks)+1)
+		var names []string
+		for _, o := range nt.Checks {
+			names = append(names, o.Name)
+		}
+		ck, err := d.buildCheck(nt, c, nextGeneratedNumber(nt.Name+"_chk_", names))
 		if err != nil {
 			return nil, err
 		}
@@ -244,7 +248,11 @@ func (d *Stmt) addConstraint(nt *catalog.Table, c *ast.Constraint) ([]*ast.Const
 		nt.Checks = append(nt.Checks, ck)
 		return nil, nil
 	case ast.ConstraintForeignKey:
-		fk, ixc, err := d.buildForeignKey(nt, c, len(nt.ForeignKeys)+1)
+		var names []string
+		for _, o := range nt.ForeignKeys {
+			names = append(names, o.Name)
+		}
+		fk, ixc, err := d.buildForeignKey(nt, c, nextGeneratedNumber(nt.Name+"_ibfk_", names))
 		if err != nil {
 			return nil, err
 		}

@@ -32,7 +32,10 @@ func (d *Stmt) buildCheck(t *catalog.Table, c *ast.Constraint, n int) (*catalog.
 			return nil, sqlerr.New(sqlerr.ErrCheckConstraintDupName, "Duplicate check constraint name '%s'.", name)
 		}
 	}
-	text, err := restoreSQL(c.Expr)
+	// Stored as MySQL 8 prints it (SHOW CREATE TABLE, information_schema.CHECK_CONSTRAINTS):
+	// spaced binary operators in parentheses, lower-case keywords, `(`a` > 0)`, the form ORMs
+	// read back (SQLAlchemy's reflection). Constraints stored before keep their text.
+	text, err := restoreValueExpr(c.Expr)
 	if err != nil {
 		return nil, fmt.Errorf("check constraint: restore: %w", err)
 	}

@@ -43,7 +43,8 @@ func refAction(o *ast.OnDeleteOpt, u *ast.OnUpdateOpt) (string, string) {
 }
 
 // buildForeignKey validates a FOREIGN KEY clause for table t (being created or altered) and
-// returns the constraint; it makes the child-side index if none fits.
+// returns the constraint; it makes the child-side index if none fits. An unnamed constraint is
+// named t_ibfk_n.
 func (d *Stmt) buildForeignKey(t *catalog.Table, c *ast.Constraint, n int) (*catalog.ForeignKey, *ast.Constraint, error) {
 	name := c.Name
 	if name == "" {
@@ -132,12 +133,13 @@ func (d *Stmt) buildForeignKey(t *catalog.Table, c *ast.Constraint, n int) (*cat
 	if err := d.checkStoredBaseFK(t, fk); err != nil {
 		return nil, nil, err
 	}
+	// The index a foreign key needs and no existing index fits is named as MySQL 8 names it: by
+	// the CONSTRAINT symbol (or FOREIGN KEY index_name: the parser gives one of them as c.Name),
+	// else by the first referencing column, made unique (buildIndex's rule for an unnamed key),
+	// never by the generated constraint name.
 	var ixc *ast.Constraint
 	if exec.PrefixIndex(t, cols) == nil {
 		ixc = &ast.Constraint{Tp: ast.ConstraintIndex, Name: c.Name, Keys: c.Keys}
-		if c.Name == "" {
-			ixc.Name = name
-		}
 	}
 	return fk, ixc, nil
 }

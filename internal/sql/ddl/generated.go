@@ -5,6 +5,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/expr"
@@ -44,10 +45,123 @@ func restoreValueExpr(n ast.ExprNode) (string, error) {
 	flags := format.RestoreStringSingleQuotes | format.RestoreKeyWordLowercase | format.RestoreNameBackQuotes |
 		format.RestoreSpacesAroundBinaryOperation | format.RestoreBracketAroundBinaryOperation |
 		format.RestoreWithoutSchemaName | format.RestoreWithoutTableName
-	if err := n.Restore(format.NewRestoreCtx(flags, &b)); err != nil {
+	// The tree is printed with MySQL's spellings swapped in and then put back as it was: the
+	// caller's statement tree is not changed.
+	m, _ := n.Accept(mysqlPrint{})
+	err := m.(ast.ExprNode).Restore(format.NewRestoreCtx(flags, &b))
+	m.Accept(mysqlPrint{undo: true})
+	if err != nil {
 		return "", err
 	}
 	return b.String(), nil
+}
+
+// mysqlPrint rewrites an expression tree, for printing, where the parser's restored text is not
+// MySQL's: MySQL prints `<>` for <> and != alike (the parser writes !=), brackets IS NULL, IN,
+// LIKE and BETWEEN as it brackets binary operations, and it prints its own
+// parentheses around every binary operation, not the ones written, so a parenthesized binary
+// operation loses its now redundant parentheses: `(a > 0) AND (a < 10)` prints as
+// ((`a` > 0) and (`a` < 10)), as MySQL 8 shows it. With undo it puts the original nodes back.
+type mysqlPrint struct{ undo bool }
+
+func (v mysqlPrint) Enter(n ast.Node) (ast.Node, bool) { return n, false }
+
+func (v mysqlPrint) Leave(n ast.Node) (ast.Node, bool) {
+	switch x := n.(type) {
+	case *ast.BinaryOperationExpr:
+		if !v.undo && x.Op == opcode.NE {
+			return &mysqlNE{x}, true
+		}
+	case *ast.IsNullExpr, *ast.PatternInExpr, *ast.PatternLikeOrIlikeExpr, *ast.BetweenExpr:
+		if !v.undo {
+			return &bracketed{x.(ast.ExprNode)}, true
+		}
+	case *ast.ParenthesesExpr:
+		if !v.undo {
+			switch x.Expr.(type) {
+			case *ast.BinaryOperationExpr, *mysqlNE, *bracketed:
+				return &droppedParens{x}, true
+			}
+		}
+	case *bracketed:
+		return x.ExprNode, true
+	case *mysqlNE:
+		return x.BinaryOperationExpr, true
+	case *droppedParens:
+		return x.ParenthesesExpr, true
+	}
+	return n, true
+}
+
+// mysqlNE prints a <> comparison as MySQL does.
+type mysqlNE struct{ *ast.BinaryOperationExpr }
+
+func (n *mysqlNE) Restore(ctx *format.RestoreCtx) error {
+	bracket := ctx.Flags.HasRestoreBracketAroundBinaryOperation()
+	if bracket {
+		ctx.WritePlain("(")
+	}
+	if err := n.L.Restore(ctx); err != nil {
+		return err
+	}
+	ctx.WritePlain(" <> ")
+	if err := n.R.Restore(ctx); err != nil {
+		return err
+	}
+	if bracket {
+		ctx.WritePlain(")")
+	}
+	return nil
+}
+
+// Accept lets the undo pass see the wrapper itself (the embedded Accept would visit the inner
+// node only and leave the wrapper in its parent).
+func (n *mysqlNE) Accept(v ast.Visitor) (ast.Node, bool) {
+	inner, ok := n.BinaryOperationExpr.Accept(v)
+	if !ok {
+		return inner, false
+	}
+	n.BinaryOperationExpr = inner.(*ast.BinaryOperationExpr)
+	return v.Leave(n)
+}
+
+// bracketed prints IS [NOT] NULL, [NOT] IN, [NOT] LIKE and [NOT] BETWEEN in parentheses, as
+// MySQL prints them: (`a` is null), (`a` in (1,2)).
+type bracketed struct{ ast.ExprNode }
+
+func (n *bracketed) Restore(ctx *format.RestoreCtx) error {
+	// BETWEEN inside a binary operation brackets itself under this flag; once is enough.
+	saved := ctx.Flags
+	ctx.Flags &^= format.RestoreBracketAroundBetweenExpr
+	ctx.WritePlain("(")
+	err := n.ExprNode.Restore(ctx)
+	ctx.WritePlain(")")
+	ctx.Flags = saved
+	return err
+}
+
+func (n *bracketed) Accept(v ast.Visitor) (ast.Node, bool) {
+	inner, ok := n.ExprNode.Accept(v)
+	if !ok {
+		return inner, false
+	}
+	n.ExprNode = inner.(ast.ExprNode)
+	return v.Leave(n)
+}
+
+// droppedParens prints a parenthesized binary operation without the parentheses (the operation
+// prints its own).
+type droppedParens struct{ *ast.ParenthesesExpr }
+
+func (n *droppedParens) Restore(ctx *format.RestoreCtx) error { return n.Expr.Restore(ctx) }
+
+func (n *droppedParens) Accept(v ast.Visitor) (ast.Node, bool) {
+	inner, ok := n.ParenthesesExpr.Accept(v)
+	if !ok {
+		return inner, false
+	}
+	n.ParenthesesExpr = inner.(*ast.ParenthesesExpr)
+	return v.Leave(n)
 }
 
 // nonDeterministic are the functions a generated column may not call (MySQL's

@@ -1,6 +1,7 @@
 package ddl
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -47,4 +48,24 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// nextGeneratedNumber is the N MySQL 8 gives the next unnamed constraint of a table when it
+// names it prefix+N ("t_ibfk_", "t_chk_"): one more than the highest N among the names that are
+// already of that form (ALTER TABLE ... ADD FOREIGN KEY / ADD CHECK), so dropping or naming
+// constraints never leaves a generated name pointing at a different one. Named constraints do
+// not count. The prefix compares case-insensitively, as MySQL compares identifiers.
+func nextGeneratedNumber(prefix string, names []string) int {
+	high := 0
+	for _, n := range names {
+		if len(n) <= len(prefix) || !strings.EqualFold(n[:len(prefix)], prefix) {
+			continue
+		}
+		v, err := strconv.Atoi(n[len(prefix):])
+		if err != nil || v <= 0 || strconv.Itoa(v) != n[len(prefix):] {
+			continue
+		}
+		high = max(high, v)
+	}
+	return high + 1
 }

@@ -189,10 +189,19 @@ func (d *Stmt) createKeys(tbl *catalog.Table, constraints []*ast.Constraint) err
 
 // createConstraints adds CREATE TABLE's CHECK constraints and foreign keys to tbl, with the child
 // index of a foreign key that no index fits.
+//
+// Unnamed constraints are numbered among the unnamed ones of the statement, in the order written
+// (column CHECKs first), as MySQL 8 does: a named constraint takes no number, so the first
+// unnamed foreign key is tbl_ibfk_1 whatever named ones come before it (MySQL's manual, "FOREIGN
+// KEY Constraints" and "CHECK Constraints").
 func (d *Stmt) createConstraints(tbl *catalog.Table, constraints []*ast.Constraint) error {
+	unnamedChecks, unnamedFKs := 0, 0
 	for _, c := range constraints {
 		if c.Tp == ast.ConstraintCheck {
-			ck, err := d.buildCheck(tbl, c, len(tbl.Checks)+1)
+			if c.Name == "" {
+				unnamedChecks++
+			}
+			ck, err := d.buildCheck(tbl, c, unnamedChecks)
 			if err != nil {
 				return err
 			}
@@ -202,7 +211,10 @@ func (d *Stmt) createConstraints(tbl *catalog.Table, constraints []*ast.Constrai
 		if c.Tp != ast.ConstraintForeignKey {
 			continue
 		}
-		fk, ixc, err := d.buildForeignKey(tbl, c, len(tbl.ForeignKeys)+1)
+		if c.Name == "" {
+			unnamedFKs++
+		}
+		fk, ixc, err := d.buildForeignKey(tbl, c, unnamedFKs)
 		if err != nil {
 			return err
 		}

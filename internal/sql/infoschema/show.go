@@ -2,6 +2,7 @@ package infoschema
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -566,10 +567,15 @@ func ShowCreateDatabase(d *catalog.Database, ifNotExists bool) string {
 	return fmt.Sprintf("CREATE DATABASE %s%s /*!40100 DEFAULT CHARACTER SET %s COLLATE %s */ /*!80016 DEFAULT ENCRYPTION='N' */", ine, QuoteIdent(d.Name), d.Charset, d.Collation)
 }
 
-// showForeignKeys renders the CONSTRAINT lines of SHOW CREATE TABLE.
+// showForeignKeys renders the CONSTRAINT lines of SHOW CREATE TABLE, sorted by name as MySQL 8
+// (and MariaDB) list them: InnoDB prints them from its per-table set of foreign keys, ordered by
+// the constraint id (dict_foreign_compare). SQLAlchemy's MySQL dialect reflects them in this
+// order.
 func showForeignKeys(t *catalog.Table) []string {
+	fks := slices.Clone(t.ForeignKeys)
+	slices.SortStableFunc(fks, func(a, b *catalog.ForeignKey) int { return strings.Compare(a.Name, b.Name) })
 	var out []string
-	for _, fk := range t.ForeignKeys {
+	for _, fk := range fks {
 		cc, rc := exec.FKColumnLists(t, fk)
 		ref := "`" + fk.RefTable + "`"
 		if !strings.EqualFold(fk.RefDB, t.DB) {
@@ -590,10 +596,13 @@ func showForeignKeys(t *catalog.Table) []string {
 	return out
 }
 
-// showChecks renders the CHECK constraint lines of SHOW CREATE TABLE.
+// showChecks renders the CHECK constraint lines of SHOW CREATE TABLE, sorted by name as MySQL 8
+// lists them (the manual's example in "CHECK Constraints": c1_nonzero, c2_positive, t1_chk_1...).
 func showChecks(t *catalog.Table) []string {
+	cks := slices.Clone(t.Checks)
+	slices.SortStableFunc(cks, func(a, b *catalog.CheckConstraint) int { return strings.Compare(a.Name, b.Name) })
 	var out []string
-	for _, ck := range t.Checks {
+	for _, ck := range cks {
 		l := fmt.Sprintf("  CONSTRAINT `%s` CHECK (%s)", ck.Name, ck.Expr)
 		if !ck.Enforced {
 			l += " /*!80016 NOT ENFORCED */"
