@@ -65,7 +65,6 @@ const (
 	maxNameBytes = 255
 )
 
-
 func newCRC() hash.Hash32 { return crc32.New(castagnoli) }
 
 // crcHex is the manifest's spelling of a CRC32C.
