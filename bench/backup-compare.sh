@@ -20,7 +20,8 @@
 #      first started with sysbench; the last one is let finish): TPS and p99 latency (ms);
 #   5. ~10% of rows changed (UPDATE ... SET k = k + 1 WHERE id % 10 = 0, in chunks of $CHUNK ids),
 #      then an incremental backup on top of a new full one: its size and time. Kiln: kiln backup
-#      --incremental-from FULL (the log since FULL). MariaDB: mariadb-backup --backup
+#      --incremental-from FULL $KILN_INC_FLAGS (file form: the sstables FULL does not hold plus the log
+#      after its checkpoint; KILN_INC_FLAGS="--form logical": the log since FULL). MariaDB: mariadb-backup --backup
 #      --incremental-basedir FULL (the pages changed since FULL's LSN).
 # Medians of $ROUNDS are reported. Before the servers start, the raw fsync rate of the data dirs'
 # filesystem (lib.sh fsync_rate: dd of $FSYNC_PROBE_COUNT 4 KiB O_DSYNC writes).
@@ -31,7 +32,8 @@
 # Environment: TABLES (4), TABLE_SIZE (250000), THREADS (8), DURATION (30), ROUNDS (3), CHUNK
 # (20000), SERVERS ("kiln mariadb"), FSYNC_PROBE_COUNT (1000), KEEP=1 keeps the temporary dirs,
 # KILN_BACKUP_FLAGS / MARIADB_BACKUP_FLAGS (extra flags of every full backup, e.g. "--max-rate 20M"
-# / "--throttle=20": Kiln's and mariadb-backup's own pacing; default none).
+# / "--throttle=20": Kiln's and mariadb-backup's own pacing, or "--form logical": Kiln's key stream;
+# default none), KILN_INC_FLAGS (extra flags of Kiln's incremental backup).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -49,6 +51,7 @@ servers=${SERVERS:-kiln mariadb}
 probe_count=${FSYNC_PROBE_COUNT:-1000}
 kiln_bin=${KILN_BIN:-$repo/bin/kiln}
 kiln_backup_flags=${KILN_BACKUP_FLAGS:-}
+kiln_inc_flags=${KILN_INC_FLAGS:-}
 mariadb_backup_flags=${MARIADB_BACKUP_FLAGS:-}
 out=${OUT:-$here/results}
 mkdir -p "$out"
@@ -96,7 +99,8 @@ backup_full() {
 # backup_inc SERVER DIR PREV: an incremental backup following PREV.
 backup_inc() {
   case $1 in
-    kiln) "$kiln_bin" backup --from "127.0.0.1:$(cat "$work/kiln/http_port")" --to "$2" --incremental-from "$3" ;;
+    # shellcheck disable=SC2086 # the flags are a list
+    kiln) "$kiln_bin" backup --from "127.0.0.1:$(cat "$work/kiln/http_port")" --to "$2" --incremental-from "$3" $kiln_inc_flags ;;
     mariadb) mariadb-backup --defaults-file="$work/mariadb/my.cnf" --backup --user=root \
       --socket="$work/mariadb/mysqld.sock" --target-dir="$2" --incremental-basedir="$3" ;;
   esac

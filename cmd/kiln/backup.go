@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,7 +22,9 @@ import (
 	"github.com/kiln-db/kiln/internal/server"
 )
 
-// backupHandler serves GET /backup: the node's online backup stream (server.ServeBackup). It
+// backupHandler serves GET /backup: the node's online backup stream (server.ServeBackup, or
+// server.ServeBackupFiles with form=files; POST with the files the client holds for an
+// incremental file-form backup). It
 // exposes every row, hence guard (a cluster client certificate under peer TLS) and the HTTP port's
 // loopback default. A stream ends with its request or with base (the HTTP server's shutdown).
 func backupHandler(base context.Context, srv *server.Server, guard func(http.HandlerFunc) http.HandlerFunc, logger *slog.Logger) http.HandlerFunc {
@@ -48,6 +51,36 @@ func backupHandler(base context.Context, srv *server.Server, guard func(http.Han
 				return
 			}
 		}
+		files := false
+		switch v := r.URL.Query().Get("form"); v {
+		case "files":
+			files = true
+		case "", "logical":
+		default:
+			http.Error(w, "form: want files or logical", http.StatusBadRequest)
+			return
+		}
+		var have map[string]backup.HaveFile
+		if r.Method == http.MethodPost {
+			// An incremental file-form backup: the engine files the client already holds.
+			var req struct {
+				Have []backup.HaveFile `json:"have"`
+			}
+			d := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<20))
+			d.DisallowUnknownFields()
+			if err := d.Decode(&req); err != nil {
+				http.Error(w, "body: want {\"have\": [{\"name\", \"bytes\", \"crc32c\"}...]}: "+err.Error(), http.StatusBadRequest)
+				return
+			}
+			have = make(map[string]backup.HaveFile, len(req.Have))
+			for _, h := range req.Have {
+				have[h.Name] = h
+			}
+		}
+		if files && after != 0 || !files && have != nil {
+			http.Error(w, "after (a log-only incremental) goes with form=logical, a list of files held with form=files", http.StatusBadRequest)
+			return
+		}
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		rc := http.NewResponseController(w)
@@ -56,12 +89,17 @@ func backupHandler(base context.Context, srv *server.Server, guard func(http.Han
 			cancel()
 			_ = rc.SetWriteDeadline(time.Now())
 		})()
-		err := srv.ServeBackup(ctx, cw, rate, after)
+		var err error
+		if files {
+			err = srv.ServeBackupFiles(ctx, cw, rate, have)
+		} else {
+			err = srv.ServeBackup(ctx, cw, rate, after)
+		}
 		if err != nil && cw.n == 0 {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		}
 		// A failure after the first byte cuts the stream short; the client sees no trailer.
-		logger.Info("backup stream", "remote", r.RemoteAddr, "bytes", cw.n, "took", time.Since(start), "err", err)
+		logger.Info("backup stream", "remote", r.RemoteAddr, "files", files, "bytes", cw.n, "took", time.Since(start), "err", err)
 	})
 }
 
@@ -78,7 +116,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 // backupCmd is `kiln backup --from HOST:HTTPPORT --to DIR` and `kiln backup verify DIR`.
 func backupCmd() *cobra.Command {
-	var from, to, maxRate, incFrom string
+	var from, to, maxRate, incFrom, form string
 	var ctf clientTLSFlags
 	cmd := &cobra.Command{
 		Use:   "backup",
@@ -109,6 +147,11 @@ func backupCmd() *cobra.Command {
 				}
 				q.Set("max_rate", fmt.Sprint(rate))
 			}
+			if form != "files" && form != "logical" {
+				return fmt.Errorf("--form %q: want files or logical", form)
+			}
+			q.Set("form", form)
+			var body []byte
 			if incFrom != "" {
 				if to == "-" {
 					return errors.New("--incremental-from writes a directory: --to - is not supported with it")
@@ -121,14 +164,33 @@ func backupCmd() *cobra.Command {
 				if prev.EndIndex == 0 {
 					return fmt.Errorf("--incremental-from %s: that backup ends at index 0; take a full backup", incFrom)
 				}
-				q.Set("after", fmt.Sprint(prev.EndIndex))
+				if form == "files" {
+					have, err := backup.ChainHave(incFrom)
+					if err != nil {
+						return fmt.Errorf("--incremental-from: %w", err)
+					}
+					req := struct {
+						Have []backup.HaveFile `json:"have"`
+					}{Have: []backup.HaveFile{}}
+					for _, h := range have {
+						req.Have = append(req.Have, h)
+					}
+					body, _ = json.Marshal(req)
+				} else {
+					q.Set("after", fmt.Sprint(prev.EndIndex))
+				}
 			}
 			url := scheme + "://" + from + "/backup"
 			if len(q) > 0 {
 				url += "?" + q.Encode()
 			}
 			start := time.Now()
-			resp, err := c.Get(url)
+			var resp *http.Response
+			if body != nil {
+				resp, err = c.Post(url, "application/json", bytes.NewReader(body))
+			} else {
+				resp, err = c.Get(url)
+			}
 			if err != nil {
 				return fmt.Errorf("backup: %w", err)
 			}
@@ -167,11 +229,29 @@ func backupCmd() *cobra.Command {
 			}
 			took := time.Since(start)
 			fmt.Fprintf(out, "backup complete: %s\n", map[bool]string{true: "tar stream on stdout", false: to}[to == "-"])
-			if m.Parent != nil {
+			if m.Parent != nil && m.Format == backup.FormatFiles {
+				fmt.Fprintf(out, "incremental: follows %s, copies only the engine files it does not hold\n", incFrom)
+			} else if m.Parent != nil {
 				fmt.Fprintf(out, "incremental: follows %s (index %d), log entries %d..%d\n", incFrom, m.EngineIndex, m.EngineIndex+1, m.EndIndex)
 			}
-			fmt.Fprintf(out, "engine at index %d, log entries to index %d (%d keys, %d entries, %s in %s, %s/s)\n", m.EngineIndex, m.EndIndex,
-				m.Keys, m.Entries, humanBytes(size), took.Round(time.Millisecond), humanBytes(int64(float64(size)/took.Seconds())))
+			if m.Format == backup.FormatFiles {
+				// Referenced files are in earlier backups: not counted in what this one copied.
+				var copied, refs int
+				size = 0
+				for _, f := range m.Files {
+					if f.Ref {
+						refs++
+					} else {
+						copied++
+						size += f.Bytes
+					}
+				}
+				fmt.Fprintf(out, "engine at index %d (files: %d copied, %d in earlier backups), log entries to index %d (%d entries, %s in %s, %s/s)\n", m.EngineIndex,
+					copied, refs, m.EndIndex, m.Entries, humanBytes(size), took.Round(time.Millisecond), humanBytes(int64(float64(size)/took.Seconds())))
+			} else {
+				fmt.Fprintf(out, "engine at index %d, log entries to index %d (%d keys, %d entries, %s in %s, %s/s)\n", m.EngineIndex, m.EndIndex,
+					m.Keys, m.Entries, humanBytes(size), took.Round(time.Millisecond), humanBytes(int64(float64(size)/took.Seconds())))
+			}
 			fmt.Fprintf(out, "log_index\t%d\n", m.EndIndex)
 			fmt.Fprintf(out, "gtid_executed\t%s\n", m.GTID)
 			if m.EndCommitTime != nil {
@@ -184,7 +264,8 @@ func backupCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&from, "from", "", "the node's HTTP address (HOST:PORT, as kiln serve --http)")
 	f.StringVar(&to, "to", "", "directory to write the backup to (created; must be empty), or - for a tar stream of the same files on stdout")
-	f.StringVar(&incFrom, "incremental-from", "", "take an incremental backup following the backup in this directory: only the log after its end (the node must still hold it); restore the newest backup of the chain")
+	f.StringVar(&incFrom, "incremental-from", "", "take an incremental backup following the backup in this directory: with --form files, only the engine files the chain does not hold (sstables are immutable) and the log; with --form logical, only the log after its end (the node must still hold it); restore the newest backup of the chain")
+	f.StringVar(&form, "form", "files", "files: the engine as a copy of its files (a checkpoint: cheap for the node); logical: every key read and streamed (format 1, as older versions)")
 	f.StringVar(&maxRate, "max-rate", "", "the node sends the backup at most this fast (bytes per second, K/M/G suffix), to spare its disk and network; default: unlimited")
 	ctf.register(f)
 	cmd.AddCommand(&cobra.Command{

@@ -279,7 +279,9 @@ func adminHTTP(srv *server.Server, o serveOpts, ts tlsSetup) *http.Server {
 	roleHandlers(mux, srv, o.cluster.replicaMaxLag, ts.requireClientCert)
 	// Backup streams end when the HTTP server shuts down, before the engine closes under them.
 	backups, endBackups := context.WithCancel(context.Background())
-	mux.Handle("GET /backup", backupHandler(backups, srv, ts.requireClientCert, slog.Default()))
+	bh := backupHandler(backups, srv, ts.requireClientCert, slog.Default())
+	mux.Handle("GET /backup", bh)
+	mux.Handle("POST /backup", bh) // an incremental file-form backup sends what it holds
 	mux.Handle("GET /log", logHandler(backups, srv, ts.requireClientCert, slog.Default()))
 	holdHandlers(mux, srv, ts.requireClientCert)
 	if o.pprof {

@@ -82,11 +82,14 @@ func stream(t *testing.T, src Source) []byte {
 // Serve -> Fetch -> Verify -> Restore to each index: the engine as snapshotted (membership reset),
 // the log holding exactly the entries after it up to the target, a membership change turned into
 // a no-op at its own index.
-func TestRoundTrip(t *testing.T) {
+func TestRoundTrip(t *testing.T) { forms(t, testRoundTrip) }
+
+func testRoundTrip(t *testing.T, files bool) {
 	old := rollBytes
 	rollBytes = 1000 // several files of each kind
 	defer func() { rollBytes = old }()
 	src := source(t, 20, 40, 50)
+	src.Files = files
 	dir := filepath.Join(t.TempDir(), "b")
 	m, err := Fetch(bytes.NewReader(stream(t, src)), dir, nil)
 	if err != nil {
@@ -169,8 +172,12 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // A damaged or cut stream is refused, never half-written: no manifest, no files left; no panic.
-func TestFetchRefusesDamage(t *testing.T) {
-	good := stream(t, source(t, 5, 12, 30))
+func TestFetchRefusesDamage(t *testing.T) { forms(t, testFetchRefusesDamage) }
+
+func testFetchRefusesDamage(t *testing.T, files bool) {
+	src := source(t, 5, 12, 30)
+	src.Files = files
+	good := stream(t, src)
 	try := func(what string, b []byte) {
 		t.Helper()
 		dir := filepath.Join(t.TempDir(), "b")
@@ -194,8 +201,11 @@ func TestFetchRefusesDamage(t *testing.T) {
 
 // FetchTar writes the same backup as a tar stream: extracted, it verifies and restores like a
 // directory backup, with the same manifest.
-func TestFetchTar(t *testing.T) {
+func TestFetchTar(t *testing.T) { forms(t, testFetchTar) }
+
+func testFetchTar(t *testing.T, files bool) {
 	src := source(t, 20, 40, 50)
+	src.Files = files
 	var tarBuf bytes.Buffer
 	m, err := FetchTar(bytes.NewReader(stream(t, src)), &tarBuf, nil)
 	if err != nil {

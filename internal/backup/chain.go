@@ -40,7 +40,11 @@ type link struct {
 // one's files (Verify's checks), and that each follows its parent exactly (the parent's manifest
 // unchanged, the same cluster, the log continuing at the parent's end with the parent's last
 // term). It returns the chain, the full backup first.
-func verifyChain(dir string) ([]link, error) {
+//
+// A file-form incremental backup (files.go) holds an engine of its own: it need not continue its
+// parent's log, only belong to the same cluster; the engine files it refers to must be held by an
+// earlier backup of the chain. skipEngine: checkFiles's.
+func verifyChain(dir string, skipEngine bool) ([]link, error) {
 	var chain []link
 	seen := map[string]bool{}
 	for {
@@ -52,7 +56,7 @@ func verifyChain(dir string) ([]link, error) {
 			return nil, fmt.Errorf("backup %s: the chain of parents loops or exceeds %d backups", dir, maxChain)
 		}
 		seen[abs] = true
-		m, err := verifyOne(dir)
+		m, err := verifyOne(dir, skipEngine)
 		if err != nil {
 			return nil, err
 		}
@@ -75,7 +79,11 @@ func verifyChain(dir string) ([]link, error) {
 		if err != nil {
 			return nil, err
 		}
-		if pm.ClusterUUID != m.ClusterUUID || pm.EndIndex != m.EngineIndex || pm.EndTerm != m.EngineTerm {
+		if m.Format == FormatFiles {
+			if pm.ClusterUUID != m.ClusterUUID {
+				return nil, fmt.Errorf("backup %s is of cluster %s, its parent %s of cluster %s", dir, m.ClusterUUID, pdir, pm.ClusterUUID)
+			}
+		} else if pm.ClusterUUID != m.ClusterUUID || pm.EndIndex != m.EngineIndex || pm.EndTerm != m.EngineTerm {
 			return nil, fmt.Errorf("backup %s does not follow its parent %s: it starts after index %d (term %d) of cluster %s, the parent ends at %d (term %d) of cluster %s",
 				dir, pdir, m.EngineIndex, m.EngineTerm, m.ClusterUUID, pm.EndIndex, pm.EndTerm, pm.ClusterUUID)
 		}
@@ -84,10 +92,31 @@ func verifyChain(dir string) ([]link, error) {
 	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
 		chain[i], chain[j] = chain[j], chain[i]
 	}
+	for i, l := range chain {
+		for _, f := range l.m.Files {
+			if f.Ref {
+				if _, err := resolveRef(chain, i, f); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
 	return chain, nil
 }
 
-// view is the chain as one backup: the full backup's engine, the last backup's end.
+// engineLink is the index in chain of the backup whose engine a restore starts from: the newest
+// one that holds an engine.
+func engineLink(chain []link) int {
+	for i := len(chain) - 1; i > 0; i-- {
+		if hasEngine(chain[i].m) {
+			return i
+		}
+	}
+	return 0
+}
+
+// view is the chain as one backup: the engine of chain[0] (the full backup, or the newest
+// file-form one: engineLink), the last backup's end.
 func view(chain []link) Manifest {
 	m := chain[len(chain)-1].m
 	root := chain[0].m

@@ -71,11 +71,13 @@ func fetch(r io.Reader, dir, parentDir string, progress Progress) (m Manifest, e
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return m, fmt.Errorf("backup: %w", err)
 	}
-	eng := &fileSet{root: dir, sub: "engine", ext: ".kv"}
+	kv := &fileSet{root: dir, sub: "engine", ext: ".kv"}
+	files := &dirSink{dir: filepath.Join(dir, "engine")}
 	lg := &fileSet{root: dir, sub: "log", ext: ".ent"}
 	defer func() {
 		if err != nil {
-			eng.abort()
+			kv.abort()
+			files.abort()
 			lg.abort()
 			for _, sub := range []string{"engine", "log", ManifestName} {
 				_ = os.RemoveAll(filepath.Join(dir, sub))
@@ -87,13 +89,30 @@ func fetch(r io.Reader, dir, parentDir string, progress Progress) (m Manifest, e
 			return m, fmt.Errorf("backup: %w", err)
 		}
 	}
-	m, err = readStream(r, eng, lg, progress)
-	if err != nil {
+	pr := bufio.NewReaderSize(&countingReader{r: r, progress: progress}, 256<<10)
+	if isFileStream(pr) {
+		var have map[string]HaveFile
+		if parentDir != "" {
+			if have, err = ChainHave(parentDir); err != nil {
+				return m, err
+			}
+		}
+		lg.crc = true
+		if m, err = readFileStream(pr, files, lg, have); err != nil {
+			return m, err
+		}
+	} else if m, err = readStream(pr, kv, lg, nil); err != nil {
 		return m, err
 	}
 	switch {
 	case parentDir == "" && m.Parent != nil:
 		return m, errors.New("backup: the node sent an incremental backup, but none was asked for")
+	case parentDir != "" && m.Format == FormatFiles:
+		// A file-form incremental: its own engine (files not copied are references to the chain's).
+		if m.ClusterUUID != parent.ClusterUUID {
+			return m, fmt.Errorf("backup: the node is of cluster %s, the previous backup %s of cluster %s: take a full backup", m.ClusterUUID, parentDir, parent.ClusterUUID)
+		}
+		m.Parent = &Parent{Path: filepath.ToSlash(parentRel), ManifestSHA256: parentSum}
 	case parentDir != "" && m.Parent == nil:
 		return m, errors.New("backup: the node sent a full backup where an incremental one was asked for (an older node?)")
 	case parentDir != "" && (m.ClusterUUID != parent.ClusterUUID || m.EngineIndex != parent.EndIndex || m.EngineTerm != parent.EndTerm):
@@ -130,7 +149,14 @@ func FetchTar(r io.Reader, w io.Writer, progress Progress) (Manifest, error) {
 			return Manifest{}, fmt.Errorf("backup: write the tar stream: %w", err)
 		}
 	}
-	m, err := readStream(r, &fileSet{sub: "engine", ext: ".kv", tw: tw}, &fileSet{sub: "log", ext: ".ent", tw: tw}, progress)
+	pr := bufio.NewReaderSize(&countingReader{r: r, progress: progress}, 256<<10)
+	var m Manifest
+	var err error
+	if isFileStream(pr) {
+		m, err = readFileStream(pr, tarSink{tw: tw}, &fileSet{sub: "log", ext: ".ent", tw: tw, crc: true}, nil)
+	} else {
+		m, err = readStream(pr, &fileSet{sub: "engine", ext: ".kv", tw: tw}, &fileSet{sub: "log", ext: ".ent", tw: tw}, nil)
+	}
 	if err != nil {
 		return m, err
 	}
@@ -146,6 +172,16 @@ func FetchTar(r io.Reader, w io.Writer, progress Progress) (Manifest, error) {
 		return m, fmt.Errorf("backup: write the tar stream: %w", err)
 	}
 	return m, nil
+}
+
+// isFileStream reports whether r holds a file-form stream (and if so consumes its magic).
+func isFileStream(r *bufio.Reader) bool {
+	b, err := r.Peek(len(fileStreamMagic))
+	if err != nil || string(b) != fileStreamMagic {
+		return false
+	}
+	_, _ = r.Discard(len(fileStreamMagic))
+	return true
 }
 
 // readStream reads a backup stream from r into the file sets, checking it as it goes (frame order,

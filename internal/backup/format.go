@@ -28,7 +28,8 @@ import (
 	klog "github.com/kiln-db/kiln/internal/log"
 )
 
-// FormatVersion is the version of the stream and of a backup directory's layout.
+// FormatVersion is the version of the logical stream and of its backup directory's layout; the
+// file form (files.go) is FormatFiles. Both are read.
 const FormatVersion = 1
 
 // The stream Serve writes and Fetch reads:
@@ -78,6 +79,9 @@ type Trailer struct {
 	EndTerm  uint64 `json:"end_term"`
 	Keys     uint64 `json:"keys"`
 	Entries  uint64 `json:"entries"`
+	// Files and Refs count the engine files a file-form stream sent and referred to (files.go).
+	Files uint64 `json:"files,omitempty"`
+	Refs  uint64 `json:"refs,omitempty"`
 }
 
 func appendKV(b, k, v []byte) []byte {

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -52,9 +53,16 @@ type Manifest struct {
 
 // File is one data file of a backup, relative to its directory (slash-separated).
 type File struct {
-	Path   string `json:"path"`
-	Bytes  int64  `json:"bytes"`
-	SHA256 string `json:"sha256"`
+	Path  string `json:"path"`
+	Bytes int64  `json:"bytes"`
+	// SHA256 is the checksum of a format-1 (logical) backup's files, CRC32C (8 hex digits) that of
+	// a file-form one's (files.go).
+	SHA256 string `json:"sha256,omitempty"`
+	CRC32C string `json:"crc32c,omitempty"`
+	// Ref: the file is not in this backup's directory but in an earlier backup of its chain (the
+	// newest one that holds a file of the same path, size and CRC32C): an incremental file-form
+	// backup's unchanged sstable.
+	Ref bool `json:"ref,omitempty"`
 }
 
 // GTIDSet is the MySQL GTID set of every commit up to index under the cluster's UUID.
@@ -81,22 +89,34 @@ func ReadManifest(dir string) (Manifest, error) {
 	if err := d.Decode(&m); err != nil {
 		return m, fmt.Errorf("backup: %s: %w (damaged)", p, err)
 	}
-	if m.Format != FormatVersion {
-		return m, fmt.Errorf("backup: %s: backup format %d; this build reads format %d", p, m.Format, FormatVersion)
+	if m.Format != FormatVersion && m.Format != FormatFiles {
+		return m, fmt.Errorf("backup: %s: backup format %d; this build reads formats %d and %d", p, m.Format, FormatVersion, FormatFiles)
 	}
 	if m.EndIndex < m.EngineIndex || m.Entries != m.EndIndex-m.EngineIndex {
 		return m, fmt.Errorf("backup: %s: engine index %d, end index %d and %d entries do not agree (damaged)", p, m.EngineIndex, m.EndIndex, m.Entries)
 	}
+	names := map[string]bool{}
 	for _, f := range m.Files {
-		if !validPath(f.Path) {
-			return m, fmt.Errorf("backup: %s: bad file name %q (damaged)", p, f.Path)
+		if !validPath(f.Path, m.Format) || names[f.Path] {
+			return m, fmt.Errorf("backup: %s: bad or repeated file name %q (damaged)", p, f.Path)
+		}
+		names[f.Path] = true
+		if m.Format == FormatFiles && (len(f.CRC32C) != 8 || f.SHA256 != "") || m.Format != FormatFiles && (f.SHA256 == "" || f.CRC32C != "" || f.Ref) {
+			return m, fmt.Errorf("backup: %s: file %s has the wrong checksum for format %d (damaged)", p, f.Path, m.Format)
+		}
+		if f.Ref && m.Parent == nil {
+			return m, fmt.Errorf("backup: %s: file %s refers to an earlier backup, but this one has no parent (damaged)", p, f.Path)
 		}
 	}
 	return m, nil
 }
 
-// validPath accepts only the names Fetch writes: engine/NNNNNN.kv and log/NNNNNN.ent.
-func validPath(p string) bool {
+// validPath accepts only the names Fetch writes: engine/NNNNNN.kv (format 1) or engine/<a pebble
+// file's name> (format 2), and log/NNNNNN.ent.
+func validPath(p string, format int) bool {
+	if name, ok := strings.CutPrefix(p, "engine/"); ok && format == FormatFiles {
+		return validEngineName(name)
+	}
 	dir, name := filepath.Split(filepath.FromSlash(p))
 	ext := map[string]string{"engine" + string(filepath.Separator): ".kv", "log" + string(filepath.Separator): ".ent"}[dir]
 	if ext == "" || len(name) != 6+len(ext) || filepath.Ext(name) != ext {
@@ -112,26 +132,32 @@ func validPath(p string) bool {
 
 // checkFiles compares dir's data files with the manifest: every listed file with its size and
 // SHA-256, and no other file. Errors name the file.
-func checkFiles(dir string, m Manifest) error {
+// skipEngine leaves a file-form backup's engine files to the caller (Restore, which checks them
+// as it copies them) but still refuses a missing one.
+func checkFiles(dir string, m Manifest, skipEngine bool) error {
 	listed := map[string]bool{}
 	for _, f := range m.Files {
+		if f.Ref {
+			continue // in an earlier backup of the chain (verifyChain)
+		}
 		p := filepath.Join(dir, filepath.FromSlash(f.Path))
 		listed[p] = true
-		fh, err := os.Open(p)
-		if err != nil {
+		if skipEngine && strings.HasPrefix(f.Path, "engine/") && m.Format == FormatFiles {
+			continue // Restore checks it as it copies it
+		}
+		got, n, err := fileSum(p, m.Format == FormatFiles)
+		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("backup: %s: %w (listed in the manifest)", p, err)
 		}
-		h := sha256.New()
-		n, err := io.Copy(h, fh)
-		fh.Close()
 		if err != nil {
 			return fmt.Errorf("backup: read %s: %w", p, err)
 		}
 		if n != f.Bytes {
 			return fmt.Errorf("backup: %s has %d bytes, the manifest says %d (truncated or damaged)", p, n, f.Bytes)
 		}
-		if got := hex.EncodeToString(h.Sum(nil)); got != f.SHA256 {
-			return fmt.Errorf("backup: %s: SHA-256 %s, the manifest says %s (damaged)", p, got, f.SHA256)
+		if want := f.SHA256 + f.CRC32C; got != want {
+			kind := map[bool]string{true: "CRC32C", false: "SHA-256"}[m.Format == FormatFiles]
+			return fmt.Errorf("backup: %s: %s %s, the manifest says %s (damaged)", p, kind, got, want)
 		}
 	}
 	var extra []string
@@ -163,6 +189,7 @@ var rollBytes int64 = 64 << 20
 type fileSet struct {
 	root, sub, ext string
 	tw             *tar.Writer
+	crc            bool // CRC32C (file form), not SHA-256
 	files          []File
 	open           bool
 	f              *os.File
@@ -179,6 +206,9 @@ func (s *fileSet) write(b []byte) error {
 		}
 		rel := fmt.Sprintf("%s/%06d%s", s.sub, len(s.files)+1, s.ext)
 		s.h, s.n = sha256.New(), 0
+		if s.crc {
+			s.h = newCRC()
+		}
 		if s.tw != nil {
 			s.mem = new(bytes.Buffer)
 			s.w = bufio.NewWriterSize(io.MultiWriter(s.mem, s.h), 256<<10)
@@ -227,7 +257,12 @@ func (s *fileSet) close() error {
 	if err != nil {
 		return fmt.Errorf("backup: finish %s: %w", last.Path, err)
 	}
-	last.Bytes, last.SHA256 = s.n, hex.EncodeToString(s.h.Sum(nil))
+	last.Bytes = s.n
+	if s.crc {
+		last.CRC32C = crcHex(s.h.(hash.Hash32).Sum32())
+	} else {
+		last.SHA256 = hex.EncodeToString(s.h.Sum(nil))
+	}
 	return nil
 }
 

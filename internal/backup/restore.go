@@ -63,10 +63,13 @@ func Restore(dir, dataDir string, o RestoreOptions) (res Result, err error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	chain, err := verifyChain(dir)
+	full, err := verifyChain(dir, true)
 	if err != nil {
 		return res, err
 	}
+	// The restore starts from the newest engine of the chain and replays the log after it.
+	ei := engineLink(full)
+	chain := full[ei:]
 	m := view(chain)
 	ls := logSource{chain: chain, archive: o.LogDir}
 	if o.LogDir != "" {
@@ -100,6 +103,10 @@ func Restore(dir, dataDir string, o RestoreOptions) (res Result, err error) {
 	if to == 0 {
 		to = m.EndIndex
 	}
+	if to < m.EngineIndex && ei > 0 {
+		return res, fmt.Errorf("restore: %s %d is before the engine index %d of %s (an incremental file-form backup restores from its own engine): restore from an earlier backup of the chain, which restores to %d..%d",
+			what, to, m.EngineIndex, chain[0].dir, full[0].m.EngineIndex, full[ei-1].m.EndIndex)
+	}
 	if to < m.EngineIndex || to > m.EndIndex {
 		return res, fmt.Errorf("restore: %s %d is outside this backup, which restores to %d..%d", what, to, m.EngineIndex, m.EndIndex)
 	}
@@ -118,7 +125,12 @@ func Restore(dir, dataDir string, o RestoreOptions) (res Result, err error) {
 			}
 		}
 	}()
-	if err := restoreEngine(chain[0].dir, dataDir, chain[0].m, o); err != nil {
+	if chain[0].m.Format == FormatFiles {
+		err = restoreEngineFiles(full, ei, dataDir, o)
+	} else {
+		err = restoreEngine(chain[0].dir, dataDir, chain[0].m, o)
+	}
+	if err != nil {
 		return res, err
 	}
 	term, err := restoreLog(ls, dataDir, m, to, o)

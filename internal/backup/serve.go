@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -30,6 +31,10 @@ type Source struct {
 	// After, if not 0, makes the backup incremental: no engine, the log entries after index After
 	// (the previous backup's end) up to the applied index.
 	After uint64
+	// Files selects the file form (files.go): the engine as a checkpoint's files, not its keys.
+	// Have, with it, lists the engine files the client already holds (an incremental backup).
+	Files bool
+	Have  map[string]HaveFile
 	// MaxRate paces the stream to at most this many bytes per second (0: unlimited), so a backup
 	// spares the node's disk and network (kiln backup --max-rate).
 	MaxRate int64
@@ -43,6 +48,12 @@ const logBatchBytes = 4 << 20
 // meanwhile (a pebble snapshot blocks no writer); the log after N is held from purge until Serve
 // returns. ctx ends it early (the client went away): nothing is left behind on the node.
 func Serve(ctx context.Context, w io.Writer, src Source) error {
+	if src.Files {
+		if src.After > 0 {
+			return errors.New("backup: a file-form backup has no log-only incremental form")
+		}
+		return serveFiles(ctx, w, src)
+	}
 	var snap engine.Snapshot
 	var n uint64
 	var err error
@@ -95,8 +106,25 @@ func Serve(ctx context.Context, w io.Writer, src Source) error {
 			return err
 		}
 	}
-	end := src.Applied()
 	tr.EndIndex, tr.EndTerm = n, nTerm
+	if err := serveEntries(ctx, mw, src, n, &tr); err != nil {
+		return err
+	}
+	tb, _ := json.Marshal(tr)
+	buf = appendJSON(append(buf[:0], frameTrailer), tb)
+	if _, err := mw.Write(buf); err != nil {
+		return err
+	}
+	if _, err := bw.Write(h.Sum(nil)); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// serveEntries writes the log entries n+1..E as frames, E being the applied index now.
+func serveEntries(ctx context.Context, mw io.Writer, src Source, n uint64, tr *Trailer) error {
+	end := src.Applied()
+	var buf []byte
 	for lo := n + 1; lo <= end; {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -116,15 +144,7 @@ func Serve(ctx context.Context, w io.Writer, src Source) error {
 		}
 		lo += uint64(len(ents))
 	}
-	tb, _ := json.Marshal(tr)
-	buf = appendJSON(append(buf[:0], frameTrailer), tb)
-	if _, err := mw.Write(buf); err != nil {
-		return err
-	}
-	if _, err := bw.Write(h.Sum(nil)); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return nil
 }
 
 // serveKeys writes every key of snap as a frame, counting them in tr.

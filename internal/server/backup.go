@@ -32,6 +32,26 @@ func (s *Server) ServeBackup(ctx context.Context, w io.Writer, maxRate int64, af
 		ClusterID: s.cfg.ClusterID, ClusterUUID: cu, Node: s.node.ID(), DataFormat: DataFormatVersion, MaxRate: maxRate, After: after})
 }
 
+// ServeBackupFiles is ServeBackup in the file form (the default of kiln backup): the engine as
+// a checkpoint's files rather than its keys (backup.Source.Files). have lists the engine files
+// the client already holds (an incremental backup): those the node still has unchanged are
+// referred to, not sent.
+func (s *Server) ServeBackupFiles(ctx context.Context, w io.Writer, maxRate int64, have map[string]backup.HaveFile) error {
+	if s.cfg.LogOnly {
+		return errors.New("backup: a log-only voter holds no data; back up a full member")
+	}
+	if err := s.node.Failed(); err != nil {
+		return err
+	}
+	cu := s.cfg.ClusterUUID
+	if cu == "" {
+		cu = ClusterUUID(s.cfg.ClusterID)
+	}
+	return backup.Serve(ctx, w, backup.Source{Engine: s.eng, Log: s.lg, Applied: s.node.Applied, HoldLog: s.node.HoldLog,
+		ClusterID: s.cfg.ClusterID, ClusterUUID: cu, Node: s.node.ID(), DataFormat: DataFormatVersion, MaxRate: maxRate,
+		Files: true, Have: have})
+}
+
 // ServeLog streams this node's committed log after index after, following it until ctx ends
 // (backup.ServeLog; GET /log, for kiln log archive). flush pushes each batch to the client.
 func (s *Server) ServeLog(ctx context.Context, w io.Writer, after uint64, flush func()) error {

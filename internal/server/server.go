@@ -179,6 +179,12 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		lg.Close()
 		return nil, err
 	}
+	// A file-form backup's checkpoint that a crash during the backup left behind.
+	if err := eng.RemoveCheckpoints(); err != nil {
+		eng.Close()
+		lg.Close()
+		return nil, fmt.Errorf("remove stale backup checkpoints: %w", err)
+	}
 	reserve := cfg.DiskReserveBytes
 	applier := sql.NewApplier()
 	node, err := repl.Start(ctx, repl.Config{Log: lg, Engine: eng, Applier: applier, Logger: cfg.Logger, DiskFree: freeBytes(cfg.DataDir), ReserveBytes: reserve, SyncInterval: cfg.SyncInterval, PipelineSync: cfg.CommitPipeline,

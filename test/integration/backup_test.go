@@ -341,6 +341,13 @@ func copyDir(t *testing.T, src, dst string) {
 // manifest: kiln backup verify and kiln restore both refuse, naming the file, and restore leaves
 // no data directory a server would start on.
 func TestBackupCorruptionDetected(t *testing.T) {
+	for _, form := range []string{"files", "logical"} {
+		t.Run(form, func(t *testing.T) { testBackupCorruptionDetected(t, form) })
+	}
+}
+
+func testBackupCorruptionDetected(t *testing.T, form string) {
+	sum, sumKey := map[string]string{"files": "CRC32C", "logical": "SHA-256"}[form], map[string]string{"files": `"crc32c": "`, "logical": `"sha256": "`}[form]
 	k := startKiln(t, "")
 	db := k.db(t, "")
 	mustExec(t, db, "CREATE DATABASE bc")
@@ -372,7 +379,7 @@ func TestBackupCorruptionDetected(t *testing.T) {
 	var m backupManifest
 	for attempt := 0; ; attempt++ {
 		good = filepath.Join(t.TempDir(), "good")
-		m = takeBackup(t, k, good, "--max-rate", "1M")
+		m = takeBackup(t, k, good, "--max-rate", "1M", "--form", form)
 		if m.Entries > 0 || attempt == 4 {
 			break
 		}
@@ -384,7 +391,7 @@ func TestBackupCorruptionDetected(t *testing.T) {
 		if strings.HasPrefix(f.Path, "log/") && logFile == "" {
 			logFile = f.Path
 		}
-		if strings.HasPrefix(f.Path, "engine/") && engFile == "" {
+		if strings.HasPrefix(f.Path, "engine/") && engFile == "" && (form == "logical" || strings.HasSuffix(f.Path, ".sst")) {
 			engFile = f.Path
 		}
 	}
@@ -408,8 +415,8 @@ func TestBackupCorruptionDetected(t *testing.T) {
 		damage func(dir string) string // returns the path the message must name
 		want   string
 	}{
-		{"flipped byte in an engine file", flip(engFile), "SHA-256"},
-		{"flipped byte in a log file", flip(logFile), "SHA-256"},
+		{"flipped byte in an engine file", flip(engFile), sum},
+		{"flipped byte in a log file", flip(logFile), sum},
 		{"truncated log file", func(dir string) string {
 			p := filepath.Join(dir, filepath.FromSlash(logFile))
 			fi, _ := os.Stat(p)
@@ -433,11 +440,11 @@ func TestBackupCorruptionDetected(t *testing.T) {
 		{"flipped byte in the manifest", func(dir string) string {
 			p := filepath.Join(dir, "MANIFEST.json")
 			b, _ := os.ReadFile(p)
-			i := strings.Index(string(b), `"sha256": "`) + len(`"sha256": "`)
+			i := strings.Index(string(b), sumKey) + len(sumKey)
 			b[i] = "10"[b[i]&1] // another hex digit
 			os.WriteFile(p, b, 0o600)
-			return "SHA-256"
-		}, "SHA-256"},
+			return sum
+		}, sum},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -468,7 +475,10 @@ func TestBackupKill9(t *testing.T) {
 	db := k.db(t, "")
 	mustExec(t, db, "CREATE DATABASE b9")
 	mustExec(t, db, "CREATE TABLE b9.t (id INT PRIMARY KEY, v VARCHAR(300))")
-	pad := strings.Repeat("p", 300)
+	// Incompressible rows: the file form copies compressed sstables, and the backup must take
+	// several seconds at --max-rate.
+	rng := rand.New(rand.NewSource(9))
+	pad := make([]byte, 150)
 	for b := 0; b < 10; b++ {
 		var sb strings.Builder
 		sb.WriteString("INSERT INTO b9.t VALUES ")
@@ -476,7 +486,8 @@ func TestBackupKill9(t *testing.T) {
 			if i > 0 {
 				sb.WriteByte(',')
 			}
-			fmt.Fprintf(&sb, "(%d, '%s')", b*500+i, pad)
+			rng.Read(pad)
+			fmt.Fprintf(&sb, "(%d, '%x')", b*500+i, pad)
 		}
 		mustExec(t, db, sb.String())
 	}
@@ -525,6 +536,10 @@ func TestBackupKill9(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// The node removed the file-form backup's engine checkpoint when the stream ended.
+	if ents, err := os.ReadDir(filepath.Join(k.dir, "backup-checkpoints")); err != nil || len(ents) != 0 {
+		t.Fatalf("the killed backup's checkpoint is left on the node: %v %v", ents, err)
+	}
 	dir2 := filepath.Join(t.TempDir(), "again")
 	m := takeBackup(t, k, dir2)
 	if out, err := runKiln("backup", "verify", dir2); err != nil {
@@ -544,8 +559,13 @@ func TestBackupDuringShutdown(t *testing.T) {
 	db := k.db(t, "")
 	mustExec(t, db, "CREATE DATABASE bs")
 	mustExec(t, db, "CREATE TABLE bs.t (id INT PRIMARY KEY, v LONGTEXT)")
+	// Incompressible values: the file form copies compressed sstables, and the backup must still
+	// be streaming when the node stops.
+	rng := rand.New(rand.NewSource(3))
+	val := make([]byte, 500000)
 	for i := 0; i < 3; i++ {
-		mustExec(t, db, "INSERT INTO bs.t VALUES (?, REPEAT('s', 1000000))", i)
+		rng.Read(val)
+		mustExec(t, db, "INSERT INTO bs.t VALUES (?, ?)", i, fmt.Sprintf("%x", val))
 	}
 	db.Close()
 	dir := filepath.Join(t.TempDir(), "b")

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,8 +46,8 @@ func backupBytes(t *testing.T, dir string) int64 {
 	return n
 }
 
-// A full backup and two incrementals (kiln backup --incremental-from): each incremental holds only
-// the log after its parent's end; kiln backup verify checks the chain; the restored chain equals
+// A full backup and two log-only incrementals (kiln backup --form logical --incremental-from):
+// each incremental holds only the log after its parent's end; kiln backup verify checks the chain; the restored chain equals
 // a full backup taken at the same point (same rows, same position), also at an index in the
 // middle of an incremental; a chain whose parent is damaged is refused.
 func TestBackupIncrementalChain(t *testing.T) {
@@ -67,7 +68,7 @@ func TestBackupIncrementalChain(t *testing.T) {
 	}
 	root := t.TempDir()
 	full := filepath.Join(root, "full")
-	fm := takeBackup(t, k, full)
+	fm := takeBackup(t, k, full, "--form", "logical")
 	// 10% of the rows change between backups, one commit each, plus a few new rows.
 	change := func(round int) {
 		for i := 0; i < 200; i++ {
@@ -77,14 +78,14 @@ func TestBackupIncrementalChain(t *testing.T) {
 	}
 	change(1)
 	inc1 := filepath.Join(root, "inc1")
-	out, err := runKiln("backup", "--from", k.http, "--to", inc1, "--incremental-from", full)
+	out, err := runKiln("backup", "--from", k.http, "--to", inc1, "--incremental-from", full, "--form", "logical")
 	if err != nil || !strings.Contains(out, "incremental: follows") {
 		t.Fatalf("kiln backup --incremental-from: %v\n%s", err, out)
 	}
 	m1 := readManifest(t, inc1)
 	change(2)
 	inc2 := filepath.Join(root, "inc2")
-	if out, err := runKiln("backup", "--from", k.http, "--to", inc2, "--incremental-from", inc1); err != nil {
+	if out, err := runKiln("backup", "--from", k.http, "--to", inc2, "--incremental-from", inc1, "--form", "logical"); err != nil {
 		t.Fatalf("kiln backup --incremental-from: %v\n%s", err, out)
 	}
 	m2 := readManifest(t, inc2)
@@ -103,7 +104,7 @@ func TestBackupIncrementalChain(t *testing.T) {
 		t.Fatalf("kiln backup verify of the chain: %v\n%s", err, out)
 	}
 	whole := filepath.Join(root, "whole")
-	wm := takeBackup(t, k, whole)
+	wm := takeBackup(t, k, whole, "--form", "logical")
 	if wm.EndIndex != m2.EndIndex {
 		t.Fatalf("nothing was written after inc2, yet the full backup ends at %d, inc2 at %d", wm.EndIndex, m2.EndIndex)
 	}
@@ -146,6 +147,114 @@ func TestBackupIncrementalChain(t *testing.T) {
 	for _, args := range [][]string{{"backup", "verify", inc2}, {"restore", "--from", inc2, "--data-dir", filepath.Join(t.TempDir(), "d")}} {
 		if out, err := runKiln(args...); err == nil || !strings.Contains(out, p) || !strings.Contains(out, "SHA-256") {
 			t.Fatalf("%v with a damaged full backup: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// A full file-form backup and two file-form incrementals (kiln backup --incremental-from, the
+// default form): each copies only the sstables the chain does not hold (the others are
+// references) plus the log; the chain restores to the same rows and position as a full backup
+// taken at the same point; a damaged sstable of the full backup is found through the child.
+func TestBackupFileIncrementalChain(t *testing.T) {
+	k := startKiln(t, "")
+	db := k.db(t, "")
+	mustExec(t, db, "CREATE DATABASE finc")
+	mustExec(t, db, "CREATE TABLE finc.t (id INT PRIMARY KEY, v BIGINT NOT NULL, pad VARCHAR(200))")
+	for b := 0; b < 4; b++ {
+		var sb strings.Builder
+		sb.WriteString("INSERT INTO finc.t VALUES ")
+		for i := 0; i < 500; i++ {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, "(%d, 0, '%x')", b*500+i, sha256.Sum256([]byte(fmt.Sprint(b*500+i))))
+		}
+		mustExec(t, db, sb.String())
+	}
+	root := t.TempDir()
+	full := filepath.Join(root, "full")
+	takeBackup(t, k, full)
+	change := func(round int) {
+		for i := 0; i < 200; i++ {
+			mustExec(t, db, "UPDATE finc.t SET v = v + ? WHERE id = ?", round, (i*10+round)%2000)
+		}
+		mustExec(t, db, "INSERT INTO finc.t VALUES (?, ?, 'new')", 10000+round, round)
+	}
+	refs := func(dir string) (n int) {
+		b, err := os.ReadFile(filepath.Join(dir, "MANIFEST.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(b), `"ref": true`)
+	}
+	prev := full
+	var incs []string
+	for round := 1; round <= 2; round++ {
+		change(round)
+		inc := filepath.Join(root, fmt.Sprintf("inc%d", round))
+		out, err := runKiln("backup", "--from", k.http, "--to", inc, "--incremental-from", prev)
+		if err != nil || !strings.Contains(out, "incremental: follows") {
+			t.Fatalf("kiln backup --incremental-from: %v\n%s", err, out)
+		}
+		if refs(inc) == 0 {
+			t.Fatalf("incremental %d refers to no sstable of its chain:\n%s", round, out)
+		}
+		incs = append(incs, inc)
+		prev = inc
+	}
+	t.Logf("sizes: full %d bytes, incrementals %d and %d bytes", backupBytes(t, full), backupBytes(t, incs[0]), backupBytes(t, incs[1]))
+	if out, err := runKiln("backup", "verify", incs[1]); err != nil {
+		t.Fatalf("kiln backup verify of the chain: %v\n%s", err, out)
+	}
+	whole := filepath.Join(root, "whole")
+	wm := takeBackup(t, k, whole)
+	want, wantRows := tableSum(t, k, "finc.t")
+	for _, dir := range []string{incs[1], whole} {
+		r := restoreAndStart(t, dir, 0)
+		got, n := tableSum(t, r, "finc.t")
+		r.stop()
+		if got != want || n != wantRows {
+			t.Fatalf("restore of %s: %d rows (sum %s); the source has %d rows (sum %s) at index %d", dir, n, got, wantRows, want, wm.EndIndex)
+		}
+	}
+	// A damaged sstable that an incremental refers to (inc2 if any: compactions may have rewritten
+	// all of them by then), in the earlier backup that holds it.
+	var p, target string
+	for i := len(incs) - 1; i >= 0 && p == ""; i-- {
+		var m struct {
+			Files []struct {
+				Path string `json:"path"`
+				Ref  bool   `json:"ref"`
+			} `json:"files"`
+		}
+		b, _ := os.ReadFile(filepath.Join(incs[i], "MANIFEST.json"))
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range m.Files {
+			if !f.Ref || !strings.HasSuffix(f.Path, ".sst") || p != "" {
+				continue
+			}
+			for j := i - 1; j >= -1 && p == ""; j-- { // the newest holder first
+				d := full
+				if j >= 0 {
+					d = incs[j]
+				}
+				if _, err := os.Stat(filepath.Join(d, filepath.FromSlash(f.Path))); err == nil {
+					p, target = filepath.Join(d, filepath.FromSlash(f.Path)), incs[i]
+				}
+			}
+		}
+	}
+	if p == "" {
+		t.Fatal("no incremental refers to an sstable of its chain")
+	}
+	raw, _ := os.ReadFile(p)
+	raw[len(raw)/2] ^= 0x20
+	os.WriteFile(p, raw, 0o600)
+	for _, args := range [][]string{{"backup", "verify", target}, {"restore", "--from", target, "--data-dir", filepath.Join(t.TempDir(), "d")}} {
+		if out, err := runKiln(args...); err == nil || !strings.Contains(out, p) || !strings.Contains(out, "CRC32C") {
+			t.Fatalf("%v with a damaged sstable it refers to: %v\n%s", args, err, out)
 		}
 	}
 }
