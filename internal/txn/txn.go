@@ -379,6 +379,9 @@ func (w *WriteSet) remove(key string) { w.tree.Delete(wsEntry{key: key}) }
 
 // get returns an entry unless a later range deletion covers it.
 func (w *WriteSet) get(key []byte) ([]byte, bool, bool) {
+	if w.tree.Len() == 0 {
+		return nil, false, false // a read-only transaction: no key to build for the search
+	}
 	e, ok := w.tree.Get(wsEntry{key: string(key)})
 	if !ok {
 		return nil, false, false

@@ -43,7 +43,10 @@ func (pl *Select) Open(env *expr.Env) (RowIter, error) {
 		it = &windowIter{pl: pl, env: env, src: it}
 	}
 	it = &projIter{src: it, env: env, proj: pl.Proj}
-	colls := projColls(pl)
+	var colls []*types.Collation
+	if pl.Distinct || pl.SortNeeded {
+		colls = projColls(pl)
+	}
 	sortDistinct := pl.Distinct && pl.SortNeeded && sortCoversDistinct(pl)
 	if pl.Distinct && !sortDistinct {
 		it = &distinctIter{src: it, env: env, n: pl.NVisible, seen: map[string]struct{}{}, colls: colls}
