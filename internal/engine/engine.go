@@ -44,8 +44,11 @@ type Engine struct {
 	fs          vfs.FS
 	dir         string
 	beforeFlush atomic.Pointer[func()]
-	// gen counts the batches applied (and snapshot ingests): see Generation.
-	gen atomic.Uint64
+	// gen counts the batches applied (and snapshot ingests): see Generation. started counts the
+	// same changes when they begin (Apply, Install, ClearMarker), for the shared snapshots (sharedsnap.go).
+	gen     atomic.Uint64
+	started atomic.Uint64
+	snaps   snapCache
 }
 
 // Generation counts the changes made to the latest state (applied batches, ingests), each
@@ -100,7 +103,10 @@ func Open(dir string, o Options) (*Engine, error) {
 }
 
 // Close flushes nothing (the WAL or the log holds what matters) and closes the store.
-func (e *Engine) Close() error { return e.db.Close() }
+func (e *Engine) Close() error {
+	e.dropSnapshot()
+	return e.db.Close()
+}
 
 // Flush forces the memtable to disk (used by tests and clean shutdown).
 func (e *Engine) Flush() error { return e.db.Flush() }
@@ -167,9 +173,6 @@ type Snapshot interface {
 // pebbleSnapshot is pebble's Snapshot.
 type pebbleSnapshot struct{ s *pebble.Snapshot }
 
-// NewSnapshot takes a snapshot of the latest applied state.
-func (e *Engine) NewSnapshot() Snapshot { return &pebbleSnapshot{s: e.db.NewSnapshot()} }
-
 func (s *pebbleSnapshot) Get(key []byte) ([]byte, bool, error) { return get(s.s, key) }
 
 func (s *pebbleSnapshot) NewIter(lower, upper []byte) (Iterator, error) {
@@ -219,10 +222,14 @@ func (e *Engine) Apply(b *Batch, pos uint64, sync bool) error {
 	if sync {
 		wo = pebble.Sync
 	}
-	if err := b.b.Commit(wo); err != nil {
+	// started and gen bracket the change (sharedsnap.go); gen moves also when Commit fails, as
+	// the state may have changed.
+	e.started.Add(1)
+	err := b.b.Commit(wo)
+	e.gen.Add(1)
+	if err != nil {
 		return fmt.Errorf("engine apply at %d: %w", pos, err)
 	}
-	e.gen.Add(1)
 	return nil
 }
 

@@ -117,6 +117,9 @@ func (l *SnapshotLoader) Install(marker, markerVal []byte) error {
 		return err
 	}
 	e := l.e
+	// The whole swap is one change of the latest state for Generation and the shared snapshots.
+	e.started.Add(1)
+	defer e.gen.Add(1)
 	b := e.db.NewBatch()
 	if err := b.DeleteRange([]byte{0x00}, []byte{0xff}, nil); err != nil {
 		b.Close()
@@ -137,14 +140,16 @@ func (l *SnapshotLoader) Install(marker, markerVal []byte) error {
 			return fmt.Errorf("engine: ingest snapshot: %w", err)
 		}
 	}
-	e.gen.Add(1)
 	_ = e.fs.RemoveAll(l.dir)
 	return nil
 }
 
 // ClearMarker deletes the install marker and makes the deletion durable.
 func (e *Engine) ClearMarker(marker []byte) error {
-	if err := e.db.Delete(marker, pebble.NoSync); err != nil {
+	e.started.Add(1)
+	err := e.db.Delete(marker, pebble.NoSync)
+	e.gen.Add(1)
+	if err != nil {
 		return err
 	}
 	return e.db.Flush()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -17,45 +18,47 @@ import (
 // The system variables' definitions and validation are in sysvar; their values are here: the
 // server's globals (globalVars) and each session's (Session.vars).
 
-// globalVars holds the server's global values.
+// globalVars holds the server's global values. Every statement reads several of them and SET GLOBAL
+// is rare, so the map is copied on write and published whole: a read is an atomic load and a map
+// lookup, without a lock shared by every session.
 type globalVars struct {
-	mu   sync.RWMutex
-	vals map[string]types.Value
+	mu   sync.Mutex // serialises writers
+	vals atomic.Pointer[map[string]types.Value]
 }
 
 func newGlobalVars(cfg Config) *globalVars {
-	g := &globalVars{vals: map[string]types.Value{}}
-	g.vals["version"] = stringVal(cfg.Version)
+	vals := map[string]types.Value{}
+	vals["version"] = stringVal(cfg.Version)
 	if cfg.MaxConnections > 0 {
-		g.vals["max_connections"] = intVal(int64(cfg.MaxConnections))
+		vals["max_connections"] = intVal(int64(cfg.MaxConnections))
 	}
-	g.vals["innodb_lock_wait_timeout"] = intVal(int64(cfg.LockWaitTimeout / time.Second))
+	vals["innodb_lock_wait_timeout"] = intVal(int64(cfg.LockWaitTimeout / time.Second))
 	if cfg.Durability != "" {
-		g.vals["kiln_durability"] = stringVal(cfg.Durability)
+		vals["kiln_durability"] = stringVal(cfg.Durability)
 	}
 	if cfg.BeforeImages {
-		g.vals["kiln_log_before_images"] = intVal(1)
+		vals["kiln_log_before_images"] = intVal(1)
 	}
-	g.vals["kiln_early_lock_release"] = intVal(0)
+	vals["kiln_early_lock_release"] = intVal(0)
 	if cfg.EarlyLockRelease {
-		g.vals["kiln_early_lock_release"] = intVal(1)
+		vals["kiln_early_lock_release"] = intVal(1)
 	}
-	g.vals["secure_file_priv"] = secureFilePrivValue(cfg)
+	vals["secure_file_priv"] = secureFilePrivValue(cfg)
 	if cfg.SSLCert != "" {
-		g.vals["have_ssl"], g.vals["have_openssl"] = stringVal("YES"), stringVal("YES")
-		g.vals["ssl_ca"], g.vals["ssl_cert"], g.vals["ssl_key"] = stringVal(cfg.SSLCA), stringVal(cfg.SSLCert), stringVal(cfg.SSLKey)
-		g.vals["tls_version"] = stringVal("TLSv1.2,TLSv1.3")
+		vals["have_ssl"], vals["have_openssl"] = stringVal("YES"), stringVal("YES")
+		vals["ssl_ca"], vals["ssl_cert"], vals["ssl_key"] = stringVal(cfg.SSLCA), stringVal(cfg.SSLCert), stringVal(cfg.SSLKey)
+		vals["tls_version"] = stringVal("TLSv1.2,TLSv1.3")
 	}
 	if cfg.RequireSecureTransport {
-		g.vals["require_secure_transport"] = intVal(1)
+		vals["require_secure_transport"] = intVal(1)
 	}
+	g := &globalVars{}
+	g.vals.Store(&vals)
 	return g
 }
 
 func (g *globalVars) get(v *sysvar.Var) types.Value {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	if x, ok := g.vals[v.Name]; ok {
+	if x, ok := (*g.vals.Load())[v.Name]; ok {
 		return x
 	}
 	return v.Default
@@ -63,8 +66,14 @@ func (g *globalVars) get(v *sysvar.Var) types.Value {
 
 func (g *globalVars) set(v *sysvar.Var, x types.Value) {
 	g.mu.Lock()
-	g.vals[v.Name] = x
-	g.mu.Unlock()
+	defer g.mu.Unlock()
+	old := *g.vals.Load()
+	vals := make(map[string]types.Value, len(old)+1)
+	for k, val := range old {
+		vals[k] = val
+	}
+	vals[v.Name] = x
+	g.vals.Store(&vals)
 }
 
 // GlobalInt reads an integer global (the server reads max_connections through it).

@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"context"
 	"encoding/binary"
 	"path/filepath"
 	"testing"
@@ -74,5 +75,36 @@ func BenchmarkPointGet(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkReadOnlyTxn is an autocommit point SELECT's transaction: Begin, one snapshot read,
+// Commit (no writes). What it allocates besides the read itself is per-statement overhead.
+//
+//	go test ./internal/txn -run - -bench ReadOnlyTxn -benchmem
+func BenchmarkReadOnlyTxn(b *testing.B) {
+	e, err := engine.Open(filepath.Join(b.TempDir(), "e"), engine.Options{DisableWAL: true, CacheBytes: 8 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	bt := e.NewBatch()
+	if err := bt.Set([]byte("k"), make([]byte, 100)); err != nil {
+		b.Fatal(err)
+	}
+	if err := e.Apply(bt, 1, false); err != nil {
+		b.Fatal(err)
+	}
+	m := NewManager(e, NewLockManager(DefaultLockConfig()), noCommit{})
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		t := m.Begin(RepeatableRead, false)
+		if _, ok, err := t.Get([]byte("k")); err != nil || !ok {
+			b.Fatal(ok, err)
+		}
+		if _, err := t.Commit(ctx); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

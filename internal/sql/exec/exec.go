@@ -43,8 +43,13 @@ func (pl *Select) Open(env *expr.Env) (RowIter, error) {
 		it = &windowIter{pl: pl, env: env, src: it}
 	}
 	it = &projIter{src: it, env: env, proj: pl.Proj}
-	if pl.Distinct {
-		it = &distinctIter{src: it, env: env, n: pl.NVisible, seen: map[string]struct{}{}, colls: projColls(pl)}
+	var colls []*types.Collation
+	if pl.Distinct || pl.SortNeeded {
+		colls = projColls(pl)
+	}
+	sortDistinct := pl.Distinct && pl.SortNeeded && sortCoversDistinct(pl)
+	if pl.Distinct && !sortDistinct {
+		it = &distinctIter{src: it, env: env, n: pl.NVisible, seen: map[string]struct{}{}, colls: colls}
 	}
 	limit, offset := int64(-1), int64(0)
 	if pl.Limit != nil {
@@ -65,7 +70,11 @@ func (pl *Select) Open(env *expr.Env) (RowIter, error) {
 		offset = max(types.ToIntLenient(v), 0)
 	}
 	if pl.SortNeeded {
-		it = &sortIter{src: it, env: env, keys: pl.Order, colls: projColls(pl), limit: limit, offset: offset}
+		si := &sortIter{src: it, env: env, keys: pl.Order, colls: colls, limit: limit, offset: offset}
+		if sortDistinct {
+			si.distinct = pl.NVisible
+		}
+		it = si
 	}
 	if limit >= 0 || offset > 0 {
 		it = &limitIter{src: it, limit: limit, offset: offset}
@@ -525,6 +534,35 @@ func appendLen(buf []byte, n int) []byte {
 	return append(buf, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
 }
 
+// sortCoversDistinct reports a DISTINCT that the sort after it can do instead (sortIter.distinct):
+// the ORDER BY names every selected column and nothing else, so rows equal on the selected
+// columns are equal on every sort key and end up next to each other, and the columns are strings,
+// whose sort order (by collation key) and DISTINCT's equality (groupKey, by the same collation
+// key) agree. Then no DISTINCT map is built and the collation keys are computed once, by the sort
+// (sysbench's SELECT DISTINCT c ... ORDER BY c).
+func sortCoversDistinct(pl *Select) bool {
+	n := pl.NVisible
+	if n == 0 || n > 64 || len(pl.Order) == 0 {
+		return false
+	}
+	var named uint64
+	for _, k := range pl.Order {
+		if k.Idx < 0 || k.Idx >= n {
+			return false
+		}
+		named |= 1 << k.Idx
+	}
+	if named != 1<<n-1 {
+		return false
+	}
+	for _, e := range pl.Proj[:n] {
+		if !expr.IsStringType(e.Type()) {
+			return false
+		}
+	}
+	return true
+}
+
 type distinctIter struct {
 	src   RowIter
 	env   *expr.Env
@@ -571,6 +609,11 @@ type sortIter struct {
 	rows          [][]types.Value
 	i             int
 	loaded        bool
+	// distinct > 0: keep only the first of the rows equal on their first distinct columns, for a
+	// DISTINCT whose columns the sort keys cover (sortCoversDistinct); ties are the sorted rows
+	// that compare equal to the row before them.
+	distinct int
+	ties     []bool
 }
 
 func (s *sortIter) Next() ([]types.Value, error) {
@@ -595,6 +638,9 @@ func (s *sortIter) Next() ([]types.Value, error) {
 		if err := s.sortRows(); err != nil {
 			return nil, err
 		}
+		if s.distinct > 0 {
+			s.dedupe()
+		}
 	}
 	if s.i >= len(s.rows) {
 		return nil, nil
@@ -615,12 +661,19 @@ func (s *sortIter) sortRows() error {
 		}
 	}
 	if !keyed || len(s.rows) < 8 {
-		return s.env.SortCancellable(func() {
+		err := s.env.SortCancellable(func() {
 			sort.SliceStable(s.rows, func(a, b int) bool {
 				s.env.SortTick()
 				return compareRows(s.rows[a], s.rows[b], s.keys, s.colls) < 0
 			})
 		})
+		if err == nil && s.distinct > 0 {
+			s.ties = make([]bool, len(s.rows))
+			for i := 1; i < len(s.rows); i++ {
+				s.ties[i] = compareRows(s.rows[i-1], s.rows[i], s.keys, s.colls) == 0
+			}
+		}
+		return err
 	}
 	type keyedRow struct {
 		row  []types.Value
@@ -660,33 +713,80 @@ func (s *sortIter) sortRows() error {
 			flat[i] = arena[start:offs[2*i+1]:offs[2*i+1]]
 		}
 	}
+	cmp := func(x, y keyedRow) int {
+		for j, k := range s.keys {
+			var c int
+			if x.keys[j] != nil && y.keys[j] != nil {
+				c = bytes.Compare(x.keys[j], y.keys[j])
+				if k.Desc {
+					c = -c
+				}
+			} else {
+				c = compareRows(x.row, y.row, s.keys[j:j+1], s.colls) // applies desc itself
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
+	}
 	err := s.env.SortCancellable(func() {
 		slices.SortStableFunc(krs, func(x, y keyedRow) int {
 			s.env.SortTick()
-			for j, k := range s.keys {
-				var c int
-				if x.keys[j] != nil && y.keys[j] != nil {
-					c = bytes.Compare(x.keys[j], y.keys[j])
-					if k.Desc {
-						c = -c
-					}
-				} else {
-					c = compareRows(x.row, y.row, s.keys[j:j+1], s.colls) // applies desc itself
-				}
-				if c != 0 {
-					return c
-				}
-			}
-			return 0
+			return cmp(x, y)
 		})
 	})
 	if err != nil {
 		return err
 	}
+	if s.distinct > 0 {
+		s.ties = make([]bool, len(krs))
+		for i := 1; i < len(krs); i++ {
+			s.ties[i] = cmp(krs[i-1], krs[i]) == 0
+		}
+	}
 	for i := range krs {
 		s.rows[i] = krs[i].row
 	}
 	return nil
+}
+
+// dedupe drops, from the sorted rows, every row equal to an earlier one on the first s.distinct
+// columns, as distinctIter would have before the sort: equal rows form runs of ties (the sort keys
+// cover those columns), and within a run of more than one row the rows are told apart by their
+// DISTINCT keys (groupKey), so the first of each stays, in input order (the sort is stable).
+func (s *sortIter) dedupe() {
+	out := s.rows[:0]
+	var seen map[string]struct{}
+	var buf []byte
+	for i := 0; i < len(s.rows); {
+		j := i + 1
+		for j < len(s.rows) && s.ties[j] {
+			j++
+		}
+		if j == i+1 {
+			out = append(out, s.rows[i])
+			i = j
+			continue
+		}
+		clear(seen)
+		if seen == nil {
+			seen = map[string]struct{}{}
+		}
+		for ; i < j; i++ {
+			buf = buf[:0]
+			for c := 0; c < s.distinct; c++ {
+				buf = groupKey(buf, s.rows[i][c], s.colls[c])
+			}
+			if _, dup := seen[string(buf)]; dup {
+				continue
+			}
+			seen[string(buf)] = struct{}{}
+			out = append(out, s.rows[i])
+		}
+	}
+	clear(s.rows[len(out):]) // the dropped rows' slots: let them go
+	s.rows, s.ties = out, nil
 }
 
 func compareRows(a, b []types.Value, keys []SortKey, colls []*types.Collation) int {
