@@ -98,8 +98,8 @@ backup_full() {
 
 # backup_inc SERVER DIR PREV: an incremental backup following PREV.
 backup_inc() {
+  # shellcheck disable=SC2086 # the flags are a list
   case $1 in
-    # shellcheck disable=SC2086 # the flags are a list
     kiln) "$kiln_bin" backup --from "127.0.0.1:$(cat "$work/kiln/http_port")" --to "$2" --incremental-from "$3" $kiln_inc_flags ;;
     mariadb) mariadb-backup --defaults-file="$work/mariadb/my.cnf" --backup --user=root \
       --socket="$work/mariadb/mysqld.sock" --target-dir="$2" --incremental-basedir="$3" ;;
