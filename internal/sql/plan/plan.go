@@ -823,11 +823,71 @@ func (b *selectBuilder) planSelectList(fieldProj []int) error {
 			}
 		}
 		pl.Proj = append(pl.Proj, e)
-		projNames = append(projNames, ResultColumn(name, sc0, e.Type()))
+		rc := ResultColumn(name, sc0, e.Type())
+		if agg, ok := f.Expr.(*ast.AggregateFuncExpr); ok && strings.EqualFold(agg.F, ast.AggFuncCount) || sc0 == nil && b.exprNotNull(e) {
+			rc.Flags |= uint16(mysql.NotNullFlag)
+		}
+		if sc0 != nil && b.implicitGroup() {
+			// Aggregates without GROUP BY give one row even over no rows: its columns are NULL.
+			rc.Flags &^= uint16(mysql.NotNullFlag)
+		}
+		projNames = append(projNames, rc)
 	}
 	pl.NVisible = len(pl.Proj)
 	pl.Cols = projNames
 	return nil
+}
+
+// exprNotNull reports whether e cannot be NULL, as MySQL derives it (Item::maybe_null): a
+// non-NULL literal, a NOT NULL column, and + - * unary minus and the string functions of
+// notNullFuncs over such arguments. Division and MOD (NULL for a zero divisor) and every other
+// function stay NULL-able. A query with an outer join keeps every expression NULL-able, since its
+// NULL-filled columns are marked only by the join, not by the scope.
+func (b *selectBuilder) exprNotNull(e expr.Expr) bool {
+	switch x := e.(type) {
+	case *expr.Const:
+		return !x.V.IsNull()
+	case *expr.Col:
+		if x.Idx >= len(b.sc.Cols) || b.pl.Grouped && x.Idx >= b.pl.Width || b.implicitGroup() {
+			return false
+		}
+		for _, lv := range b.pl.Levels {
+			if lv.Left {
+				return false
+			}
+		}
+		return b.sc.Cols[x.Idx].notNull
+	case *expr.Arith:
+		switch x.Op {
+		case opcode.Plus, opcode.Minus, opcode.Mul:
+			return b.exprNotNull(x.L) && b.exprNotNull(x.R)
+		}
+	case *expr.Neg:
+		return b.exprNotNull(x.E)
+	case *expr.Func:
+		if !notNullFuncs[x.Name()] {
+			return false
+		}
+		for _, a := range x.Args {
+			if !b.exprNotNull(a) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// implicitGroup reports aggregation without GROUP BY.
+func (b *selectBuilder) implicitGroup() bool {
+	return b.pl.Grouped && (b.sel.GroupBy == nil || len(b.sel.GroupBy.Items) == 0)
+}
+
+// notNullFuncs are the builtins MySQL types NOT NULL when their arguments are.
+var notNullFuncs = map[string]bool{
+	"upper": true, "lower": true, "ucase": true, "lcase": true, "concat": true, "trim": true,
+	"ltrim": true, "rtrim": true, "reverse": true, "length": true, "octet_length": true,
+	"char_length": true, "character_length": true, "bit_length": true, "abs": true,
 }
 
 // checkSelectListGrouping is step 6's ONLY_FULL_GROUP_BY check of the select list (a wildcard
@@ -1498,6 +1558,8 @@ func setSub(lv *exec.Level, sc *Scope, sub *exec.Select, db, alias, orgTable str
 	lv.Width = sub.NVisible
 	for i := 0; i < sub.NVisible; i++ {
 		c := sub.Cols[i]
-		sc.Cols = append(sc.Cols, ScopeCol{db: db, table: alias, orgTable: orgTable, Name: c.Name, T: ColTypeOf(c), level: li})
+		// A view's or derived table's column keeps the NOT NULL of its select-list column.
+		sc.Cols = append(sc.Cols, ScopeCol{db: db, table: alias, orgTable: orgTable, Name: c.Name, T: ColTypeOf(c), level: li,
+			notNull: c.Flags&uint16(mysql.NotNullFlag) != 0})
 	}
 }
