@@ -1340,6 +1340,36 @@ func containsAgg(n ast.ExprNode) bool {
 	return len(v.aggs) > 0
 }
 
+// decimalPrecision is the number of decimal digits of an integer or DECIMAL type, as MySQL counts
+// them for SUM and AVG: an integer type's largest value's digits (INT 10, BIGINT 19 or 20
+// UNSIGNED), a DECIMAL's declared precision (10 when not given).
+func decimalPrecision(t types.ColType) int {
+	switch t.Tp {
+	case mysql.TypeNewDecimal:
+		if t.Len > 0 {
+			return t.Len
+		}
+		return 10
+	case mysql.TypeTiny:
+		return 3
+	case mysql.TypeShort:
+		return 5
+	case mysql.TypeInt24:
+		return 8
+	case mysql.TypeLong:
+		return 10
+	case mysql.TypeYear:
+		return 4
+	case mysql.TypeBit:
+		return 20
+	case mysql.TypeLonglong:
+		if t.Unsigned {
+			return 20
+		}
+	}
+	return 19
+}
+
 func aggResultType(a exec.Agg) types.ColType {
 	var at types.ColType
 	if len(a.Args) > 0 {
@@ -1349,19 +1379,27 @@ func aggResultType(a exec.Agg) types.ColType {
 	case "count":
 		return expr.TInt
 	case "sum":
+		// MySQL's Item_sum_sum: DECIMAL(precision + 22, scale), at most 65 digits.
 		if expr.IsIntType(at) || at.Tp == mysql.TypeNewDecimal {
 			t := expr.TDecimal
 			t.Frac = max(at.Frac, 0)
 			if expr.IsIntType(at) {
 				t.Frac = 0
 			}
+			t.Len = min(decimalPrecision(at)+22, 65)
 			return t
 		}
 		return expr.TDouble
 	case "avg":
+		// MySQL's Item_sum_avg: DECIMAL(precision + 4, scale + 4), at most 65 and 30 digits.
 		if expr.IsIntType(at) || at.Tp == mysql.TypeNewDecimal {
 			t := expr.TDecimal
 			t.Frac = max(at.Frac, 0) + 4
+			if expr.IsIntType(at) {
+				t.Frac = 4
+			}
+			t.Frac = min(t.Frac, 30)
+			t.Len = min(decimalPrecision(at)+4, 65)
 			return t
 		}
 		return expr.TDouble
