@@ -1253,7 +1253,8 @@ func ColTypeOf(c proto.Column) types.ColType {
 		t.Charset = coll.Charset
 	}
 	if t.Tp == mysql.TypeVarString && c.Charset != 63 {
-		t.Len = int(c.Length) / 4
+		// The metadata length is in bytes: displayLength's width per character of the charset.
+		t.Len = int(c.Length) / int(max(displayLength(types.ColType{Tp: mysql.TypeVarString, Len: 1, Charset: t.Charset, Collation: t.Collation}), 1))
 	}
 	return t
 }
