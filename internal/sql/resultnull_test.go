@@ -32,7 +32,8 @@ func TestResultColumnNotNull(t *testing.T) {
 		{"SELECT 1, NULL, 'a', UPPER(v), CONCAT(v, 'x'), CONCAT(v, n), LENGTH(v), SUBSTRING(v, 2) FROM t", []bool{true, false, true, true, true, false, true, false}},
 		{"SELECT dbl, n, dbl + 1 FROM vw", []bool{true, false, true}},
 		{"SELECT d.x + 1 FROM (SELECT id AS x FROM t) AS d", []bool{true}},
-		{"SELECT t.id + 1, t2.id + 1 FROM t LEFT JOIN t AS t2 ON t2.id = t.id", []bool{false, false}},
+		{"SELECT t.id + 1, t2.id + 1, t2.id, t.v FROM t LEFT JOIN t AS t2 ON t2.id = t.id", []bool{true, false, false, true}},
+		{"SELECT t.id, t2.id + 1 FROM t RIGHT JOIN t AS t2 ON t2.id = t.id", []bool{false, true}},
 		{"SELECT v, COUNT(*), 7 FROM t GROUP BY v", []bool{true, true, true}},
 		{"SELECT v, id + 1, COUNT(n), SUM(id), 7 FROM t", []bool{false, false, true, false, true}},
 	} {

@@ -321,6 +321,8 @@ type selectBuilder struct {
 	winc     *Compiler             // post2 that also reads window results (nil: no window functions)
 	post2    *Compiler             // compiles expressions over the aggregated row (c when not grouped)
 	gc       *groupCheck           // ONLY_FULL_GROUP_BY, nil when off or not grouped
+
+	outerAliases map[string]bool // lower-case aliases on an outer join's NULL side (nullFilled)
 }
 
 // levelPlan is what the planner keeps of one level beside the executor's node: the conditions
@@ -827,7 +829,7 @@ func (b *selectBuilder) planSelectList(fieldProj []int) error {
 		if agg, ok := f.Expr.(*ast.AggregateFuncExpr); ok && strings.EqualFold(agg.F, ast.AggFuncCount) || sc0 == nil && b.exprNotNull(e) {
 			rc.Flags |= uint16(mysql.NotNullFlag)
 		}
-		if sc0 != nil && b.implicitGroup() {
+		if sc0 != nil && (b.implicitGroup() || b.nullFilled(sc0)) {
 			// Aggregates without GROUP BY give one row even over no rows: its columns are NULL.
 			rc.Flags &^= uint16(mysql.NotNullFlag)
 		}
@@ -839,10 +841,9 @@ func (b *selectBuilder) planSelectList(fieldProj []int) error {
 }
 
 // exprNotNull reports whether e cannot be NULL, as MySQL derives it (Item::maybe_null): a
-// non-NULL literal, a NOT NULL column, and + - * unary minus and the string functions of
-// notNullFuncs over such arguments. Division and MOD (NULL for a zero divisor) and every other
-// function stay NULL-able. A query with an outer join keeps every expression NULL-able, since its
-// NULL-filled columns are marked only by the join, not by the scope.
+// non-NULL literal, a NOT NULL column not on an outer join's NULL-filled side, and + - * unary
+// minus and the functions of notNullFuncs over such arguments. Division and MOD (NULL for a zero
+// divisor) and every other function stay NULL-able.
 func (b *selectBuilder) exprNotNull(e expr.Expr) bool {
 	switch x := e.(type) {
 	case *expr.Const:
@@ -851,12 +852,7 @@ func (b *selectBuilder) exprNotNull(e expr.Expr) bool {
 		if x.Idx >= len(b.sc.Cols) || b.pl.Grouped && x.Idx >= b.pl.Width || b.implicitGroup() {
 			return false
 		}
-		for _, lv := range b.pl.Levels {
-			if lv.Left {
-				return false
-			}
-		}
-		return b.sc.Cols[x.Idx].notNull
+		return b.sc.Cols[x.Idx].notNull && !b.nullFilled(&b.sc.Cols[x.Idx])
 	case *expr.Arith:
 		switch x.Op {
 		case opcode.Plus, opcode.Minus, opcode.Mul:
@@ -876,6 +872,49 @@ func (b *selectBuilder) exprNotNull(e expr.Expr) bool {
 		return true
 	}
 	return false
+}
+
+// nullFilled reports whether c belongs to a table on the NULL-filled side of an outer join of
+// this query block (its NOT NULL then does not hold for the result).
+func (b *selectBuilder) nullFilled(c *ScopeCol) bool {
+	if b.sel.From == nil || c.table == "" {
+		return false
+	}
+	if b.outerAliases == nil {
+		b.outerAliases = map[string]bool{}
+		outerSides(b.sel.From.TableRefs, false, b.outerAliases)
+	}
+	return b.outerAliases[strings.ToLower(c.table)]
+}
+
+// outerSides collects, by lower-case alias, the tables on the NULL-filled side of an outer join
+// in n.
+func outerSides(n ast.ResultSetNode, nullable bool, out map[string]bool) {
+	switch j := n.(type) {
+	case *ast.Join:
+		left, right := nullable, nullable
+		switch j.Tp {
+		case ast.LeftJoin:
+			right = true
+		case ast.RightJoin:
+			left = true
+		}
+		outerSides(j.Left, left, out)
+		if j.Right != nil {
+			outerSides(j.Right, right, out)
+		}
+	case *ast.TableSource:
+		name := j.AsName.L
+		if tn, ok := j.Source.(*ast.TableName); ok && name == "" {
+			name = tn.Name.L
+		}
+		if nullable && name != "" {
+			out[name] = true
+		}
+		if inner, ok := j.Source.(*ast.Join); ok {
+			outerSides(inner, nullable, out)
+		}
+	}
 }
 
 // implicitGroup reports aggregation without GROUP BY.
