@@ -237,6 +237,10 @@ func (s *Session) ctasColumn(c proto.Column, field ast.ExprNode) *catalog.Column
 		// The metadata length counts the sign and the point; the column's is the precision.
 		t.Len -= ctasBool(!t.Unsigned) + ctasBool(t.Frac > 0)
 	}
+	if (t.Tp == mysql.TypeDouble || t.Tp == mysql.TypeFloat) && c.Decimals == 31 {
+		// No fixed scale (SUM of a DOUBLE): a plain DOUBLE, not the metadata's DOUBLE(22,0).
+		t.Len, t.Frac = -1, -1
+	}
 	return &catalog.Column{Name: c.Name, Type: t, NotNull: notNull}
 }
 

@@ -592,6 +592,9 @@ func NewFunc(t types.ColType, name string, f builtins.Func, args []Expr) *Func {
 	return &Func{Typed: Typed{t}, name: name, f: f, Args: args, size: builtins.LookupFuncSize(name)}
 }
 
+// Name is the builtin's lower-case name.
+func (f *Func) Name() string { return f.name }
+
 func (f *Func) Eval(env *Env, row []types.Value) (types.Value, error) {
 	var buf [4]types.Value
 	args := buf[:0]

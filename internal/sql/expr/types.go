@@ -3,6 +3,7 @@ package expr
 import (
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
@@ -287,7 +288,134 @@ func FuncType(name string, args []Expr) types.ColType {
 			}
 		}
 	}
+	if t, ok := stringFuncType(name, args); ok {
+		return t
+	}
 	return TString
+}
+
+// stringFuncType is MySQL's result type of the string functions whose length follows from their
+// arguments' (Item_str_conv, Item_func_trim, Item_func_concat, Item_func_substr, Item_func_left
+// ...): VARCHAR of the argument's length for UPPER/LOWER/TRIM/REVERSE, the sum for CONCAT, the
+// taken part for SUBSTRING/LEFT/RIGHT with constant bounds, in the character set and collation
+// of the string arguments (a column's wins over a literal's, by coercibility), so a latin1
+// column's UPPER stays latin1. ok is false where a length is not known (the caller's default).
+func stringFuncType(name string, args []Expr) (types.ColType, bool) {
+	var n int
+	switch name {
+	case "upper", "lower", "ucase", "lcase", "trim", "ltrim", "rtrim", "reverse":
+		l, ok := charLength(args[0])
+		if !ok {
+			return TString, false
+		}
+		n = l
+	case "concat":
+		for _, a := range args {
+			l, ok := charLength(a)
+			if !ok {
+				return TString, false
+			}
+			n += l
+		}
+	case "substring", "substr", "mid", "left", "right":
+		l, ok := charLength(args[0])
+		if !ok || len(args) < 2 {
+			return TString, false
+		}
+		n = l
+		p, ok := constInt(args[1])
+		if !ok {
+			return TString, false
+		}
+		if name == "left" || name == "right" {
+			n = min(n, max(int(p), 0))
+			break
+		}
+		switch {
+		case p > 0:
+			n = max(l-int(p)+1, 0)
+		case p < 0:
+			n = min(l, int(-p))
+		default:
+			n = 0
+		}
+		if len(args) > 2 {
+			c, ok := constInt(args[2])
+			if !ok {
+				return TString, false
+			}
+			n = min(n, max(int(c), 0))
+		}
+	default:
+		return TString, false
+	}
+	t := TString
+	t.Len = n
+	// The collation: that of the string arguments that are not literals, when they agree.
+	var coll *types.ColType
+	for _, a := range args {
+		at := a.Type()
+		if _, isConst := a.(*Const); isConst || !IsStringType(at) || at.Collation == "" {
+			continue
+		}
+		if coll != nil && coll.Collation != at.Collation {
+			return t, true
+		}
+		coll = &at
+	}
+	if coll != nil {
+		t.Charset, t.Collation = coll.Charset, coll.Collation
+	}
+	return t, true
+}
+
+// charLength is the most characters e's value has as a string, when its type tells.
+func charLength(e Expr) (int, bool) {
+	t := e.Type()
+	if k, ok := e.(*Const); ok {
+		switch k.V.K {
+		case types.KindString:
+			return utf8.RuneCountInString(k.V.S), true
+		case types.KindInt, types.KindUint, types.KindDecimal:
+			return len(types.AppendText(nil, k.V)), true
+		}
+		return 0, false
+	}
+	switch t.Tp {
+	case mysql.TypeVarString, mysql.TypeVarchar, mysql.TypeString:
+		if t.Len >= 0 {
+			return t.Len, true
+		}
+	case mysql.TypeTiny:
+		return 4, true
+	case mysql.TypeShort:
+		return 6, true
+	case mysql.TypeInt24:
+		return 9, true
+	case mysql.TypeLong:
+		return 11, true
+	case mysql.TypeNewDecimal:
+		if t.Len > 0 {
+			return t.Len + boolInt(!t.Unsigned) + boolInt(t.Frac > 0), true
+		}
+	}
+	return 0, false
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// constInt is e's value when e is an integer literal.
+func constInt(e Expr) (int64, bool) {
+	k, ok := e.(*Const)
+	if !ok || k.V.K != types.KindInt {
+		return 0, false
+	}
+	return k.V.I, true
 }
 
 func opFromString(s string) opcode.Op {

@@ -321,6 +321,8 @@ type selectBuilder struct {
 	winc     *Compiler             // post2 that also reads window results (nil: no window functions)
 	post2    *Compiler             // compiles expressions over the aggregated row (c when not grouped)
 	gc       *groupCheck           // ONLY_FULL_GROUP_BY, nil when off or not grouped
+
+	outerAliases map[string]bool // lower-case aliases on an outer join's NULL side (nullFilled)
 }
 
 // levelPlan is what the planner keeps of one level beside the executor's node: the conditions
@@ -823,11 +825,108 @@ func (b *selectBuilder) planSelectList(fieldProj []int) error {
 			}
 		}
 		pl.Proj = append(pl.Proj, e)
-		projNames = append(projNames, ResultColumn(name, sc0, e.Type()))
+		rc := ResultColumn(name, sc0, e.Type())
+		if agg, ok := f.Expr.(*ast.AggregateFuncExpr); ok && strings.EqualFold(agg.F, ast.AggFuncCount) || sc0 == nil && b.exprNotNull(e) {
+			rc.Flags |= uint16(mysql.NotNullFlag)
+		}
+		if sc0 != nil && (b.implicitGroup() || b.nullFilled(sc0)) {
+			// Aggregates without GROUP BY give one row even over no rows: its columns are NULL.
+			rc.Flags &^= uint16(mysql.NotNullFlag)
+		}
+		projNames = append(projNames, rc)
 	}
 	pl.NVisible = len(pl.Proj)
 	pl.Cols = projNames
 	return nil
+}
+
+// exprNotNull reports whether e cannot be NULL, as MySQL derives it (Item::maybe_null): a
+// non-NULL literal, a NOT NULL column not on an outer join's NULL-filled side, and + - * unary
+// minus and the functions of notNullFuncs over such arguments. Division and MOD (NULL for a zero
+// divisor) and every other function stay NULL-able.
+func (b *selectBuilder) exprNotNull(e expr.Expr) bool {
+	switch x := e.(type) {
+	case *expr.Const:
+		return !x.V.IsNull()
+	case *expr.Col:
+		if x.Idx >= len(b.sc.Cols) || b.pl.Grouped && x.Idx >= b.pl.Width || b.implicitGroup() {
+			return false
+		}
+		return b.sc.Cols[x.Idx].notNull && !b.nullFilled(&b.sc.Cols[x.Idx])
+	case *expr.Arith:
+		switch x.Op {
+		case opcode.Plus, opcode.Minus, opcode.Mul:
+			return b.exprNotNull(x.L) && b.exprNotNull(x.R)
+		}
+	case *expr.Neg:
+		return b.exprNotNull(x.E)
+	case *expr.Func:
+		if !notNullFuncs[x.Name()] {
+			return false
+		}
+		for _, a := range x.Args {
+			if !b.exprNotNull(a) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// nullFilled reports whether c belongs to a table on the NULL-filled side of an outer join of
+// this query block (its NOT NULL then does not hold for the result).
+func (b *selectBuilder) nullFilled(c *ScopeCol) bool {
+	if b.sel.From == nil || c.table == "" {
+		return false
+	}
+	if b.outerAliases == nil {
+		b.outerAliases = map[string]bool{}
+		outerSides(b.sel.From.TableRefs, false, b.outerAliases)
+	}
+	return b.outerAliases[strings.ToLower(c.table)]
+}
+
+// outerSides collects, by lower-case alias, the tables on the NULL-filled side of an outer join
+// in n.
+func outerSides(n ast.ResultSetNode, nullable bool, out map[string]bool) {
+	switch j := n.(type) {
+	case *ast.Join:
+		left, right := nullable, nullable
+		switch j.Tp {
+		case ast.LeftJoin:
+			right = true
+		case ast.RightJoin:
+			left = true
+		}
+		outerSides(j.Left, left, out)
+		if j.Right != nil {
+			outerSides(j.Right, right, out)
+		}
+	case *ast.TableSource:
+		name := j.AsName.L
+		if tn, ok := j.Source.(*ast.TableName); ok && name == "" {
+			name = tn.Name.L
+		}
+		if nullable && name != "" {
+			out[name] = true
+		}
+		if inner, ok := j.Source.(*ast.Join); ok {
+			outerSides(inner, nullable, out)
+		}
+	}
+}
+
+// implicitGroup reports aggregation without GROUP BY.
+func (b *selectBuilder) implicitGroup() bool {
+	return b.pl.Grouped && (b.sel.GroupBy == nil || len(b.sel.GroupBy.Items) == 0)
+}
+
+// notNullFuncs are the builtins MySQL types NOT NULL when their arguments are.
+var notNullFuncs = map[string]bool{
+	"upper": true, "lower": true, "ucase": true, "lcase": true, "concat": true, "trim": true,
+	"ltrim": true, "rtrim": true, "reverse": true, "length": true, "octet_length": true,
+	"char_length": true, "character_length": true, "bit_length": true, "abs": true,
 }
 
 // checkSelectListGrouping is step 6's ONLY_FULL_GROUP_BY check of the select list (a wildcard
@@ -1193,7 +1292,8 @@ func ColTypeOf(c proto.Column) types.ColType {
 		t.Charset = coll.Charset
 	}
 	if t.Tp == mysql.TypeVarString && c.Charset != 63 {
-		t.Len = int(c.Length) / 4
+		// The metadata length is in bytes: displayLength's width per character of the charset.
+		t.Len = int(c.Length) / int(max(displayLength(types.ColType{Tp: mysql.TypeVarString, Len: 1, Charset: t.Charset, Collation: t.Collation}), 1))
 	}
 	return t
 }
@@ -1280,6 +1380,36 @@ func containsAgg(n ast.ExprNode) bool {
 	return len(v.aggs) > 0
 }
 
+// decimalPrecision is the number of decimal digits of an integer or DECIMAL type, as MySQL counts
+// them for SUM and AVG: an integer type's largest value's digits (INT 10, BIGINT 19 or 20
+// UNSIGNED), a DECIMAL's declared precision (10 when not given).
+func decimalPrecision(t types.ColType) int {
+	switch t.Tp {
+	case mysql.TypeNewDecimal:
+		if t.Len > 0 {
+			return t.Len
+		}
+		return 10
+	case mysql.TypeTiny:
+		return 3
+	case mysql.TypeShort:
+		return 5
+	case mysql.TypeInt24:
+		return 8
+	case mysql.TypeLong:
+		return 10
+	case mysql.TypeYear:
+		return 4
+	case mysql.TypeBit:
+		return 20
+	case mysql.TypeLonglong:
+		if t.Unsigned {
+			return 20
+		}
+	}
+	return 19
+}
+
 func aggResultType(a exec.Agg) types.ColType {
 	var at types.ColType
 	if len(a.Args) > 0 {
@@ -1289,19 +1419,27 @@ func aggResultType(a exec.Agg) types.ColType {
 	case "count":
 		return expr.TInt
 	case "sum":
+		// MySQL's Item_sum_sum: DECIMAL(precision + 22, scale), at most 65 digits.
 		if expr.IsIntType(at) || at.Tp == mysql.TypeNewDecimal {
 			t := expr.TDecimal
 			t.Frac = max(at.Frac, 0)
 			if expr.IsIntType(at) {
 				t.Frac = 0
 			}
+			t.Len = min(decimalPrecision(at)+22, 65)
 			return t
 		}
 		return expr.TDouble
 	case "avg":
+		// MySQL's Item_sum_avg: DECIMAL(precision + 4, scale + 4), at most 65 and 30 digits.
 		if expr.IsIntType(at) || at.Tp == mysql.TypeNewDecimal {
 			t := expr.TDecimal
 			t.Frac = max(at.Frac, 0) + 4
+			if expr.IsIntType(at) {
+				t.Frac = 4
+			}
+			t.Frac = min(t.Frac, 30)
+			t.Len = min(decimalPrecision(at)+4, 65)
 			return t
 		}
 		return expr.TDouble
@@ -1498,6 +1636,8 @@ func setSub(lv *exec.Level, sc *Scope, sub *exec.Select, db, alias, orgTable str
 	lv.Width = sub.NVisible
 	for i := 0; i < sub.NVisible; i++ {
 		c := sub.Cols[i]
-		sc.Cols = append(sc.Cols, ScopeCol{db: db, table: alias, orgTable: orgTable, Name: c.Name, T: ColTypeOf(c), level: li})
+		// A view's or derived table's column keeps the NOT NULL of its select-list column.
+		sc.Cols = append(sc.Cols, ScopeCol{db: db, table: alias, orgTable: orgTable, Name: c.Name, T: ColTypeOf(c), level: li,
+			notNull: c.Flags&uint16(mysql.NotNullFlag) != 0})
 	}
 }
