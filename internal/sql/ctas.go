@@ -104,7 +104,7 @@ func (s *Session) ctasCreateStmt(x *ast.CreateTableStmt) (*ast.CreateTableStmt, 
 	fields := ctasFields(x.Select, len(result))
 	outer := map[string]bool{}
 	if sel, ok := x.Select.(*ast.SelectStmt); ok && sel.From != nil {
-		ctasOuterSides(sel.From.TableRefs, false, outer)
+		plan.OuterSides(sel.From.TableRefs, false, outer)
 	}
 	declared := map[string]*ast.ColumnDef{}
 	for _, cd := range x.Cols {
@@ -167,36 +167,6 @@ func ctasFields(n ast.ResultSetNode, ncols int) []ast.ExprNode {
 		}
 	}
 	return out
-}
-
-// ctasOuterSides collects, by lower-case alias, the tables on the NULL-filled side of an outer join
-// in n: their columns may be NULL whatever their definition says.
-func ctasOuterSides(n ast.ResultSetNode, nullable bool, out map[string]bool) {
-	switch j := n.(type) {
-	case *ast.Join:
-		left, right := nullable, nullable
-		switch j.Tp {
-		case ast.LeftJoin:
-			right = true
-		case ast.RightJoin:
-			left = true
-		}
-		ctasOuterSides(j.Left, left, out)
-		if j.Right != nil {
-			ctasOuterSides(j.Right, right, out)
-		}
-	case *ast.TableSource:
-		name := j.AsName.L
-		if tn, ok := j.Source.(*ast.TableName); ok && name == "" {
-			name = tn.Name.L
-		}
-		if nullable && name != "" {
-			out[name] = true
-		}
-		if inner, ok := j.Source.(*ast.Join); ok {
-			ctasOuterSides(inner, nullable, out)
-		}
-	}
 }
 
 // ctasColumn is the column MySQL makes of a SELECT result column: a base table's column keeps its

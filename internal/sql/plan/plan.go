@@ -882,14 +882,15 @@ func (b *selectBuilder) nullFilled(c *ScopeCol) bool {
 	}
 	if b.outerAliases == nil {
 		b.outerAliases = map[string]bool{}
-		outerSides(b.sel.From.TableRefs, false, b.outerAliases)
+		OuterSides(b.sel.From.TableRefs, false, b.outerAliases)
 	}
 	return b.outerAliases[strings.ToLower(c.table)]
 }
 
-// outerSides collects, by lower-case alias, the tables on the NULL-filled side of an outer join
-// in n.
-func outerSides(n ast.ResultSetNode, nullable bool, out map[string]bool) {
+// OuterSides collects, by lower-case alias, the tables on the NULL-filled side of an outer join
+// in n: their columns may be NULL whatever their definition says (the result metadata's NOT NULL
+// and CREATE TABLE ... SELECT's column definitions both read it).
+func OuterSides(n ast.ResultSetNode, nullable bool, out map[string]bool) {
 	switch j := n.(type) {
 	case *ast.Join:
 		left, right := nullable, nullable
@@ -899,9 +900,9 @@ func outerSides(n ast.ResultSetNode, nullable bool, out map[string]bool) {
 		case ast.RightJoin:
 			left = true
 		}
-		outerSides(j.Left, left, out)
+		OuterSides(j.Left, left, out)
 		if j.Right != nil {
-			outerSides(j.Right, right, out)
+			OuterSides(j.Right, right, out)
 		}
 	case *ast.TableSource:
 		name := j.AsName.L
@@ -912,7 +913,7 @@ func outerSides(n ast.ResultSetNode, nullable bool, out map[string]bool) {
 			out[name] = true
 		}
 		if inner, ok := j.Source.(*ast.Join); ok {
-			outerSides(inner, nullable, out)
+			OuterSides(inner, nullable, out)
 		}
 	}
 }
