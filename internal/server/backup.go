@@ -18,18 +18,29 @@ import (
 //
 // after, if not 0, makes it incremental: only the log after index after (backup.Source.After).
 func (s *Server) ServeBackup(ctx context.Context, w io.Writer, maxRate int64, after uint64) error {
+	src, err := s.backupSource(maxRate)
+	if err != nil {
+		return err
+	}
+	src.After = after
+	return backup.Serve(ctx, w, src)
+}
+
+// backupSource is what both backup forms serve from: this node's engine and log, its cluster's
+// identity and the pace. A log-only voter and a failed node refuse.
+func (s *Server) backupSource(maxRate int64) (backup.Source, error) {
 	if s.cfg.LogOnly {
-		return errors.New("backup: a log-only voter holds no data; back up a full member")
+		return backup.Source{}, errors.New("backup: a log-only voter holds no data; back up a full member")
 	}
 	if err := s.node.Failed(); err != nil {
-		return err
+		return backup.Source{}, err
 	}
 	cu := s.cfg.ClusterUUID
 	if cu == "" {
 		cu = ClusterUUID(s.cfg.ClusterID)
 	}
-	return backup.Serve(ctx, w, backup.Source{Engine: s.eng, Log: s.lg, Applied: s.node.Applied, HoldLog: s.node.HoldLog,
-		ClusterID: s.cfg.ClusterID, ClusterUUID: cu, Node: s.node.ID(), DataFormat: DataFormatVersion, MaxRate: maxRate, After: after})
+	return backup.Source{Engine: s.eng, Log: s.lg, Applied: s.node.Applied, HoldLog: s.node.HoldLog,
+		ClusterID: s.cfg.ClusterID, ClusterUUID: cu, Node: s.node.ID(), DataFormat: DataFormatVersion, MaxRate: maxRate}, nil
 }
 
 // ServeBackupFiles is ServeBackup in the file form (the default of kiln backup): the engine as
@@ -37,19 +48,12 @@ func (s *Server) ServeBackup(ctx context.Context, w io.Writer, maxRate int64, af
 // the client already holds (an incremental backup): those the node still has unchanged are
 // referred to, not sent.
 func (s *Server) ServeBackupFiles(ctx context.Context, w io.Writer, maxRate int64, have map[string]backup.HaveFile) error {
-	if s.cfg.LogOnly {
-		return errors.New("backup: a log-only voter holds no data; back up a full member")
-	}
-	if err := s.node.Failed(); err != nil {
+	src, err := s.backupSource(maxRate)
+	if err != nil {
 		return err
 	}
-	cu := s.cfg.ClusterUUID
-	if cu == "" {
-		cu = ClusterUUID(s.cfg.ClusterID)
-	}
-	return backup.Serve(ctx, w, backup.Source{Engine: s.eng, Log: s.lg, Applied: s.node.Applied, HoldLog: s.node.HoldLog,
-		ClusterID: s.cfg.ClusterID, ClusterUUID: cu, Node: s.node.ID(), DataFormat: DataFormatVersion, MaxRate: maxRate,
-		Files: true, Have: have})
+	src.Files, src.Have = true, have
+	return backup.Serve(ctx, w, src)
 }
 
 // ServeLog streams this node's committed log after index after, following it until ctx ends
