@@ -152,13 +152,7 @@ func serveFiles(ctx context.Context, w io.Writer, src Source) error {
 		}
 		tr.Files++
 	}
-	tr.EndIndex, tr.EndTerm = n, nTerm
-	if err := serveEntries(ctx, mw, src, n, &tr); err != nil {
-		return err
-	}
-	tb, _ := json.Marshal(tr)
-	buf = appendJSON(append(buf[:0], frameTrailer), tb)
-	if _, err := mw.Write(buf); err != nil {
+	if err := serveTail(ctx, mw, src, n, nTerm, &tr); err != nil {
 		return err
 	}
 	if _, err := bw.Write(binary.BigEndian.AppendUint32(nil, sum.Sum32())); err != nil {

@@ -106,19 +106,25 @@ func Serve(ctx context.Context, w io.Writer, src Source) error {
 			return err
 		}
 	}
-	tr.EndIndex, tr.EndTerm = n, nTerm
-	if err := serveEntries(ctx, mw, src, n, &tr); err != nil {
-		return err
-	}
-	tb, _ := json.Marshal(tr)
-	buf = appendJSON(append(buf[:0], frameTrailer), tb)
-	if _, err := mw.Write(buf); err != nil {
+	if err := serveTail(ctx, mw, src, n, nTerm, &tr); err != nil {
 		return err
 	}
 	if _, err := bw.Write(h.Sum(nil)); err != nil {
 		return err
 	}
 	return bw.Flush()
+}
+
+// serveTail ends both forms' streams: the log entries after the engine's index n, then the trailer
+// (tr, with the index and term the engine was taken at).
+func serveTail(ctx context.Context, mw io.Writer, src Source, n, nTerm uint64, tr *Trailer) error {
+	tr.EndIndex, tr.EndTerm = n, nTerm
+	if err := serveEntries(ctx, mw, src, n, tr); err != nil {
+		return err
+	}
+	tb, _ := json.Marshal(*tr)
+	_, err := mw.Write(appendJSON([]byte{frameTrailer}, tb))
+	return err
 }
 
 // serveEntries writes the log entries n+1..E as frames, E being the applied index now.
