@@ -46,12 +46,7 @@ func (s *Session) runCreateTableSelect(env *expr.Env, x *ast.CreateTableStmt, w 
 		return sqlerr.New(sqlerr.ErrNoDB, "No database selected")
 	}
 	if s.db.Catalog().NameTaken(db, x.Table.Name.O) && !s.planContext().IsVirtualDB(db) {
-		if x.IfNotExists {
-			// MySQL 8: a note, and no row inserted (5.7 inserted into the existing table).
-			s.AddWarning("Note", sqlerr.ErrTableExists, fmt.Sprintf("Table '%s' already exists", x.Table.Name.O))
-			return w.OK(proto.OK{Warnings: s.warningCount()}, more)
-		}
-		return sqlerr.New(sqlerr.ErrTableExists, "Table '%s' already exists", x.Table.Name.O)
+		return s.tableExists(x, w, more)
 	}
 	create, names, err := s.ctasCreateStmt(x)
 	if err != nil {
@@ -167,6 +162,16 @@ func ctasFields(n ast.ResultSetNode, ncols int) []ast.ExprNode {
 		}
 	}
 	return out
+}
+
+// tableExists answers CREATE TABLE ... SELECT of a name already taken: with IF NOT EXISTS a 1050
+// note and no row inserted (MySQL 8; 5.7 inserted into the existing table), else error 1050.
+func (s *Session) tableExists(x *ast.CreateTableStmt, w proto.ResultWriter, more bool) error {
+	if x.IfNotExists {
+		s.AddWarning("Note", sqlerr.ErrTableExists, fmt.Sprintf("Table '%s' already exists", x.Table.Name.O))
+		return w.OK(proto.OK{Warnings: s.warningCount()}, more)
+	}
+	return sqlerr.New(sqlerr.ErrTableExists, "Table '%s' already exists", x.Table.Name.O)
 }
 
 // ctasColumn is the column MySQL makes of a SELECT result column: a base table's column keeps its

@@ -404,11 +404,7 @@ func (s *Session) createTempSelect(env *expr.Env, x *ast.CreateTableStmt, w prot
 		return sqlerr.New(sqlerr.ErrNoDB, "No database selected")
 	}
 	if _, ok := s.tempTable(db, x.Table.Name.O); ok {
-		if x.IfNotExists {
-			s.AddWarning("Note", sqlerr.ErrTableExists, fmt.Sprintf("Table '%s' already exists", x.Table.Name.O))
-			return w.OK(proto.OK{Warnings: s.warningCount()}, more)
-		}
-		return sqlerr.New(sqlerr.ErrTableExists, "Table '%s' already exists", x.Table.Name.O)
+		return s.tableExists(x, w, more)
 	}
 	create, names, err := s.ctasCreateStmt(x)
 	if err != nil {
