@@ -8,6 +8,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
+	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -384,20 +385,7 @@ func (d *Stmt) checkGenDependency(t *catalog.Table, name string) error {
 // genExprsFor compiles t's generated and default expressions (one per column offset) for a
 // rewrite of its rows in this statement (the executor's GenCache belongs to published tables).
 func (d *Stmt) genExprsFor(t *catalog.Table) ([]expr.Expr, error) {
-	out := make([]expr.Expr, len(t.Columns))
-	for i, c := range t.Columns {
-		text := c.GenExpr
-		if text == "" {
-			text = c.DefaultExpr
-		}
-		if text == "" {
-			continue
-		}
-		e, err := CompileCheck(d.pc, t, &catalog.CheckConstraint{Name: c.Name, Expr: text})
-		if err != nil {
-			return nil, err
-		}
-		out[i] = e
-	}
-	return out, nil
+	return exec.CompileGenExprs(t, func(ck *catalog.CheckConstraint) (expr.Expr, error) {
+		return CompileCheck(d.pc, t, ck)
+	})
 }

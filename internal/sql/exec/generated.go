@@ -23,28 +23,37 @@ import (
 func GenExprs(env *expr.Env, t *catalog.Table) ([]expr.Expr, error) {
 	gc := t.GenCache
 	gc.Once.Do(func() {
-		exprs := make([]expr.Expr, len(t.Columns))
-		for i, c := range t.Columns {
-			text := c.GenExpr
-			if text == "" {
-				text = c.DefaultExpr
-			}
-			if text == "" {
-				continue
-			}
-			e, err := env.Sess.(Session).CompileCheck(t, &catalog.CheckConstraint{Name: c.Name, Expr: text})
-			if err != nil {
-				gc.Err = fmt.Errorf("column %s.%s: compile %q: %w", t.Name, c.Name, text, err)
-				return
-			}
-			exprs[i] = e
-		}
-		gc.Exprs = exprs
+		exprs, err := CompileGenExprs(t, func(ck *catalog.CheckConstraint) (expr.Expr, error) {
+			return env.Sess.(Session).CompileCheck(t, ck)
+		})
+		gc.Exprs, gc.Err = exprs, err
 	})
 	if gc.Err != nil {
 		return nil, gc.Err
 	}
 	return gc.Exprs.([]expr.Expr), nil
+}
+
+// CompileGenExprs compiles t's generated-column and default expressions with compile, one per
+// column offset (nil for a column with neither). GenExprs caches its result for published tables;
+// DDL compiles a table it is rewriting with it directly.
+func CompileGenExprs(t *catalog.Table, compile func(*catalog.CheckConstraint) (expr.Expr, error)) ([]expr.Expr, error) {
+	exprs := make([]expr.Expr, len(t.Columns))
+	for i, c := range t.Columns {
+		text := c.GenExpr
+		if text == "" {
+			text = c.DefaultExpr
+		}
+		if text == "" {
+			continue
+		}
+		e, err := compile(&catalog.CheckConstraint{Name: c.Name, Expr: text})
+		if err != nil {
+			return nil, fmt.Errorf("column %s.%s: compile %q: %w", t.Name, c.Name, text, err)
+		}
+		exprs[i] = e
+	}
+	return exprs, nil
 }
 
 // FillGenerated computes the generated columns of row (in place, in column order: one may read an
