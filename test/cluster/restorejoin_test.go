@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -60,8 +61,57 @@ func TestRestoreJoin(t *testing.T) {
 	if out, err := exec.Command(kilnBin, "backup", "--from", fol.http, "--to", bdir).CombinedOutput(); err != nil {
 		t.Fatalf("kiln backup of %v: %v\n%s", fol, err, out)
 	}
-	// Writes after the backup: the joining member must get them from the leader's log.
-	insert(300, 500, "after")
+	// Writes archived after the backup (kiln log archive from the same member): the restore rolls
+	// forward through them (restore --join --log-dir), so the restored log is not empty.
+	adir := filepath.Join(c.base, "archive")
+	arch := exec.Command(kilnBin, "log", "archive", "--from", fol.http, "--to", adir)
+	archLog, err := os.Create(filepath.Join(c.base, "archive.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer archLog.Close()
+	arch.Stdout, arch.Stderr = archLog, archLog
+	if err := arch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	archDone := make(chan error, 1)
+	go func() { archDone <- arch.Wait() }()
+	stopArch := func() {
+		_ = arch.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-archDone:
+		case <-time.After(15 * time.Second):
+			_ = arch.Process.Kill()
+			<-archDone
+		}
+	}
+	defer func() {
+		if arch.ProcessState == nil {
+			stopArch()
+		}
+	}()
+	insert(300, 400, "archived")
+	lst, err := leader.status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	archived := uint64(0)
+	for deadline := time.Now().Add(60 * time.Second); archived < lst.Commit; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the archive reached index %d, not the leader's commit %d, within 60s", archived, lst.Commit)
+		}
+		time.Sleep(100 * time.Millisecond)
+		out, err := exec.Command(kilnBin, "log", "verify", adir).Output()
+		var v struct {
+			Last uint64 `json:"last_index"`
+		}
+		if err == nil && json.Unmarshal(out, &v) == nil {
+			archived = v.Last
+		}
+	}
+	stopArch()
+	// Writes after the archive's end: the joining member must get them from the leader's log.
+	insert(400, 500, "after")
 	c.mustExec("UPDATE rj.t SET v = CONCAT(v, '-updated') WHERE id % 7 = 0")
 	c.mustExec("DELETE FROM rj.t WHERE id % 11 = 0")
 
@@ -73,9 +123,10 @@ func TestRestoreJoin(t *testing.T) {
 
 	j := &node{c: c, id: 3, dir: filepath.Join(c.base, "node3"), logPath: filepath.Join(c.base, "node3.log"),
 		mysql: fixedPort(t), http: fixedPort(t), raftAdr: fixedPort(t)}
-	out, err := exec.Command(kilnBin, "restore", "--from", bdir, "--data-dir", j.dir, "--join", "--cluster-id", cs.ClusterID, "--node-id", "3").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "joins cluster\t"+cs.ClusterID+" as node 3") {
-		t.Fatalf("kiln restore --join: %v\n%s", err, out)
+	out, err := exec.Command(kilnBin, "restore", "--from", bdir, "--log-dir", adir, "--data-dir", j.dir, "--join", "--cluster-id", cs.ClusterID, "--node-id", "3").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "joins cluster\t"+cs.ClusterID+" as node 3") ||
+		!strings.Contains(string(out), fmt.Sprintf("log to index %d ", archived)) {
+		t.Fatalf("kiln restore --join --log-dir (archived to %d): %v\n%s", archived, err, out)
 	}
 	t.Logf("kiln restore --join:\n%s", out)
 
