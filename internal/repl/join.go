@@ -115,6 +115,13 @@ func (n *Node) loadJoin() error {
 		return fmt.Errorf("repl: restored-member record of %d bytes, want 16", len(v))
 	}
 	n.join = joinCheck{end: binary.BigEndian.Uint64(v), term: binary.BigEndian.Uint64(v[8:])}
+	if n.lg.LastIndex() > n.join.end {
+		// Raft appended past the restored end, which it does only after an append that matched
+		// it, and checkJoin let that through only with the restored terms: confirmed before a
+		// restart.
+		n.join.state = joinMatched
+		return nil
+	}
 	n.log.Info("restored member: its history is checked against the leader's before it takes entries", "restored_end", n.join.end, "term", n.join.term)
 	return nil
 }

@@ -207,6 +207,23 @@ func TestClusterRestoredJoin(t *testing.T) {
 		}
 		last = puts(t, ld, "c", 20, "after the promotion")
 		waitApplied(t, all, last, 0)
+		// A restart keeps it confirmed: its log runs past the restored end.
+		r.n.Stop()
+		n, err := Start(context.Background(), Config{ID: 4, Log: r.lg, Engine: r.eng, Applier: testApplier(), Transport: net.transport(4),
+			TickInterval: 5 * time.Millisecond, PurgeInterval: -1, FetchSnapshot: net.fetch, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatalf("restart of the joined member: %v", err)
+		}
+		net.mu.Lock()
+		net.nodes[4] = n
+		net.mu.Unlock()
+		r.n = n
+		if got := restoredState(t, r); got != "matched" {
+			t.Fatalf("restored member after a restart: %q, want matched", got)
+		}
+		ld = waitLeader(t, nodes, 0)
+		last = puts(t, ld, "d", 20, "after the restart")
+		waitApplied(t, all, last, 0)
 		for _, c := range all {
 			if d, err := engine.Diff(ld.eng, c.eng, []byte{0x01}, []byte{0xff}); err != nil || d != "" {
 				t.Fatalf("node %d differs from the leader: %s %v", c.n.ID(), d, err)

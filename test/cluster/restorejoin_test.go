@@ -129,6 +129,9 @@ func TestRestoreJoin(t *testing.T) {
 		t.Fatalf("kiln restore --join --log-dir (archived to %d): %v\n%s", archived, err, out)
 	}
 	t.Logf("kiln restore --join:\n%s", out)
+	if out, err := exec.Command(kilnBin, "check", "--data-dir", j.dir).CombinedOutput(); err != nil {
+		t.Fatalf("kiln check of the restored member's directory: %v\n%s", err, out)
+	}
 
 	// Another cluster's backup: refused by restore --join; restored for its own cluster, refused
 	// by serve --join into this one.
