@@ -56,6 +56,7 @@
 //  9. TestRestoreJoin (restorejoin_test.go): a member's backup plus a log archive, restored with
 //     `kiln restore --join` and added as a learner, catches up from the leader's log (no engine
 //     snapshot), is promoted and holds the leader's rows; another cluster's backup is refused.
+//     TestRestoreJoinPurged: the same after the leader purged past the backup: by engine snapshot.
 //
 // Knobs (environment): KILN_BIN (the binary; built into bin/kiln when unset), KILN_CLUSTER_TRIALS
 // (leader failures in TestBankFailover, default 20, about 35 s), KILN_CLUSTER_REGISTER_TRIALS (in

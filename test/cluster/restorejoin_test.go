@@ -264,3 +264,114 @@ func otherClusterBackup(t *testing.T, c *cluster) otherBackup {
 	}
 	return otherBackup{dir: dir, clusterID: cs.ClusterID}
 }
+
+// TestRestoreJoinPurged: when the leader no longer holds the log after the backup's end (purged:
+// tiny log segments and retention), the member restored with --join gets an engine snapshot, as
+// any member that far behind, which replaces its restored state (/cluster/status: "replaced");
+// it then holds the leader's rows.
+func TestRestoreJoinPurged(t *testing.T) {
+	c := newClusterWith(t, 2, nil, func(_ *cluster, n *node) {
+		n.args = append(n.args, "--log-segment-bytes", "4096", "--log-retain-entries", "1",
+			"--log-retain-for-followers", "1", "--log-purge-interval", "100ms")
+	})
+	c.mustExec("CREATE DATABASE rp")
+	c.mustExec("CREATE TABLE rp.t (id INT PRIMARY KEY, v VARCHAR(64) NOT NULL)")
+	c.mustExec("INSERT INTO rp.t VALUES (0, 'zero'), (1, 'one')")
+	leader, err := c.waitConverged(60 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fol *node
+	for _, n := range c.nodes {
+		if n != leader {
+			fol = n
+		}
+	}
+	var cs struct {
+		ClusterID  string
+		FirstIndex uint64
+	}
+	bdir := filepath.Join(c.base, "backup")
+	if out, err := exec.Command(kilnBin, "backup", "--from", fol.http, "--to", bdir).CombinedOutput(); err != nil {
+		t.Fatalf("kiln backup of %v: %v\n%s", fol, err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(bdir, "MANIFEST.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		End uint64 `json:"end_index"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil || m.End == 0 {
+		t.Fatalf("manifest %s: %v", b, err)
+	}
+	for i := 2; i < 400; i++ {
+		c.mustExec("INSERT INTO rp.t VALUES (?, ?)", i, fmt.Sprintf("a row of some length to fill the small log segments: %d", i))
+		if i%50 != 0 {
+			continue
+		}
+		_, body, err := leader.get("/cluster/status")
+		if err == nil && json.Unmarshal(body, &cs) == nil && cs.FirstIndex > m.End+1 {
+			break
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); cs.FirstIndex <= m.End+1; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader's log still starts at %d, not after the backup's end %d", cs.FirstIndex, m.End)
+		}
+		_, body, err := leader.get("/cluster/status")
+		if err == nil {
+			_ = json.Unmarshal(body, &cs)
+		}
+	}
+	j := &node{c: c, id: 3, dir: filepath.Join(c.base, "node3"), logPath: filepath.Join(c.base, "node3.log"),
+		mysql: fixedPort(t), http: fixedPort(t), raftAdr: fixedPort(t)}
+	if out, err := exec.Command(kilnBin, "restore", "--from", bdir, "--data-dir", j.dir, "--join", "--cluster-id", cs.ClusterID, "--node-id", "3").CombinedOutput(); err != nil {
+		t.Fatalf("kiln restore --join: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(kilnBin, "cluster", "add-learner", "--http", leader.http, "--id", "3", "--raft", j.raftAdr).CombinedOutput(); err != nil {
+		t.Fatalf("kiln cluster add-learner: %v\n%s", err, out)
+	}
+	var peers []string
+	for _, n := range c.nodes {
+		peers = append(peers, fmt.Sprintf("%d=%s", n.id, n.raftAdr))
+	}
+	j.args = []string{"serve", "--data-dir", j.dir, "--listen", j.mysql, "--http", j.http, "--node-id", "3",
+		"--raft-listen", j.raftAdr, "--join", "--cluster-id", cs.ClusterID, "--peers", strings.Join(peers, ","),
+		"--election-timeout", "500ms"}
+	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/?timeout=2s&readTimeout=10s&writeTimeout=3s", j.mysql))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(4)
+	j.db = db
+	c.nodes = append(c.nodes, j)
+	j.start()
+	if err := j.waitHTTP("/replica?max_lag=30", 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	c.mustExec("INSERT INTO rp.t VALUES (1000, 'after the join')")
+	if _, err := c.waitConverged(60 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var js struct {
+		Restored           string
+		SnapshotsInstalled uint64
+	}
+	_, body, _ := j.get("/cluster/status")
+	if err := json.Unmarshal(body, &js); err != nil || js.Restored != "replaced" || js.SnapshotsInstalled == 0 {
+		t.Fatalf("restored member's status %s (%v): want an engine snapshot installed over the restored state", body, err)
+	}
+	q := "SELECT id, v FROM rp.t ORDER BY id"
+	want, err := readAll(leader, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readAll(j, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) || len(want) < 3 {
+		t.Fatalf("the joined member holds %d rows, the leader %d: they differ", len(got), len(want))
+	}
+}
