@@ -287,13 +287,14 @@ func backupCmd() *cobra.Command {
 	return cmd
 }
 
-// restoreCmd is `kiln restore --from DIR --data-dir NEW [--to-index N]`.
+// restoreCmd is `kiln restore --from DIR --data-dir NEW [--to-index N | --join --cluster-id ID --node-id K]`.
 func restoreCmd() *cobra.Command {
-	var from, dataDir, toTime, toGTID, logDir string
+	var from, dataDir, toTime, toGTID, logDir, clusterID string
 	var toIndex, nodeID uint64
+	var join bool
 	cmd := &cobra.Command{
 		Use:   "restore",
-		Short: "Build a data directory from a backup, rolled forward to its end or to --to-index, --to-time or --to-gtid; it starts as a new single-node cluster",
+		Short: "Build a data directory from a backup, rolled forward to its end or to --to-index, --to-time or --to-gtid; it starts as a new single-node cluster, or with --join as a new member of the backup's cluster",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if from == "" || dataDir == "" {
@@ -302,7 +303,13 @@ func restoreCmd() *cobra.Command {
 			if cmd.Flags().Changed("to-index") && toIndex == 0 {
 				return errors.New("--to-index must be at least 1")
 			}
-			opts := backup.RestoreOptions{ToIndex: toIndex, ToGTID: toGTID, NodeID: nodeID, LogDir: logDir}
+			if join && (!cmd.Flags().Changed("node-id") || clusterID == "") {
+				return errors.New("--join needs --node-id (the new member's id) and --cluster-id (the cluster to join, from kiln cluster status)")
+			}
+			if !join && clusterID != "" {
+				return errors.New("--cluster-id is for --join (a restore without it makes a new cluster)")
+			}
+			opts := backup.RestoreOptions{ToIndex: toIndex, ToGTID: toGTID, NodeID: nodeID, LogDir: logDir, Join: join, JoinCluster: clusterID}
 			if toTime != "" {
 				t, err := parseRestoreTime(toTime)
 				if err != nil {
@@ -317,6 +324,9 @@ func restoreCmd() *cobra.Command {
 				return err
 			}
 			id := server.NewRestoredIdentity(nodeID)
+			if join {
+				id = server.JoinedIdentity(res.Manifest.ClusterID, res.Manifest.ClusterUUID, nodeID)
+			}
 			if err := server.WriteRestoredDataDir(dataDir, id); err != nil {
 				return fmt.Errorf("restore: %w", err)
 			}
@@ -324,6 +334,11 @@ func restoreCmd() *cobra.Command {
 			fmt.Fprintf(out, "restored %s into %s in %s\n", from, dataDir, time.Since(start).Round(time.Millisecond))
 			fmt.Fprintf(out, "engine at index %d; log to index %d (replayed on the first start)\n", res.EngineIndex, res.Index)
 			fmt.Fprintf(out, "source position\t%s\n", backup.GTIDSet(res.Manifest.ClusterUUID, res.Index))
+			if join {
+				fmt.Fprintf(out, "joins cluster\t%s as node %d (log index %d, term %d)\n", id.ClusterID, nodeID, res.Index, res.Term)
+				fmt.Fprintf(out, "next: kiln cluster add-learner --http LEADER --id %d --raft THIS_RAFT_ADDR; then kiln serve --data-dir %s --join --cluster-id %s --node-id %d --raft-listen THIS_RAFT_ADDR --peers ...\n", nodeID, dataDir, id.ClusterID, nodeID)
+				return nil
+			}
 			if res.CommitTime != nil {
 				fmt.Fprintf(out, "last commit time\t%s\n", res.CommitTime.Format(time.RFC3339Nano))
 			}
@@ -338,7 +353,9 @@ func restoreCmd() *cobra.Command {
 	f.StringVar(&toTime, "to-time", "", "restore exactly the commits with a commit time at or before this time: RFC 3339 (2026-11-24T10:32:00.5Z) or 'YYYY-MM-DD HH:MM:SS[.frac]' in the local time zone, as mysqlbinlog --stop-datetime")
 	f.StringVar(&logDir, "log-dir", "", "a log archive (kiln log archive --to) that continues the backup: restore on past the backup's end, up to the archive's")
 	f.StringVar(&toGTID, "to-gtid", "", "restore the commits of this GTID set of the backup's cluster, <cluster uuid>:1-<index> (as @@gtid_executed or kiln backup print it)")
-	f.Uint64Var(&nodeID, "node-id", 1, "raft id of the restored node, the only member of its new cluster")
+	f.Uint64Var(&nodeID, "node-id", 1, "raft id of the restored node, the only member of its new cluster (with --join: its id as a new member, required)")
+	f.BoolVar(&join, "join", false, "make the restored node a new member of the backup's own cluster (same cluster id and GTIDs, rolled forward to the end of the backup and --log-dir) that catches up from the leader's log after the backup's end: add it with kiln cluster add-learner and start it with kiln serve --join; needs --node-id and --cluster-id, refuses --to-*")
+	f.StringVar(&clusterID, "cluster-id", "", "with --join: the cluster to join (kiln cluster status shows it); a backup of another cluster is refused")
 	return cmd
 }
 

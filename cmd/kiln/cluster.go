@@ -388,6 +388,10 @@ func clusterCmd() *cobra.Command {
 			fmt.Fprintf(out, "cluster %s\n", st.ClusterID)
 			fmt.Fprintf(out, "node %d: %s, term %d, leader %d, commit %d, applied %d, log [%d, %d], lag %d entries (%.1fs)\n",
 				st.ID, st.Role, st.Term, st.Leader, st.Commit, st.Applied, st.FirstIndex, st.LastIndex, st.LagEntries, st.LagSeconds)
+			if st.Restored != "" {
+				// A member built by kiln restore --join: whether it caught up from the log.
+				fmt.Fprintf(out, "restored member: %s (engine snapshots installed: %d)\n", st.Restored, st.SnapshotsInstalled)
+			}
 			tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tRAFT ADDRESS\tKIND\tMATCH\tPROGRESS")
 			for _, m := range st.Members {

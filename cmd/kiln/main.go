@@ -59,6 +59,7 @@ func serveCmd() *cobra.Command {
 	var beforeImages, earlyLockRelease bool
 	var secureFilePriv string
 	var retain, retainFollowers uint64
+	var segmentBytes int64
 	var purgeEvery time.Duration
 	var cl clusterFlags
 	var pprofOn bool
@@ -79,7 +80,7 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			return serve(ctx, logger, server.Config{Memory: acct, DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages, EarlyLockRelease: earlyLockRelease, SecureFilePriv: secureFilePriv,
-				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, CommitPipeline: commitPipeline, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, shutdownTimeout: shutdownTimeout, tls: tf})
+				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, LogSegmentBytes: segmentBytes, CommitPipeline: commitPipeline, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, shutdownTimeout: shutdownTimeout, tls: tf})
 		},
 	}
 	f := cmd.Flags()
@@ -98,6 +99,8 @@ func serveCmd() *cobra.Command {
 	f.Uint64Var(&retain, "log-retain-entries", 10000, "log entries kept below the engine's flushed index when the log is purged")
 	f.Uint64Var(&retainFollowers, "log-retain-for-followers", 100000, "log entries the leader keeps beyond --log-retain-entries for a lagging member; one further behind gets an engine snapshot")
 	f.DurationVar(&purgeEvery, "log-purge-interval", 30*time.Second, "how often the engine is flushed and sealed log segments below it are removed (negative: never)")
+	f.Int64Var(&segmentBytes, "log-segment-bytes", 0, "TESTS ONLY: binlog segment size in bytes (0: 64 MiB); purge removes whole segments, so tests of purging set it small")
+	_ = f.MarkHidden("log-segment-bytes")
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long running statements (cancelled, their transactions rolled back) and the engine's close may take before the process exits anyway; a second signal exits at once")
 	f.StringVar(&memLimit, "memory-limit", "", "server-wide memory limit, bytes with an optional K/M/G/T suffix (default: half of RAM or of the cgroup limit; 0: none): Go's memory limit, and statements that would hold memory past it fail with 3170")
 	f.BoolVar(&commitPipeline, "commit-pipeline", false, "on a single node, fsync the log on a goroutine of its own, so the next commit group is appended while one is fsynced (more CPU per commit; see docs/operations.md)")

@@ -562,7 +562,7 @@ func copyChecked(src, dst string, f File, buf []byte) error {
 
 // restoreEngineFiles builds dataDir/engine from the engine files of chain[i] (format 2): copied
 // (references from the earlier backups of the chain), checked, then opened to check the applied
-// index and given the membership of the new cluster.
+// index and given its membership (a new cluster's, or the source's for a joining member).
 func restoreEngineFiles(chain []link, i int, dataDir string, o RestoreOptions) error {
 	m := chain[i].m
 	dst := filepath.Join(dataDir, "engine")
@@ -597,10 +597,7 @@ func restoreEngineFiles(chain []link, i int, dataDir string, o RestoreOptions) e
 	if got, err := eng.AppliedPosition(); err != nil || got != m.EngineIndex {
 		return fmt.Errorf("restore: the engine files of %s hold applied index %d (%v), the manifest says %d (damaged)", chain[i].dir, got, err, m.EngineIndex)
 	}
-	if err := repl.ResetMembership(eng, o.NodeID, m.EngineIndex); err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-	return nil
+	return o.membership(eng, m.EngineIndex)
 }
 
 // fileSum is a data file's checksum as the manifest spells it: CRC32C for format 2, SHA-256 for

@@ -33,8 +33,19 @@ type RestoreOptions struct {
 	// LogDir is a log archive (kiln log archive) that continues the backup: the restore can go
 	// on to its end.
 	LogDir string
-	// NodeID is the restored node's raft id, the only voter of its new cluster (1 if 0).
+	// NodeID is the restored node's raft id, the only voter of its new cluster (1 if 0); with
+	// Join, its id as a new member of the source cluster (required).
 	NodeID uint64
+	// Join builds a new member of the backup's own cluster instead of a new cluster: the engine
+	// keeps the cluster's membership, the log keeps every entry as the cluster has it (membership
+	// changes too) up to the end of what the backup (and LogDir) holds, and the engine records
+	// that end for the node's check against the leader (repl.PrepareJoin). A point in time
+	// (ToIndex, ToTime, ToGTID) is refused with it. JoinCluster, if not empty, is the cluster to
+	// join: a backup of another cluster is refused.
+	Join        bool
+	JoinCluster string
+	// join is what a Join restore tracks (shared by the copies of the options the steps get).
+	join   *joinTrack
 	Logger *slog.Logger
 }
 
@@ -55,8 +66,12 @@ type Result struct {
 // NodeID; the log holds the entries EngineIndex+1..ToIndex (membership changes of the old cluster
 // become no-ops) with every one of them committed, so the node replays them on its first start. An
 // entry is a whole commit: the restored state is exactly the commits up to ToIndex. dataDir must not
-// exist or be empty; the caller writes DATA/FORMAT and DATA/CLUSTER afterwards.
+// exist or be empty; the caller writes DATA/FORMAT and DATA/CLUSTER afterwards. With o.Join the
+// restored node is instead a new member of the backup's cluster (RestoreOptions.Join).
 func Restore(dir, dataDir string, o RestoreOptions) (res Result, err error) {
+	if o.Join && o.NodeID == 0 {
+		return res, errors.New("restore: --join needs the new member's --node-id")
+	}
 	if o.NodeID == 0 {
 		o.NodeID = 1
 	}
@@ -87,6 +102,11 @@ func Restore(dir, dataDir string, o RestoreOptions) (res Result, err error) {
 	if set > 1 {
 		return res, errors.New("restore: give one of --to-index, --to-time and --to-gtid")
 	}
+	if o.Join {
+		if err := checkJoin(m, o, set); err != nil {
+			return res, err
+		}
+	}
 	to, what := o.ToIndex, "--to-index"
 	var at int64
 	switch {
@@ -109,6 +129,9 @@ func Restore(dir, dataDir string, o RestoreOptions) (res Result, err error) {
 	}
 	if to < m.EngineIndex || to > m.EndIndex {
 		return res, fmt.Errorf("restore: %s %d is outside this backup, which restores to %d..%d", what, to, m.EngineIndex, m.EndIndex)
+	}
+	if o.Join {
+		o.join = &joinTrack{id: o.NodeID, end: to, term: m.EndTerm}
 	}
 	if ents, err := os.ReadDir(dataDir); err == nil && len(ents) > 0 {
 		return res, fmt.Errorf("restore: %s is not empty", dataDir)
@@ -137,6 +160,9 @@ func Restore(dir, dataDir string, o RestoreOptions) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
+	if j := o.join; j != nil && j.members[j.id] {
+		return res, fmt.Errorf("restore: node %d is a member of the cluster where the backup ends (index %d): a joining member needs an id of its own (remove the old member first, or pick another --node-id)", j.id, to)
+	}
 	return Result{Manifest: m, EngineIndex: m.EngineIndex, Index: to, Term: term, CommitTime: nanoTime(at)}, nil
 }
 
@@ -158,8 +184,8 @@ func restoreEngine(dir, dataDir string, m Manifest, o RestoreOptions) error {
 	if err := l.Install(restoreMarkerKey, val); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
-	if err := repl.ResetMembership(eng, o.NodeID, m.EngineIndex); err != nil {
-		return fmt.Errorf("restore: %w", err)
+	if err := o.membership(eng, m.EngineIndex); err != nil {
+		return err
 	}
 	if err := eng.ClearMarker(restoreMarkerKey); err != nil {
 		return fmt.Errorf("restore: %w", err)
@@ -193,7 +219,16 @@ func restoreLog(ls logSource, dataDir string, m Manifest, to uint64, o RestoreOp
 		return nil
 	}
 	err = ls.scan(to, func(e klog.Entry) error {
-		batch = append(batch, repl.RestoreEntry(e))
+		if o.join != nil {
+			// A joining member keeps the cluster's entries as they are: its log must match the
+			// leader's index for index, term for term.
+			if err := o.track(e); err != nil {
+				return err
+			}
+			batch = append(batch, e)
+		} else {
+			batch = append(batch, repl.RestoreEntry(e))
+		}
 		term = e.Term
 		if size += len(e.Data); size >= 4<<20 || len(batch) >= 4096 {
 			return flush()
@@ -216,4 +251,60 @@ func restoreLog(ls logSource, dataDir string, m Manifest, to uint64, o RestoreOp
 		return 0, fmt.Errorf("restore: %w", err)
 	}
 	return term, nil
+}
+
+// checkJoin refuses what a joining member cannot be: a point in time (set targets given), a backup
+// of another cluster than the one to join.
+func checkJoin(m Manifest, o RestoreOptions, set int) error {
+	if set > 0 {
+		return errors.New("restore: --join restores to the end of what the backup (and --log-dir) holds: a member must hold a prefix of its cluster's history and catch up from there; --to-index, --to-time and --to-gtid are for a new cluster (restore without --join)")
+	}
+	if m.ClusterID == "" {
+		return errors.New("restore: the backup records no cluster id: it cannot join a cluster")
+	}
+	if o.JoinCluster != "" && o.JoinCluster != m.ClusterID {
+		return fmt.Errorf("restore: the backup is of cluster %s, not %s (the cluster to join): a backup can only join the cluster it was taken from; restore it without --join for a new cluster", m.ClusterID, o.JoinCluster)
+	}
+	return nil
+}
+
+// joinTrack is a Join restore's state: the new member's id, the restored end and its term, and the
+// cluster's members as the restored history goes.
+type joinTrack struct {
+	id, end, term uint64
+	members       map[uint64]bool
+}
+
+// membership gives the restored engine its membership: a new cluster's (the restored node its
+// only voter), or, with Join, the source cluster's as recorded plus the restored end
+// (repl.PrepareJoin: the node checks it against the leader's log), whose members are then
+// followed through the log (track).
+func (o RestoreOptions) membership(eng *engine.Engine, applied uint64) error {
+	j := o.join
+	if j == nil {
+		if err := repl.ResetMembership(eng, o.NodeID, applied); err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+		return nil
+	}
+	if err := repl.PrepareJoin(eng, applied, j.end, j.term); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	members, err := repl.Members(eng)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	j.members = members
+	return nil
+}
+
+// track follows a membership change of the restored log (Join).
+func (o RestoreOptions) track(e klog.Entry) error {
+	if o.join == nil || o.join.members == nil {
+		return nil
+	}
+	if err := repl.ApplyMemberEntry(o.join.members, e); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	return nil
 }

@@ -86,6 +86,9 @@ func (n *Node) step(m pb.Message) {
 		n.peerApplied(m.From, m.Index)
 		return
 	}
+	if n.join.end != 0 && !n.checkJoin(m) {
+		return // a restored member's history disagrees with the leader's (join.go)
+	}
 	if m.Type == pb.MsgSnap && !n.maybeFetch(m) {
 		return // stepped once its engine snapshot is staged
 	}

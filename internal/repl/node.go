@@ -248,6 +248,7 @@ type Node struct {
 	staged   *staged   // loop-owned: a fetched engine snapshot waiting for raft
 	fetching bool      // loop-owned: a snapshot fetch is running
 	lastConf uint64    // loop-owned: index of the last membership change handed to apply
+	join     joinCheck // loop-owned: a restored member's check of its history (join.go)
 
 	membersMu sync.Mutex
 	members   map[uint64]string // raft id -> raft address, as applied
@@ -450,6 +451,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.caughtUp.Store(time.Now().UnixNano())
 	n.loadLastStamp()
 	if err := n.loadMembers(); err != nil {
+		return nil, err
+	}
+	if err := n.loadJoin(); err != nil {
 		return nil, err
 	}
 	for _, p := range cfg.Peers {
@@ -752,6 +756,12 @@ type Status struct {
 	LagEntries         uint64
 	LagSeconds         float64
 	LeaderReady        bool
+	// SnapshotsInstalled counts the engine snapshots this node installed since it started.
+	SnapshotsInstalled uint64
+	// Restored is, on a member restored from a backup to join its cluster (kiln restore --join),
+	// how its history compares with the leader's: pending, matched (it catches up from the log),
+	// replaced (an engine snapshot replaced it) or diverged (refused); empty on other nodes.
+	Restored string `json:",omitempty"`
 }
 
 // Member is one member as seen from this node; Match and Progress only on the leader.
@@ -770,8 +780,9 @@ type Member struct {
 // Status returns this node's view; it asks the loop, and fails if the loop does not answer in time.
 func (n *Node) Status(ctx context.Context) (Status, error) {
 	ch := make(chan raft.Status, 1)
+	var restored string // written before the send on ch, read after the receive
 	select {
-	case n.ctlc <- func() { ch <- n.rn.Status() }:
+	case n.ctlc <- func() { restored = n.restoredCheck(); ch <- n.rn.Status() }:
 	case <-n.stopc:
 		return Status{}, ErrStopped
 	case <-ctx.Done():
@@ -788,7 +799,8 @@ func (n *Node) Status(ctx context.Context) (Status, error) {
 	le, lag := n.Lag()
 	s := Status{ID: n.id, Leader: rs.Lead, Term: rs.Term, Role: roleName(rs.RaftState), Commit: rs.Commit,
 		Applied: n.applied.Load(), Durable: n.durable.Load(), LastIndex: n.lg.LastIndex(), FirstIndex: n.lg.FirstIndex(),
-		LagEntries: le, LagSeconds: lag.Seconds(), LeaderReady: n.IsLeader()}
+		LagEntries: le, LagSeconds: lag.Seconds(), LeaderReady: n.IsLeader(),
+		SnapshotsInstalled: n.Stats.SnapshotsInstalled.Load(), Restored: restored}
 	voters := rs.Config.Voters.IDs()
 	for id := range voters {
 		s.Members = append(s.Members, n.member(id, true, rs))

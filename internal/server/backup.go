@@ -96,6 +96,16 @@ func NewRestoredIdentity(node uint64) ClusterIdentity {
 	return id
 }
 
+// JoinedIdentity is the identity of a data directory built by kiln restore --join: a new member
+// (node) of the backup's own cluster, so the same cluster id and GTID source UUID (its history is
+// the cluster's; clusterUUID "" derives it from the id, as every member does), and a server UUID
+// of its own.
+func JoinedIdentity(clusterID, clusterUUID string, node uint64) ClusterIdentity {
+	id := ClusterIdentity{ClusterID: clusterID, ClusterUUID: clusterUUID, NodeID: node}
+	fillUUIDs(&id)
+	return id
+}
+
 // WriteRestoredDataDir finishes a data directory whose engine and log kiln restore has built: it
 // records the identity (DATA/CLUSTER), then the format (DATA/FORMAT, last: a directory without it
 // is refused by kiln serve, so an interrupted restore never starts).

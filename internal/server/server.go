@@ -61,6 +61,9 @@ type Config struct {
 	// LogRetainEntries and LogPurgeInterval configure log purge (repl.Config; 0 = its defaults).
 	LogRetainEntries uint64
 	LogPurgeInterval time.Duration
+	// LogSegmentBytes is the binlog's segment size (0: klog's 64 MiB). Purge removes whole
+	// segments, so tests that need a purge set it small (kiln serve's hidden --log-segment-bytes).
+	LogSegmentBytes int64
 	// CommitPipeline fsyncs a single node's commit groups on a goroutine of their own
 	// (repl.Config.PipelineSync).
 	CommitPipeline bool
@@ -170,7 +173,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	// The binlog is the only thing fsynced; the engine runs without its WAL and is rebuilt from the
 	// log after a crash (repl replays from the engine's applied index).
-	lg, err := klog.Open(filepath.Join(cfg.DataDir, "log"), klog.Options{Logger: cfg.Logger})
+	lg, err := klog.Open(filepath.Join(cfg.DataDir, "log"), klog.Options{Logger: cfg.Logger, SegmentBytes: cfg.LogSegmentBytes})
 	if err != nil {
 		return nil, err
 	}

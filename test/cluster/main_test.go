@@ -53,6 +53,10 @@
 //     and writes through the leader while the leader is partitioned, checked with porcupine; and
 //     TestLinearizablePartitionCheckerBites, the same without ReadIndex (a test-only flag), which
 //     must fail the check.
+//  9. TestRestoreJoin (restorejoin_test.go): a member's backup plus a log archive, restored with
+//     `kiln restore --join` and added as a learner, catches up from the leader's log (no engine
+//     snapshot), is promoted and holds the leader's rows; another cluster's backup is refused.
+//     TestRestoreJoinPurged: the same after the leader purged past the backup: by engine snapshot.
 //
 // Knobs (environment): KILN_BIN (the binary; built into bin/kiln when unset), KILN_CLUSTER_TRIALS
 // (leader failures in TestBankFailover, default 20, about 35 s), KILN_CLUSTER_REGISTER_TRIALS (in
