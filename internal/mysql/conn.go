@@ -52,6 +52,7 @@ type conn struct {
 	rw          resultWriter
 	infile      *infileReader // the LOAD DATA LOCAL transfer under way, if any
 	deadlineSet bool
+	slice       timeSlice
 	// netErr is the first error writing to the client; once set, the connection is done.
 	netErr error
 
@@ -71,6 +72,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	c.pio.acct = s.cfg.Memory
 	c.ctx, c.cancel = context.WithCancel(s.baseCtx)
 	c.initWatch(s.cfg.peerWatchDelay)
+	c.slice.limit = s.cfg.TimeSlice
 	c.rw.c = c
 	return c
 }
@@ -249,7 +251,9 @@ func (c *conn) serveCommand() bool {
 	}
 
 	c.pio.resetSeq()
+	began := time.Now()
 	data, err := c.pio.readPacket()
+	c.slice.readDone(began)
 	if err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			c.srv.log.Debug("mysql: idle timeout", "conn", c.id, "timeout", idle)
@@ -263,6 +267,7 @@ func (c *conn) serveCommand() bool {
 	if c.flush() != nil {
 		return false
 	}
+	c.slice.commandDone()
 	c.pio.releaseBuffers()
 	return keep && c.netErr == nil
 }

@@ -48,6 +48,9 @@ type Config struct {
 	// payload buffers beyond keepBufferBytes reserve from it, so many connections cannot together
 	// hold more than the server's limit. A refusal answers 3170.
 	Memory MemoryAccount
+	// TimeSlice is how long a connection serves commands without waiting for its client before it
+	// lets other runnable goroutines have its processor (slice.go). Default 200µs; < 0: never.
+	TimeSlice time.Duration
 
 	// peerWatchDelay is how long a command runs before the server watches for its client going
 	// away (watch.go); < 0 watches from the start. Default defaultPeerWatchDelay. Tests and
@@ -123,6 +126,9 @@ func NewServer(cfg Config, h proto.Handler, logger *slog.Logger) *Server {
 	}
 	if cfg.NetReadTimeout <= 0 {
 		cfg.NetReadTimeout = defaultNetReadTimeout
+	}
+	if cfg.TimeSlice == 0 {
+		cfg.TimeSlice = defaultTimeSlice
 	}
 	if cfg.peerWatchDelay == 0 {
 		cfg.peerWatchDelay = defaultPeerWatchDelay

@@ -1,0 +1,58 @@
+package mysql
+
+import (
+	"runtime/metrics"
+	"testing"
+	"time"
+)
+
+func TestTimeSlice(t *testing.T) {
+	old := runnableNow
+	t.Cleanup(func() { runnableNow = old })
+	long := time.Hour
+	cases := []struct {
+		name      string
+		limit     time.Duration
+		sinceRun  time.Duration // how long ago the slice started
+		readTook  time.Duration // the packet read before the command
+		others    bool
+		wantReset bool // the slice starts again (a wait for the client, or a yield)
+		wantAsked bool // the scheduler's count was consulted
+	}{
+		{"a read that waited starts a new slice", 200 * time.Microsecond, long, time.Millisecond, true, true, false},
+		{"slice used up, others runnable: yield", 200 * time.Microsecond, long, 0, true, true, true},
+		{"slice used up, nobody else: keep running", 200 * time.Microsecond, long, 0, false, false, true},
+		{"slice not used up", time.Hour, time.Millisecond, 0, true, false, false},
+		{"disabled", -1, long, 0, true, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			asked := false
+			runnableNow = func(time.Time) bool { asked = true; return tc.others }
+			start := time.Now().Add(-tc.sinceRun)
+			s := timeSlice{limit: tc.limit, start: start}
+			s.readDone(time.Now().Add(-tc.readTook))
+			s.commandDone()
+			if reset := !s.start.Equal(start); reset != tc.wantReset {
+				t.Errorf("slice restarted = %v, want %v", reset, tc.wantReset)
+			}
+			if asked != tc.wantAsked {
+				t.Errorf("asked the scheduler = %v, want %v", asked, tc.wantAsked)
+			}
+		})
+	}
+}
+
+// The count comes from runtime/metrics; a Go release without it would silently turn yielding off.
+func TestRunnableMetricExists(t *testing.T) {
+	for _, d := range metrics.All() {
+		if d.Name == "/sched/goroutines/runnable:goroutines" {
+			if d.Kind != metrics.KindUint64 {
+				t.Fatalf("kind %v", d.Kind)
+			}
+			othersRunnable(time.Now()) // must not panic
+			return
+		}
+	}
+	t.Fatal("runtime/metrics has no /sched/goroutines/runnable:goroutines")
+}
