@@ -357,9 +357,13 @@ func (n *Node) handOff(ents []pb.Entry) error {
 	return nil
 }
 
-// inlineApplyMaxBytes bounds the jobs the loop applies itself: a bigger one goes to the apply
-// goroutine, so the loop is never held up long.
-const inlineApplyMaxBytes = 256 << 10
+// inlineApplyMaxBytes and inlineApplyMaxEntries bound the jobs the loop applies itself: a bigger one
+// goes to the apply goroutine, so the loop is never held up long. A group of many commits means
+// commits arrive quickly, and the next one would wait for the loop while it applied.
+const (
+	inlineApplyMaxBytes   = 256 << 10
+	inlineApplyMaxEntries = 8
+)
 
 // inlineApply says whether the loop applies job itself instead of handing it to the apply goroutine.
 // A hand-off costs a goroutine wake-up per group (and, with an idle CPU, the runtime waking a thread
@@ -367,12 +371,13 @@ const inlineApplyMaxBytes = 256 << 10
 // measurable share of a commit's CPU. The loop applies a job only when that cannot delay anything:
 // no proposal is waiting for the next group (under load the apply goroutine still applies group N
 // while the loop fsyncs group N+1), the job is durable already (never a pipelined or unsynced one),
-// it is small and holds only ordinary records (no membership change; no logical operation such as an
-// index build, which may run long), the node is the only voter (in a cluster the loop must keep
-// ticking and answering followers), and the apply queue is idle (claim), so log order holds.
+// it is small (a few commits) and holds only ordinary records (no membership change; no logical
+// operation such as an index build, which may run long), the node is the only voter (in a cluster
+// the loop must keep ticking and answering followers), and the apply queue is idle (claim), so log
+// order holds.
 func (n *Node) inlineApply(job *applyJob) bool {
-	if n.cfg.Manual || n.cfg.LogOnly || !n.solo.Load() || len(job.confs) > 0 || job.bytes > inlineApplyMaxBytes ||
-		job.syncTo > n.durable.Load() || len(n.propc) > 0 {
+	if n.cfg.Manual || n.cfg.LogOnly || !n.solo.Load() || len(job.confs) > 0 || len(job.ents) > inlineApplyMaxEntries ||
+		job.bytes > inlineApplyMaxBytes || job.syncTo > n.durable.Load() || len(n.propc) > 0 {
 		return false
 	}
 	for _, e := range job.ents {
