@@ -3,6 +3,7 @@ package repl
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pb "go.etcd.io/raft/v3/raftpb"
@@ -38,9 +39,15 @@ type applyQueue struct {
 	jobs    []*applyJob
 	pending uint64 // bytes of entries queued
 	closed  bool
-	wake    chan struct{} // one token: jobs arrived or the queue closed
-	failed  chan struct{} // closed when apply fails: the loop stops
-	failOne sync.Once
+	// busy: someone is applying jobs (the apply goroutine, between take and release, or the loop
+	// applying one inline, between claim and release). Jobs are applied by one party at a time,
+	// in log order: take waits while the loop holds it, and the loop claims only an idle queue.
+	busy bool
+	wake chan struct{} // one token: jobs arrived or the queue closed
+	// wantDurable: the apply goroutine needs a wake-up when the durable index moves (durableMoved).
+	wantDurable atomic.Bool
+	failed      chan struct{} // closed when apply fails: the loop stops
+	failOne     sync.Once
 }
 
 func newApplyQueue() *applyQueue {
@@ -48,14 +55,28 @@ func newApplyQueue() *applyQueue {
 }
 
 // push queues a job. It wakes the apply goroutine only if the job can be applied now: a pipelined job
-// waiting for its fsync is woken by the syncer instead (syncLog pokes the queue once durable moved),
-// which saves a goroutine hand-off per group.
-func (q *applyQueue) push(j *applyJob, durable uint64) {
+// waiting for its fsync is woken by the syncer instead (syncLog pokes the queue once durable moved,
+// wantDurable), which saves a goroutine hand-off per group. durable nil: wake it in any case.
+func (q *applyQueue) push(j *applyJob, durable *atomic.Uint64) {
 	q.mu.Lock()
 	q.jobs = append(q.jobs, j)
 	q.pending += j.bytes
 	q.mu.Unlock()
-	if j.syncTo <= durable {
+	if durable != nil && j.syncTo > durable.Load() {
+		// Flag first, then look again: either syncLog sees the flag or this sees its durable.
+		q.wantDurable.Store(true)
+		if j.syncTo > durable.Load() {
+			return
+		}
+	}
+	q.poke()
+}
+
+// durableMoved is syncLog's wake-up after it advanced the durable index: only if the apply goroutine
+// waits for it (a job pushed ahead of its fsync, or waitDurable). An fsync used to poke the queue
+// every time, waking the parked apply goroutine for nothing once per group.
+func (q *applyQueue) durableMoved() {
+	if q.wantDurable.Swap(false) {
 		q.poke()
 	}
 }
@@ -71,7 +92,7 @@ func (q *applyQueue) poke() {
 // barrier waits until every job queued before it has been applied.
 func (q *applyQueue) barrier() {
 	j := &applyJob{barrier: make(chan struct{})}
-	q.push(j, 0)
+	q.push(j, nil)
 	select {
 	case <-j.barrier:
 	case <-q.failed:
@@ -91,22 +112,48 @@ func (q *applyQueue) close() {
 	q.poke()
 }
 
-// take returns every queued job, waiting for one; nil once the queue is closed and empty.
+// take returns every queued job, waiting for one; nil once the queue is closed and empty. The
+// caller applies them and then calls release.
 func (q *applyQueue) take() []*applyJob {
 	for {
 		q.mu.Lock()
-		if len(q.jobs) > 0 {
+		if len(q.jobs) > 0 && !q.busy {
 			jobs := q.jobs
 			q.jobs = nil
+			q.busy = true
 			q.mu.Unlock()
 			return jobs
 		}
-		closed := q.closed
+		closed := q.closed && len(q.jobs) == 0
 		q.mu.Unlock()
 		if closed {
 			return nil
 		}
 		<-q.wake
+	}
+}
+
+// claim lets the loop apply a job itself (applyInline): only when nothing is queued or being
+// applied, so the job is next in log order. It counts the job's bytes as queued, as push does.
+func (q *applyQueue) claim(j *applyJob) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.busy || len(q.jobs) > 0 || q.closed {
+		return false
+	}
+	q.busy = true
+	q.pending += j.bytes
+	return true
+}
+
+// release ends a take's or a claim's turn; jobs queued meanwhile get the apply goroutine going.
+func (q *applyQueue) release() {
+	q.mu.Lock()
+	q.busy = false
+	more := len(q.jobs) > 0
+	q.mu.Unlock()
+	if more {
+		q.poke()
 	}
 }
 
@@ -149,6 +196,7 @@ func (n *Node) applyLoop() {
 			}
 			jobs = jobs[k:]
 		}
+		n.aq.release()
 	}
 }
 

@@ -21,7 +21,8 @@
 //     which fsyncs back to back whatever the loop appended. So group N+1 is appended,
 //     committed in raft's memory and fsynced while group N is applied and its commits woken, and the
 //     loop never waits for the disk. Raft's in-memory commit is observable by no one: step 6 waits.
-//  5. Hand the Ready's committed entries, in log order, to the apply goroutine (apply.go), each job
+//  5. Hand the Ready's committed entries, in log order, to the apply goroutine (apply.go; or apply
+//     them on the spot when nothing else is queued: inlineApply), each job
 //     with the index that must be durable before it is applied (syncTo), and apply membership changes
 //     to raft at once (raft needs them before the next Ready; they are never pipelined, so they are
 //     durable by then). Raft keeps ticking while a long apply (an index build) runs, so heartbeats
@@ -244,11 +245,12 @@ type Node struct {
 	diskAmpleUntil atomic.Int64
 	diskSince      atomic.Uint64 // record bytes proposed since the last ample reading
 
-	snaps    snapshots // leader: pinned engine snapshots for followers
-	staged   *staged   // loop-owned: a fetched engine snapshot waiting for raft
-	fetching bool      // loop-owned: a snapshot fetch is running
-	lastConf uint64    // loop-owned: index of the last membership change handed to apply
-	join     joinCheck // loop-owned: a restored member's check of its history (join.go)
+	snaps    snapshots    // leader: pinned engine snapshots for followers
+	staged   *staged      // loop-owned: a fetched engine snapshot waiting for raft
+	fetching bool         // loop-owned: a snapshot fetch is running
+	lastConf uint64       // loop-owned: index of the last membership change handed to apply
+	join     joinCheck    // loop-owned: a restored member's check of its history (join.go)
+	entBuf   []klog.Entry // loop-owned: drainReady's buffer of entries to append
 
 	membersMu sync.Mutex
 	members   map[uint64]string // raft id -> raft address, as applied
@@ -280,6 +282,9 @@ type Stats struct {
 	GroupSizes   Histogram // entries per fsync
 	CommitNanos  Histogram // commit latency
 	ApplyBatches atomic.Uint64
+	// InlineApplies counts groups the raft loop applied itself instead of handing them to the apply
+	// goroutine (inlineApply: an idle single node).
+	InlineApplies atomic.Uint64
 	// SnapshotsInstalled counts engine snapshots this node installed (it was too far behind).
 	SnapshotsInstalled atomic.Uint64
 	// Handoffs counts leaderships a log-only voter passed to a full voter.

@@ -457,6 +457,7 @@ func (s *Server) status() map[string]string {
 		"Kiln_node_id":                  strconv.FormatUint(s.node.ID(), 10),
 		"Kiln_role":                     s.role(),
 		"Kiln_snapshots_installed":      strconv.FormatUint(s.node.Stats.SnapshotsInstalled.Load(), 10),
+		"Kiln_commit_inline_applies":    strconv.FormatUint(s.node.Stats.InlineApplies.Load(), 10),
 	}
 	if s.DB != nil {
 		hits, misses := s.DB.PlanCacheStats()

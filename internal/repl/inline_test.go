@@ -1,0 +1,73 @@
+package repl
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/kiln-db/kiln/internal/txn"
+)
+
+// On an idle single node the raft loop applies a commit's group itself (inlineApply: no hand-off to
+// the apply goroutine and back), and the commit is visible when acknowledged.
+// A record that reads the engine at apply (a logical operation, e.g. an index build) still goes to
+// the apply goroutine, and so does everything under concurrency (checked by the group test below
+// for correctness only: whether a group is inlined there depends on timing).
+func TestLoopAppliesIdleGroupsInline(t *testing.T) {
+	testOps["test.noop"] = func(payload []byte, eng txn.Reader, b txn.Batch) error { return b.Set(payload, []byte("x")) }
+	fs := vfs.NewMem()
+	n, eng, lg, m := startNode(t, fs, nil)
+	defer lg.Close()
+	defer eng.Close()
+	defer n.Stop()
+	ctx := context.Background()
+	before := n.Stats.InlineApplies.Load()
+	const sequential = 20
+	for i := range sequential {
+		k := fmt.Sprintf("seq/%02d", i)
+		if _, err := put(t, m, ctx, k, "v"); err != nil {
+			t.Fatal(err)
+		}
+		if v, ok, err := eng.Get([]byte(k)); err != nil || !ok || string(v) != "v" {
+			t.Fatalf("%s acknowledged but not applied: %q %v %v", k, v, ok, err)
+		}
+	}
+	if got := n.Stats.InlineApplies.Load() - before; got != sequential {
+		t.Fatalf("%d of %d sequential commits applied inline, want all", got, sequential)
+	}
+
+	before = n.Stats.InlineApplies.Load()
+	tx := m.Begin(txn.RepeatableRead, false)
+	tx.Logical("test.noop", []byte("logical/1"))
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.Stats.InlineApplies.Load() - before; got != 0 {
+		t.Fatalf("a logical record was applied inline (%d inline groups)", got)
+	}
+	if _, ok, _ := eng.Get([]byte("logical/1")); !ok {
+		t.Fatal("logical record acknowledged but not applied")
+	}
+
+	// Concurrent commits mix both paths; every one is applied, once, in log order.
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Go(func() {
+			if _, err := put(t, m, ctx, fmt.Sprintf("conc/%02d", i), "v"); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range 64 {
+		if _, ok, _ := eng.Get([]byte(fmt.Sprintf("conc/%02d", i))); !ok {
+			t.Fatalf("conc/%02d acknowledged but not applied", i)
+		}
+	}
+	if a, l := n.Applied(), lg.LastIndex(); a != l {
+		t.Fatalf("applied %d, log last %d", a, l)
+	}
+}
