@@ -28,6 +28,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/google/btree"
 
@@ -404,7 +405,9 @@ func (w *WriteSet) get(key []byte) ([]byte, bool, bool) {
 	if w.tree.Len() == 0 {
 		return nil, false, false // a read-only transaction: no key to build for the search
 	}
-	e, ok := w.tree.Get(wsEntry{key: string(key)})
+	// The search key is key's bytes viewed as a string, not copied: Get keeps nothing of it (the
+	// duplicate-key checks of a bulk INSERT look up every key they write).
+	e, ok := w.tree.Get(wsEntry{key: unsafe.String(unsafe.SliceData(key), len(key))})
 	if !ok {
 		return nil, false, false
 	}

@@ -204,12 +204,15 @@ func compileLists(p *plan.Planner, tbl *catalog.Table, cols []int, lists [][]ast
 // compiled (nil: every value is a literal or DEFAULT). An empty VALUES () row takes every default.
 func (ins *Inserter) insertLists(compiled [][]expr.Expr, cols []int, lists [][]ast.ExprNode) error {
 	env := ins.Env
+	// One vals and isDefault for every row: InsertValues copies what it keeps.
+	vals := make([]types.Value, len(cols))
+	isDefault := make([]bool, len(cols))
 	for ri, list := range lists {
 		if err := env.CheckKilled(); err != nil {
 			return err
 		}
-		vals := make([]types.Value, len(cols))
-		isDefault := make([]bool, len(cols))
+		clear(vals)
+		clear(isDefault)
 		if len(list) == 0 {
 			for i := range isDefault {
 				isDefault[i] = true

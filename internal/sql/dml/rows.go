@@ -50,7 +50,13 @@ type Inserter struct {
 func (ins *Inserter) InsertValues(cols []int, vals []types.Value, isDefault []bool) error {
 	tbl := ins.Tbl
 	row := make([]types.Value, len(tbl.Columns))
-	given := make([]bool, len(tbl.Columns))
+	var givenBuf [64]bool // on the stack for most tables: InsertValues runs per row
+	given := givenBuf[:0]
+	if n := len(tbl.Columns); n <= len(givenBuf) {
+		given = givenBuf[:n]
+	} else {
+		given = make([]bool, n)
+	}
 	for i, ci := range cols {
 		if isDefault != nil && isDefault[i] {
 			continue
@@ -206,16 +212,17 @@ func (ins *Inserter) Write(row []types.Value) error {
 	if err := exec.FillGenerated(env, tbl, row, ins.Strict, ins.Row); err != nil {
 		return err
 	}
+	pk := exec.PrimaryKey(nil, tbl, row) // for the check and the write: row does not change below
 	for attempt := 0; ; attempt++ {
 		if attempt > 100 {
 			return sqlerr.New(sqlerr.ErrUnknownError, "too many duplicate-key retries on %s", tbl.Name)
 		}
-		dupKey, dupRow, dupIdx, err := exec.FindDuplicate(env, tbl, row, nil, ins.Latest)
+		dupKey, dupRow, dupIdx, err := exec.FindDuplicateKey(env, tbl, row, pk, nil, ins.Latest)
 		if err != nil {
 			return err
 		}
 		if dupRow == nil {
-			if err := exec.PutRow(env, tbl, row, nil); err != nil {
+			if err := exec.PutRowKey(env, tbl, row, nil, pk); err != nil {
 				return err
 			}
 			ins.Affected++

@@ -575,9 +575,13 @@ func DecodeRow(tbl *catalog.Table, v []byte) ([]types.Value, error) {
 	return row, nil
 }
 
-// PrimaryKey builds the primary-index key of a row.
+// PrimaryKey builds the primary-index key of a row. A nil buf gets one allocation of the key's
+// estimated size (keySize).
 func PrimaryKey(buf []byte, tbl *catalog.Table, row []types.Value) []byte {
 	ix := tbl.Indexes[0]
+	if buf == nil {
+		buf = make([]byte, 0, keySize(row, ix.Offsets, nil))
+	}
 	buf = rowenc.IndexPrefix(buf, tbl.ID, ix.ID)
 	for i, ci := range ix.Offsets {
 		buf, _ = keyPart(buf, row[ci], tbl, ix, i)
@@ -585,10 +589,36 @@ func PrimaryKey(buf []byte, tbl *catalog.Table, row []types.Value) []byte {
 	return buf
 }
 
+// keyPrefixSize is IndexPrefix's length: the table prefix byte, the table id, the index id.
+const keyPrefixSize = 1 + 8 + 4
+
+// keySize estimates the length of the key of row's columns offs and more (AppendKey): a marker and
+// 8 bytes for numbers and times, a string's collation key at most 3 bytes a character (weighted
+// collations) plus its terminator. Key and row buffers sized up front are one allocation each
+// instead of a few growths: a bulk INSERT builds several keys per row.
+func keySize(row []types.Value, offs, more []int) int {
+	n := keyPrefixSize
+	for _, o := range [2][]int{offs, more} {
+		for _, ci := range o {
+			switch v := &row[ci]; v.K {
+			case types.KindString, types.KindBytes:
+				n += 8 + 3*len(v.S)
+			case types.KindDecimal:
+				n += 24
+			default:
+				n += 9
+			}
+		}
+	}
+	return n
+}
+
 // SecondaryKey builds a secondary index entry (key, value) for a row. Non-unique indexes, and unique
 // ones whose key has a NULL (NULLs never collide), append the primary key columns to the key.
 func SecondaryKey(tbl *catalog.Table, ix *catalog.Index, row []types.Value) (key, val []byte, unique bool) {
-	key = rowenc.IndexPrefix(nil, tbl.ID, ix.ID)
+	pk := tbl.Indexes[0]
+	key = make([]byte, 0, keySize(row, ix.Offsets, pk.Offsets))
+	key = rowenc.IndexPrefix(key, tbl.ID, ix.ID)
 	hasNull := false
 	for i, ci := range ix.Offsets {
 		if row[ci].IsNull() {
@@ -597,28 +627,38 @@ func SecondaryKey(tbl *catalog.Table, ix *catalog.Index, row []types.Value) (key
 		key, _ = keyPart(key, row[ci], tbl, ix, i)
 	}
 	unique = ix.Unique && !hasNull
-	pk := tbl.Indexes[0]
 	if !unique {
 		for i, ci := range pk.Offsets {
 			key, _ = keyPart(key, row[ci], tbl, pk, i)
 		}
 	}
-	ids := make([]uint32, 0, len(ix.Offsets)+len(pk.Offsets))
-	vals := make([]types.Value, 0, cap(ids))
-	for _, ci := range ix.Offsets {
-		ids = append(ids, tbl.Columns[ci].ID)
-		vals = append(vals, row[ci])
+	// The value: the index's columns, then the primary key's (rowenc's row encoding), in one
+	// buffer of its size.
+	n := rowenc.RowHeaderSize
+	for _, o := range [2][]int{ix.Offsets, pk.Offsets} {
+		for _, ci := range o {
+			n += rowenc.RowValueSize(&row[ci])
+		}
 	}
-	for _, ci := range pk.Offsets {
-		ids = append(ids, tbl.Columns[ci].ID)
-		vals = append(vals, row[ci])
+	val = rowenc.AppendRowHeader(make([]byte, 0, n), len(ix.Offsets)+len(pk.Offsets))
+	for _, o := range [2][]int{ix.Offsets, pk.Offsets} {
+		for _, ci := range o {
+			val = rowenc.AppendRowValue(val, tbl.Columns[ci].ID, &row[ci])
+		}
 	}
-	val = rowenc.AppendRow(nil, ids, vals)
 	return key, val, unique
 }
 
-// EncodeRow encodes a full row for the primary index.
+// EncodeRow encodes a full row for the primary index. A nil buf gets one allocation of the row's
+// size.
 func EncodeRow(buf []byte, tbl *catalog.Table, row []types.Value) []byte {
+	if buf == nil {
+		n := rowenc.RowHeaderSize
+		for i := range row {
+			n += rowenc.RowValueSize(&row[i])
+		}
+		buf = make([]byte, 0, n)
+	}
 	return rowenc.AppendRow(buf, tbl.ColIDs, row)
 }
 

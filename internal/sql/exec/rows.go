@@ -33,8 +33,13 @@ func DupMessage(tbl *catalog.Table, ix *catalog.Index, row []types.Value) string
 // also when absent, so a concurrent insert of the same key waits for us), and returns the first
 // existing row that holds one of them. skipPK is the row's own primary key when updating.
 func FindDuplicate(env *expr.Env, tbl *catalog.Table, row []types.Value, skipPK []byte, lr *txn.LatestReader) ([]byte, []types.Value, *catalog.Index, error) {
+	return FindDuplicateKey(env, tbl, row, PrimaryKey(nil, tbl, row), skipPK, lr)
+}
+
+// FindDuplicateKey is FindDuplicate for a row whose primary key pk the caller built (an INSERT
+// builds it once for the check and the write, PutRowKey). pk is not modified or kept.
+func FindDuplicateKey(env *expr.Env, tbl *catalog.Table, row []types.Value, pk, skipPK []byte, lr *txn.LatestReader) ([]byte, []types.Value, *catalog.Index, error) {
 	t := latestGetter{TxnOf(env), lr}
-	pk := PrimaryKey(nil, tbl, row)
 	if skipPK == nil || string(skipPK) != string(pk) {
 		if err := LockRow(env, pk, txn.LockExclusive); err != nil {
 			return nil, nil, nil, err
@@ -112,11 +117,18 @@ func (g latestGetter) GetLatest(k []byte) ([]byte, bool, error) {
 // PutRow writes a row and its index entries. old, when set, is the previous version under the same
 // primary key: index entries that did not change are not rewritten.
 func PutRow(env *expr.Env, tbl *catalog.Table, row []types.Value, old []types.Value) error {
+	return PutRowKey(env, tbl, row, old, nil)
+}
+
+// PutRowKey is PutRow with the row's primary key pk built by the caller (nil: built here).
+func PutRowKey(env *expr.Env, tbl *catalog.Table, row []types.Value, old []types.Value, pk []byte) error {
 	if err := checkRow(env, tbl, row); err != nil {
 		return err
 	}
 	t := TxnOf(env)
-	pk := PrimaryKey(nil, tbl, row)
+	if pk == nil {
+		pk = PrimaryKey(nil, tbl, row)
+	}
 	t.Set(pk, EncodeRow(nil, tbl, row))
 	for _, ix := range tbl.Indexes[1:] {
 		k, v, _ := SecondaryKey(tbl, ix, row)

@@ -38,35 +38,62 @@ func AppendRow(buf []byte, colIDs []uint32, vals []types.Value) []byte {
 	if len(colIDs) != len(vals) {
 		panic("rowenc.AppendRow: colIDs and vals differ in length")
 	}
-	buf = append(buf, rowVersion)
-	buf = binary.AppendUvarint(buf, uint64(len(vals)))
+	buf = AppendRowHeader(buf, len(vals))
 	for i := range vals {
-		v := &vals[i]
-		buf = binary.AppendUvarint(buf, uint64(colIDs[i]))
-		switch v.K {
-		case types.KindInt:
-			buf = binary.AppendVarint(append(buf, byte(types.KindInt)), v.I)
-		case types.KindUint:
-			buf = binary.AppendUvarint(append(buf, byte(types.KindUint)), uint64(v.I))
-		case types.KindFloat:
-			buf = append(buf, byte(types.KindFloat), byte(v.Frac))
-			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v.F))
-		case types.KindDecimal:
-			buf = appendRowDecimal(append(buf, byte(types.KindDecimal), byte(v.Frac)), v.D)
-		case types.KindString, types.KindBytes:
-			buf = binary.AppendUvarint(append(buf, byte(v.K)), uint64(len(v.S)))
-			buf = append(buf, v.S...)
-		case types.KindDate:
-			buf = binary.AppendUvarint(append(buf, byte(types.KindDate)), uint64(v.I))
-		case types.KindDatetime:
-			buf = binary.AppendUvarint(append(buf, byte(types.KindDatetime)|byte(types.ClampFsp(int(v.Frac)))<<4), uint64(v.I))
-		case types.KindDuration:
-			buf = binary.AppendVarint(append(buf, byte(types.KindDuration)|byte(types.ClampFsp(int(v.Frac)))<<4), v.I)
-		default:
-			buf = append(buf, byte(types.KindNull))
-		}
+		buf = AppendRowValue(buf, colIDs[i], &vals[i])
 	}
 	return buf
+}
+
+// AppendRowHeader starts a row of n values; n AppendRowValue calls follow. Together they encode
+// what AppendRow does, for a caller whose values are not in one slice (an index entry's columns).
+func AppendRowHeader(buf []byte, n int) []byte {
+	buf = append(buf, rowVersion)
+	return binary.AppendUvarint(buf, uint64(n))
+}
+
+// AppendRowValue appends one value of a row, as column id.
+func AppendRowValue(buf []byte, id uint32, v *types.Value) []byte {
+	buf = binary.AppendUvarint(buf, uint64(id))
+	switch v.K {
+	case types.KindInt:
+		buf = binary.AppendVarint(append(buf, byte(types.KindInt)), v.I)
+	case types.KindUint:
+		buf = binary.AppendUvarint(append(buf, byte(types.KindUint)), uint64(v.I))
+	case types.KindFloat:
+		buf = append(buf, byte(types.KindFloat), byte(v.Frac))
+		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v.F))
+	case types.KindDecimal:
+		buf = appendRowDecimal(append(buf, byte(types.KindDecimal), byte(v.Frac)), v.D)
+	case types.KindString, types.KindBytes:
+		buf = binary.AppendUvarint(append(buf, byte(v.K)), uint64(len(v.S)))
+		buf = append(buf, v.S...)
+	case types.KindDate:
+		buf = binary.AppendUvarint(append(buf, byte(types.KindDate)), uint64(v.I))
+	case types.KindDatetime:
+		buf = binary.AppendUvarint(append(buf, byte(types.KindDatetime)|byte(types.ClampFsp(int(v.Frac)))<<4), uint64(v.I))
+	case types.KindDuration:
+		buf = binary.AppendVarint(append(buf, byte(types.KindDuration)|byte(types.ClampFsp(int(v.Frac)))<<4), v.I)
+	default:
+		buf = append(buf, byte(types.KindNull))
+	}
+	return buf
+}
+
+// RowHeaderSize bounds AppendRowHeader's length.
+const RowHeaderSize = 1 + binary.MaxVarintLen32
+
+// RowValueSize bounds AppendRowValue's length for v (a decimal's estimated), so that a row's
+// buffer is allocated once at its size (a bulk INSERT encodes a row and its index entries per row).
+func RowValueSize(v *types.Value) int {
+	const idTag = binary.MaxVarintLen32 + 2 // column id, kind (and fsp) byte
+	switch v.K {
+	case types.KindString, types.KindBytes:
+		return idTag + binary.MaxVarintLen32 + len(v.S)
+	case types.KindDecimal:
+		return idTag + 32
+	}
+	return idTag + binary.MaxVarintLen64
 }
 
 func appendRowDecimal(buf []byte, d decimal.Decimal) []byte {

@@ -24,3 +24,34 @@ func TestLatin1RoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestLatin1DecodeMatchesRunes: the table-driven decoder gives what decoding byte by byte through
+// the runes gives, for strings ending in each kind of character (1, 2 and 3 UTF-8 bytes).
+func TestLatin1DecodeMatchesRunes(t *testing.T) {
+	ref := func(s string) string {
+		var out []rune
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			r := rune(c)
+			if c >= 0x80 && c < 0xA0 {
+				r = cp1252High[c-0x80]
+			}
+			out = append(out, r)
+		}
+		return string(out)
+	}
+	for _, s := range []string{"", "a", "\x80", "\xe9", "a\x80", "a\xe9", "\xe9\x80\xff\x00z", "abc\x9f", "\x81\x8d"} {
+		if got, want := Latin1Decode(s), ref(s); got != want {
+			t.Errorf("Latin1Decode(%q) = %q, want %q", s, got, want)
+		}
+	}
+	for n := range 300 {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte((i*131 + n*7) % 256)
+		}
+		if got, want := Latin1Decode(string(b)), ref(string(b)); got != want {
+			t.Fatalf("Latin1Decode(% x) = %q, want %q", b, got, want)
+		}
+	}
+}
