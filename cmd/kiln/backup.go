@@ -117,6 +117,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // backupCmd is `kiln backup --from HOST:HTTPPORT --to DIR` and `kiln backup verify DIR`.
 func backupCmd() *cobra.Command {
 	var from, to, maxRate, incFrom, form string
+	var nice int
 	var ctf clientTLSFlags
 	cmd := &cobra.Command{
 		Use:   "backup",
@@ -129,6 +130,16 @@ func backupCmd() *cobra.Command {
 			if to == "-" {
 				if fi, err := os.Stdout.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 					return errors.New("--to - writes a tar stream: redirect stdout to a file or a pipe")
+				}
+			}
+			if nice < 0 || nice > 19 {
+				return fmt.Errorf("--nice %d: want 0 (off) to 19", nice)
+			}
+			if nice > 0 {
+				// The backup's CPU (receiving, checksumming, writing) yields to the node's when
+				// they share cores; the node's sending follows the client's pace (TCP backpressure).
+				if err := lowerPriority(nice); err != nil {
+					return err
 				}
 			}
 			scheme, tc, err := ctf.client()
@@ -267,6 +278,7 @@ func backupCmd() *cobra.Command {
 	f.StringVar(&incFrom, "incremental-from", "", "take an incremental backup following the backup in this directory: with --form files, only the engine files the chain does not hold (sstables are immutable) and the log; with --form logical, only the log after its end (the node must still hold it); restore the newest backup of the chain")
 	f.StringVar(&form, "form", "files", "files: the engine as a copy of its files (a checkpoint: cheap for the node); logical: every key read and streamed (format 1, as older versions)")
 	f.StringVar(&maxRate, "max-rate", "", "the node sends the backup at most this fast (bytes per second, K/M/G suffix), to spare its disk and network; default: unlimited")
+	f.IntVar(&nice, "nice", 0, "run the backup client at this nice value (1-19; 0: unchanged), so that on a host it shares with the node its CPU yields to the node's")
 	ctf.register(f)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "verify DIR",
