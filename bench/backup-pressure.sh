@@ -8,11 +8,11 @@
 # $DURATION s) once without a backup ("none") and once per variant with full backups of the
 # server running back to back for the whole run. The variants of one round run one after the
 # other, so that the machine's load drifts across all of them alike. A variant is
-# NAME:CLIENT_BINARY:DEST:FLAGS, DEST being disk (kiln backup --to DIR) or null (--to - >
-# /dev/null: everything but the backup's disk writes); FLAGS are comma-separated extra flags.
+# NAME:CLIENT_BINARY:DEST:FLAGS, DEST being disk (kiln backup --to DIR) or null (--to - piped to
+# cat >/dev/null: everything but the backup's disk writes); FLAGS are comma-separated extra flags.
 # Prints, per variant, the median TPS, p99 (ms) and p99 ratio to "none" of the same rounds, the
-# backups taken and the median backup time, and the server's and the clients' CPU seconds per
-# backup. Writes $OUT/backup-pressure.md (OUT defaults to bench/results).
+# backups taken, the median backup time and the client's CPU seconds per backup (the server's
+# share cannot be told apart from its foreground work, which the backups slow down). Writes $OUT/backup-pressure.md (OUT defaults to bench/results).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,13 +29,11 @@ variants=${VARIANTS:-"disk:$repo/bin/kiln:disk:"}
 out=${OUT:-$here/results}
 mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/kiln-bkpressure.XXXXXX")
-clk_tck=$(getconf CLK_TCK)
 trap 'bench_cleanup "$work" kiln' EXIT
 
 now() { date +%s.%N; }
 port=$("$repo/scripts/kiln.sh" start "$work/kiln") || die "kiln did not start"
 http=127.0.0.1:$(cat "$work/kiln/http_port")
-spid=$(cat "$work/kiln/pid")
 mysql_tcp 127.0.0.1 "$port" -e 'CREATE DATABASE sbtest'
 sb() {
   sysbench oltp_read_write --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=root \
@@ -49,9 +47,9 @@ done
 log "data dir $(du -sm "$work/kiln/data" | cut -f1) MiB"
 
 # run NAME ROUND: one sysbench run, with the variant's backups looping unless NAME is none.
-declare -A tps p99 nb bt cpu_s cpu_c
+declare -A tps p99 nb bt cpu_c
 run() {
-  local name=$1 k=$2 spec bin dest flags loop="" c0 c1 n
+  local name=$1 k=$2 spec bin dest flags loop="" n
   if [[ $name != none ]]; then
     for spec in $variants; do [[ ${spec%%:*} == "$name" ]] && break; done
     IFS=: read -r _ bin dest flags <<<"$spec"
@@ -62,7 +60,8 @@ run() {
         t0=$(now)
         # shellcheck disable=SC2086 # flags are a list
         if [[ $dest == null ]]; then
-          (ulimit -c 0; "$bin" backup --from "$http" --to - ${flags//,/ } >/dev/null 2>"$work/bk.log" && times >"$work/t.out") || exit 1
+          # A pipe: kiln backup refuses to write its tar stream to a terminal or device.
+          (ulimit -c 0; set -o pipefail; "$bin" backup --from "$http" --to - ${flags//,/ } 2>"$work/bk.log" | cat >/dev/null && times >"$work/t.out") || exit 1
         else
           (ulimit -c 0; "$bin" backup --from "$http" --to "$work/bk" ${flags//,/ } >"$work/bk.log" 2>&1 && times >"$work/t.out") || exit 1
         fi
@@ -72,14 +71,12 @@ run() {
     ) &
     loop=$!
   fi
-  c0=$(proc_cpu_ticks "$spid")
   sb --threads="$threads" --time="$duration" --percentile=99 --report-interval=0 run >"$work/sb.log" 2>&1 ||
     { touch "$work/stop"; tail "$work/sb.log" >&2; die "sysbench failed"; }
   if [[ -n $loop ]]; then
     touch "$work/stop"
     wait "$loop" || { cat "$work/bk.log" >&2; die "$name: a backup failed"; }
   fi
-  c1=$(proc_cpu_ticks "$spid")
   tps[$name]+=" $(sed -nE '/^ *transactions: /{s/^ *transactions: +[0-9]+ +\(([0-9.]+) per sec.*/\1/p;q}' "$work/sb.log")"
   p99[$name]+=" $(sed -nE '/99th percentile:/{s/.*: +([0-9.]+).*/\1/p;q}' "$work/sb.log")"
   if [[ -n $loop ]]; then
@@ -87,10 +84,6 @@ run() {
     nb[$name]=$((${nb[$name]:-0} + n))
     bt[$name]+=" $(tr '\n' ' ' <"$work/times")"
     cpu_c[$name]+=" $(tr '\n' ' ' <"$work/cpu")"
-    # The server's CPU over the run beyond the same round's run without backups, per backup.
-    cpu_s[$name]+=" $(awk -v d=$((c1 - c0)) -v b="${base_ticks:-0}" -v hz="$clk_tck" -v n="$n" 'BEGIN { printf "%.3f", (d - b) / hz / n }')"
-  else
-    base_ticks=$((c1 - c0))
   fi
   log "round $k $name: TPS ${tps[$name]##* }, p99 ${p99[$name]##* } ms${loop:+, $(wc -l <"$work/times") backups}"
 }
@@ -106,15 +99,15 @@ done
   echo "## Backup pressure (bench/backup-pressure.sh)"
   echo
   echo "$(date -u '+%F %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $tables x $table_size rows" \
-    "(data dir $(du -sm "$work/kiln/data" | cut -f1) MiB); oltp_read_write $threads threads, $duration s; medians of $rounds rounds."
+    "(data dir $(du -sm "$work/kiln/data" | cut -f1) MiB at the end); oltp_read_write $threads threads, $duration s; medians of $rounds rounds."
   echo
-  echo "| variant | TPS | p99 ms | p99 / none | backups | backup s | server CPU s / backup (excess) | client CPU s / backup |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| variant | TPS | p99 ms | p99 / none | backups | backup s | client CPU s / backup |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
   b=$(median ${p99[none]})
   for name in $names; do
     p=$(median ${p99[$name]})
     echo "| $name | $(median ${tps[$name]}) | $p | $(awk -v a="$p" -v b="$b" 'BEGIN { printf "%.2f", a / b }') | ${nb[$name]:--} |" \
-      "$(median ${bt[$name]:-})| $(median ${cpu_s[$name]:-}) | $(median ${cpu_c[$name]:-}) |"
+      "$(median ${bt[$name]:-}) | $(median ${cpu_c[$name]:-}) |"
   done
   echo
   for spec in $variants; do echo "- ${spec%%:*}: \`$(cut -d: -f2- <<<"$spec")\`"; done
