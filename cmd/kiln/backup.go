@@ -282,7 +282,7 @@ func backupCmd() *cobra.Command {
 	ctf.register(f)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "verify DIR",
-		Short: "Check a backup: manifest, every file's size and SHA-256, key order, the log contiguous from the engine's index to the end",
+		Short: "Check a backup: manifest, every file's size and checksum (SHA-256 or CRC32C), key order or every sstable block's checksum, the log contiguous from the engine's index to the end",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := backup.Verify(args[0])
