@@ -27,7 +27,8 @@ import (
 // incremental file-form backup). It
 // exposes every row, hence guard (a cluster client certificate under peer TLS) and the HTTP port's
 // loopback default. A stream ends with its request or with base (the HTTP server's shutdown).
-func backupHandler(base context.Context, srv *server.Server, guard func(http.HandlerFunc) http.HandlerFunc, logger *slog.Logger) http.HandlerFunc {
+// maxRate (kiln serve --backup-max-rate; 0: none) caps the pace a client asks for.
+func backupHandler(base context.Context, srv *server.Server, maxRate int64, guard func(http.HandlerFunc) http.HandlerFunc, logger *slog.Logger) http.HandlerFunc {
 	return guard(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodHead {
 			return // a probe: no stream
@@ -43,6 +44,7 @@ func backupHandler(base context.Context, srv *server.Server, guard func(http.Han
 				return
 			}
 		}
+		rate = capRate(rate, maxRate)
 		var after uint64
 		if v := r.URL.Query().Get("after"); v != "" {
 			var err error
@@ -101,6 +103,14 @@ func backupHandler(base context.Context, srv *server.Server, guard func(http.Han
 		// A failure after the first byte cuts the stream short; the client sees no trailer.
 		logger.Info("backup stream", "remote", r.RemoteAddr, "files", files, "bytes", cw.n, "took", time.Since(start), "err", err)
 	})
+}
+
+// capRate is a backup stream's pace: the client's (0: unlimited) within the node's limit (0: none).
+func capRate(asked, limit int64) int64 {
+	if limit > 0 && (asked == 0 || asked > limit) {
+		return limit
+	}
+	return asked
 }
 
 type countingWriter struct {

@@ -65,7 +65,7 @@ func serveCmd() *cobra.Command {
 	var commitPipeline bool
 	var tf tlsFlags
 	var shutdownTimeout time.Duration
-	var memLimit string
+	var memLimit, backupMaxRate string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a Kiln server",
@@ -78,8 +78,14 @@ func serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var bkRate int64
+			if backupMaxRate != "" {
+				if bkRate, err = memory.ParseSize(backupMaxRate); err != nil || bkRate < 0 {
+					return fmt.Errorf("--backup-max-rate %q: want bytes per second with an optional K/M/G suffix (0: unlimited)", backupMaxRate)
+				}
+			}
 			return serve(ctx, logger, server.Config{Memory: acct, DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages, EarlyLockRelease: earlyLockRelease, SecureFilePriv: secureFilePriv,
-				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, CommitPipeline: commitPipeline, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, shutdownTimeout: shutdownTimeout, tls: tf})
+				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, CommitPipeline: commitPipeline, Logger: logger}, serveOpts{listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, shutdownTimeout: shutdownTimeout, tls: tf, backupMaxRate: bkRate})
 		},
 	}
 	f := cmd.Flags()
@@ -101,6 +107,7 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long running statements (cancelled, their transactions rolled back) and the engine's close may take before the process exits anyway; a second signal exits at once")
 	f.StringVar(&memLimit, "memory-limit", "", "server-wide memory limit, bytes with an optional K/M/G/T suffix (default: half of RAM or of the cgroup limit; 0: none): Go's memory limit, and statements that would hold memory past it fail with 3170")
 	f.BoolVar(&commitPipeline, "commit-pipeline", false, "on a single node, fsync the log on a goroutine of its own, so the next commit group is appended while one is fsynced (more CPU per commit; see docs/operations.md)")
+	f.StringVar(&backupMaxRate, "backup-max-rate", "", "the fastest this node sends a backup stream (bytes per second, K/M/G suffix), whatever kiln backup --max-rate asks; default: unlimited")
 	f.BoolVar(&pprofOn, "pprof", false, "serve Go's /debug/pprof/ profiles on the HTTP port (off by default: they expose internals and cost CPU)")
 	cl.register(f)
 	tf.register(f)
@@ -138,6 +145,8 @@ type serveOpts struct {
 	// signal, the process exits without waiting, as a crash would (the log holds every
 	// acknowledged commit).
 	shutdownTimeout time.Duration
+	// backupMaxRate caps the pace of every backup stream (--backup-max-rate; 0: none).
+	backupMaxRate int64
 }
 
 func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveOpts) error {
@@ -279,7 +288,7 @@ func adminHTTP(srv *server.Server, o serveOpts, ts tlsSetup) *http.Server {
 	roleHandlers(mux, srv, o.cluster.replicaMaxLag, ts.requireClientCert)
 	// Backup streams end when the HTTP server shuts down, before the engine closes under them.
 	backups, endBackups := context.WithCancel(context.Background())
-	bh := backupHandler(backups, srv, ts.requireClientCert, slog.Default())
+	bh := backupHandler(backups, srv, o.backupMaxRate, ts.requireClientCert, slog.Default())
 	mux.Handle("GET /backup", bh)
 	mux.Handle("POST /backup", bh) // an incremental file-form backup sends what it holds
 	mux.Handle("GET /log", logHandler(backups, srv, ts.requireClientCert, slog.Default()))
