@@ -30,7 +30,8 @@
 # Writes $OUT/backup-compare.md and $OUT/backup-compare.tsv (OUT defaults to bench/results). Exits
 # non-zero if a server fails to start, a backup or restore fails, or a sysbench run aborts.
 #
-# Environment: TABLES (4), TABLE_SIZE (250000), THREADS (8), DURATION (30), ROUNDS (3), CHUNK
+# Environment: TABLES (8), TABLE_SIZE (500000: 4 M rows, the "1 GB"; about 15 min for both
+# servers), THREADS (8), DURATION (30), ROUNDS (3), CHUNK
 # (20000), SERVERS ("kiln mariadb"), FSYNC_PROBE_COUNT (1000), KEEP=1 keeps the temporary dirs,
 # KILN_BACKUP_FLAGS / MARIADB_BACKUP_FLAGS (extra flags of every full backup, e.g. "--max-rate 20M"
 # / "--throttle=20": Kiln's and mariadb-backup's own pacing, or "--form logical": Kiln's key stream;
@@ -42,8 +43,8 @@ repo=$(dirname "$here")
 # shellcheck source=scripts/lib.sh
 . "$repo/scripts/lib.sh"
 
-tables=${TABLES:-4}
-table_size=${TABLE_SIZE:-250000}
+tables=${TABLES:-8}
+table_size=${TABLE_SIZE:-500000}
 threads=${THREADS:-8}
 duration=${DURATION:-30}
 rounds=${ROUNDS:-3}
