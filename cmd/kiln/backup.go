@@ -27,7 +27,8 @@ import (
 // incremental file-form backup). It
 // exposes every row, hence guard (a cluster client certificate under peer TLS) and the HTTP port's
 // loopback default. A stream ends with its request or with base (the HTTP server's shutdown).
-func backupHandler(base context.Context, srv *server.Server, guard func(http.HandlerFunc) http.HandlerFunc, logger *slog.Logger) http.HandlerFunc {
+// maxRate (kiln serve --backup-max-rate; 0: none) caps the pace a client asks for.
+func backupHandler(base context.Context, srv *server.Server, maxRate int64, guard func(http.HandlerFunc) http.HandlerFunc, logger *slog.Logger) http.HandlerFunc {
 	return guard(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodHead {
 			return // a probe: no stream
@@ -43,6 +44,7 @@ func backupHandler(base context.Context, srv *server.Server, guard func(http.Han
 				return
 			}
 		}
+		rate = capRate(rate, maxRate)
 		var after uint64
 		if v := r.URL.Query().Get("after"); v != "" {
 			var err error
@@ -103,6 +105,14 @@ func backupHandler(base context.Context, srv *server.Server, guard func(http.Han
 	})
 }
 
+// capRate is a backup stream's pace: the client's (0: unlimited) within the node's limit (0: none).
+func capRate(asked, limit int64) int64 {
+	if limit > 0 && (asked == 0 || asked > limit) {
+		return limit
+	}
+	return asked
+}
+
 type countingWriter struct {
 	w io.Writer
 	n int64
@@ -117,6 +127,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // backupCmd is `kiln backup --from HOST:HTTPPORT --to DIR` and `kiln backup verify DIR`.
 func backupCmd() *cobra.Command {
 	var from, to, maxRate, incFrom, form string
+	var nice int
 	var ctf clientTLSFlags
 	cmd := &cobra.Command{
 		Use:   "backup",
@@ -129,6 +140,16 @@ func backupCmd() *cobra.Command {
 			if to == "-" {
 				if fi, err := os.Stdout.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 					return errors.New("--to - writes a tar stream: redirect stdout to a file or a pipe")
+				}
+			}
+			if nice < 0 || nice > 19 {
+				return fmt.Errorf("--nice %d: want 0 (off) to 19", nice)
+			}
+			if nice > 0 {
+				// The backup's CPU (receiving, checksumming, writing) yields to the node's when
+				// they share cores; the node's sending follows the client's pace (TCP backpressure).
+				if err := lowerPriority(nice); err != nil {
+					return err
 				}
 			}
 			scheme, tc, err := ctf.client()
@@ -267,10 +288,11 @@ func backupCmd() *cobra.Command {
 	f.StringVar(&incFrom, "incremental-from", "", "take an incremental backup following the backup in this directory: with --form files, only the engine files the chain does not hold (sstables are immutable) and the log; with --form logical, only the log after its end (the node must still hold it); restore the newest backup of the chain")
 	f.StringVar(&form, "form", "files", "files: the engine as a copy of its files (a checkpoint: cheap for the node); logical: every key read and streamed (format 1, as older versions)")
 	f.StringVar(&maxRate, "max-rate", "", "the node sends the backup at most this fast (bytes per second, K/M/G suffix), to spare its disk and network; default: unlimited")
+	f.IntVar(&nice, "nice", 0, "run the backup client at this nice value (1-19; 0: unchanged), so that on a host it shares with the node its CPU yields to the node's")
 	ctf.register(f)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "verify DIR",
-		Short: "Check a backup: manifest, every file's size and SHA-256, key order, the log contiguous from the engine's index to the end",
+		Short: "Check a backup: manifest, every file's size and checksum (SHA-256 or CRC32C), key order or every sstable block's checksum, the log contiguous from the engine's index to the end",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := backup.Verify(args[0])

@@ -66,7 +66,7 @@ func serveCmd() *cobra.Command {
 	var commitPipeline bool
 	var tf tlsFlags
 	var shutdownTimeout time.Duration
-	var memLimit string
+	var memLimit, backupMaxRate string
 	var timeSlice time.Duration
 	var gcPercent int
 	cmd := &cobra.Command{
@@ -82,8 +82,14 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			setGCPercent(gcPercent, acct != nil, logger)
+			var bkRate int64
+			if backupMaxRate != "" {
+				if bkRate, err = memory.ParseSize(backupMaxRate); err != nil || bkRate < 0 {
+					return fmt.Errorf("--backup-max-rate %q: want bytes per second with an optional K/M/G suffix (0: unlimited)", backupMaxRate)
+				}
+			}
 			return serve(ctx, logger, server.Config{Memory: acct, DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages, EarlyLockRelease: earlyLockRelease, SecureFilePriv: secureFilePriv,
-				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, LogSegmentBytes: segmentBytes, CommitPipeline: commitPipeline, Logger: logger}, serveOpts{timeSlice: sliceOrNever(timeSlice), listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, shutdownTimeout: shutdownTimeout, tls: tf})
+				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, LogSegmentBytes: segmentBytes, CommitPipeline: commitPipeline, Logger: logger}, serveOpts{timeSlice: sliceOrNever(timeSlice), listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, shutdownTimeout: shutdownTimeout, tls: tf, backupMaxRate: bkRate})
 		},
 	}
 	f := cmd.Flags()
@@ -109,6 +115,7 @@ func serveCmd() *cobra.Command {
 	f.BoolVar(&commitPipeline, "commit-pipeline", false, "on a single node, fsync the log on a goroutine of its own, so the next commit group is appended while one is fsynced (more CPU per commit; see docs/operations.md)")
 	f.DurationVar(&timeSlice, "conn-time-slice", 200*time.Microsecond, "how long a connection serves commands without waiting for its client before it lets other runnable connections have its CPU, at a command boundary (0: never; see docs/operations.md)")
 	f.IntVar(&gcPercent, "gc-percent", 400, "Go's GOGC when the GOGC environment variable is not set: heap growth between collections, in percent of the live heap; with a --memory-limit the collector still works harder near the limit (with none, 100 is used)")
+	f.StringVar(&backupMaxRate, "backup-max-rate", "", "the fastest this node sends a backup stream (bytes per second, K/M/G suffix), whatever kiln backup --max-rate asks; default: unlimited")
 	f.BoolVar(&pprofOn, "pprof", false, "serve Go's /debug/pprof/ profiles on the HTTP port (off by default: they expose internals and cost CPU)")
 	cl.register(f)
 	tf.register(f)
@@ -171,6 +178,8 @@ type serveOpts struct {
 	// signal, the process exits without waiting, as a crash would (the log holds every
 	// acknowledged commit).
 	shutdownTimeout time.Duration
+	// backupMaxRate caps the pace of every backup stream (--backup-max-rate; 0: none).
+	backupMaxRate int64
 }
 
 func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveOpts) error {
@@ -312,7 +321,7 @@ func adminHTTP(srv *server.Server, o serveOpts, ts tlsSetup) *http.Server {
 	roleHandlers(mux, srv, o.cluster.replicaMaxLag, ts.requireClientCert)
 	// Backup streams end when the HTTP server shuts down, before the engine closes under them.
 	backups, endBackups := context.WithCancel(context.Background())
-	bh := backupHandler(backups, srv, ts.requireClientCert, slog.Default())
+	bh := backupHandler(backups, srv, o.backupMaxRate, ts.requireClientCert, slog.Default())
 	mux.Handle("GET /backup", bh)
 	mux.Handle("POST /backup", bh) // an incremental file-form backup sends what it holds
 	mux.Handle("GET /log", logHandler(backups, srv, ts.requireClientCert, slog.Default()))

@@ -232,7 +232,7 @@ type engineSink interface {
 
 type dirSink struct {
 	dir string
-	f   *os.File
+	f   *smoothFile
 	bw  *bufio.Writer
 }
 
@@ -241,11 +241,12 @@ func (s *dirSink) create(name string, _ int64) (io.Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("backup: %w", err)
 	}
-	s.f = f
+	// Written back in small steps as it goes, not in a burst at the fsync (writeback_linux.go).
+	s.f = newSmoothFile(f)
 	if s.bw == nil {
-		s.bw = bufio.NewWriterSize(f, 256<<10)
+		s.bw = bufio.NewWriterSize(s.f, 256<<10)
 	} else {
-		s.bw.Reset(f)
+		s.bw.Reset(s.f)
 	}
 	return s.bw, nil
 }
@@ -255,20 +256,20 @@ func (s *dirSink) finish() error {
 	s.f = nil
 	err := s.bw.Flush()
 	if err == nil {
-		err = f.Sync()
+		err = f.sync()
 	}
-	if cerr := f.Close(); err == nil {
+	if cerr := f.f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("backup: finish %s: %w", f.Name(), err)
+		return fmt.Errorf("backup: finish %s: %w", f.f.Name(), err)
 	}
 	return nil
 }
 
 func (s *dirSink) abort() {
 	if s.f != nil {
-		s.f.Close()
+		s.f.f.Close()
 		s.f = nil
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kiln-db/kiln/internal/engine"
 )
 
 // ManifestName is the file that makes a backup directory complete (written last).
@@ -159,6 +161,14 @@ func checkFiles(dir string, m Manifest, skipEngine bool) error {
 			kind := map[bool]string{true: "CRC32C", false: "SHA-256"}[m.Format == FormatFiles]
 			return fmt.Errorf("backup: %s: %s %s, the manifest says %s (damaged)", p, kind, got, want)
 		}
+		if m.Format == FormatFiles && strings.HasSuffix(f.Path, ".sst") {
+			// The CRC32C proves the copy is what the node sent; the sstable's own block checksums
+			// prove the node's file was sound (a block damaged on the node's disk, or a manifest
+			// rewritten along with its file) without a restore having to read that block.
+			if err := engine.CheckTable(p); err != nil {
+				return fmt.Errorf("backup: %w (damaged)", err)
+			}
+		}
 	}
 	var extra []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -192,7 +202,7 @@ type fileSet struct {
 	crc            bool // CRC32C (file form), not SHA-256
 	files          []File
 	open           bool
-	f              *os.File
+	f              *smoothFile
 	mem            *bytes.Buffer
 	w              *bufio.Writer
 	h              hash.Hash
@@ -217,8 +227,8 @@ func (s *fileSet) write(b []byte) error {
 			if err != nil {
 				return fmt.Errorf("backup: %w", err)
 			}
-			s.f = f
-			s.w = bufio.NewWriterSize(io.MultiWriter(f, s.h), 256<<10)
+			s.f = newSmoothFile(f)
+			s.w = bufio.NewWriterSize(io.MultiWriter(s.f, s.h), 256<<10)
 		}
 		s.open = true
 		s.files = append(s.files, File{Path: rel})
@@ -248,9 +258,9 @@ func (s *fileSet) close() error {
 		f := s.f
 		s.f = nil
 		if err == nil {
-			err = f.Sync()
+			err = f.sync()
 		}
-		if cerr := f.Close(); err == nil {
+		if cerr := f.f.Close(); err == nil {
 			err = cerr
 		}
 	}
@@ -268,7 +278,7 @@ func (s *fileSet) close() error {
 
 func (s *fileSet) abort() {
 	if s.f != nil {
-		s.f.Close()
+		s.f.f.Close()
 		s.f = nil
 	}
 	s.open, s.mem = false, nil
