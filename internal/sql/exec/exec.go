@@ -115,6 +115,9 @@ type joinIter struct {
 	direct bool
 	// matBytes: per level, the memory its last materialised rows were counted for.
 	matBytes []int64
+	// filters: per level, the filter its current rows are checked against: Filter, or Residual
+	// while the level's access reports exact bounds.
+	filters []expr.Expr
 }
 
 func (j *joinIter) Next() ([]types.Value, error) {
@@ -133,6 +136,7 @@ func (j *joinIter) Next() ([]types.Value, error) {
 		j.its = make([]RowIter, n)
 		j.state = make([]uint8, n)
 		j.matched = make([]bool, n)
+		j.filters = make([]expr.Expr, n)
 		lv := pl.Levels[0]
 		j.direct = n == 1 && lv.Acc != nil && !lv.Left && lv.Off == 0 && lv.Width == pl.Width
 	} else {
@@ -153,6 +157,10 @@ func (j *joinIter) Next() ([]types.Value, error) {
 				return nil, err
 			}
 			j.its[L], j.state[L], j.matched[L] = it, 1, false
+			j.filters[L] = lv.Filter
+			if ai, ok := it.(*accessIter); ok && lv.Implied && ai.exact {
+				j.filters[L] = lv.Residual
+			}
 		}
 		var r []types.Value
 		if j.state[L] == 1 {
@@ -182,8 +190,8 @@ func (j *joinIter) Next() ([]types.Value, error) {
 				continue
 			}
 			if j.direct && len(r) == lv.Width {
-				if lv.Filter != nil {
-					v, err := lv.Filter.Eval(j.env, r)
+				if f := j.filters[L]; f != nil {
+					v, err := f.Eval(j.env, r)
 					if err != nil {
 						return nil, err
 					}
@@ -195,8 +203,8 @@ func (j *joinIter) Next() ([]types.Value, error) {
 				return r, nil
 			}
 			copy(j.row[lv.Off:lv.Off+lv.Width], r)
-			if lv.Filter != nil {
-				v, err := lv.Filter.Eval(j.env, j.row)
+			if f := j.filters[L]; f != nil {
+				v, err := f.Eval(j.env, j.row)
 				if err != nil {
 					return nil, err
 				}
