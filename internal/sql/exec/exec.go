@@ -675,10 +675,12 @@ func (s *sortIter) sortRows() error {
 		}
 	}
 	if !keyed || len(s.rows) < 8 {
+		// slices.SortStableFunc, not sort.SliceStable: the latter swaps rows through reflection
+		// (a typed memmove with write barriers per swap), 20% of an ORDER BY of 100 rows.
 		err := s.env.SortCancellable(func() {
-			sort.SliceStable(s.rows, func(a, b int) bool {
+			slices.SortStableFunc(s.rows, func(a, b []types.Value) int {
 				s.env.SortTick()
-				return compareRows(s.rows[a], s.rows[b], s.keys, colls) < 0
+				return compareRows(a, b, s.keys, colls)
 			})
 		})
 		if err == nil && s.distinct > 0 {
