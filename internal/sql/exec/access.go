@@ -85,6 +85,10 @@ type accessIter struct {
 	exact bool
 	rows  rowSlab      // the rows it returns
 	strs  rowenc.Arena // their strings
+	// reuse: the consumer keeps no row (Select.OpenStreaming): decode every row into one and
+	// its strings into the same arena chunk, overwritten by the next row.
+	reuse bool
+	one   []types.Value
 	// perRow: every row gets allocations of its own, for callers that keep a filtered subset of
 	// the rows (a join cache), where a kept row would otherwise hold its whole chunk alive beyond
 	// what the statement's memory quota counts for it.
@@ -556,9 +560,16 @@ func (ai *accessIter) decode(v []byte) ([]types.Value, error) {
 	tbl := ai.a.Tbl
 	var row []types.Value
 	var ar *rowenc.Arena
-	if ai.perRow {
+	switch {
+	case ai.reuse:
+		if ai.one == nil {
+			ai.one = make([]types.Value, len(tbl.Columns))
+		}
+		row, ar = ai.one, &ai.strs
+		ar.Reset()
+	case ai.perRow:
 		row = make([]types.Value, len(tbl.Columns))
-	} else {
+	default:
 		row, ar = ai.rows.get(len(tbl.Columns)), &ai.strs
 	}
 	for i, c := range tbl.Columns {

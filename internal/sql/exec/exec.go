@@ -18,11 +18,33 @@ import (
 )
 
 // Open starts executing a plan. outer is the enclosing query's current row (correlated subqueries).
-func (pl *Select) Open(env *expr.Env) (RowIter, error) {
+func (pl *Select) Open(env *expr.Env) (RowIter, error) { return pl.open(env, false) }
+
+// OpenStreaming is Open for a caller that is done with each row, its strings included, before it
+// asks for the next, and keeps none of it: the session sending a result to its client
+// (proto.ResultWriter's contract). When nothing in the plan keeps rows either (a one-table read
+// without sort, aggregation or window functions), every row is then decoded into the same row
+// and string buffer and projected into the same output row: no allocation per row.
+func (pl *Select) OpenStreaming(env *expr.Env) (RowIter, error) {
+	return pl.open(env, pl.streamable())
+}
+
+// streamable reports a plan whose operators keep no row beyond the next call to Next: one base
+// table read straight into the combined row (joinIter.direct), then filters, the projection,
+// DISTINCT (which keeps keys, not rows) and LIMIT.
+func (pl *Select) streamable() bool {
+	if pl.Union != nil || pl.Static != nil || pl.Grouped || pl.Windows != nil || pl.SortNeeded || len(pl.Levels) != 1 {
+		return false
+	}
+	lv := pl.Levels[0]
+	return lv.Acc != nil && !lv.Left && lv.Off == 0 && lv.Width == pl.Width
+}
+
+func (pl *Select) open(env *expr.Env, reuse bool) (RowIter, error) {
 	if pl.Union != nil {
 		return pl.Union.open(env)
 	}
-	var it RowIter = &joinIter{pl: pl, env: env}
+	var it RowIter = &joinIter{pl: pl, env: env, reuse: reuse}
 	if pl.Static != nil {
 		rows, err := pl.Static(env)
 		if err != nil {
@@ -42,7 +64,7 @@ func (pl *Select) Open(env *expr.Env) (RowIter, error) {
 	if pl.Windows != nil {
 		it = &windowIter{pl: pl, env: env, src: it}
 	}
-	it = &projIter{src: it, env: env, proj: pl.Proj}
+	it = &projIter{src: it, env: env, proj: pl.Proj, reuse: reuse}
 	var colls []*types.Collation
 	if pl.Distinct || pl.SortNeeded {
 		colls = projColls(pl)
@@ -118,6 +140,9 @@ type joinIter struct {
 	// filters: per level, the filter its current rows are checked against: Filter, or Residual
 	// while the level's access reports exact bounds.
 	filters []expr.Expr
+	// reuse: the consumer keeps no row (Select.OpenStreaming); the first level's access decodes
+	// every row into the same buffers (accessIter.reuse).
+	reuse bool
 }
 
 func (j *joinIter) Next() ([]types.Value, error) {
@@ -158,8 +183,11 @@ func (j *joinIter) Next() ([]types.Value, error) {
 			}
 			j.its[L], j.state[L], j.matched[L] = it, 1, false
 			j.filters[L] = lv.Filter
-			if ai, ok := it.(*accessIter); ok && lv.Implied && ai.exact {
-				j.filters[L] = lv.Residual
+			if ai, ok := it.(*accessIter); ok {
+				if lv.Implied && ai.exact {
+					j.filters[L] = lv.Residual
+				}
+				ai.reuse = j.reuse && j.direct
 			}
 		}
 		var r []types.Value
@@ -234,7 +262,7 @@ func (j *joinIter) Next() ([]types.Value, error) {
 // (nearly) every row, since one kept row holds its whole chunk alive, beyond what the statement's
 // memory quota counts for it. A range whose residual filter re-checks its bounds keeps its chunks.
 func (j *joinIter) rejected(L int) {
-	if ai, ok := j.its[L].(*accessIter); ok {
+	if ai, ok := j.its[L].(*accessIter); ok && !ai.reuse {
 		ai.perRow = true
 	}
 }
@@ -440,10 +468,12 @@ func (f *filterIter) Next() ([]types.Value, error) {
 func (f *filterIter) Close() { f.src.Close() }
 
 type projIter struct {
-	src  RowIter
-	env  *expr.Env
-	proj []expr.Expr
-	rows rowSlab
+	src   RowIter
+	env   *expr.Env
+	proj  []expr.Expr
+	rows  rowSlab
+	reuse bool          // the consumer keeps no row: every row is projected into one
+	one   []types.Value // that row
 }
 
 func (p *projIter) Next() ([]types.Value, error) {
@@ -451,7 +481,15 @@ func (p *projIter) Next() ([]types.Value, error) {
 	if err != nil || r == nil {
 		return nil, err
 	}
-	out := p.rows.get(len(p.proj))
+	var out []types.Value
+	if p.reuse {
+		if p.one == nil {
+			p.one = make([]types.Value, len(p.proj))
+		}
+		out = p.one
+	} else {
+		out = p.rows.get(len(p.proj))
+	}
 	for i, e := range p.proj {
 		if out[i], err = e.Eval(p.env, r); err != nil {
 			return nil, err
