@@ -40,11 +40,30 @@ func (pl *Select) streamable() bool {
 	return lv.Acc != nil && !lv.Left && lv.Off == 0 && lv.Width == pl.Width
 }
 
+// foldsRows reports an aggregation that keeps no input row but a copy of each group's first: one
+// base table read straight into the row, and only COUNT, SUM and AVG (without DISTINCT), which
+// fold values into numbers. Its input rows can then share one buffer (sysbench's SUM(k) range),
+// whoever consumes its output.
+func (pl *Select) foldsRows() bool {
+	if !pl.Grouped || pl.Union != nil || pl.Static != nil || pl.Windows != nil || len(pl.Levels) != 1 {
+		return false
+	}
+	for i := range pl.Aggs {
+		switch ag := &pl.Aggs[i]; {
+		case ag.Distinct, ag.Fn != "count" && ag.Fn != "sum" && ag.Fn != "avg":
+			return false
+		}
+	}
+	lv := pl.Levels[0]
+	return lv.Acc != nil && !lv.Left && lv.Off == 0 && lv.Width == pl.Width
+}
+
 func (pl *Select) open(env *expr.Env, reuse bool) (RowIter, error) {
 	if pl.Union != nil {
 		return pl.Union.open(env)
 	}
-	var it RowIter = &joinIter{pl: pl, env: env, reuse: reuse}
+	folds := pl.foldsRows()
+	var it RowIter = &joinIter{pl: pl, env: env, reuse: reuse || folds}
 	if pl.Static != nil {
 		rows, err := pl.Static(env)
 		if err != nil {
@@ -56,7 +75,7 @@ func (pl *Select) open(env *expr.Env, reuse bool) (RowIter, error) {
 		it = &filterIter{src: it, env: env, cond: pl.Where}
 	}
 	if pl.Grouped {
-		it = &aggIter{pl: pl, env: env, src: it}
+		it = &aggIter{pl: pl, env: env, src: it, copyFirst: folds}
 		if pl.Having != nil {
 			it = &filterIter{src: it, env: env, cond: pl.Having}
 		}
@@ -902,6 +921,9 @@ type aggIter struct {
 	gcMax   int64         // GROUP_CONCAT's effective maximum length; 0 until first needed
 	scratch []types.Value // accumulate's argument values, for aggregates that keep none
 	packet  int64         // max_allowed_packet; 0 until first needed
+	// copyFirst: the source reuses its row buffer (Select.foldsRows): a group keeps a copy of its
+	// first row.
+	copyFirst bool
 }
 
 type aggState struct {
@@ -985,7 +1007,15 @@ func (a *aggIter) load() error {
 			if err := a.env.Grow(int64(len(key)) + expr.MapEntryOverhead + expr.RowBytes(r) + int64(len(pl.Aggs))*aggStateBytes); err != nil {
 				return err
 			}
-			g = &group{first: r, states: make([]aggState, len(pl.Aggs))}
+			first := r
+			if a.copyFirst {
+				// The source decodes every row into the same buffer (Select.foldsRows).
+				first = slices.Clone(r)
+				for i := range first {
+					first[i].S = strings.Clone(first[i].S)
+				}
+			}
+			g = &group{first: first, states: make([]aggState, len(pl.Aggs))}
 			groups[string(key)] = g
 			order = append(order, g)
 		}
