@@ -39,7 +39,9 @@ type OK struct {
 
 // ResultWriter receives the results of one COM_QUERY or COM_STMT_EXECUTE. Each statement produces
 // either OK, or Columns, then Rows, then EndRows. more says whether another result follows (multi
-// statements), which sets SERVER_MORE_RESULTS_EXISTS.
+// statements), which sets SERVER_MORE_RESULTS_EXISTS. Row's values, their strings included, are
+// valid only during the call: the executor may decode the next row into the same memory, so a
+// writer that keeps rows copies them.
 type ResultWriter interface {
 	Columns(cols []Column) error
 	Row(vals []types.Value) error

@@ -37,12 +37,16 @@ func TestRangeScanAllocations(t *testing.T) {
 		perRow  float64 // allocations per returned row, at most
 		wantAny string  // a value the result must contain (the rows are real)
 	}{
-		{"SELECT c FROM t WHERE id BETWEEN 101 AND 200", 100, 1, "c-00000"},
+		// Streamed to the client (no sort, no aggregate): every row is decoded and projected into
+		// the same buffers, nothing per row (it was 0.2: a chunk of rows and strings every 64).
+		{"SELECT c FROM t WHERE id BETWEEN 101 AND 200", 100, 0.05, "c-00000"},
 		{"SELECT c FROM t WHERE id BETWEEN 101 AND 200 ORDER BY c", 100, 1.5, "c-00000"},
 		// DISTINCT by the sort that follows it (ORDER BY the selected column): no key or map entry
 		// per row of its own (it was 2.5).
 		{"SELECT DISTINCT c FROM t WHERE id BETWEEN 101 AND 200 ORDER BY c", 100, 1.5, "c-00000"},
-		{"SELECT SUM(k) FROM t WHERE id BETWEEN 101 AND 200", 100, 1, "301\n"},
+		// SUM folds its rows into a number: they share one buffer (0.09: the aggregation's own
+		// allocations per query; it was 0.15).
+		{"SELECT SUM(k) FROM t WHERE id BETWEEN 101 AND 200", 100, 0.12, "301\n"},
 	} {
 		w := &textWriter{}
 		if err := s.Query(ctx, c.q, w); err != nil {
@@ -61,8 +65,12 @@ func TestRangeScanAllocations(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
-		if per := (n - base) / float64(c.rows-1); per > c.perRow {
-			t.Errorf("%s: %.2f allocations per row (%.0f for the query, %.0f for one row), want at most %.1f", c.q, per, n, base, c.perRow)
+		limit := c.perRow
+		if raceEnabled {
+			limit = max(limit, 1)
+		}
+		if per := (n - base) / float64(c.rows-1); per > limit {
+			t.Errorf("%s: %.2f allocations per row (%.0f for the query, %.0f for one row), want at most %.2f", c.q, per, n, base, limit)
 		}
 	}
 }
@@ -101,6 +109,93 @@ func TestSumOfIntegers(t *testing.T) {
 		}
 		if got := w.b.String(); got != c.want {
 			t.Errorf("%s:\ngot  %q\nwant %q", c.q, got, c.want)
+		}
+	}
+}
+
+// TestRangeReadResults guards the plain-read savings with results: columns a query does not read
+// are not decoded (correlated subqueries, views, derived tables, GROUP BY, ORDER BY and the
+// wildcard still see theirs), and an integer BETWEEN that the range scan implies is not checked
+// again per row when its bounds are exact integers, but is whenever they are not (decimals,
+// strings, NULL, out-of-range values for an unsigned column, reversed bounds, prepared
+// statements with either kind of parameter).
+func TestRangeReadResults(t *testing.T) {
+	db := testDB(t)
+	s := db.NewSession(1, "root", "localhost", "")
+	defer s.Close()
+	ctx := context.Background()
+	for _, q := range []string{"CREATE DATABASE rr", "USE rr",
+		"CREATE TABLE t (id INT PRIMARY KEY, k INT UNSIGNED NOT NULL, c CHAR(20) NOT NULL, pad CHAR(10) NOT NULL, KEY (k))",
+		"INSERT INTO t VALUES (1, 0, 'c1', 'p1'), (2, 1, 'c2', 'p2'), (3, 1, 'c3', 'p3'), (4, 2, 'c4', 'p4'), (5, 3, 'c5', 'p5'), (6, 5, 'c6', 'p6')",
+		"CREATE VIEW v AS SELECT id, pad FROM t",
+	} {
+		if err := s.Query(ctx, q, &textWriter{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ q, want string }{
+		{"SELECT id FROM t WHERE id BETWEEN 2 AND 4", "2\n3\n4\n"},
+		{"SELECT id FROM t WHERE id BETWEEN 2.5 AND 4.5", "3\n4\n"},
+		{"SELECT id FROM t WHERE id BETWEEN '2' AND '3.5'", "2\n3\n"},
+		{"SELECT id FROM t WHERE id BETWEEN -1 AND 1", "1\n"},
+		{"SELECT id FROM t WHERE id BETWEEN 4 AND 2", ""},
+		{"SELECT id FROM t WHERE id BETWEEN NULL AND 3", ""},
+		{"SELECT id FROM t WHERE id BETWEEN 5 AND 9223372036854775807", "5\n6\n"},
+		{"SELECT id FROM t WHERE id BETWEEN 5 AND 18446744073709551615", "5\n6\n"},
+		{"SELECT id FROM t WHERE k BETWEEN -3 AND 1", "1\n2\n3\n"},
+		{"SELECT id FROM t WHERE k BETWEEN 1 AND 2 AND c <> 'c3'", "2\n4\n"},
+		{"SELECT id FROM t WHERE id BETWEEN 2 AND 5 AND k BETWEEN 1 AND 2", "2\n3\n4\n"},
+		{"SELECT SUM(k) FROM t WHERE id BETWEEN 1 AND 6", "12\n"},
+		{"SELECT c FROM t WHERE id BETWEEN 2 AND 4 ORDER BY pad DESC", "c4\nc3\nc2\n"},
+		{"SELECT pad, COUNT(*) FROM t WHERE id BETWEEN 1 AND 3 GROUP BY pad ORDER BY pad", "p1\t1\np2\t1\np3\t1\n"},
+		{"SELECT c, (SELECT pad FROM t AS u WHERE u.id = t.id + 1) FROM t WHERE id BETWEEN 4 AND 6", "c4\tp5\nc5\tp6\nc6\tNULL\n"},
+		{"SELECT id FROM t WHERE EXISTS (SELECT 1 FROM t AS u WHERE u.pad = CONCAT('p', t.k)) ORDER BY id", "2\n3\n4\n5\n6\n"},
+		{"SELECT pad FROM v WHERE id BETWEEN 5 AND 6", "p5\np6\n"},
+		{"SELECT d.p FROM (SELECT pad AS p, k FROM t WHERE id BETWEEN 1 AND 2) AS d", "p1\np2\n"},
+		{"SELECT * FROM t WHERE id BETWEEN 6 AND 6", "6\t5\tc6\tp6\n"},
+		{"SELECT t.c, u.pad FROM t JOIN t AS u ON u.id = t.k WHERE t.id BETWEEN 4 AND 6", "c4\tp2\nc5\tp3\nc6\tp5\n"},
+		// Streamed rows share one buffer (Select.OpenStreaming): a user variable keeps its own copy.
+		{"SELECT @v := c FROM t WHERE id BETWEEN 1 AND 3", "c1\nc2\nc3\n"},
+		{"SELECT c, @v FROM t WHERE id BETWEEN 5 AND 6", "c5\tc3\nc6\tc3\n"},
+		{"SELECT DISTINCT k FROM t WHERE id BETWEEN 1 AND 6", "0\n1\n2\n3\n5\n"},
+		{"SELECT c FROM t WHERE id BETWEEN 1 AND 6 AND pad <> 'p2' LIMIT 1, 2", "c3\nc4\n"},
+		// COUNT/SUM/AVG read their rows through one buffer too (Select.foldsRows); each group keeps
+		// a copy of its first row.
+		{"SELECT pad, COUNT(*), SUM(k) FROM t WHERE id BETWEEN 1 AND 6 GROUP BY pad ORDER BY pad", "p1\t1\t0\np2\t1\t1\np3\t1\t1\np4\t1\t2\np5\t1\t3\np6\t1\t5\n"},
+		{"SELECT AVG(k), SUM(k), COUNT(c) FROM t WHERE id BETWEEN 2 AND 5", "1.7500\t7\t4\n"},
+		{"SELECT MAX(c), MIN(pad), COUNT(*) FROM t WHERE id BETWEEN 1 AND 6", "c6\tp1\t6\n"},
+		// The regexp cache keys a copy of a pattern read from a row, not the row's buffer.
+		{"SELECT REGEXP_LIKE('c5', c) FROM t WHERE id BETWEEN 1 AND 6", "0\n0\n0\n0\n1\n0\n"},
+		{"SELECT GET_LOCK(c, 0), IS_USED_LOCK('c1') IS NOT NULL, IS_USED_LOCK('c2') IS NOT NULL FROM t WHERE id BETWEEN 1 AND 2", "1\t1\t0\n1\t1\t1\n"},
+		{"SELECT RELEASE_ALL_LOCKS()", "2\n"},
+	} {
+		w := &textWriter{}
+		if err := s.Query(ctx, c.q, w); err != nil {
+			t.Fatalf("%s: %v", c.q, err)
+		}
+		if got := w.b.String(); got != c.want {
+			t.Errorf("%s:\ngot  %q\nwant %q", c.q, got, c.want)
+		}
+	}
+	// A prepared range is planned once: the same plan must check the bounds that are not exact.
+	if err := s.Query(ctx, "PREPARE p FROM 'SELECT c FROM t WHERE id BETWEEN ? AND ?'", &textWriter{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ set, want string }{
+		{"SET @a = 2, @b = 3", "c2\nc3\n"},
+		{"SET @a = 1.5, @b = 3.5", "c2\nc3\n"},
+		{"SET @a = '5', @b = 'x'", ""},
+		{"SET @a = 5, @b = 7", "c5\nc6\n"},
+	} {
+		w := &textWriter{}
+		if err := s.Query(ctx, c.set, &textWriter{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Query(ctx, "EXECUTE p USING @a, @b", w); err != nil {
+			t.Fatalf("%s: %v", c.set, err)
+		}
+		if got := w.b.String(); got != c.want {
+			t.Errorf("EXECUTE after %s: got %q, want %q", c.set, got, c.want)
 		}
 	}
 }

@@ -778,7 +778,8 @@ func (s *Session) planQuery(n ast.ResultSetNode) (pl *exec.Select, err error) {
 }
 
 func (s *Session) streamPlan(env *expr.Env, pl *exec.Select, w proto.ResultWriter, more bool) error {
-	it, err := pl.Open(env)
+	// Every row goes to w before the next is read, and w keeps none (proto.ResultWriter).
+	it, err := pl.OpenStreaming(env)
 	if err != nil {
 		return err
 	}

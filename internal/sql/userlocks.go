@@ -53,7 +53,8 @@ func (t *userLockTable) getLock(env *expr.Env, name string, conn uint32, timeout
 		}
 		l := t.locks[name]
 		if l == nil {
-			t.locks[name] = &userLock{owner: conn, count: 1, free: make(chan struct{})}
+			// name may alias a row's reused buffer (exec's streaming reads): the key is a copy.
+			t.locks[strings.Clone(name)] = &userLock{owner: conn, count: 1, free: make(chan struct{})}
 			t.mu.Unlock()
 			return types.NewInt(1), nil
 		}

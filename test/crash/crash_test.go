@@ -18,6 +18,7 @@ import (
 	randv2 "math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -96,7 +97,11 @@ type rows struct {
 
 func (r *rows) Columns([]proto.Column) error { return nil }
 func (r *rows) Row(v []types.Value) error {
-	r.rows = append(r.rows, append([]types.Value(nil), v...))
+	row := append([]types.Value(nil), v...)
+	for i := range row {
+		row[i].S = strings.Clone(row[i].S) // valid only during the call (proto.ResultWriter)
+	}
+	r.rows = append(r.rows, row)
 	return nil
 }
 func (r *rows) EndRows(uint16, bool) error { return nil }

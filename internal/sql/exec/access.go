@@ -42,6 +42,20 @@ type Access struct {
 	Latest   bool         // current read: latest committed state (DML, locking reads)
 	Lock     txn.LockMode // lock each row read (0: none)
 	Hint     string       // why this path was chosen, for EXPLAIN
+	// ColPos maps a stored row's column ids to row offsets when decoding primary rows: the
+	// table's ColPos with the columns the query never reads mapped to -1, so that their values
+	// (sysbench's CHAR(60) pad, a SUM's unread strings) are skipped instead of copied; the
+	// skipped offsets hold the column's Absent value. nil decodes every column. The planner sets
+	// it for plain reads only: locking and current reads feed UPDATE/DELETE, which need whole rows.
+	ColPos []int
+}
+
+// colPos is the column map to decode primary rows with.
+func (a *Access) colPos() []int {
+	if a.ColPos != nil {
+		return a.ColPos
+	}
+	return a.Tbl.ColPos
 }
 
 // OrRange is one disjunct of an OR of ranges on a column; nil bounds are open.
@@ -66,8 +80,15 @@ type accessIter struct {
 	it     *txn.Iterator // range or full scan
 	lastPK []byte        // primary key of the last row returned
 	done   bool
-	rows   rowSlab      // the rows it returns
-	strs   rowenc.Arena // their strings
+	// exact: the scan's range bounds are the condition's own values, keyed without conversion
+	// (integers on an integer column), so every row it returns satisfies them (Level.Residual).
+	exact bool
+	rows  rowSlab      // the rows it returns
+	strs  rowenc.Arena // their strings
+	// reuse: the consumer keeps no row (Select.OpenStreaming): decode every row into one and
+	// its strings into the same arena chunk, overwritten by the next row.
+	reuse bool
+	one   []types.Value
 	// perRow: every row gets allocations of its own, for callers that keep a filtered subset of
 	// the rows (a join cache), where a kept row would otherwise hold its whole chunk alive beyond
 	// what the statement's memory quota counts for it.
@@ -227,6 +248,7 @@ func (ai *accessIter) openRange(prefix []byte, lo, hi types.Value, loIncl, hiInc
 	upper := PrefixEnd(prefix)
 	if nEq < len(a.Idx.Offsets) {
 		col := a.Tbl.Columns[a.Idx.Offsets[nEq]]
+		loExact, hiExact := false, false
 		if !lo.IsNull() {
 			if kv, ok := keyValue(lo, col); ok {
 				var cut bool
@@ -234,6 +256,7 @@ func (ai *accessIter) openRange(prefix []byte, lo, hi types.Value, loIncl, hiInc
 				if !loIncl && !cut {
 					lower = PrefixEnd(lower)
 				}
+				loExact = !cut && isIntKind(lo) && isIntKind(kv)
 			}
 		} else if !hi.IsNull() {
 			// col < x excludes NULLs, which sort first (marker 0x00).
@@ -246,8 +269,12 @@ func (ai *accessIter) openRange(prefix []byte, lo, hi types.Value, loIncl, hiInc
 				if hiIncl || cut {
 					upper = PrefixEnd(upper)
 				}
+				hiExact = !cut && isIntKind(hi) && isIntKind(kv)
 			}
 		}
+		// Only openBounds passes the access's own bounds, and only with the whole equality
+		// prefix keyed (nEq == len(a.Eq)); the other callers pass none.
+		ai.exact = loExact && hiExact && nEq == len(a.Eq)
 	}
 	if bytes.Compare(lower, upper) >= 0 {
 		ai.done = true
@@ -328,6 +355,8 @@ func (ai *accessIter) openRanges(prefix []byte, nEq int, outer []types.Value) (*
 	}
 	return ai, ai.nextSpan()
 }
+
+func isIntKind(v types.Value) bool { return v.K == types.KindInt || v.K == types.KindUint }
 
 // PrefixEnd returns the smallest key greater than every key with prefix p.
 func PrefixEnd(p []byte) []byte {
@@ -529,14 +558,24 @@ func (ai *accessIter) Close() {
 // decode is DecodeRow into the iterator's row slab and string arena.
 func (ai *accessIter) decode(v []byte) ([]types.Value, error) {
 	tbl := ai.a.Tbl
-	if ai.perRow {
-		return DecodeRow(tbl, v)
+	var row []types.Value
+	var ar *rowenc.Arena
+	switch {
+	case ai.reuse:
+		if ai.one == nil {
+			ai.one = make([]types.Value, len(tbl.Columns))
+		}
+		row, ar = ai.one, &ai.strs
+		ar.Reset()
+	case ai.perRow:
+		row = make([]types.Value, len(tbl.Columns))
+	default:
+		row, ar = ai.rows.get(len(tbl.Columns)), &ai.strs
 	}
-	row := ai.rows.get(len(tbl.Columns))
 	for i, c := range tbl.Columns {
 		row[i] = c.Absent
 	}
-	if err := rowenc.DecodeRowArena(v, tbl.ColPos, row, &ai.strs); err != nil {
+	if err := rowenc.DecodeRowArena(v, ai.a.colPos(), row, ar); err != nil {
 		return nil, err
 	}
 	return row, nil

@@ -15,7 +15,11 @@
 //     of the levels (or a virtual table's Static rows), WHERE, aggregation and HAVING, window
 //     functions (window.go: one sort per distinct window over the materialised rows), projection,
 //     DISTINCT, sort, LIMIT/OFFSET (evaluated at open, so parameters bind per execution), and the
-//     trim of hidden ORDER BY columns. A Union materialises its members and combines them left to
+//     trim of hidden ORDER BY columns. OpenStreaming is Open for a consumer that keeps no row
+//     (the session's result writer): a one-table plan that keeps none either (no sort,
+//     aggregation or window) then decodes and projects every row into the same buffers; an
+//     aggregation of only COUNT/SUM/AVG over one table reads its input that way under Open too
+//     (foldsRows). A Union materialises its members and combines them left to
 //     right, INTERSECT first. A recursive CTE (RecursiveCTE, cte.go) is the Static source of its
 //     plan: the anchor, then the recursive members over the previous iteration's rows (kept in the
 //     Env, read through a WorkTable) until one adds none, at most cte_max_recursion_depth times.

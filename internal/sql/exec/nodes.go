@@ -18,7 +18,13 @@ type Level struct {
 	Left   bool      // LEFT JOIN: an unmatched outer row gets NULLs here
 	CTE    CTEKind   // what kind of CTE Sub is, if any (EXPLAIN shows it); in Left's padding
 	Filter expr.Expr // conditions checked once this level's row is placed
-	Indep  bool      // reads nothing of earlier levels: its filtered rows can be read once per execution
+	// Implied: Residual is Filter without the condition that the access path's range bounds
+	// imply when they are exact (an integer column BETWEEN two integers: accessIter.exact). The
+	// rows of such a scan are checked against Residual (nil: none), sparing a re-check of the
+	// bounds per row; any other opening of the access checks Filter.
+	Implied  bool
+	Residual expr.Expr
+	Indep    bool // reads nothing of earlier levels: its filtered rows can be read once per execution
 
 	// Fn is a table function (JSON_TABLE): its rows for the current row of the earlier levels.
 	Fn *JSONTable

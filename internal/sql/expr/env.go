@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/kiln-db/kiln/internal/memory"
@@ -109,7 +110,9 @@ func (env *Env) regexp(p string) (*regexp.Regexp, error) {
 	if err != nil {
 		return nil, err
 	}
-	env.reCache[p] = re
+	// The pattern may be a column's value in a buffer the next row overwrites (exec's streaming
+	// reads): the key is a copy.
+	env.reCache[strings.Clone(p)] = re
 	return re, nil
 }
 

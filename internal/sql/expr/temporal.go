@@ -175,7 +175,7 @@ func lookupTZ(name string) *time.Location {
 	if err != nil || name == "" || name == "Local" {
 		loc = nil
 	}
-	tzCache.Store(key, loc)
+	tzCache.Store(strings.Clone(key), loc) // key may alias a row's reused buffer
 	return loc
 }
 

@@ -547,7 +547,11 @@ func (c *Compiler) variable(x *ast.VariableExpr) (expr.Expr, error) {
 				if err != nil {
 					return v, err
 				}
-				env.Sess.SetUserVar(name, v)
+				// The variable outlives the row: its string may live in a buffer the next row
+				// overwrites (exec's streaming reads).
+				sv := v
+				sv.S = strings.Clone(v.S)
+				env.Sess.SetUserVar(name, sv)
 				return v, nil
 			}}, nil
 		}

@@ -1133,6 +1133,8 @@ func (b *selectBuilder) chooseLevelAccess() {
 			if pl.Lock != 0 {
 				lv.Acc.Lock = pl.Lock
 				lv.Acc.Latest = true
+			} else {
+				lv.Acc.ColPos = readColPos(lv, sc)
 			}
 		}
 		var es []expr.Expr
@@ -1147,7 +1149,56 @@ func (b *selectBuilder) chooseLevelAccess() {
 			lv.Indep = boundsIndependent(lv.Acc, sc)
 		}
 		lv.Filter = andAll(es)
+		if i := impliedByBounds(lv, es); i >= 0 {
+			lv.Implied = true
+			lv.Residual = andAll(slices.Delete(slices.Clone(es), i, i+1))
+		}
 	}
+}
+
+// impliedByBounds returns the index of the conjunct of es that level lv's range scan makes
+// redundant when its bounds are exact (exec.Level.Residual), or -1: `col BETWEEN lo AND hi` on an
+// integer column whose lo and hi are exactly the plain read's range bounds on that column, after
+// an equality prefix. At run time the access decides whether the bounds were exact (integer
+// values, keyed without conversion); otherwise the whole filter runs.
+func impliedByBounds(lv *exec.Level, es []expr.Expr) int {
+	a := lv.Acc
+	if a == nil || lv.Left || a.Kind != exec.AccRange || a.Lock != 0 || a.Latest || a.Lo == nil || a.Hi == nil ||
+		!a.LoIncl || !a.HiIncl || len(a.Eq) >= len(a.Idx.Offsets) || a.Idx.Columns[len(a.Eq)].Prefix > 0 {
+		return -1
+	}
+	co := a.Idx.Offsets[len(a.Eq)]
+	if !a.Tbl.Columns[co].Type.IsInteger() {
+		return -1
+	}
+	for i, e := range es {
+		b, ok := e.(*expr.Between)
+		if !ok || b.Not || b.Lo != a.Lo || b.Hi != a.Hi {
+			continue
+		}
+		if c, ok := b.E.(*expr.Col); ok && c.Idx == lv.Off+co {
+			return i
+		}
+	}
+	return -1
+}
+
+// readColPos is the column map a plain read of level lv decodes its rows with (exec.Access's
+// ColPos): the table's, with the columns the query never reads (Scope.used, final at step 9)
+// mapped to -1. nil when the query reads every column.
+func readColPos(lv *exec.Level, sc *Scope) []int {
+	tbl := lv.Acc.Tbl
+	var out []int
+	for co, c := range tbl.Columns {
+		if sc.Cols[lv.Off+co].used {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(tbl.ColPos)
+		}
+		out[c.ID] = -1
+	}
+	return out
 }
 
 // boundsIndependent reports whether an access path's bounds read nothing of the earlier levels, so

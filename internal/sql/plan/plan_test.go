@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -214,6 +215,44 @@ func TestPlannerWithoutFacade(t *testing.T) {
 		acc := pl.Levels[0].Acc
 		if acc.Kind != c.kind || acc.Idx.Name != c.idx {
 			t.Errorf("%s: access %v on %s, want %v on %s", c.sql, acc.Kind, acc.Idx.Name, c.kind, c.idx)
+		}
+	}
+}
+
+// TestPlainReadDecodesAndResidual pins two per-row savings of plain reads: the access decodes only
+// the columns the query reads (Access.ColPos maps the others to -1; nil when it reads all), and a
+// BETWEEN on an integer column whose bounds are the range scan's own is left out of the level's
+// Residual filter (Level.Implied), which the executor runs instead of Filter when the bounds turn
+// out exact. Locking reads (UPDATE/DELETE read through them) keep whole rows and the whole filter.
+func TestPlainReadDecodesAndResidual(t *testing.T) {
+	for _, c := range []struct {
+		sql      string
+		colPos   string // Access.ColPos by column id (t1: a is id 1, b id 2), "" for nil
+		implied  bool
+		residual bool // Residual is not nil
+	}{
+		{"SELECT a FROM t1 WHERE a BETWEEN 1 AND 5", "[-1 0 -1]", true, false},
+		{"SELECT b FROM t1 WHERE a BETWEEN 1 AND 5 AND b + 0 > 2", "", true, true},
+		{"SELECT COUNT(*) FROM t1 WHERE a BETWEEN 1 AND 5", "[-1 0 -1]", true, false},
+		{"SELECT COUNT(*) FROM t1", "[-1 -1 -1]", false, false},
+		{"SELECT b FROM t1 WHERE a = 1", "", false, false},
+		{"SELECT a FROM t1 WHERE b BETWEEN 1 AND 5", "", true, false},
+		{"SELECT * FROM t1 WHERE a BETWEEN 1 AND 5 FOR UPDATE", "", false, false},
+		{"SELECT a FROM t1 WHERE a NOT BETWEEN 1 AND 5", "[-1 0 -1]", false, false},
+		{"SELECT a FROM t1 WHERE a >= 1 AND a <= 5", "[-1 0 -1]", false, false},
+		{"SELECT a FROM t1 WHERE a BETWEEN 1 AND b", "", false, false},
+		{"SELECT t1.a FROM t1 LEFT JOIN t2 ON t2.a BETWEEN 1 AND 5", "[-1 0 -1]", false, false},
+		{"SELECT a FROM t1 WHERE EXISTS (SELECT 1 FROM t2 WHERE t2.a = t1.b)", "", false, false},
+	} {
+		pl := planOf(t, &Planner{Ctx: newFake(), Uses: &Uses{}}, c.sql)
+		lv := pl.Levels[0]
+		got := ""
+		if lv.Acc.ColPos != nil {
+			got = fmt.Sprint(lv.Acc.ColPos)
+		}
+		if got != c.colPos || lv.Implied != c.implied || (lv.Residual != nil) != c.residual {
+			t.Errorf("%s: ColPos %q, Implied %v, Residual %v; want %q, %v, residual %v",
+				c.sql, got, lv.Implied, lv.Residual, c.colPos, c.implied, c.residual)
 		}
 	}
 }

@@ -264,6 +264,10 @@ type Arena struct {
 
 const maxArenaChunk = 16 << 10
 
+// Reset makes the arena's current chunk free for new strings: those decoded before are
+// overwritten. For a reader whose consumer keeps no decoded value (exec's streaming reads).
+func (a *Arena) Reset() { a.buf = a.buf[:0] }
+
 // take returns an empty slice with capacity exactly n, carved from the current chunk or a new one.
 func (a *Arena) take(n int) []byte {
 	if cap(a.buf)-len(a.buf) < n {

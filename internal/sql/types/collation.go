@@ -135,6 +135,21 @@ func (c *Collation) Compare(a, b string) int {
 	if k == len(a) && k == len(b) {
 		return 0
 	}
+	if k < n {
+		// Two different characters that the collation orders as their bytes decide (both are
+		// ASCII, so the equal prefix ends on a character boundary in both strings).
+		c.w.init()
+		ord := &c.w.byteOrd[0]
+		if c.PadSpace {
+			ord = &c.w.byteOrd[1]
+		}
+		if ord[a[k]] && ord[b[k]] {
+			if a[k] < b[k] {
+				return -1
+			}
+			return 1
+		}
+	}
 	for k > 0 && ((k < len(a) && isCont(a[k])) || (k < len(b) && isCont(b[k]))) {
 		k--
 	}
@@ -142,6 +157,37 @@ func (c *Collation) Compare(a, b string) int {
 }
 
 func isCont(c byte) bool { return c&0xC0 == 0x80 }
+
+// ByteOrdered reports whether s is made only of characters that c orders as their bytes: between
+// two strings for which it holds, Compare is strings.Compare and Equal is ==, so a sort or a
+// DISTINCT over such strings needs no collation keys. Always true for a NO PAD binary collation;
+// for a PAD SPACE one, true when no byte is a space or below it; for a weighted one, true for
+// strings of ASCII characters in the weighter's byteOrd set (utf8mb4_0900_ai_ci: digits,
+// lower-case letters, '-', space and more; '_' weighs less than the digits it follows).
+func (c *Collation) ByteOrdered(s string) bool {
+	switch {
+	case c == nil || c.kind == ckBinary:
+		return true
+	case c.kind == ckBinPad:
+		for i := 0; i < len(s); i++ {
+			if s[i] <= ' ' {
+				return false
+			}
+		}
+		return true
+	}
+	c.w.init()
+	ord := &c.w.byteOrd[0]
+	if c.PadSpace {
+		ord = &c.w.byteOrd[1]
+	}
+	for i := 0; i < len(s); i++ {
+		if !ord[s[i]] {
+			return false
+		}
+	}
+	return true
+}
 
 // comparePadBytes compares bytewise as if the shorter string were padded with spaces.
 func comparePadBytes(a, b string) int {
@@ -374,6 +420,13 @@ type weighter struct {
 	bmp   []uint32
 	exp   [][]uint32
 	space uint32
+	// byteOrd[pad] marks the ASCII characters that this weighter orders as their bytes: each has
+	// one non-zero weight, and the weights strictly increase with the byte values across the set.
+	// Between two strings made only of them, comparing weight sequences is comparing bytes, and
+	// equal weights are equal bytes (see Collation.ByteOrdered). Under PAD SPACE (pad = 1) the set
+	// also leaves out the space and every character weighing no more than it, so that a string's
+	// extension sorts after it as its padding would. Bytes >= 0x80 are never in the set.
+	byteOrd [2][256]bool
 }
 
 func (w *weighter) init() {
@@ -396,7 +449,41 @@ func (w *weighter) init() {
 			}
 		}
 		w.space = w.ascii[' ']
+		w.initByteOrd()
 	})
+}
+
+// initByteOrd chooses byteOrd: the heaviest subsequence of the ASCII characters (in byte order)
+// whose weights strictly increase, where digits, lower-case letters, '-', '_' and the space weigh
+// most (the characters of generated keys and of sysbench's strings; a case-insensitive collation
+// can keep only one case of each letter).
+func (w *weighter) initByteOrd() {
+	var score, prev [128]int
+	bestEnd := -1
+	for c := 0; c < 128; c++ {
+		prev[c] = -1
+		x := w.ascii[c]
+		if x == 0 || x&expFlag != 0 {
+			continue
+		}
+		v := 1
+		if c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c == '-' || c == '_' || c == ' ' {
+			v = 64
+		}
+		score[c] = v
+		for b := 0; b < c; b++ {
+			if score[b] > 0 && w.ascii[b] < x && score[b]+v > score[c] {
+				score[c], prev[c] = score[b]+v, b
+			}
+		}
+		if bestEnd < 0 || score[c] > score[bestEnd] {
+			bestEnd = c
+		}
+	}
+	for c := bestEnd; c >= 0; c = prev[c] {
+		w.byteOrd[0][c] = true
+		w.byteOrd[1][c] = w.ascii[c] > w.space
+	}
 }
 
 type witer struct {

@@ -213,3 +213,79 @@ func BenchmarkKeySysbenchC(b *testing.B) {
 		collUTF8MB4Default.Key(nil, s)
 	}
 }
+
+// TestByteOrdered: for every collation, between two strings that ByteOrdered accepts, Compare is
+// the strings' byte order and equality is byte equality; and Compare (with its early exit at the
+// first differing byte-ordered characters) always agrees with the order of the collation keys.
+// Random strings over all of ASCII plus a few multi-byte characters, and over the characters
+// generated keys use. utf8mb4_0900_ai_ci must order digits, lower-case letters and '-' as
+// their bytes: sysbench's ORDER BY c relies on it (its c values are digits and dashes).
+func TestByteOrdered(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	ascii := make([]string, 0, 136)
+	for c := 0; c < 128; c++ {
+		ascii = append(ascii, string(rune(c)))
+	}
+	ascii = append(ascii, "é", "É", "ß", "中", "\u00a0", "\xff", "\xe2\x82", "ǅ")
+	var keyish []string
+	for _, c := range "0123456789-_abcdefghijklmnopqrstuvwxyz AZ" {
+		keyish = append(keyish, string(c))
+	}
+	gen := func(alpha []string) string {
+		n := r.Intn(7)
+		var b []byte
+		for i := 0; i < n; i++ {
+			b = append(b, alpha[r.Intn(len(alpha))]...)
+		}
+		return string(b)
+	}
+	sign := func(x int) int { return min(max(x, -1), 1) }
+	for _, c := range collations {
+		for i := 0; i < 20000; i++ {
+			alpha := ascii
+			if i%2 == 1 {
+				alpha = keyish
+			}
+			a, b := gen(alpha), gen(alpha)
+			if i%3 == 0 && len(a) > 0 {
+				b = a[:r.Intn(len(a))] + b // a shared prefix: the early exit's case
+			}
+			got := sign(c.Compare(a, b))
+			if want := sign(bytes.Compare(c.Key(nil, a), c.Key(nil, b))); got != want {
+				t.Fatalf("%s: Compare(%q, %q) = %d, keys say %d", c.Name, a, b, got, want)
+			}
+			if c.ByteOrdered(a) && c.ByteOrdered(b) && got != sign(bytes.Compare([]byte(a), []byte(b))) {
+				t.Fatalf("%s: %q and %q are byte-ordered, but Compare = %d", c.Name, a, b, got)
+			}
+		}
+	}
+	for _, s := range []string{"", "68487932199-96439406143-93774651418", "abc-xyz-09", "a b"} {
+		if !collUTF8MB4Default.ByteOrdered(s) {
+			t.Errorf("utf8mb4_0900_ai_ci: ByteOrdered(%q) = false", s)
+		}
+	}
+	for _, s := range []string{"aB", "é", "a\x00"} {
+		if collUTF8MB4Default.ByteOrdered(s) {
+			t.Errorf("utf8mb4_0900_ai_ci: ByteOrdered(%q) = true", s)
+		}
+	}
+}
+
+// BenchmarkSortSysbenchC compares what sorting 100 of sysbench's c values costs per row: a
+// collation key (the keyed sort) against the ByteOrdered check (the bytewise sort).
+func BenchmarkSortSysbenchC(b *testing.B) {
+	s := "68487932199-96439406143-93774651418-41631865787-96406072701-20604855487-25459966574-28203206787-41238978918-19503783441"
+	b.Run("key", func(b *testing.B) {
+		buf := make([]byte, 0, 512)
+		for i := 0; i < b.N; i++ {
+			buf = collUTF8MB4Default.Key(buf[:0], s)
+		}
+	})
+	b.Run("byteordered", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if !collUTF8MB4Default.ByteOrdered(s) {
+				b.Fatal("not byte-ordered")
+			}
+		}
+	})
+}
