@@ -50,6 +50,7 @@ type Session struct {
 	tlocks     map[string]bool
 	globalRead bool
 	tuses      map[string]bool
+	tableKeys  tableKeyMemo // useTable's lock keys of recent tables
 	ctx        context.Context
 	// SSLVersion and SSLCipher are the connection's TLS version and cipher ("" without TLS): the
 	// session status variables Ssl_version and Ssl_cipher.
