@@ -22,7 +22,9 @@ func (pl *Select) Open(env *expr.Env) (RowIter, error) {
 	if pl.Union != nil {
 		return pl.Union.open(env)
 	}
-	var it RowIter = &joinIter{pl: pl, env: env}
+	// The join and the projection, always opened together, are one allocation.
+	its := &openIters{join: joinIter{pl: pl, env: env}}
+	var it RowIter = &its.join
 	if pl.Static != nil {
 		rows, err := pl.Static(env)
 		if err != nil {
@@ -42,7 +44,8 @@ func (pl *Select) Open(env *expr.Env) (RowIter, error) {
 	if pl.Windows != nil {
 		it = &windowIter{pl: pl, env: env, src: it}
 	}
-	it = &projIter{src: it, env: env, proj: pl.Proj}
+	its.proj = projIter{src: it, env: env, proj: pl.Proj}
+	it = &its.proj
 	var colls []*types.Collation
 	if pl.Distinct || pl.SortNeeded {
 		colls = projColls(pl)
@@ -96,6 +99,12 @@ func projColls(pl *Select) []*types.Collation {
 	return out
 }
 
+// openIters are the iterators every plan opens.
+type openIters struct {
+	join joinIter
+	proj projIter
+}
+
 // joinIter runs the FROM levels as nested loops and yields combined rows.
 type joinIter struct {
 	pl      *Select
@@ -115,6 +124,12 @@ type joinIter struct {
 	direct bool
 	// matBytes: per level, the memory its last materialised rows were counted for.
 	matBytes []int64
+	// one holds its, state and matched of a one-level plan (a point select): no allocations.
+	one struct {
+		its     [1]RowIter
+		state   [1]uint8
+		matched [1]bool
+	}
 }
 
 func (j *joinIter) Next() ([]types.Value, error) {
@@ -130,9 +145,13 @@ func (j *joinIter) Next() ([]types.Value, error) {
 	if !j.started {
 		j.started = true
 		j.row = make([]types.Value, pl.Width)
-		j.its = make([]RowIter, n)
-		j.state = make([]uint8, n)
-		j.matched = make([]bool, n)
+		if n == 1 {
+			j.its, j.state, j.matched = j.one.its[:], j.one.state[:], j.one.matched[:]
+		} else {
+			j.its = make([]RowIter, n)
+			j.state = make([]uint8, n)
+			j.matched = make([]bool, n)
+		}
 		lv := pl.Levels[0]
 		j.direct = n == 1 && lv.Acc != nil && !lv.Left && lv.Off == 0 && lv.Width == pl.Width
 	} else {
