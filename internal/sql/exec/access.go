@@ -62,7 +62,7 @@ type accessIter struct {
 	env    *expr.Env
 	t      *txn.Txn
 	keys   [][]byte      // point/batch keys still to read
-	key1   [1][]byte     // keys' array for a point read
+	onekey [1][]byte     // keys' array for a point read
 	spans  [][2][]byte   // remaining key ranges [lo, hi) to scan, in scan order (IN lists, OR of ranges)
 	it     *txn.Iterator // range or full scan
 	done   bool
@@ -93,8 +93,8 @@ func (a *Access) open(env *expr.Env, outer []types.Value) (*accessIter, error) {
 	}
 	switch kind {
 	case AccPoint:
-		ai.key1[0] = key
-		ai.keys = ai.key1[:]
+		ai.onekey[0] = key
+		ai.keys = ai.onekey[:]
 		return ai, nil
 	case AccBatch:
 		return ai.openBatch(key, nEq, outer)
