@@ -164,6 +164,7 @@ func (s *Session) setSysVar(name string, global bool, val types.Value) error {
 		s.vars["tx_isolation"] = val
 	}
 	s.vars[v.Name] = val
+	s.varsGen++
 	return nil
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/plan"
-	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -429,7 +428,7 @@ func (s *Session) stmtCtx() context.Context {
 }
 
 func (s *Session) metadataLockTimeout() time.Duration {
-	v := s.getSysVar(sysvar.Must("lock_wait_timeout"), false)
+	v := s.getSysVar(svLockWaitTimeout, false)
 	return time.Duration(types.ToIntLenient(v)) * time.Second
 }
 

@@ -1,0 +1,65 @@
+package sql
+
+import (
+	"context"
+	"testing"
+)
+
+// Autocommit is remembered between statements; every way of changing it is seen at once: a session
+// SET, SET GLOBAL for a session that has no value of its own, and a new session after a SET GLOBAL.
+func TestAutocommitRemembered(t *testing.T) {
+	db := testDB(t)
+	a := db.NewSession(1, "root", "localhost", "")
+	defer a.Close()
+	b := db.NewSession(2, "root", "localhost", "")
+	defer b.Close()
+	ctx := context.Background()
+	run := func(s *Session, q string) {
+		t.Helper()
+		if err := s.Query(ctx, q, &textWriter{}); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	check := func(s *Session, want bool, what string) {
+		t.Helper()
+		for range 2 { // the second answer comes from what was remembered
+			if got := s.Autocommit(); got != want {
+				t.Fatalf("%s: autocommit %v, want %v", what, got, want)
+			}
+		}
+	}
+	check(a, true, "default")
+	run(a, "SET autocommit = 0")
+	check(a, false, "after SET autocommit = 0")
+	check(b, true, "another session")
+	run(a, "SET SESSION autocommit = 1")
+	check(a, true, "after SET SESSION autocommit = 1")
+	run(a, "SET @@autocommit = OFF")
+	check(a, false, "after SET @@autocommit = OFF")
+	run(b, "SET GLOBAL autocommit = 0")
+	check(b, false, "after SET GLOBAL autocommit = 0, no session value")
+	check(a, false, "a session value stays")
+	run(a, "SET autocommit = 1")
+	check(a, true, "session value over a global 0")
+	c := db.NewSession(3, "root", "localhost", "")
+	defer c.Close()
+	check(c, false, "a new session after SET GLOBAL")
+	run(b, "SET GLOBAL autocommit = 1")
+	check(b, true, "after SET GLOBAL autocommit = 1")
+	check(c, true, "the new session, after SET GLOBAL autocommit = 1")
+	if n := testing.AllocsPerRun(100, func() { a.Autocommit() }); n != 0 {
+		t.Errorf("Autocommit: %.0f allocations", n)
+	}
+}
+
+// BenchmarkAutocommit is one read of the setting, as each statement's transaction and status flags do.
+func BenchmarkAutocommit(b *testing.B) {
+	db := testDB(b)
+	s := db.NewSession(1, "root", "localhost", "")
+	defer s.Close()
+	for b.Loop() {
+		if !s.Autocommit() {
+			b.Fatal("autocommit off")
+		}
+	}
+}
