@@ -63,3 +63,46 @@ func BenchmarkAutocommit(b *testing.B) {
 		}
 	}
 }
+
+// The character sets every statement reads (client text, results) are remembered the same way:
+// SET NAMES, SET character_set_results, the handshake's collation and SET GLOBAL are all seen.
+func TestCharsetVarsRemembered(t *testing.T) {
+	db := testDB(t)
+	s := db.NewSession(1, "root", "localhost", "")
+	defer s.Close()
+	ctx := context.Background()
+	run := func(q string) {
+		t.Helper()
+		if err := s.Query(ctx, q, &textWriter{}); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	check := func(client, results, what string) {
+		t.Helper()
+		for range 2 {
+			if c, r := s.charsetVar("character_set_client"), s.charsetVar("character_set_results"); c != client || r != results {
+				t.Fatalf("%s: client %q results %q, want %q %q", what, c, r, client, results)
+			}
+		}
+	}
+	check("utf8mb4", "utf8mb4", "default")
+	run("SET NAMES latin1")
+	check("latin1", "latin1", "SET NAMES latin1")
+	run("SET character_set_results = 'UTF8MB4'")
+	check("latin1", "utf8mb4", "SET character_set_results")
+	run("SET NAMES utf8mb4")
+	check("utf8mb4", "utf8mb4", "SET NAMES utf8mb4")
+	s.SetHandshakeCollation(8) // latin1_swedish_ci
+	check("latin1", "latin1", "the handshake's collation")
+	o := db.NewSession(2, "root", "localhost", "")
+	defer o.Close()
+	if err := o.Query(ctx, "SET GLOBAL character_set_results = latin1", &textWriter{}); err != nil {
+		t.Fatal(err)
+	}
+	if r := o.charsetVar("character_set_results"); r != "latin1" {
+		t.Fatalf("after SET GLOBAL: %q", r)
+	}
+	if n := testing.AllocsPerRun(100, func() { s.charsetVar("character_set_results") }); n != 0 {
+		t.Errorf("charsetVar: %.0f allocations", n)
+	}
+}

@@ -97,6 +97,8 @@ type Session struct {
 	ac        bool
 	acGen     uint64
 	acGlobals *map[string]types.Value
+	// character_set_client and character_set_results, lower-cased (charset.go).
+	csClient, csResults varMemo
 }
 
 type savepoint struct {
