@@ -3,6 +3,9 @@ package sql
 import (
 	"context"
 	"testing"
+	"time"
+
+	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
 // Autocommit is remembered between statements; every way of changing it is seen at once: a session
@@ -105,4 +108,38 @@ func TestCharsetVarsRemembered(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { s.charsetVar("character_set_results") }); n != 0 {
 		t.Errorf("charsetVar: %.0f allocations", n)
 	}
+}
+
+// wait_timeout (every command), lock_wait_timeout (every statement's locks) and session_track_gtids
+// (every result writer) are remembered too, and follow session SETs and SET GLOBAL.
+func TestTimeoutVarsRemembered(t *testing.T) {
+	db := testDB(t)
+	s := db.NewSession(1, "root", "localhost", "")
+	defer s.Close()
+	ctx := context.Background()
+	run := func(q string) {
+		t.Helper()
+		if err := s.Query(ctx, q, &textWriter{}); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	check := func(wait, lock time.Duration, track, what string) {
+		t.Helper()
+		for range 2 {
+			w, l := s.WaitTimeout(), s.metadataLockTimeout()
+			tr := types.ToString(s.memoVal(&s.trackGTIDs, trackGTIDsVar))
+			if w != wait || l != lock || tr != track {
+				t.Fatalf("%s: wait_timeout %v lock_wait_timeout %v session_track_gtids %q, want %v %v %q", what, w, l, tr, wait, lock, track)
+			}
+		}
+	}
+	check(28800*time.Second, 31536000*time.Second, "OFF", "defaults")
+	run("SET wait_timeout = 5")
+	check(5*time.Second, 31536000*time.Second, "OFF", "SET wait_timeout")
+	run("SET GLOBAL lock_wait_timeout = 7")
+	check(5*time.Second, 7*time.Second, "OFF", "SET GLOBAL lock_wait_timeout")
+	run("SET lock_wait_timeout = 9")
+	check(5*time.Second, 9*time.Second, "OFF", "SET lock_wait_timeout")
+	run("SET session_track_gtids = OWN_GTID")
+	check(5*time.Second, 9*time.Second, "OWN_GTID", "SET session_track_gtids")
 }

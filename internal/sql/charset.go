@@ -37,18 +37,35 @@ type varMemo struct {
 	valid   bool
 	gen     uint64
 	globals *map[string]types.Value
-	s       string
+	v       types.Value
+	s       string // memoLower's answer
+}
+
+// fresh reports whether m still holds the session's value, and marks it so for what the caller
+// stores next.
+func (s *Session) fresh(m *varMemo) bool {
+	g := s.db.globals.vals.Load()
+	if m.valid && m.globals == g && m.gen == s.varsGen {
+		return true
+	}
+	m.valid, m.globals, m.gen = true, g, s.varsGen
+	return false
 }
 
 // memoLower is v's value lower-cased, remembered in m.
 func (s *Session) memoLower(m *varMemo, v *sysvar.Var) string {
-	g := s.db.globals.vals.Load()
-	if m.valid && m.globals == g && m.gen == s.varsGen {
-		return m.s
+	if !s.fresh(m) {
+		m.s = strings.ToLower(types.ToString(s.getSysVar(v, false)))
 	}
-	m.s = strings.ToLower(types.ToString(s.getSysVar(v, false)))
-	m.valid, m.globals, m.gen = true, g, s.varsGen
 	return m.s
+}
+
+// memoVal is v's value, remembered in m.
+func (s *Session) memoVal(m *varMemo, v *sysvar.Var) types.Value {
+	if !s.fresh(m) {
+		m.v = s.getSysVar(v, false)
+	}
+	return m.v
 }
 
 // clientText converts text received from the client into UTF-8.

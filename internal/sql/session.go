@@ -97,8 +97,10 @@ type Session struct {
 	ac        bool
 	acGen     uint64
 	acGlobals *map[string]types.Value
-	// character_set_client and character_set_results, lower-cased (charset.go).
-	csClient, csResults varMemo
+	// character_set_client and character_set_results, lower-cased (charset.go), and other
+	// variables every statement or command reads.
+	csClient, csResults                  varMemo
+	waitTimeout, lockTimeout, trackGTIDs varMemo
 }
 
 type savepoint struct {
@@ -174,7 +176,7 @@ func (s *Session) LastCommitPos() uint64 { return s.lastPos }
 
 // WaitTimeout is the session's wait_timeout.
 func (s *Session) WaitTimeout() time.Duration {
-	v := s.getSysVar(svWaitTimeout, false)
+	v := s.memoVal(&s.waitTimeout, svWaitTimeout) // every command
 	return time.Duration(types.ToIntLenient(v)) * time.Second
 }
 

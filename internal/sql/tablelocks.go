@@ -428,7 +428,7 @@ func (s *Session) stmtCtx() context.Context {
 }
 
 func (s *Session) metadataLockTimeout() time.Duration {
-	v := s.getSysVar(svLockWaitTimeout, false)
+	v := s.memoVal(&s.lockTimeout, svLockWaitTimeout) // every statement's table and metadata locks
 	return time.Duration(types.ToIntLenient(v)) * time.Second
 }
 
