@@ -16,7 +16,56 @@ import (
 // (utf8mb4, utf8mb3, ascii) or pass bytes through (binary, character_set_results = NULL).
 
 func (s *Session) charsetVar(name string) string {
+	switch name { // read by every statement: remembered (varMemo)
+	case "character_set_client":
+		return s.memoLower(&s.csClient, svCharsetClient)
+	case "character_set_results":
+		return s.memoLower(&s.csResults, svCharsetResults)
+	}
 	return strings.ToLower(types.ToString(s.getSysVar(sysvar.Must(name), false)))
+}
+
+var (
+	svCharsetClient  = sysvar.Must("character_set_client")
+	svCharsetResults = sysvar.Must("character_set_results")
+)
+
+// varMemo is a system variable's value as a session last read it, valid while the globals map is
+// globals and no session SET ran since (Session.varsGen counts them). Only for variables whose
+// value is stored (getSysVar computes a few, such as warning_count, on every read).
+type varMemo struct {
+	valid   bool
+	gen     uint64
+	globals *map[string]types.Value
+	v       types.Value
+	s       string // memoLower's answer
+}
+
+// fresh reports whether m still holds the session's value, and marks it so for what the caller
+// stores next.
+func (s *Session) fresh(m *varMemo) bool {
+	g := s.db.globals.vals.Load()
+	if m.valid && m.globals == g && m.gen == s.varsGen {
+		return true
+	}
+	m.valid, m.globals, m.gen = true, g, s.varsGen
+	return false
+}
+
+// memoLower is v's value lower-cased, remembered in m.
+func (s *Session) memoLower(m *varMemo, v *sysvar.Var) string {
+	if !s.fresh(m) {
+		m.s = strings.ToLower(types.ToString(s.getSysVar(v, false)))
+	}
+	return m.s
+}
+
+// memoVal is v's value, remembered in m.
+func (s *Session) memoVal(m *varMemo, v *sysvar.Var) types.Value {
+	if !s.fresh(m) {
+		m.v = s.getSysVar(v, false)
+	}
+	return m.v
 }
 
 // clientText converts text received from the client into UTF-8.
@@ -130,4 +179,5 @@ func (s *Session) SetHandshakeCollation(id uint16) {
 	if cs != "utf8mb4" {
 		s.vars["collation_connection"] = types.NewString(c.Name)
 	}
+	s.varsGen++
 }

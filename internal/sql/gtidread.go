@@ -270,7 +270,7 @@ func (s *Session) gtidTracker(w proto.ResultWriter) proto.ResultWriter {
 	if s.db.cfg.LogPosition == nil {
 		return w
 	}
-	mode := types.ToString(s.getSysVar(trackGTIDsVar, false))
+	mode := types.ToString(s.memoVal(&s.trackGTIDs, trackGTIDsVar))
 	if mode == "OFF" || mode == "" {
 		return w
 	}

@@ -70,7 +70,8 @@ func (s *Session) planCacheLookup(text string) (p *prepared, args []types.Value,
 	p, found := c.entries[planCacheKey{n.Key, s.CurDB}]
 	if !found {
 		s.db.planCacheMisses.Add(1)
-		return nil, nil, "", &n
+		learn := n // only a miss puts it on the heap
+		return nil, nil, "", &learn
 	}
 	if p == nil {
 		return nil, nil, "", nil

@@ -50,6 +50,7 @@ type Session struct {
 	tlocks     map[string]bool
 	globalRead bool
 	tuses      map[string]bool
+	tableKeys  tableKeyMemo // useTable's lock keys of recent tables
 	ctx        context.Context
 	// SSLVersion and SSLCipher are the connection's TLS version and cipher ("" without TLS): the
 	// session status variables Ssl_version and Ssl_cipher.
@@ -88,6 +89,18 @@ type Session struct {
 	// (upper-casing and splitting the string) only when it changes.
 	parseModeText string
 	parseMode     mysql.SQLMode
+
+	// Autocommit's answer, valid while the globals map is acGlobals and no session SET ran since
+	// (varsGen counts them).
+	varsGen   uint64
+	acValid   bool
+	ac        bool
+	acGen     uint64
+	acGlobals *map[string]types.Value
+	// character_set_client and character_set_results, lower-cased (charset.go), and other
+	// variables every statement or command reads.
+	csClient, csResults                  varMemo
+	waitTimeout, lockTimeout, trackGTIDs varMemo
 }
 
 type savepoint struct {
@@ -122,11 +135,28 @@ func (s *Session) catalog() *catalog.Catalog {
 // InTxn reports whether an explicit (or autocommit=0) transaction is open.
 func (s *Session) InTxn() bool { return s.txn != nil && s.explicit }
 
-// Autocommit reports the autocommit setting.
+// Variables read by every statement, looked up once.
+var (
+	svAutocommit       = sysvar.Must("autocommit")
+	svWaitTimeout      = sysvar.Must("wait_timeout")
+	svMaxExecutionTime = sysvar.Must("max_execution_time")
+	svSQLMode          = sysvar.Must("sql_mode")
+	svIsolation        = sysvar.Must("transaction_isolation")
+	svLockWaitTimeout  = sysvar.Must("lock_wait_timeout")
+)
+
+// Autocommit reports the autocommit setting. A statement reads it three or four times (its
+// transaction, the status flags of its OK or EOF packets), so the answer is kept until a session
+// SET (varsGen) or a SET GLOBAL (a new globals map) may have changed it.
 func (s *Session) Autocommit() bool {
-	v := s.getSysVar(sysvar.Must("autocommit"), false)
-	b, _ := types.ToBool(v)
-	return b
+	g := s.db.globals.vals.Load()
+	if s.acValid && s.acGlobals == g && s.acGen == s.varsGen {
+		return s.ac
+	}
+	v := s.getSysVar(svAutocommit, false)
+	s.ac, _ = types.ToBool(v)
+	s.acValid, s.acGlobals, s.acGen = true, g, s.varsGen
+	return s.ac
 }
 
 // Status returns the OK/EOF status flags.
@@ -146,7 +176,7 @@ func (s *Session) LastCommitPos() uint64 { return s.lastPos }
 
 // WaitTimeout is the session's wait_timeout.
 func (s *Session) WaitTimeout() time.Duration {
-	v := s.getSysVar(sysvar.Must("wait_timeout"), false)
+	v := s.memoVal(&s.waitTimeout, svWaitTimeout) // every command
 	return time.Duration(types.ToIntLenient(v)) * time.Second
 }
 
@@ -156,17 +186,17 @@ func (s *Session) lockWaitTimeout() time.Duration {
 }
 
 func (s *Session) maxExecutionTime() time.Duration {
-	v := s.getSysVar(sysvar.Must("max_execution_time"), false)
+	v := s.getSysVar(svMaxExecutionTime, false)
 	return time.Duration(types.ToIntLenient(v)) * time.Millisecond
 }
 
 func (s *Session) strict() bool {
-	m := strings.ToUpper(types.ToString(s.getSysVar(sysvar.Must("sql_mode"), false)))
+	m := strings.ToUpper(types.ToString(s.getSysVar(svSQLMode, false)))
 	return strings.Contains(m, "STRICT_TRANS_TABLES") || strings.Contains(m, "STRICT_ALL_TABLES")
 }
 
 func (s *Session) sqlModeHas(flag string) bool {
-	m := strings.ToUpper(types.ToString(s.getSysVar(sysvar.Must("sql_mode"), false)))
+	m := strings.ToUpper(types.ToString(s.getSysVar(svSQLMode, false)))
 	for _, f := range strings.Split(m, ",") {
 		if f == flag {
 			return true
@@ -196,7 +226,7 @@ func (s *Session) location() *time.Location {
 }
 
 func (s *Session) isolation() txn.Isolation {
-	v := strings.ToUpper(types.ToString(s.getSysVar(sysvar.Must("transaction_isolation"), false)))
+	v := strings.ToUpper(types.ToString(s.getSysVar(svIsolation, false)))
 	if v == "READ-COMMITTED" || v == "READ-UNCOMMITTED" {
 		return txn.ReadCommitted
 	}
@@ -228,7 +258,7 @@ func (s *Session) Close() {
 // sqlMode returns sql_mode as set and as parsed, parsing it again (and handing it to the parser)
 // only when it changed: the parser and the plan cache's lexer read it on every statement.
 func (s *Session) sqlMode() (string, mysql.SQLMode) {
-	if m := types.ToString(s.getSysVar(sysvar.Must("sql_mode"), false)); m != s.parseModeText || s.parseModeText == "" {
+	if m := types.ToString(s.getSysVar(svSQLMode, false)); m != s.parseModeText || s.parseModeText == "" {
 		s.parseMode, _ = mysql.GetSQLMode(strings.ToUpper(m))
 		s.parser.SetSQLMode(s.parseMode)
 		s.parseModeText = m

@@ -164,6 +164,7 @@ func (s *Session) setSysVar(name string, global bool, val types.Value) error {
 		s.vars["tx_isolation"] = val
 	}
 	s.vars[v.Name] = val
+	s.varsGen++
 	return nil
 }
 
@@ -215,6 +216,7 @@ func (s *Session) set(env *expr.Env, x *ast.SetStmt) error {
 			s.vars["character_set_results"] = stringVal(cs)
 			s.vars["character_set_connection"] = stringVal(cs)
 			s.vars["collation_connection"] = stringVal(coll.Name)
+			s.varsGen++
 			continue
 		case "tx_isolation_one_shot", "transaction_isolation_one_shot":
 			continue

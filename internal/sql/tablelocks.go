@@ -12,7 +12,6 @@ import (
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/plan"
-	"github.com/kiln-db/kiln/internal/sql/sysvar"
 	"github.com/kiln-db/kiln/internal/sql/types"
 	"github.com/kiln-db/kiln/internal/sqlerr"
 )
@@ -62,6 +61,30 @@ type tableLockReq struct {
 func tableLockKey(db, name string) string {
 	return strings.ToLower(db) + "." + strings.ToLower(name)
 }
+
+// tableKeyMemo remembers the lock keys of the last tables a session used: every statement of
+// sysbench's point select would otherwise build the same string again.
+type tableKeyMemo struct {
+	e    [4]struct{ db, name, key string }
+	next int
+}
+
+func (m *tableKeyMemo) key(db, name string) string {
+	for i := range m.e {
+		if e := &m.e[i]; e.key != "" && e.db == db && e.name == name {
+			return e.key
+		}
+	}
+	k := tableLockKey(db, name)
+	m.e[m.next] = struct{ db, name, key string }{db, name, k}
+	m.next = (m.next + 1) % len(m.e)
+	return k
+}
+
+// maxIdleTableStates bounds the lock states kept for tables nobody locks or uses: they are kept
+// (with their maps) so that the next statement's use allocates nothing, and dropped beyond this
+// many so that tables created and dropped over time do not accumulate.
+const maxIdleTableStates = 1024
 
 func (l *tableLocks) state(key string) *tableLockState {
 	if l.tables == nil {
@@ -219,7 +242,7 @@ func (l *tableLocks) releaseUses(s *Session, keys map[string]bool) {
 	for key := range keys {
 		if st := l.tables[key]; st != nil {
 			delete(st.uses, s)
-			if st.empty() {
+			if st.empty() && len(l.tables) > maxIdleTableStates {
 				delete(l.tables, key)
 			}
 		}
@@ -335,7 +358,7 @@ func (s *Session) useTable(db, name string, write bool) error {
 			return nil // the session's own temporary table: LOCK TABLES does not cover it (MySQL)
 		}
 	}
-	key := tableLockKey(db, name)
+	key := s.tableKeys.key(db, name)
 	if s.holdsTableLocks() {
 		if write && s.globalRead {
 			return sqlerr.New(sqlerr.ErrCantUpdateWithReadlock, "Can't execute the query because you have a conflicting read lock")
@@ -405,7 +428,7 @@ func (s *Session) stmtCtx() context.Context {
 }
 
 func (s *Session) metadataLockTimeout() time.Duration {
-	v := s.getSysVar(sysvar.Must("lock_wait_timeout"), false)
+	v := s.memoVal(&s.lockTimeout, svLockWaitTimeout) // every statement's table and metadata locks
 	return time.Duration(types.ToIntLenient(v)) * time.Second
 }
 

@@ -307,3 +307,40 @@ func TestStatementQueuedBehindDDLSeesIt(t *testing.T) {
 	}
 	c.expect("SELECT id, z FROM u ORDER BY id", "1\t3\n2\t4")
 }
+
+// A table's lock state outlives its last use, so the next statement's use allocates nothing; idle
+// states are dropped beyond maxIdleTableStates, so tables used once each do not accumulate.
+func TestTableLockStatesBounded(t *testing.T) {
+	var l tableLocks
+	s := &Session{}
+	ctx := context.Background()
+	keys := map[string]bool{"db.t": false}
+	if err := l.use(ctx, s, "db.t", false, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	l.releaseUses(s, keys)
+	if n := testing.AllocsPerRun(100, func() {
+		if err := l.use(ctx, s, "db.t", false, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		l.releaseUses(s, keys)
+	}); n != 0 {
+		t.Errorf("use and release of a known table: %.0f allocations, want 0", n)
+	}
+	for i := range 3 * maxIdleTableStates {
+		k := fmt.Sprintf("db.t%d", i)
+		if err := l.use(ctx, s, k, i%2 == 0, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		l.releaseUses(s, map[string]bool{k: true})
+	}
+	if n := len(l.tables); n > maxIdleTableStates+1 {
+		t.Errorf("%d table lock states kept, want at most %d", n, maxIdleTableStates+1)
+	}
+	// A kept state still answers for its table: a WRITE lock elsewhere blocks a use.
+	other := &Session{}
+	l.state("db.t").writeLock = other
+	if c := l.useConflict(s, "db.t", false); c != other {
+		t.Errorf("the kept state's WRITE lock does not conflict: %v", c)
+	}
+}

@@ -150,7 +150,7 @@ func (t *Txn) splitLocal(withLogical bool) []byte {
 	})
 	for _, e := range moved {
 		t.ws.tree.Delete(e)
-		lw.tree.ReplaceOrInsert(e)
+		lw.writable().ReplaceOrInsert(e)
 	}
 	keep := t.ws.ranges[:0:0]
 	for _, r := range t.ws.ranges {

@@ -190,7 +190,7 @@ func (t *Txn) Delete(key []byte) { t.write(key, nil, true) }
 func (t *Txn) write(key, val []byte, del bool) {
 	k := string(key)
 	t.ws.seq++
-	prev, ok := t.ws.tree.ReplaceOrInsert(wsEntry{key: k, val: val, del: del, seq: t.ws.seq})
+	prev, ok := t.ws.writable().ReplaceOrInsert(wsEntry{key: k, val: val, del: del, seq: t.ws.seq})
 	t.undo = append(t.undo, undoRec{key: k, prev: prev.val, prevDel: prev.del, existed: ok})
 }
 
@@ -389,13 +389,27 @@ type wsEntry struct {
 // write nothing: an autocommit SELECT is one).
 var wsNodes = btree.NewFreeListG[wsEntry](0)
 
-func (w *WriteSet) init() {
-	w.tree = btree.NewWithFreeListG[wsEntry](16, func(a, b wsEntry) bool { return a.key < b.key }, wsNodes)
+func wsLess(a, b wsEntry) bool { return a.key < b.key }
+
+// emptyWS is the tree of every write set that has not written yet: it is only ever read (Len, Get,
+// Ascend* and Delete of an empty tree change nothing), and a write set gets a tree of its own at
+// its first write (writable). Most transactions are autocommit SELECTs that never write, and a
+// tree costs two allocations.
+var emptyWS = btree.NewWithFreeListG[wsEntry](16, wsLess, wsNodes)
+
+func (w *WriteSet) init() { w.tree = emptyWS }
+
+// writable gives the write set a tree of its own before its first write.
+func (w *WriteSet) writable() *btree.BTreeG[wsEntry] {
+	if w.tree == emptyWS {
+		w.tree = btree.NewWithFreeListG[wsEntry](16, wsLess, wsNodes)
+	}
+	return w.tree
 }
 
 func (w *WriteSet) set(key string, val []byte, del bool) {
 	w.seq++
-	w.tree.ReplaceOrInsert(wsEntry{key: key, val: val, del: del, seq: w.seq})
+	w.writable().ReplaceOrInsert(wsEntry{key: key, val: val, del: del, seq: w.seq})
 }
 
 func (w *WriteSet) remove(key string) { w.tree.Delete(wsEntry{key: key}) }

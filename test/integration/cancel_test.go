@@ -159,6 +159,16 @@ func TestKillRunawayStatements(t *testing.T) {
 			case <-time.After(stopBound):
 				t.Fatal("the client never got an answer")
 			}
+			if r.m == killQuery {
+				// KILL QUERY ends the statement, not the session: the next statement runs (the
+				// server reuses a command's context until it is cancelled, then replaces it).
+				for range 2 {
+					var one int
+					if err := victim.QueryRowContext(ctx, "SELECT g FROM ra.t WHERE id = 17").Scan(&one); err != nil || one != 7 {
+						t.Fatalf("the victim's next statement after KILL QUERY: %v (%d)", err, one)
+					}
+				}
+			}
 			answers(t, db, "ra")
 		})
 	}

@@ -76,9 +76,9 @@ type accessIter struct {
 	env    *expr.Env
 	t      *txn.Txn
 	keys   [][]byte      // point/batch keys still to read
+	onekey [1][]byte     // keys' array for a point read
 	spans  [][2][]byte   // remaining key ranges [lo, hi) to scan, in scan order (IN lists, OR of ranges)
 	it     *txn.Iterator // range or full scan
-	lastPK []byte        // primary key of the last row returned
 	done   bool
 	// exact: the scan's range bounds are the condition's own values, keyed without conversion
 	// (integers on an integer column), so every row it returns satisfies them (Level.Residual).
@@ -114,7 +114,8 @@ func (a *Access) open(env *expr.Env, outer []types.Value) (*accessIter, error) {
 	}
 	switch kind {
 	case AccPoint:
-		ai.keys = [][]byte{key}
+		ai.onekey[0] = key
+		ai.keys = ai.onekey[:]
 		return ai, nil
 	case AccBatch:
 		return ai.openBatch(key, nEq, outer)
@@ -133,8 +134,8 @@ func (a *Access) open(env *expr.Env, outer []types.Value) (*accessIter, error) {
 // reports a NULL value: col = NULL matches nothing.
 func (a *Access) eqKey(env *expr.Env, outer []types.Value) (key []byte, nEq int, none bool, err error) {
 	tbl, ix := a.Tbl, a.Idx
-	prefix := rowenc.IndexPrefix(nil, tbl.ID, ix.ID)
-	key = append([]byte(nil), prefix...)
+	// Room for the prefix and a typical key, so that a point key is one allocation.
+	key = rowenc.IndexPrefix(make([]byte, 0, 32), tbl.ID, ix.ID)
 	for i, e := range a.Eq {
 		v, err := e.Eval(env, outer)
 		if err != nil {
@@ -504,7 +505,6 @@ func (ai *accessIter) entryRow(k, v []byte) ([]types.Value, bool, error) {
 		if err != nil {
 			return nil, false, fmt.Errorf("table %s: key %x: %w", tbl.Name, k, err)
 		}
-		ai.lastPK = append(ai.lastPK[:0], k...)
 		return row, true, nil
 	}
 	part, ar := ai.rows.get(len(tbl.Columns)), &ai.strs
@@ -522,7 +522,6 @@ func (ai *accessIter) entryRow(k, v []byte) ([]types.Value, bool, error) {
 		return ai.readPK(pk, true)
 	}
 	if a.Covering {
-		ai.lastPK = append(ai.lastPK[:0], pk...)
 		return part, true, nil
 	}
 	return ai.readPK(pk, a.Latest)
@@ -544,7 +543,6 @@ func (ai *accessIter) readPK(pk []byte, latest bool) ([]types.Value, bool, error
 	if err != nil {
 		return nil, false, fmt.Errorf("table %s: key %x: %w", ai.a.Tbl.Name, pk, err)
 	}
-	ai.lastPK = append(ai.lastPK[:0], pk...)
 	return row, true, nil
 }
 

@@ -63,7 +63,9 @@ func (pl *Select) open(env *expr.Env, reuse bool) (RowIter, error) {
 		return pl.Union.open(env)
 	}
 	folds := pl.foldsRows()
-	var it RowIter = &joinIter{pl: pl, env: env, reuse: reuse || folds}
+	// The join and the projection, always opened together, are one allocation.
+	its := &openIters{join: joinIter{pl: pl, env: env, reuse: reuse || folds}}
+	var it RowIter = &its.join
 	if pl.Static != nil {
 		rows, err := pl.Static(env)
 		if err != nil {
@@ -83,7 +85,8 @@ func (pl *Select) open(env *expr.Env, reuse bool) (RowIter, error) {
 	if pl.Windows != nil {
 		it = &windowIter{pl: pl, env: env, src: it}
 	}
-	it = &projIter{src: it, env: env, proj: pl.Proj, reuse: reuse}
+	its.proj = projIter{src: it, env: env, proj: pl.Proj, reuse: reuse}
+	it = &its.proj
 	var colls []*types.Collation
 	if pl.Distinct || pl.SortNeeded {
 		colls = projColls(pl)
@@ -137,6 +140,12 @@ func projColls(pl *Select) []*types.Collation {
 	return out
 }
 
+// openIters are the iterators every plan opens.
+type openIters struct {
+	join joinIter
+	proj projIter
+}
+
 // joinIter runs the FROM levels as nested loops and yields combined rows.
 type joinIter struct {
 	pl      *Select
@@ -162,6 +171,13 @@ type joinIter struct {
 	// reuse: the consumer keeps no row (Select.OpenStreaming); the first level's access decodes
 	// every row into the same buffers (accessIter.reuse).
 	reuse bool
+	// one holds its, state, matched and filters of a one-level plan (a point select): no allocations.
+	one struct {
+		its     [1]RowIter
+		state   [1]uint8
+		matched [1]bool
+		filters [1]expr.Expr
+	}
 }
 
 func (j *joinIter) Next() ([]types.Value, error) {
@@ -177,10 +193,14 @@ func (j *joinIter) Next() ([]types.Value, error) {
 	if !j.started {
 		j.started = true
 		j.row = make([]types.Value, pl.Width)
-		j.its = make([]RowIter, n)
-		j.state = make([]uint8, n)
-		j.matched = make([]bool, n)
-		j.filters = make([]expr.Expr, n)
+		if n == 1 {
+			j.its, j.state, j.matched, j.filters = j.one.its[:], j.one.state[:], j.one.matched[:], j.one.filters[:]
+		} else {
+			j.its = make([]RowIter, n)
+			j.state = make([]uint8, n)
+			j.matched = make([]bool, n)
+			j.filters = make([]expr.Expr, n)
+		}
 		lv := pl.Levels[0]
 		j.direct = n == 1 && lv.Acc != nil && !lv.Left && lv.Off == 0 && lv.Width == pl.Width
 	} else {

@@ -88,8 +88,10 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 		return Normalized{}, false
 	}
 	var b strings.Builder
-	b.Grow(len(text) + 8)
-	var kinds []byte
+	// The text, and the key's kinds after it: a literal takes at least two bytes with its separator.
+	b.Grow(len(text) + len(text)/2 + 8)
+	var kindsBuf [16]byte // the kinds end up in the key: a short statement's stay on the stack
+	kinds := kindsBuf[:0]
 	var lits []Literal
 	prevWord := "" // the last word before the current position (charset introducers)
 	// The VALUES lists of an INSERT or REPLACE: from the word VALUES (or VALUE) at parenthesis
@@ -199,8 +201,8 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 			i++
 			if strings.TrimSpace(text[i:]) != "" {
 				// Several statements: the first ends here; the caller parses the others.
-				param := b.String()
-				return Normalized{Key: param + "\x00" + vals.key(kinds), Param: param, Lits: lits, Rest: text[i:]}, true
+				key, param := finishKey(&b, vals.key(kinds))
+				return Normalized{Key: key, Param: param, Lits: lits, Rest: text[i:]}, true
 			}
 		default:
 			if c >= 0x80 {
@@ -222,8 +224,18 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 			return Normalized{}, false
 		}
 	}
-	param := b.String()
-	return Normalized{Key: param + "\x00" + vals.key(kinds), Param: param, Lits: lits}, true
+	key, param := finishKey(&b, vals.key(kinds))
+	return Normalized{Key: key, Param: param, Lits: lits}, true
+}
+
+// finishKey appends a NUL and the literals' kinds to the parameterised text in b: the key is the
+// whole, the parameterised text its beginning, one allocation for both.
+func finishKey(b *strings.Builder, kinds []byte) (key, param string) {
+	n := b.Len()
+	b.WriteByte(0)
+	b.Write(kinds)
+	key = b.String()
+	return key, key[:n]
 }
 
 // valuesRegion follows an INSERT's text to find the literals of its VALUES lists.
@@ -246,9 +258,9 @@ func (v *valuesRegion) word(w string, depth, n int) {
 }
 
 // key is the kinds part of the cache key (it may change kinds).
-func (v *valuesRegion) key(kinds []byte) string {
+func (v *valuesRegion) key(kinds []byte) []byte {
 	if v.state == 0 || v.subquery {
-		return string(kinds)
+		return kinds
 	}
 	to := v.to
 	if v.state == 1 {
@@ -257,7 +269,7 @@ func (v *valuesRegion) key(kinds []byte) string {
 	for i := v.from; i < to; i++ {
 		kinds[i] = byte(ValueList)
 	}
-	return string(kinds)
+	return kinds
 }
 
 // eligibleVerb returns how many literals a text may hold to be cached, by its first word (0: its
