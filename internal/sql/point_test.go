@@ -104,8 +104,12 @@ func TestPointSelectAllocations(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
-		if n > c.max {
-			t.Errorf("%s point select: %.0f allocations, want at most %.0f", c.name, n, c.max)
+		max := c.max
+		if raceEnabled {
+			max += 3 // the race detector's sync.Pool drops a share of what is put back
+		}
+		if n > max {
+			t.Errorf("%s point select: %.0f allocations, want at most %.0f", c.name, n, max)
 		}
 	}
 }
