@@ -67,13 +67,9 @@ func PrepareJoin(eng *engine.Engine, applied, end, endTerm uint64) error {
 // configuration) that eng's recorded membership holds.
 func Members(eng *engine.Engine) (map[uint64]bool, error) {
 	out := map[uint64]bool{}
-	b, ok, err := eng.Get(confStateKey)
-	if err != nil || !ok {
-		return out, err
-	}
-	var cs pb.ConfState
-	if err := cs.Unmarshal(b); err != nil {
-		return nil, fmt.Errorf("repl: decode membership: %w", err)
+	cs, _, err := readConfState(eng.Get)
+	if err != nil {
+		return nil, err
 	}
 	for _, l := range [][]uint64{cs.Voters, cs.Learners, cs.VotersOutgoing, cs.LearnersNext} {
 		for _, id := range l {
@@ -94,15 +90,28 @@ func ApplyMemberEntry(members map[uint64]bool, e klog.Entry) error {
 	if err != nil {
 		return fmt.Errorf("repl: entry %d: decode membership change: %w", e.Index, err)
 	}
-	for _, c := range cc.AsV2().Changes {
-		switch c.Type {
-		case pb.ConfChangeAddNode, pb.ConfChangeAddLearnerNode:
-			members[c.NodeID] = true
-		case pb.ConfChangeRemoveNode:
-			delete(members, c.NodeID)
+	changes, _ := confChangeMembers(cc.AsV2())
+	for _, c := range changes {
+		if c.remove {
+			delete(members, c.id)
+		} else {
+			members[c.id] = true
 		}
 	}
 	return nil
+}
+
+// readConfState reads the membership recorded with the applied data through get (an engine's or
+// a snapshot's Get); ok is false when none is recorded (nothing applied yet).
+func readConfState(get func(key []byte) ([]byte, bool, error)) (cs pb.ConfState, ok bool, err error) {
+	b, ok, err := get(confStateKey)
+	if err != nil || !ok {
+		return cs, false, err
+	}
+	if err := cs.Unmarshal(b); err != nil {
+		return cs, false, fmt.Errorf("repl: decode membership: %w", err)
+	}
+	return cs, true, nil
 }
 
 // loadJoin reads the restored end recorded by PrepareJoin (none: not a restored member).

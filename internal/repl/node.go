@@ -387,12 +387,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 	}
 	st := &storage{lg: cfg.Log}
-	if cs, ok, err := cfg.Engine.Get(confStateKey); err != nil {
+	if st.cs, _, err = readConfState(cfg.Engine.Get); err != nil {
 		return nil, err
-	} else if ok {
-		if err := st.cs.Unmarshal(cs); err != nil {
-			return nil, fmt.Errorf("repl: decode membership: %w", err)
-		}
 	}
 	// With nothing applied the membership is empty; raft rebuilds it from the log's first
 	// (committed) membership entries as it hands them to apply.

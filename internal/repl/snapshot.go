@@ -117,11 +117,9 @@ func (n *Node) pin() (*pinned, error) {
 	if err != nil {
 		return fail(fmt.Errorf("term of %d: %w", idx, err))
 	}
-	var cs pb.ConfState
-	if b, ok, err := s.Get(confStateKey); err != nil || !ok {
+	cs, ok, err := readConfState(s.Get)
+	if err != nil || !ok {
 		return fail(fmt.Errorf("read membership from the snapshot: %v (found %v)", err, ok))
-	} else if err := cs.Unmarshal(b); err != nil {
-		return fail(err)
 	}
 	var idb [12]byte
 	_, _ = rand.Read(idb[:])
