@@ -33,7 +33,13 @@ func (pl *Select) OpenStreaming(env *expr.Env) (RowIter, error) {
 // table read straight into the combined row (joinIter.direct), then filters, the projection,
 // DISTINCT (which keeps keys, not rows) and LIMIT.
 func (pl *Select) streamable() bool {
-	if pl.Union != nil || pl.Static != nil || pl.Grouped || pl.Windows != nil || pl.SortNeeded || len(pl.Levels) != 1 {
+	return pl.Union == nil && pl.Static == nil && !pl.Grouped && pl.Windows == nil && !pl.SortNeeded && pl.directRead()
+}
+
+// directRead reports a FROM of one base table read straight into the combined row: one level, an
+// access path, not an outer join's inner side, filling the whole row (joinIter.direct).
+func (pl *Select) directRead() bool {
+	if len(pl.Levels) != 1 {
 		return false
 	}
 	lv := pl.Levels[0]
@@ -45,7 +51,7 @@ func (pl *Select) streamable() bool {
 // fold values into numbers. Its input rows can then share one buffer (sysbench's SUM(k) range),
 // whoever consumes its output.
 func (pl *Select) foldsRows() bool {
-	if !pl.Grouped || pl.Union != nil || pl.Static != nil || pl.Windows != nil || len(pl.Levels) != 1 {
+	if !pl.Grouped || pl.Union != nil || pl.Static != nil || pl.Windows != nil || !pl.directRead() {
 		return false
 	}
 	for i := range pl.Aggs {
@@ -54,8 +60,7 @@ func (pl *Select) foldsRows() bool {
 			return false
 		}
 	}
-	lv := pl.Levels[0]
-	return lv.Acc != nil && !lv.Left && lv.Off == 0 && lv.Width == pl.Width
+	return true
 }
 
 func (pl *Select) open(env *expr.Env, reuse bool) (RowIter, error) {
@@ -201,8 +206,7 @@ func (j *joinIter) Next() ([]types.Value, error) {
 			j.matched = make([]bool, n)
 			j.filters = make([]expr.Expr, n)
 		}
-		lv := pl.Levels[0]
-		j.direct = n == 1 && lv.Acc != nil && !lv.Left && lv.Off == 0 && lv.Width == pl.Width
+		j.direct = pl.directRead()
 	} else {
 		// Resume below the deepest level that produced the last row.
 		j.depth = n - 1
