@@ -11,6 +11,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	pmysql "github.com/pingcap/tidb/pkg/parser/mysql"
@@ -53,6 +55,11 @@ type conn struct {
 	infile      *infileReader // the LOAD DATA LOCAL transfer under way, if any
 	deadlineSet bool
 	slice       timeSlice
+	// readyFd is the socket's fd in the server's readiness poller, -1 when not registered.
+	// parkState and kickMu belong to waitCommand and kick (ready.go's protocol).
+	readyFd   int32
+	parkState atomic.Int32
+	kickMu    sync.Mutex
 	// netErr is the first error writing to the client; once set, the connection is done.
 	netErr error
 
@@ -73,6 +80,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	c.ctx, c.cancel = context.WithCancel(s.baseCtx)
 	c.initWatch(s.cfg.peerWatchDelay)
 	c.slice.limit = s.cfg.TimeSlice
+	c.readyFd = -1
 	c.rw.c = c
 	return c
 }
@@ -117,12 +125,14 @@ func (c *conn) serve() {
 		return
 	}
 	c.pio.maxPayloadBytes = c.srv.cfg.MaxAllowedPacket
+	c.registerReady()
 	for c.serveCommand() {
 	}
 }
 
 func (c *conn) close() {
 	c.cancel()
+	c.slice.ready.remove(c)
 	if c.tlsConn != nil {
 		// Sends close_notify (bounded by a write deadline of its own), then closes nc.
 		c.tlsConn.Close()
@@ -237,9 +247,11 @@ func (c *conn) readFailed(err error) error {
 // serveCommand reads one command and answers it. It returns false when the connection must end.
 func (c *conn) serveCommand() bool {
 	var idle time.Duration
+	var deadline time.Time
 	_ = c.guard("IdleTimeout", func() error { idle = c.sess.IdleTimeout(); return nil })
 	if idle > 0 {
-		if c.nc.SetReadDeadline(time.Now().Add(idle)) != nil {
+		deadline = time.Now().Add(idle)
+		if c.nc.SetReadDeadline(deadline) != nil {
 			return false
 		}
 		c.deadlineSet = true
@@ -252,7 +264,11 @@ func (c *conn) serveCommand() bool {
 
 	c.pio.resetSeq()
 	began := time.Now()
-	data, err := c.pio.readPacket()
+	err := c.waitCommand(deadline)
+	var data []byte
+	if err == nil {
+		data, err = c.pio.readPacket()
+	}
 	c.slice.readDone(began)
 	if err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {

@@ -108,6 +108,21 @@ type Server struct {
 
 	baseCtx    context.Context
 	cancelBase context.CancelFunc
+
+	// ready finds parked connections whose command has arrived (ready_linux.go); made at the first
+	// connection that can use it.
+	readyOnce sync.Once
+	ready     *readyPoller
+}
+
+// readyPollerFor returns the server's readiness poller, nil where there is none or time slices
+// are off (a connection then never yields, so nothing would collect its events).
+func (s *Server) readyPollerFor() *readyPoller {
+	if !readySupported || s.cfg.TimeSlice <= 0 {
+		return nil
+	}
+	s.readyOnce.Do(func() { s.ready = newReadyPoller() })
+	return s.ready
 }
 
 // NewServer returns a server for h. A nil logger logs to slog.Default().
@@ -279,6 +294,8 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	s.cancelBase()
 	s.wg.Wait()
+	s.readyOnce.Do(func() {}) // no poller is made after this
+	s.ready.close()
 }
 
 func (s *Server) removeConn(c *conn) {

@@ -34,6 +34,7 @@ const parkedRead = 20 * time.Microsecond
 type timeSlice struct {
 	limit time.Duration // <= 0: never yield
 	start time.Time
+	ready *readyPoller // wakes parked connections whose command arrived; nil: none
 }
 
 // readDone is called after each packet read that began at began.
@@ -46,14 +47,19 @@ func (s *timeSlice) readDone(began time.Time) {
 	}
 }
 
-// commandDone is called after a command's result is flushed: it yields if the slice is used up
-// and other goroutines are runnable.
+// commandDone is called after a command's result is flushed: once the slice is used up, it wakes
+// the parked connections whose command has arrived (ready_linux.go) and yields if it woke any or
+// other goroutines are runnable. The woken ones wait on this processor's queue, which it serves
+// before the global queue Gosched puts this goroutine on.
 func (s *timeSlice) commandDone() {
 	if s.limit <= 0 {
 		return
 	}
 	now := time.Now()
-	if now.Sub(s.start) < s.limit || !runnableNow(now) {
+	if now.Sub(s.start) < s.limit {
+		return
+	}
+	if s.ready.kickReady(now) == 0 && !runnableNow(now) {
 		return
 	}
 	runtime.Gosched()
