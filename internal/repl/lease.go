@@ -70,6 +70,24 @@ func (n *Node) ReadLeaseValid() bool {
 	return n.mono() < n.leaseFrom.Load()+int64(n.leaseDur())
 }
 
+// WaitCommittedApplied returns once this node has applied every entry it knows committed (nil),
+// or with ctx's error, or ErrStopped. A leader's read needs it besides the lease: the leader sends
+// its commit index to the other members as soon as it learns it (commitIdx is stored before), and a
+// member may apply an entry and show it to a read before the leader's own apply has; a read on the
+// leader that starts after that must not miss the entry (test/cluster TestLinearizablePartition
+// caught a leader answering with the value before one a follower had already returned). A node
+// that is the only member has no one to be behind.
+func (n *Node) WaitCommittedApplied(ctx context.Context) error {
+	if n.alone.Load() {
+		return nil
+	}
+	idx := n.commitIdx.Load()
+	if n.applied.Load() >= idx {
+		return nil
+	}
+	return n.WaitApplied(ctx, idx)
+}
+
 // WaitReadLease waits until the read lease is valid (true) or this node no longer leads (false),
 // at most about two election timeouts.
 func (n *Node) WaitReadLease(ctx context.Context) bool {

@@ -330,6 +330,7 @@ func (n *Node) handOff(ents []pb.Entry) error {
 			cs := n.rn.ApplyConfChange(cc)
 			n.lastConf = e.Index
 			n.solo.Store(len(cs.Voters) == 1 && cs.Voters[0] == n.id && len(cs.VotersOutgoing) == 0)
+			n.alone.Store(n.solo.Load() && len(cs.Learners) == 0 && len(cs.LearnersNext) == 0)
 			n.acks.setVoters(cs.Voters, cs.VotersOutgoing)
 			csb, err := cs.Marshal()
 			if err != nil {

@@ -89,6 +89,8 @@ func (n *Node) startManual(target uint64, start time.Time) (*Node, error) {
 	voters := n.rn.Status().Config.Voters.IDs()
 	_, self := voters[n.id]
 	n.solo.Store(self && len(voters) == 1)
+	st := n.rn.Status().Config
+	n.alone.Store(n.solo.Load() && len(st.Learners) == 0 && len(st.LearnersNext) == 0)
 	if n.solo.Load() {
 		_ = n.rn.Campaign()
 		if err := n.ManualProcess(); err != nil {

@@ -231,6 +231,8 @@ type Node struct {
 	started   time.Time                  // the monotonic clock's origin for the read lease
 	leaseFrom atomic.Int64               // mono() of the latest lease request a quorum confirmed (lease.go)
 	solo      atomic.Bool                // this node is the only voter
+	// alone: the only member at all (no other voter, no learner): no one else can show a commit.
+	alone atomic.Bool
 	// purgeFloor is the lowest index some follower still needs (leader only; MaxUint64 otherwise).
 	purgeFloor atomic.Uint64
 	caughtUp   atomic.Int64 // unix nanos when applied last reached the commit index
@@ -484,6 +486,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	_, self := voters[cfg.ID]
 	solo := len(voters) == 1 && self
 	n.solo.Store(solo)
+	n.alone.Store(solo && len(rn.Status().Config.Learners) == 0 && len(rn.Status().Config.LearnersNext) == 0)
 	if solo {
 		_ = rn.Campaign()
 		if err := n.drainReady(); err != nil {

@@ -66,3 +66,38 @@ func TestWaitApplied(t *testing.T) {
 		t.Fatal("Stop did not end the wait")
 	}
 }
+
+// A read on the leader waits until the leader has applied everything it knows committed: another
+// member may already have applied and shown those entries. The only member never waits.
+func TestWaitCommittedApplied(t *testing.T) {
+	n := &Node{stopc: make(chan struct{})}
+	n.commitIdx.Store(7)
+	n.applied.Store(5)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	if err := n.WaitCommittedApplied(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("behind the commit index: %v, want the context's deadline", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- n.WaitCommittedApplied(context.Background()) }()
+	n.setApplied(6)
+	select {
+	case err := <-done:
+		t.Fatalf("returned at applied 6 of 7: %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	n.setApplied(7)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("still waiting with everything applied")
+	}
+	n.alone.Store(true)
+	n.commitIdx.Store(9)
+	if err := n.WaitCommittedApplied(context.Background()); err != nil {
+		t.Fatalf("the only member: %v", err)
+	}
+}

@@ -112,7 +112,13 @@ func (c clusterView) Writable() (bool, string) {
 // ReadBarrier: see sql.Cluster. The error is 1213 because the statement's transaction is over and
 // a retry (on the current primary) is the remedy, which is what drivers do with 1213.
 func (c clusterView) ReadBarrier(ctx context.Context) error {
-	if !c.n.IsLeader() || c.n.ReadLeaseValid() || c.n.WaitReadLease(ctx) {
+	if !c.n.IsLeader() {
+		return nil
+	}
+	if c.n.ReadLeaseValid() || c.n.WaitReadLease(ctx) {
+		if err := c.n.WaitCommittedApplied(ctx); err != nil {
+			return fmt.Errorf("waiting for this node to apply what it knows committed: %w", err)
+		}
 		return nil
 	}
 	return sqlerr.New(sqlerr.ErrLockDeadlock, "Deadlock found when trying to get lock; try restarting transaction (this node stopped being the primary while the statement waited to confirm it; %s)", sql.PrimaryPhrase(c.primary()))

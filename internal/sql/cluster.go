@@ -6,6 +6,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/kiln-db/kiln/internal/sql/ddl"
+	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/infoschema"
 	"github.com/kiln-db/kiln/internal/sql/rowenc"
 
@@ -24,8 +25,9 @@ type Cluster interface {
 	// node's leadership began (AUTO_INCREMENT counters and the catalog must start from the engine).
 	Generation() Generation
 	// ReadBarrier runs before each statement: on the primary it returns once this node is known to
-	// still be the primary (a read lease; a deposed primary must not answer from stale state), with
-	// an error if it turned out not to be; on a replica it returns at once (local reads, by design).
+	// still be the primary (a read lease; a deposed primary must not answer from stale state) and
+	// has applied everything it knows committed (another member may have shown it already), with an
+	// error if it turned out not to be; on a replica it returns at once (local reads, by design).
 	ReadBarrier(ctx context.Context) error
 }
 
@@ -88,6 +90,10 @@ func (s *Session) readBarrier(ctx context.Context) error {
 	}
 	if err := s.db.cfg.Cluster.ReadBarrier(ctx); err != nil {
 		s.rollback()
+		if ctx.Err() != nil {
+			// KILL QUERY or max_execution_time ended the wait.
+			return (&expr.Env{Sess: s, Ctx: ctx}).Interrupted()
+		}
 		return err
 	}
 	return nil
