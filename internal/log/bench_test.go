@@ -2,6 +2,7 @@ package log
 
 import (
 	"fmt"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -71,9 +72,11 @@ func benchAppendSync(b *testing.B, prealloc bool, n int) {
 	batch := make([]Entry, n)
 	b.SetBytes(int64(n * len(data)))
 	syncs0 := l.Stats().Syncs
+	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	cpu0 := cpuTime(b)
 	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
 		for k := range batch {
 			batch[k] = Entry{Index: next, Term: 1, Data: data}
 			next++
@@ -87,6 +90,7 @@ func benchAppendSync(b *testing.B, prealloc bool, n int) {
 		if err := l.Sync(); err != nil {
 			b.Fatal(err)
 		}
+		lat = append(lat, time.Since(t0))
 	}
 	cpu := cpuTime(b) - cpu0
 	b.StopTimer()
@@ -94,6 +98,10 @@ func benchAppendSync(b *testing.B, prealloc bool, n int) {
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	st := l.Stats()
 	b.ReportMetric(float64(st.Syncs-syncs0)/float64(b.N), "fsyncs/op")
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-us")
+	b.ReportMetric(float64(lat[len(lat)-1].Microseconds()), "max-us")
+	b.ReportMetric(float64(st.Spares), "spares")
 }
 
 // BenchmarkRoll measures the pause a segment roll adds to the Sync that does it (Append, HardState and
