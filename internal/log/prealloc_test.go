@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -329,6 +330,57 @@ func TestPreallocLeftoverSpare(t *testing.T) {
 	if _, err := fs.Stat("/log/" + spareName); err == nil {
 		t.Fatalf("Open kept the leftover spare")
 	}
+	if d := m.diff(l); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// The spare prepared in the background (as the server runs it) while commits and readers go on: every
+// roll after the first spare finds one ready or falls back to a plain segment, nothing is lost, and
+// Close leaves no spare behind. Run with -race, it checks the preparer's hand-over under mu.
+func TestPreallocBackground(t *testing.T) {
+	fs := vfs.NewMem()
+	l, err := Open("/log", Options{FS: fs, SegmentBytes: preallocSeg, Logger: quiet, Preallocate: true})
+	must(t, err)
+	m := newModel()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // a reader, as raft and the applier are
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if last := l.LastIndex(); last > 0 {
+				if _, err := l.Entries(l.FirstIndex(), last+1, 1<<20); err != nil && !errors.Is(err, ErrCompacted) {
+					t.Errorf("Entries: %v", err)
+					return
+				}
+			}
+		}
+	}()
+	next := uint64(1)
+	deadline := time.Now().Add(20 * time.Second)
+	for l.Stats().SpareRolls < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no spare rolls in time: %+v", l.Stats())
+		}
+		run(t, l, m, []op{appendOp(next, next+4, 1, 600), hsOp(1, 1, next+3), syncOp})
+		next += 4
+		if next%64 == 1 {
+			time.Sleep(time.Millisecond) // let the preparer run
+		}
+	}
+	close(stop)
+	<-done
+	must(t, l.Close())
+	if _, err := fs.Stat("/log/" + spareName); err == nil {
+		t.Fatalf("Close left the spare behind")
+	}
+	l = openPrealloc(t, fs, "/log", nil)
+	defer l.Close()
 	if d := m.diff(l); d != "" {
 		t.Fatal(d)
 	}
