@@ -18,7 +18,9 @@ func checkCmd() *cobra.Command {
 		Use:   "check",
 		Short: "Verify a stopped node's binlog (framing, CRC, index order, torn tail)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, err := klog.Check(vfs.Default, filepath.Join(dataDir, "log"))
+			// As the server opens it: preallocated, so the last segment's zero-filled remainder is
+			// room for the next commits, not a torn tail.
+			rep, err := klog.CheckOptions(filepath.Join(dataDir, "log"), klog.Options{FS: vfs.Default, Preallocate: true})
 			enc := json.NewEncoder(os.Stdout)
 			enc.SetIndent("", "  ")
 			_ = enc.Encode(rep)

@@ -23,7 +23,9 @@
 //     records after a hole), Open truncates the file there durably and logs what it dropped. If the
 //     record had been synced (an entry at or below the durable commit index is damaged or missing, a
 //     later write follows it, or a later segment exists), Open fails with a *CorruptionError naming the
-//     file and offset: never silent loss. See (*scan).badPoint for the rules.
+//     file and offset: never silent loss. See (*scan).badPoint for the rules. With Options.Preallocate,
+//     a zero-filled remainder of the last segment is its clean end (preallocated space, kept as it is),
+//     and a torn tail is overwritten with zeros in place instead of cut off; the rules are the same.
 //  7. A failed write or fsync is sticky: every later call that writes returns the error, because after a
 //     failed fsync nothing about the file's contents can be trusted. Reopen to recover.
 //
@@ -42,4 +44,9 @@
 //     HardState current when it was created, so purging never loses it.
 //   - A segment file appears complete or not at all (written under a temporary name, synced, renamed,
 //     directory synced), and the directory is synced after every removal.
+//   - Preallocation (Options.Preallocate): a new segment is written over a spare file of SegmentBytes
+//     zeros that a background goroutine wrote and synced beforehand, so commits overwrite allocated,
+//     written blocks and their fdatasync commits no metadata. Only the last segment has preallocated
+//     room: a segment is sealed only once its records reach the end of the file. The format does not
+//     change (a reader without Preallocate cuts the zeros as a torn tail).
 package log

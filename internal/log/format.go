@@ -44,6 +44,11 @@ const (
 
 	segSuffix = ".log"
 	tmpSuffix = ".log.tmp"
+
+	// spareName is the zero-filled file a preallocating log (Options.Preallocate) prepares for its next
+	// segment. It holds no records: a roll writes the new segment's first records over its start and
+	// renames it into place. Open removes a leftover one, like a temporary segment.
+	spareName = "spare" + tmpSuffix
 )
 
 // MaxEntryData is the largest Entry.Data Append accepts (the record length bound minus the entry fields).
@@ -70,7 +75,7 @@ func parseSegName(name string) (uint64, bool) {
 }
 
 func isTmpName(name string) bool {
-	return len(name) == 20+len(tmpSuffix) && strings.HasSuffix(name, tmpSuffix)
+	return len(name) == 20+len(tmpSuffix) && strings.HasSuffix(name, tmpSuffix) || name == spareName
 }
 
 func appendSegHeader(b []byte, first, prevTerm uint64) []byte {
@@ -302,6 +307,33 @@ func (r *fileReader) readRecord(off int64) (record, string, error) {
 		return record{}, fmt.Sprintf("record type %d with a %d-byte payload", typ, len(p)), nil
 	}
 	return record{typ: typ, payload: p, size: recHeaderSize + plen}, "", nil
+}
+
+// nonZeroEnd returns the offset just past the last non-zero byte in [off, size), or off if every byte
+// there is zero: a preallocated segment's remainder, which a preallocating log treats as the clean end.
+func (r *fileReader) nonZeroEnd(off int64) (int64, error) {
+	end := off
+	var zero [4096]byte
+	for pos := off; pos < r.size; {
+		n := min(int64(readWindow), r.size-pos)
+		b, err := r.at(pos, int(n))
+		if err != nil {
+			return 0, err
+		}
+		for i := 0; i < len(b); i += len(zero) {
+			blk := b[i:min(i+len(zero), len(b))]
+			if bytes.Equal(blk, zero[:len(blk)]) {
+				continue
+			}
+			j := len(blk) - 1
+			for blk[j] == 0 {
+				j--
+			}
+			end = pos + int64(i+j+1)
+		}
+		pos += n
+	}
+	return end, nil
 }
 
 // findBatchAfter looks for a valid batch record with a sequence number above seq anywhere after off.

@@ -30,6 +30,19 @@ type Options struct {
 	FS           vfs.FS // nil: vfs.Default
 	SegmentBytes int64  // roll to a new segment past this size; 0: 64 MiB
 	Logger       *slog.Logger
+	// Preallocate writes each segment's space before the log needs it: a background goroutine
+	// prepares a zero-filled, synced spare file of SegmentBytes, and the next roll writes the new
+	// segment over it. Appends then overwrite blocks that are already allocated and written, so the
+	// fdatasync of a commit has no file size or extent change to commit (on ext4, no journal
+	// transaction). Recovery treats a zero-filled remainder of the last segment as its clean end and
+	// overwrites a torn tail with zeros instead of cutting the file. The format is unchanged: a log
+	// opened without Preallocate cuts the zero-filled remainder as a torn tail. The server turns it
+	// on; it is off by default so in-memory test logs do not hold a segment's worth of zeros.
+	Preallocate bool
+
+	// inlineSpare prepares the spare inside Sync instead of in the background (tests: a crash trial's
+	// fsyncs are counted, so their order must not depend on goroutine scheduling).
+	inlineSpare bool
 }
 
 var (
@@ -67,11 +80,14 @@ type Stats struct {
 	PurgedSegments uint64 // segment files removed by Purge
 	CacheHits      uint64 // entries served from memory
 	DiskReads      uint64 // entries read back from segment files
+	Spares         uint64 // zero-filled spare segment files prepared (Options.Preallocate)
+	SpareRolls     uint64 // rolls that wrote the new segment over a spare
 }
 
 type stats struct {
 	syncs, dirSyncs, bytesWritten, appends, hardStates, truncations atomic.Uint64
 	segments, rolls, purged, cacheHits, diskReads                   atomic.Uint64
+	spares, spareRolls                                              atomic.Uint64
 }
 
 // defaultCacheBytes bounds the in-memory copy of recent entries. A variable so tests can force reads
@@ -80,13 +96,28 @@ var defaultCacheBytes int64 = 64 << 20
 
 const defaultSegmentBytes = 64 << 20
 
+const (
+	// spareChunk is the size of one zero write while a spare is prepared, spareSyncEvery how many bytes
+	// go between its fsyncs: the disk gets the zeros in steps of a few MiB, not 64 MiB behind one
+	// fsync that a commit's fsync would queue behind.
+	spareChunk     = 1 << 20
+	spareSyncEvery = 4 << 20
+	// spareMinWritten: a segment that was not preallocated (a new log, one written before this
+	// option existed) gets a spare once it holds this much, so a short-lived log (a test) never writes
+	// a segment's worth of zeros.
+	spareMinWritten = 1 << 20
+	// spareRetry: after a failed preparation, wait this long before trying again.
+	spareRetry = 10 * time.Second
+)
+
 // segment is one segment file. Its live entries are [first, next segment's first - 1]; for the active
 // (last) segment, [first, LastIndex].
 type segment struct {
 	first, prevTerm uint64
 	path            string
 	f               vfs.File // read-write for the active segment, read-only for sealed ones
-	written         int64    // bytes in the file
+	written         int64    // bytes of records in the file
+	alloc           int64    // size of the file: > written when the rest is preallocated (zero-filled)
 	end             int64    // active only: written + bytes being written + bytes pending
 }
 
@@ -100,6 +131,13 @@ type Log struct {
 	logger     *slog.Logger
 	dirLock    io.Closer
 	stats      stats
+	prealloc   bool
+	inline     bool // Options.inlineSpare
+
+	// The spare file (Options.Preallocate). spareWG tracks the goroutine preparing it; spareStop asks
+	// it to give up (Close).
+	spareWG   sync.WaitGroup
+	spareStop atomic.Bool
 
 	// purgeMu serialises Purge with itself and Close; syncMu serialises writes to files (Sync, the roll
 	// it may do, Close). Neither is held by Append or the readers, so they never wait on a fsync.
@@ -120,6 +158,11 @@ type Log struct {
 	rollAfter int64     // after a failed roll, do not retry before the active segment reaches this size
 	err       error     // sticky: a failed write or fsync leaves the file in an unknown state
 	closed    bool
+
+	spareFile    vfs.File  // a zero-filled, synced file of spareSize bytes named spareName, or nil
+	spareSize    int64     //
+	spareBusy    bool      // being prepared
+	spareRetryAt time.Time // after a failure
 }
 
 // Open opens the log in dir, creating it if needed, and recovers it (see the package doc): a torn tail
@@ -135,6 +178,8 @@ func Open(dir string, o Options) (*Log, error) {
 		segBytes:   o.SegmentBytes,
 		cacheBytes: defaultCacheBytes,
 		logger:     o.Logger,
+		prealloc:   o.Preallocate,
+		inline:     o.inlineSpare,
 		nextSeq:    1,
 		truncLow:   math.MaxUint64,
 	}
@@ -205,11 +250,11 @@ func (l *Log) recover() error {
 		if err != nil {
 			return err
 		}
-		l.segs = []*segment{{first: 1, path: l.segPath(1), f: f, written: size, end: size}}
+		l.segs = []*segment{{first: 1, path: l.segPath(1), f: f, written: size, alloc: size, end: size}}
 		return nil
 	}
 
-	sc := &scan{fs: l.fs, dir: l.dir, keepCache: true, cacheBudget: l.cacheBytes}
+	sc := &scan{fs: l.fs, dir: l.dir, keepCache: true, cacheBudget: l.cacheBytes, zeroEnd: l.prealloc}
 	defer func() {
 		// Handles the state did not adopt (all of them on failure).
 		for _, s := range sc.segs {
@@ -225,19 +270,19 @@ func (l *Log) recover() error {
 		return sc.corrupt
 	}
 	lastSeg := sc.segs[len(sc.segs)-1]
-	if t := sc.torn; t != nil {
+	if t := sc.torn; t != nil && !t.Fill {
 		if err := l.truncateFile(lastSeg, t.Offset); err != nil {
 			return err
 		}
 		l.logger.Warn("log: truncated a torn tail", "file", t.File, "offset", t.Offset,
 			"dropped_bytes", t.Dropped, "reason", t.Reason, "commit", sc.hs.Commit, "last_index", sc.idx.last)
-	} else if sc.idx.last < sc.hs.Commit {
+	} else if t == nil && sc.idx.last < sc.hs.Commit {
 		l.logger.Warn("log: the hardstate's commit index is above the last entry", "commit", sc.hs.Commit,
 			"last_index", sc.idx.last)
 	}
 	for _, s := range sc.segs[:len(sc.segs)-1] {
 		l.segs = append(l.segs, &segment{first: s.first, prevTerm: s.prevTerm, path: s.path, f: s.f,
-			written: s.validEnd, end: s.validEnd})
+			written: s.validEnd, alloc: s.validEnd, end: s.validEnd})
 		s.f = nil
 	}
 	lastSeg.f.Close()
@@ -247,7 +292,17 @@ func (l *Log) recover() error {
 		return fmt.Errorf("log: open %s: %w", lastSeg.path, err)
 	}
 	l.segs = append(l.segs, &segment{first: lastSeg.first, prevTerm: lastSeg.prevTerm, path: lastSeg.path,
-		f: f, written: lastSeg.validEnd, end: lastSeg.validEnd})
+		f: f, written: lastSeg.validEnd, alloc: lastSeg.size, end: lastSeg.validEnd})
+	if t := sc.torn; t != nil && t.Fill {
+		// A preallocated segment keeps its size: the torn bytes become preallocated space again, and the
+		// sync below makes that durable. A crash half-way leaves a tail that is still torn (zeroing only
+		// removes bytes, so no rule of badPoint can turn against it), and the next Open does it again.
+		if err := writeZeros(f, t.Offset, t.Offset+t.Dropped, nil); err != nil {
+			return fmt.Errorf("log: overwrite the torn tail of %s: %w", lastSeg.path, err)
+		}
+		l.logger.Warn("log: overwrote a torn tail with zeros", "file", t.File, "offset", t.Offset,
+			"dropped_bytes", t.Dropped, "reason", t.Reason, "commit", sc.hs.Commit, "last_index", sc.idx.last)
+	}
 	// What we recovered may include records written but never synced (they happened to reach the disk).
 	// We are about to serve them, and raft may apply them: make them durable first, or a second crash
 	// could take back what the first restart exposed.
@@ -519,15 +574,16 @@ func (l *Log) syncLocked() error {
 	}
 
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if err != nil {
 		// After a failed write or fsync the kernel may have dropped the dirty pages: nothing about the
 		// file can be trusted, and retrying the fsync could report success for lost data.
 		l.err = fmt.Errorf("log: write %s: %w", seg.path, err)
 		l.logger.Error("log: write failed; the log accepts no more writes", "file", seg.path, "err", err)
+		l.mu.Unlock()
 		return l.err
 	}
 	seg.written += int64(len(buf))
+	seg.alloc = max(seg.alloc, seg.written)
 	if writeHS {
 		l.hsWritten = hs
 		l.stats.hardStates.Add(1)
@@ -539,11 +595,108 @@ func (l *Log) syncLocked() error {
 	}
 	l.stats.syncs.Add(1)
 	l.stats.bytesWritten.Add(uint64(len(buf)))
-	return l.maybeRoll()
+	err = l.maybeRoll()
+	spare := err == nil && l.wantSpare()
+	l.mu.Unlock()
+	if spare {
+		if l.inline {
+			l.prepareSpare()
+		} else {
+			go l.prepareSpare()
+		}
+	}
+	return err
+}
+
+// wantSpare reports whether to start preparing a spare now, and if so marks it started. mu is held.
+// The active segment needs a successor when its preallocated room is down to half a segment (so the
+// spare is ready well before the roll), or at once when it has none (a segment created before the
+// log preallocated, or by a roll that found no spare ready) and holds enough to be worth it.
+func (l *Log) wantSpare() bool {
+	if !l.prealloc || l.spareFile != nil || l.spareBusy || l.closed || l.err != nil || l.spareStop.Load() {
+		return false
+	}
+	act := l.active()
+	room := act.alloc - act.written
+	if room > l.segBytes/2 || room <= 0 && act.written < min(l.segBytes/2, spareMinWritten) {
+		return false
+	}
+	if !l.spareRetryAt.IsZero() && time.Now().Before(l.spareRetryAt) {
+		return false
+	}
+	l.spareBusy = true
+	l.spareWG.Add(1)
+	return true
+}
+
+// prepareSpare writes the spare file: SegmentBytes of zeros, synced, so that the blocks a segment made
+// from it will be written into are allocated and written on disk, and their metadata committed, before
+// a commit's fsync. It runs without any of the log's locks until it publishes the file.
+func (l *Log) prepareSpare() {
+	defer l.spareWG.Done()
+	start := time.Now()
+	size := l.segBytes
+	path := l.fs.PathJoin(l.dir, spareName)
+	f, err := l.fs.Create(path, vfs.WriteCategoryUnspecified)
+	if err == nil {
+		err = writeZeros(f, 0, size, &l.spareStop)
+		if err != nil {
+			f.Close()
+			f = nil
+			l.fs.Remove(path)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.spareBusy = false
+	if err != nil {
+		if !errors.Is(err, errSpareStopped) {
+			l.spareRetryAt = time.Now().Add(spareRetry)
+			l.logger.Warn("log: preparing a spare segment failed; the next roll creates its segment unpreallocated",
+				"file", path, "err", err)
+		}
+		return
+	}
+	l.spareFile, l.spareSize = f, size
+	l.spareRetryAt = time.Time{}
+	l.stats.spares.Add(1)
+	l.logger.Debug("log: prepared a spare segment", "file", path, "bytes", size, "took", time.Since(start))
+}
+
+var errSpareStopped = errors.New("log: spare preparation stopped")
+
+// writeZeros writes zeros over [from, to) of f in chunks, syncing every spareSyncEvery bytes and at the
+// end. stop, if set, abandons the work between chunks.
+func writeZeros(f vfs.File, from, to int64, stop *atomic.Bool) error {
+	zeros := make([]byte, min(spareChunk, max(to-from, 0)))
+	unsynced := int64(0)
+	for off := from; off < to; {
+		if stop != nil && stop.Load() {
+			return errSpareStopped
+		}
+		n := min(int64(len(zeros)), to-off)
+		if _, err := f.WriteAt(zeros[:n], off); err != nil {
+			return err
+		}
+		off += n
+		if unsynced += n; unsynced >= spareSyncEvery && off < to {
+			if err := f.SyncData(); err != nil {
+				return err
+			}
+			unsynced = 0
+		}
+	}
+	return f.SyncData()
 }
 
 // maybeRoll starts a new segment once the active one is past SegmentBytes. Called with syncMu and mu held,
 // right after a batch was made durable.
+//
+// With Options.Preallocate the new segment is written over the spare when one is ready, and a segment
+// without preallocated room (a new log's first one, one from before preallocation, one a roll created
+// while no spare was ready) rolls as soon as a spare is: its commits then overwrite preallocated space.
+// A segment is never sealed while it has preallocated room (written < alloc), whatever SegmentBytes
+// says: a sealed segment ends at its last record, which is what recovery expects of it.
 //
 // The new segment starts at s = min(commit, last, flushed)+1, and entries s..last, which raft may still overwrite,
 // are copied into it. So a sealed segment holds only committed entries, raft's overwrites always land in
@@ -551,7 +704,12 @@ func (l *Log) syncLocked() error {
 // the active segment is committed yet, the roll waits.
 func (l *Log) maybeRoll() error {
 	act := l.active()
-	if act.written < l.segBytes || act.written < l.rollAfter {
+	switch {
+	case act.written < act.alloc: // preallocated room left: keep writing into it
+		return nil
+	case act.written < l.rollAfter: // a roll failed recently
+		return nil
+	case act.written < l.segBytes && l.spareFile == nil: // not full, and no preallocated segment to move to
 		return nil
 	}
 	// Entries above flushed were appended while the batch was in flight and exist only in the pending
@@ -574,7 +732,16 @@ func (l *Log) maybeRoll() error {
 		offs = append(offs, int64(len(buf)))
 		buf = appendEntryRecord(buf, &e)
 	}
-	f, size, err := l.createSegmentFile(s, buf)
+	var f vfs.File
+	var size, alloc int64
+	var err error
+	if l.spareFile != nil {
+		f, err = l.publishSpare(s, buf)
+		size, alloc = int64(len(buf)), max(int64(len(buf)), l.spareSize)
+	} else {
+		f, size, err = l.createSegmentFile(s, buf)
+		alloc = size
+	}
 	if err != nil {
 		if _, serr := l.fs.Stat(l.segPath(s)); serr == nil {
 			// The rename happened but the directory sync failed: the new segment may or may not survive
@@ -588,7 +755,7 @@ func (l *Log) maybeRoll() error {
 		return nil
 	}
 	l.segs = append(l.segs, &segment{first: s, prevTerm: prevTerm, path: l.segPath(s), f: f,
-		written: size, end: size})
+		written: size, alloc: alloc, end: size})
 	copy(l.idx.offs[s-l.idx.first:], offs)
 	// Records appended while the batch was in flight were meant for the old segment; the new segment
 	// already holds the state they describe (entries up to last, truncations applied). The HardState, if
@@ -600,8 +767,37 @@ func (l *Log) maybeRoll() error {
 	l.stats.rolls.Add(1)
 	l.stats.segments.Store(uint64(len(l.segs)))
 	l.logger.Debug("log: rolled to a new segment", "file", l.segPath(s), "first_index", s,
-		"copied_entries", len(offs))
+		"copied_entries", len(offs), "preallocated", alloc-size)
 	return nil
+}
+
+// publishSpare makes the spare the segment starting at first, with content at its start: written over
+// the zeros, synced, renamed into place, directory synced, the same publication as createSegmentFile's
+// (a crash before the rename leaves the spare, which Open removes). The spare is used up either way.
+func (l *Log) publishSpare(first uint64, content []byte) (vfs.File, error) {
+	f, tmp, path := l.spareFile, l.fs.PathJoin(l.dir, spareName), l.segPath(first)
+	l.spareFile = nil
+	fail := func(err error) (vfs.File, error) {
+		f.Close()
+		l.fs.Remove(tmp)
+		return nil, err
+	}
+	if _, err := f.WriteAt(content, 0); err != nil {
+		return fail(fmt.Errorf("log: write %s: %w", tmp, err))
+	}
+	if err := f.SyncData(); err != nil {
+		return fail(fmt.Errorf("log: sync %s: %w", tmp, err))
+	}
+	l.stats.bytesWritten.Add(uint64(len(content)))
+	if err := l.fs.Rename(tmp, path); err != nil {
+		return fail(fmt.Errorf("log: rename %s: %w", tmp, err))
+	}
+	if err := l.syncDir(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	l.stats.spareRolls.Add(1)
+	return f, nil
 }
 
 // FirstIndex returns the first retained entry index (1 for an empty log; purged+1 after Purge).
@@ -815,16 +1011,27 @@ func (l *Log) Close() error {
 	if closed {
 		return nil
 	}
+	l.spareStop.Store(true)
 	var err error
 	if !failed {
 		err = l.syncLocked()
 	}
+	l.spareWG.Wait() // the preparer takes mu to publish: wait without it
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true
 	for _, s := range l.segs {
 		if cerr := s.f.Close(); err == nil {
 			err = cerr
+		}
+	}
+	if l.spareFile != nil {
+		// Not needed across a restart (Open removes a leftover spare anyway): do not leave a
+		// segment's worth of zeros in a stopped node's directory.
+		l.spareFile.Close()
+		l.spareFile = nil
+		if rerr := l.fs.Remove(l.fs.PathJoin(l.dir, spareName)); err == nil && rerr != nil {
+			err = fmt.Errorf("log: remove %s: %w", spareName, rerr)
 		}
 	}
 	if cerr := l.dirLock.Close(); err == nil {
@@ -848,5 +1055,7 @@ func (l *Log) Stats() Stats {
 		PurgedSegments: s.purged.Load(),
 		CacheHits:      s.cacheHits.Load(),
 		DiskReads:      s.diskReads.Load(),
+		Spares:         s.spares.Load(),
+		SpareRolls:     s.spareRolls.Load(),
 	}
 }

@@ -37,6 +37,9 @@ type SegmentReport struct {
 	Batches               int
 	BadOffset             int64  // first unusable record, -1 if none
 	BadReason             string // why it is unusable
+	// Preallocated is the zero-filled space after ValidEnd that a preallocating log keeps as room for
+	// its next writes (the last segment only, and only when every byte of it is zero).
+	Preallocated int64
 }
 
 // TornTail is an unsynced tail: everything from Offset on is dropped by Open.
@@ -45,6 +48,9 @@ type TornTail struct {
 	Offset  int64
 	Dropped int64 // bytes
 	Reason  string
+	// Fill: the segment is preallocated, so Open overwrites [Offset, Offset+Dropped) (up to the last
+	// non-zero byte) with zeros and keeps the file's size, instead of cutting the file at Offset.
+	Fill bool
 }
 
 // OK reports whether Open would start on this log.
@@ -63,6 +69,9 @@ func (r *Report) String() string {
 		if s.BadOffset >= 0 {
 			fmt.Fprintf(&b, "; unusable record at offset %d: %s", s.BadOffset, s.BadReason)
 		}
+		if s.Preallocated > 0 {
+			fmt.Fprintf(&b, "; %d bytes preallocated (zero-filled) after it", s.Preallocated)
+		}
 		b.WriteByte('\n')
 	}
 	for _, f := range r.Leftovers {
@@ -71,8 +80,12 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "  entries %d..%d, hardstate term %d vote %d commit %d\n",
 		r.FirstIndex, r.LastIndex, r.HardState.Term, r.HardState.Vote, r.HardState.Commit)
 	if t := r.TornTail; t != nil {
-		fmt.Fprintf(&b, "  torn tail in %s at offset %d (%d bytes, %s): open truncates it\n",
-			t.File, t.Offset, t.Dropped, t.Reason)
+		action := "open truncates it"
+		if t.Fill {
+			action = "open overwrites it with zeros"
+		}
+		fmt.Fprintf(&b, "  torn tail in %s at offset %d (%d bytes, %s): %s\n",
+			t.File, t.Offset, t.Dropped, t.Reason, action)
 	}
 	if c := r.Corruption; c != nil {
 		fmt.Fprintf(&b, "  CORRUPT: %s at offset %d: %s: open refuses to start\n", c.File, c.Offset, c.Reason)
@@ -85,8 +98,17 @@ func (r *Report) String() string {
 // Check verifies a stopped node's log without changing it: every segment's header and records (framing,
 // CRC, index contiguity), and what Open would do. The error is non-nil if the log cannot be read or
 // Open would refuse it (then it is the *CorruptionError, also in Report.Corruption); a torn tail is
-// reported, not an error, because Open repairs it.
+// reported, not an error, because Open repairs it. Check reports what Open(dir, Options{FS: fs}) would
+// do; CheckOptions what Open with other options would (a preallocating log's zero-filled remainder).
 func Check(fs vfs.FS, dir string) (Report, error) {
+	return CheckOptions(dir, Options{FS: fs})
+}
+
+// CheckOptions is Check for a log that Open(dir, o) would open: with o.Preallocate, a zero-filled
+// remainder of the last segment is its clean end (Report.Segments[i].Preallocated), and a torn tail is
+// overwritten with zeros rather than cut off (TornTail.Fill).
+func CheckOptions(dir string, o Options) (Report, error) {
+	fs := o.FS
 	if fs == nil {
 		fs = vfs.Default
 	}
@@ -104,7 +126,7 @@ func Check(fs vfs.FS, dir string) (Report, error) {
 		}
 	}
 	sort.Strings(segNames)
-	sc := &scan{fs: fs, dir: dir, check: true}
+	sc := &scan{fs: fs, dir: dir, check: true, zeroEnd: o.Preallocate}
 	defer func() {
 		for _, s := range sc.segs {
 			if s.f != nil {
@@ -144,6 +166,7 @@ type scan struct {
 	keepCache   bool  // Open: keep the newest entries in memory
 	cacheBudget int64 //
 	check       bool  // Check: after corruption, keep verifying framing for the report
+	zeroEnd     bool  // preallocating log: a zero-filled remainder of the last segment is its clean end
 
 	segs     []*scanSeg
 	reports  []SegmentReport
@@ -234,9 +257,26 @@ func (sc *scan) segment(seg *scanSeg, name string, last bool, rep *SegmentReport
 			return fmt.Errorf("log: read %s: %w", seg.path, err)
 		}
 		if reason != "" {
+			tornEnd := seg.size
+			if last && sc.zeroEnd {
+				// A preallocated segment: its space was zero-filled and synced when it was made, and
+				// writes overwrite it in order. If every byte from here on is zero, this is where the
+				// writes stopped (exactly as if the file ended here), not damage. Anything non-zero
+				// is judged by badPoint's rules as before; the torn extent ends at the last non-zero
+				// byte, since everything after it is preallocated space again.
+				nz, err := rd.nonZeroEnd(off)
+				if err != nil {
+					return fmt.Errorf("log: read %s: %w", seg.path, err)
+				}
+				if nz == off {
+					rep.Preallocated = seg.size - off
+					break
+				}
+				tornEnd = nz
+			}
 			rep.BadOffset, rep.BadReason = off, reason
 			if semantic {
-				if err := sc.badPoint(seg, rd, last, off, reason); err != nil {
+				if err := sc.badPoint(seg, rd, last, off, tornEnd, reason); err != nil {
 					return err
 				}
 			}
@@ -353,7 +393,10 @@ func (sc *scan) apply(seg *scanSeg, rec record, off int64) string {
 //   - a batch record with a higher sequence number follows (a write starts only after the previous
 //     write's fsync returned). This catches a damaged entry that a later HardState's commit covers, which
 //     the first two rules cannot see because that HardState lies beyond the damage.
-func (sc *scan) badPoint(seg *scanSeg, rd *fileReader, last bool, off int64, reason string) error {
+//
+// In a preallocating log (zeroEnd) the torn tail ends at tornEnd, the end of its last non-zero byte, and
+// Open overwrites it with zeros (Fill) instead of cutting the file.
+func (sc *scan) badPoint(seg *scanSeg, rd *fileReader, last bool, off, tornEnd int64, reason string) error {
 	if !last {
 		sc.fail(seg.path, off, reason+"; a later segment exists, so this data had been synced")
 		return nil
@@ -372,6 +415,6 @@ func (sc *scan) badPoint(seg *scanSeg, rd *fileReader, last bool, off int64, rea
 			reason, seq, at))
 		return nil
 	}
-	sc.torn = &TornTail{File: seg.path, Offset: off, Dropped: seg.size - off, Reason: reason}
+	sc.torn = &TornTail{File: seg.path, Offset: off, Dropped: tornEnd - off, Reason: reason, Fill: sc.zeroEnd}
 	return nil
 }

@@ -50,7 +50,7 @@ func (l *Log) Reset(index, term uint64, hs HardState) error {
 		l.err = fmt.Errorf("log: reset: %w", err)
 		return l.err
 	}
-	l.segs = []*segment{{first: first, prevTerm: term, path: l.segPath(first), f: f, written: size, end: size}}
+	l.segs = []*segment{{first: first, prevTerm: term, path: l.segPath(first), f: f, written: size, alloc: size, end: size}}
 	l.idx = newIndex(first, term)
 	l.cache = cache{first: first}
 	l.hs, l.hsWritten = hs, hs

@@ -173,7 +173,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	// The binlog is the only thing fsynced; the engine runs without its WAL and is rebuilt from the
 	// log after a crash (repl replays from the engine's applied index).
-	lg, err := klog.Open(filepath.Join(cfg.DataDir, "log"), klog.Options{Logger: cfg.Logger, SegmentBytes: cfg.LogSegmentBytes})
+	lg, err := klog.Open(filepath.Join(cfg.DataDir, "log"), klog.Options{Logger: cfg.Logger, SegmentBytes: cfg.LogSegmentBytes, Preallocate: true})
 	if err != nil {
 		return nil, err
 	}
