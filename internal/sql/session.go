@@ -66,6 +66,7 @@ type Session struct {
 	pcache     planCache       // text statements differing only in literals (plancache.go)
 	cachedStmt *prepared       // the cached statement being run, whose plan planQuery returns
 	cachedText string          // its text as the client sent it (SHOW PROCESSLIST)
+	running    *prepared       // the prepared statement whose UPDATE or DELETE is running (dmlPlan)
 	resolving  bool            // a resolve is running: a nested one keeps its own Uses
 	savepoints []savepoint
 
