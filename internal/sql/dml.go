@@ -6,6 +6,7 @@ import (
 	"github.com/kiln-db/kiln/internal/proto"
 	"github.com/kiln-db/kiln/internal/sql/dml"
 	"github.com/kiln-db/kiln/internal/sql/expr"
+	"github.com/kiln-db/kiln/internal/sql/types"
 )
 
 // runDML runs INSERT, REPLACE, UPDATE and DELETE (package dml) inside the statement scope.
@@ -38,12 +39,13 @@ func (s *Session) runDML(env *expr.Env, st ast.StmtNode, w proto.ResultWriter, m
 }
 
 // dmlPlan plans an UPDATE or DELETE, or returns the plan its prepared statement or plan-cache
-// entry kept from an earlier run (prepared.dml): planning was about a fifth of the CPU of a
-// prepared UPDATE by primary key. A kept plan is reused only while the catalog is at the version
+// entry kept from an earlier run (prepared.dml): planning was about two fifths of the CPU of the
+// UPDATEs and DELETE of sysbench's oltp_read_write (pprof, docs/benchmarks.md). A kept plan is reused only while the catalog is at the version
 // it was planned on (checked under the database's metadata lock, which DDL on the table needs)
-// and the default database is the same; the target's metadata lock and table use are taken as
-// planning takes them (dml.LookupTable). A session with temporary tables always plans: they are
-// outside the catalog's version.
+// and the default database, sql_mode and collation_connection (which the compiler reads) are the
+// same; the target's metadata lock and table use are taken as planning takes them
+// (dml.LookupTable). A session with temporary tables always plans: they are outside the
+// catalog's version.
 func (s *Session) dmlPlan(st ast.StmtNode) (*dml.Planned, error) {
 	var owner *prepared
 	if p := s.running; p != nil && p.stmt == st {
@@ -56,7 +58,8 @@ func (s *Session) dmlPlan(st ast.StmtNode) (*dml.Planned, error) {
 		if err := s.lockDB(tbl.DB); err != nil {
 			return nil, err
 		}
-		if owner.dmlVer == s.catalog().Version && owner.dmlDB == s.CurDB {
+		if owner.dmlVer == s.catalog().Version && owner.dmlDB == s.CurDB &&
+			owner.dmlMode == s.sqlModeText() && owner.dmlColl == s.connCollation() {
 			if err := s.useTable(tbl.DB, tbl.Name, true); err != nil {
 				return nil, err
 			}
@@ -79,6 +82,10 @@ func (s *Session) dmlPlan(st ast.StmtNode) (*dml.Planned, error) {
 	// before the version is read.
 	if owner != nil && s.temp == nil && !isVirtualDB(p.Tbl.DB) && dml.Reusable(st) {
 		owner.dml, owner.dmlVer, owner.dmlDB = p, s.catalog().Version, s.CurDB
+		owner.dmlMode, owner.dmlColl = s.sqlModeText(), s.connCollation()
 	}
 	return p, nil
 }
+
+// sqlModeText is sql_mode as set (compared, not parsed: a kept plan's check).
+func (s *Session) sqlModeText() string { return types.ToString(s.getSysVar(svSQLMode, false)) }

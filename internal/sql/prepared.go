@@ -31,10 +31,13 @@ type prepared struct {
 	planDB  string
 	tables  []plan.TableUse // what the plan resolved: locked again (lockUses) before each run
 	// dml is an UPDATE or DELETE's plan (dml.Reusable statements only), run again while the
-	// catalog version and default database are dmlVer and dmlDB (dmlPlan, dml.go).
-	dml    *dml.Planned
-	dmlVer uint64
-	dmlDB  string
+	// catalog version, default database, sql_mode and collation_connection are those it was
+	// planned under (dmlPlan, dml.go).
+	dml     *dml.Planned
+	dmlVer  uint64
+	dmlDB   string
+	dmlMode string
+	dmlColl *types.Collation
 }
 
 // numberParams gives each placeholder its position (the parser records only byte offsets).
