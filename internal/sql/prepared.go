@@ -9,6 +9,7 @@ import (
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 
 	"github.com/kiln-db/kiln/internal/proto"
+	"github.com/kiln-db/kiln/internal/sql/dml"
 	"github.com/kiln-db/kiln/internal/sql/exec"
 	"github.com/kiln-db/kiln/internal/sql/expr"
 	"github.com/kiln-db/kiln/internal/sql/plan"
@@ -29,6 +30,14 @@ type prepared struct {
 	planVer uint64
 	planDB  string
 	tables  []plan.TableUse // what the plan resolved: locked again (lockUses) before each run
+	// dml is an UPDATE or DELETE's plan (dml.Reusable statements only), run again while the
+	// catalog version, default database, sql_mode and collation_connection are those it was
+	// planned under (dmlPlan, dml.go).
+	dml     *dml.Planned
+	dmlVer  uint64
+	dmlDB   string
+	dmlMode string
+	dmlColl *types.Collation
 }
 
 // numberParams gives each placeholder its position (the parser records only byte offsets).
@@ -132,6 +141,10 @@ func (s *Session) Execute(ctx context.Context, id uint32, args []types.Value, w 
 func (s *Session) execPrepared(ctx context.Context, p *prepared, args []types.Value, w proto.ResultWriter, more bool) error {
 	rs, isQuery := p.stmt.(ast.ResultSetNode)
 	if !isQuery || selectInto(rs) != nil {
+		// An UPDATE or DELETE finds its kept plan through s.running (dmlPlan).
+		outer := s.running
+		s.running = p
+		defer func() { s.running = outer }()
 		return s.Exec(ctx, p.stmt, args, w, more)
 	}
 	if err := s.db.syncCluster(); err != nil {

@@ -66,6 +66,7 @@ type Session struct {
 	pcache     planCache       // text statements differing only in literals (plancache.go)
 	cachedStmt *prepared       // the cached statement being run, whose plan planQuery returns
 	cachedText string          // its text as the client sent it (SHOW PROCESSLIST)
+	running    *prepared       // the prepared statement whose UPDATE or DELETE is running (dmlPlan)
 	resolving  bool            // a resolve is running: a nested one keeps its own Uses
 	savepoints []savepoint
 
@@ -195,10 +196,15 @@ func (s *Session) strict() bool {
 	return strings.Contains(m, "STRICT_TRANS_TABLES") || strings.Contains(m, "STRICT_ALL_TABLES")
 }
 
+// sqlModeHas reports whether sql_mode holds flag (upper case). It walks the list in place: every
+// UPDATE and INSERT asks (ERROR_FOR_DIVISION_BY_ZERO, NO_ZERO_DATE), and splitting it was three
+// allocations a statement.
 func (s *Session) sqlModeHas(flag string) bool {
-	m := strings.ToUpper(types.ToString(s.getSysVar(svSQLMode, false)))
-	for _, f := range strings.Split(m, ",") {
-		if f == flag {
+	m := types.ToString(s.getSysVar(svSQLMode, false))
+	for m != "" {
+		var f string
+		f, m, _ = strings.Cut(m, ",")
+		if strings.EqualFold(f, flag) {
 			return true
 		}
 	}

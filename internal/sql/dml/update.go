@@ -139,19 +139,47 @@ func target(s Session, verb string, with *ast.WithClause, refs ast.ResultSetNode
 // Update runs a single-table UPDATE: the matching rows are read (and locked) in full first, then
 // each is updated in place.
 func Update(env *expr.Env, s Session, x *ast.UpdateStmt) (proto.OK, error) {
+	p, err := PlanUpdate(s, x)
+	if err != nil {
+		return proto.OK{}, err
+	}
+	return p.Update(env, s, x)
+}
+
+// Planned is a single-table UPDATE or DELETE planned: its target table, the locking read of the
+// rows it changes and UPDATE's compiled SET list. It keeps no state of a run (the plans of
+// prepared SELECTs are reused the same way), so a prepared statement or a plan-cache entry may
+// run it again instead of planning each execution, as long as what it was planned on holds: the
+// caller checks the catalog, takes the target's metadata lock and table use again (LockDB,
+// UseTable) and reuses only statements without subqueries or user variables (Reusable).
+type Planned struct {
+	Tbl  *catalog.Table
+	pl   *exec.Select
+	sets []Assignment
+}
+
+// PlanUpdate resolves UPDATE's target table, plans the locking read of its rows and compiles its
+// SET list.
+func PlanUpdate(s Session, x *ast.UpdateStmt) (*Planned, error) {
 	if x.MultipleTable {
-		return proto.OK{}, sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table UPDATE is not supported yet")
+		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table UPDATE is not supported yet")
 	}
 	tbl, alias, pl, err := target(s, "UPDATE", x.With, x.TableRefs.TableRefs, x.Where, x.Order, x.Limit)
 	if err != nil {
-		return proto.OK{}, err
+		return nil, err
 	}
-	env.DivZeroErr = s.Strict() && !x.IgnoreErr && s.SQLModeHas("ERROR_FOR_DIVISION_BY_ZERO")
 	sets, err := compileUpdateSets(s, x.With, tbl, alias, x.List)
 	if err != nil {
-		return proto.OK{}, err
+		return nil, err
 	}
-	rows, err := exec.Materialize(env, pl)
+	return &Planned{Tbl: tbl, pl: pl, sets: sets}, nil
+}
+
+// Update runs the planned UPDATE x.
+func (p *Planned) Update(env *expr.Env, s Session, x *ast.UpdateStmt) (proto.OK, error) {
+	tbl, sets := p.Tbl, p.sets
+	env.DivZeroErr = s.Strict() && !x.IgnoreErr && s.SQLModeHas("ERROR_FOR_DIVISION_BY_ZERO")
+	rows, err := exec.Materialize(env, p.pl)
 	if err != nil {
 		return proto.OK{}, err
 	}
@@ -297,14 +325,28 @@ func rowsEqual(a, b []types.Value) bool {
 
 // Delete runs a single-table DELETE: the matching rows are read (and locked) in full first.
 func Delete(env *expr.Env, s Session, x *ast.DeleteStmt) (proto.OK, error) {
-	if x.IsMultiTable {
-		return proto.OK{}, sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table DELETE is not supported yet")
-	}
-	tbl, _, pl, err := target(s, "DELETE", x.With, x.TableRefs.TableRefs, x.Where, x.Order, x.Limit)
+	p, err := PlanDelete(s, x)
 	if err != nil {
 		return proto.OK{}, err
 	}
-	rows, err := exec.Materialize(env, pl)
+	return p.Delete(env, s, x)
+}
+
+// PlanDelete resolves DELETE's target table and plans the locking read of its rows.
+func PlanDelete(s Session, x *ast.DeleteStmt) (*Planned, error) {
+	if x.IsMultiTable {
+		return nil, sqlerr.New(sqlerr.ErrNotSupportedYet, "multi-table DELETE is not supported yet")
+	}
+	tbl, _, pl, err := target(s, "DELETE", x.With, x.TableRefs.TableRefs, x.Where, x.Order, x.Limit)
+	if err != nil {
+		return nil, err
+	}
+	return &Planned{Tbl: tbl, pl: pl}, nil
+}
+
+// Delete runs the planned DELETE.
+func (p *Planned) Delete(env *expr.Env, s Session, x *ast.DeleteStmt) (proto.OK, error) {
+	rows, err := exec.Materialize(env, p.pl)
 	if err != nil {
 		return proto.OK{}, err
 	}
@@ -312,12 +354,48 @@ func Delete(env *expr.Env, s Session, x *ast.DeleteStmt) (proto.OK, error) {
 		if err := env.CheckKilled(); err != nil {
 			return proto.OK{}, err
 		}
-		if err := exec.DeleteRow(env, tbl, exec.PrimaryKey(nil, tbl, r), r); err != nil {
+		if err := exec.DeleteRow(env, p.Tbl, exec.PrimaryKey(nil, p.Tbl, r), r); err != nil {
 			return proto.OK{}, err
 		}
 	}
 	return proto.OK{AffectedRows: uint64(len(rows))}, nil
 }
+
+// Reusable reports whether an UPDATE or DELETE's plan may be run again (Planned): a single table
+// named without a WITH clause, and no subquery (its tables would need their own metadata locks and
+// uses) and no user variable (a read's type is the value's at planning, an assignment must run
+// its side effect through the statement's own compile) anywhere in it.
+func Reusable(st ast.StmtNode) bool {
+	switch x := st.(type) {
+	case *ast.UpdateStmt:
+		if x.MultipleTable || x.With != nil {
+			return false
+		}
+	case *ast.DeleteStmt:
+		if x.IsMultiTable || x.With != nil {
+			return false
+		}
+	default:
+		return false
+	}
+	v := &reuseCheck{ok: true}
+	st.Accept(v)
+	return v.ok
+}
+
+type reuseCheck struct{ ok bool }
+
+func (v *reuseCheck) Enter(n ast.Node) (ast.Node, bool) {
+	switch n.(type) {
+	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr, *ast.CompareSubqueryExpr, *ast.VariableExpr,
+		*ast.SelectStmt, *ast.SetOprStmt:
+		v.ok = false
+		return n, true
+	}
+	return n, false
+}
+
+func (v *reuseCheck) Leave(n ast.Node) (ast.Node, bool) { return n, v.ok }
 
 // cteTarget is error 1288 for an UPDATE or DELETE whose target names one of the statement's
 // CTEs (a CTE shadows a table of the same name, and a CTE is not updatable).

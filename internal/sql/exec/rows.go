@@ -131,6 +131,11 @@ func PutRowKey(env *expr.Env, tbl *catalog.Table, row []types.Value, old []types
 	}
 	t.Set(pk, EncodeRow(nil, tbl, row))
 	for _, ix := range tbl.Indexes[1:] {
+		if old != nil && sameValues(old, row, ix.Offsets) && sameValues(old, row, tbl.Indexes[0].Offsets) {
+			// An entry's key and value hold only its columns and the primary key's: unchanged,
+			// as below, without encoding both (UPDATE of a column no index holds).
+			continue
+		}
 		k, v, _ := SecondaryKey(tbl, ix, row)
 		if old != nil {
 			ok, ov, _ := SecondaryKey(tbl, ix, old)
@@ -143,6 +148,32 @@ func PutRowKey(env *expr.Env, tbl *catalog.Table, row []types.Value, old []types
 	}
 	// Checked after the write, so that a row may reference itself.
 	return checkParents(env, tbl, row, old)
+}
+
+// sameValues reports whether a and b hold identical values at offsets: same kind and the same
+// integer or bytes. Other kinds (decimals, floats, times) answer false, so that the caller
+// compares their encodings instead.
+func sameValues(a, b []types.Value, offsets []int) bool {
+	for _, ci := range offsets {
+		x, y := &a[ci], &b[ci]
+		if x.K != y.K || x.Frac != y.Frac {
+			return false
+		}
+		switch x.K {
+		case types.KindNull:
+		case types.KindInt, types.KindUint:
+			if x.I != y.I {
+				return false
+			}
+		case types.KindString, types.KindBytes:
+			if x.S != y.S {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // DeleteRow removes a row and its index entries, after the foreign keys that reference the table
