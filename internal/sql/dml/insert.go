@@ -2,6 +2,7 @@ package dml
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
@@ -207,6 +208,13 @@ func (ins *Inserter) insertLists(compiled [][]expr.Expr, cols []int, lists [][]a
 	// One vals and isDefault for every row: InsertValues copies what it keeps.
 	vals := make([]types.Value, len(cols))
 	isDefault := make([]bool, len(cols))
+	if ai := ins.Tbl.AutoIncCol; ai >= 0 && !slices.Contains(cols, ai) {
+		// Every row takes an auto-increment id (the column is not listed, so each row's value is
+		// its default): reserve them together.
+		if err := ins.reserveAuto(uint64(len(lists))); err != nil {
+			return err
+		}
+	}
 	for ri, list := range lists {
 		if err := env.CheckKilled(); err != nil {
 			return err

@@ -38,12 +38,14 @@ type Inserter struct {
 	// Latest is the duplicate-key checks' reader, for many rows; nil: GetLatest.
 	Latest *txn.LatestReader
 
-	modeLoaded       bool // noZeroDate and noZeroInDate hold the session's sql_mode flags
-	noZeroDate       bool
-	noZeroInDate     bool
-	onDup            []Assignment
-	allocated        uint64 // id allocated for the row being written
-	lastExplicitAuto uint64
+	modeLoaded   bool // noZeroDate and noZeroInDate hold the session's sql_mode flags
+	noZeroDate   bool
+	noZeroInDate bool
+	onDup        []Assignment
+	allocated    uint64 // id allocated for the row being written
+	// autoNext..autoEnd are auto-increment ids reserved for the statement's rows (reserveAuto).
+	autoNext, autoEnd uint64
+	lastExplicitAuto  uint64
 }
 
 // InsertValues builds the full row from target columns and defaults, converts it, and writes it.
@@ -173,9 +175,15 @@ func (ins *Inserter) FillAuto(row []types.Value, given []bool) error {
 		v := row[ci]
 		zero := !v.IsNull() && types.ToFloat(v) == 0 && !ins.S.SQLModeHas("NO_AUTO_VALUE_ON_ZERO")
 		if v.IsNull() || zero || col.Hidden {
-			id, err := ins.S.NextAutoInc(ins.Env, tbl, col, 1)
-			if err != nil {
-				return err
+			var id uint64
+			if !col.Hidden && ins.autoNext < ins.autoEnd {
+				id = ins.autoNext
+				ins.autoNext++
+			} else {
+				var err error
+				if id, err = ins.S.NextAutoInc(ins.Env, tbl, col, 1); err != nil {
+					return err
+				}
 			}
 			if col.Hidden {
 				row[ci] = types.NewUint(id)
@@ -202,6 +210,24 @@ func (ins *Inserter) FillAuto(row []types.Value, given []bool) error {
 			ins.lastExplicitAuto = expr.ToUint64(cv)
 		}
 	}
+	return nil
+}
+
+// reserveAuto reserves n auto-increment ids at once for a statement whose n rows all take one
+// (a multi-row INSERT that does not name the auto-increment column), as InnoDB does for such
+// "simple inserts": the rows get consecutive ids, and the counter is taken and persisted once per
+// statement instead of once per row. Ids of rows that end up not inserted are used up, as in
+// InnoDB.
+func (ins *Inserter) reserveAuto(n uint64) error {
+	ai := ins.Tbl.AutoIncCol
+	if ai < 0 || ins.Tbl.Columns[ai].Hidden || n < 2 {
+		return nil
+	}
+	id, err := ins.S.NextAutoInc(ins.Env, ins.Tbl, ins.Tbl.Columns[ai], n)
+	if err != nil {
+		return err
+	}
+	ins.autoNext, ins.autoEnd = id, id+n
 	return nil
 }
 

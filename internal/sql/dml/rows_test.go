@@ -3,6 +3,7 @@ package dml
 import (
 	"errors"
 	"io"
+	"slices"
 	"testing"
 
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -80,5 +81,51 @@ func TestInserterDefaultValue(t *testing.T) {
 	ins.Strict = false
 	if v, err := ins.DefaultValue(noDefault); err != nil || types.ToString(v) != "0" || len(s.warnings) != 1 {
 		t.Errorf("not strict: got %v, %v, warnings %v; want 0 and one warning", v, err, s.warnings)
+	}
+}
+
+// autoSession hands out auto-increment ids from a counter and records each request's size.
+type autoSession struct {
+	fakeSession
+	next     uint64
+	requests []uint64
+}
+
+func (a *autoSession) NextAutoInc(_ *expr.Env, _ *catalog.Table, _ *catalog.Column, n uint64) (uint64, error) {
+	a.requests = append(a.requests, n)
+	id := a.next
+	a.next += n
+	return id, nil
+}
+
+// TestInserterReserveAuto: the rows of a multi-row INSERT that all take an auto-increment id get
+// them from one request to the counter (reserveAuto), consecutive; a row beyond the reservation
+// (or a single-row statement) asks the counter itself.
+func TestInserterReserveAuto(t *testing.T) {
+	id := &catalog.Column{Name: "id", Type: types.ColType{Tp: mysql.TypeLonglong, Unsigned: true}, NotNull: true, AutoInc: true}
+	tbl := &catalog.Table{Name: "t", Columns: []*catalog.Column{id}, AutoIncCol: 0}
+	s := &autoSession{next: 10}
+	ins := &Inserter{S: s, Tbl: tbl, Strict: true}
+	if err := ins.reserveAuto(3); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for range 4 {
+		row := []types.Value{types.Null}
+		if err := ins.FillAuto(row, []bool{false}); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, types.ToString(row[0]))
+	}
+	if want := []string{"10", "11", "12", "13"}; !slices.Equal(got, want) {
+		t.Errorf("ids %v, want %v", got, want)
+	}
+	if want := []uint64{3, 1}; !slices.Equal(s.requests, want) {
+		t.Errorf("counter requests %v, want %v", s.requests, want)
+	}
+	one := &autoSession{next: 1}
+	ins = &Inserter{S: one, Tbl: tbl, Strict: true}
+	if err := ins.reserveAuto(1); err != nil || len(one.requests) != 0 {
+		t.Errorf("one row: reserved %v, %v; want no reservation", one.requests, err)
 	}
 }
