@@ -189,6 +189,8 @@ func (n *Node) drainReady() error {
 			if err := n.installSnapshot(rd.Snapshot, rd.HardState); err != nil {
 				return err
 			}
+			// raft took the snapshot's membership as its own.
+			n.noteMembership(rd.Snapshot.Metadata.ConfState)
 		}
 		if len(rd.Entries) > 0 {
 			// The log keeps each entry's Data, not the slice: one buffer serves every Ready.
@@ -329,8 +331,7 @@ func (n *Node) handOff(ents []pb.Entry) error {
 			}
 			cs := n.rn.ApplyConfChange(cc)
 			n.lastConf = e.Index
-			n.solo.Store(len(cs.Voters) == 1 && cs.Voters[0] == n.id && len(cs.VotersOutgoing) == 0)
-			n.alone.Store(n.solo.Load() && len(cs.Learners) == 0 && len(cs.LearnersNext) == 0)
+			n.noteMembership(*cs)
 			n.acks.setVoters(cs.Voters, cs.VotersOutgoing)
 			csb, err := cs.Marshal()
 			if err != nil {

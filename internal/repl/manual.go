@@ -86,11 +86,7 @@ func (n *Node) startManual(target uint64, start time.Time) (*Node, error) {
 		n.Stop()
 		return nil, err
 	}
-	voters := n.rn.Status().Config.Voters.IDs()
-	_, self := voters[n.id]
-	n.solo.Store(self && len(voters) == 1)
-	st := n.rn.Status().Config
-	n.alone.Store(n.solo.Load() && len(st.Learners) == 0 && len(st.LearnersNext) == 0)
+	n.noteMembership(confStateOf(n.rn.Status().Config))
 	if n.solo.Load() {
 		_ = n.rn.Campaign()
 		if err := n.ManualProcess(); err != nil {

@@ -78,6 +78,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -87,6 +88,7 @@ import (
 
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
 
 	"github.com/kiln-db/kiln/internal/engine"
 	klog "github.com/kiln-db/kiln/internal/log"
@@ -230,8 +232,9 @@ type Node struct {
 	lship     atomic.Pointer[leadership] // non-nil while this node leads
 	started   time.Time                  // the monotonic clock's origin for the read lease
 	leaseFrom atomic.Int64               // mono() of the latest lease request a quorum confirmed (lease.go)
-	solo      atomic.Bool                // this node is the only voter
-	// alone: the only member at all (no other voter, no learner): no one else can show a commit.
+	// solo: this node is the only voter. alone: the only member at all (no other voter, no
+	// learner): no one else can show a commit. Both follow the membership (noteMembership).
+	solo  atomic.Bool
 	alone atomic.Bool
 	// purgeFloor is the lowest index some follower still needs (leader only; MaxUint64 otherwise).
 	purgeFloor atomic.Uint64
@@ -482,12 +485,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		close(n.donec)
 		return nil, err
 	}
-	voters := rn.Status().Config.Voters.IDs()
-	_, self := voters[cfg.ID]
-	solo := len(voters) == 1 && self
-	n.solo.Store(solo)
-	n.alone.Store(solo && len(rn.Status().Config.Learners) == 0 && len(rn.Status().Config.LearnersNext) == 0)
-	if solo {
+	n.noteMembership(confStateOf(rn.Status().Config))
+	if n.solo.Load() {
 		_ = rn.Campaign()
 		if err := n.drainReady(); err != nil {
 			close(n.donec)
@@ -506,7 +505,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			n.Stop()
 			return nil, err
 		}
-		if n.applied.Load() >= target && (!solo || n.Epoch() != 0) {
+		if n.applied.Load() >= target && (!n.solo.Load() || n.Epoch() != 0) {
 			break
 		}
 		select {
@@ -940,5 +939,24 @@ func (n *Node) fatal() error {
 func (n *Node) fail(err error) {
 	if n.failed.CompareAndSwap(nil, &err) {
 		n.log.Error("commit path stopped", "err", err)
+	}
+}
+
+// noteMembership records what the membership cs means for this node (solo, alone). It is called
+// wherever raft's membership changes: at start, when a membership entry is applied to raft, and when
+// a snapshot replaces the membership with its own.
+func (n *Node) noteMembership(cs pb.ConfState) {
+	solo := len(cs.Voters) == 1 && cs.Voters[0] == n.id && len(cs.VotersOutgoing) == 0
+	n.solo.Store(solo)
+	n.alone.Store(solo && len(cs.Learners) == 0 && len(cs.LearnersNext) == 0)
+}
+
+// confStateOf is raft's current membership as a ConfState.
+func confStateOf(c tracker.Config) pb.ConfState {
+	return pb.ConfState{
+		Voters:         c.Voters[0].Slice(),
+		VotersOutgoing: c.Voters[1].Slice(),
+		Learners:       slices.Sorted(maps.Keys(c.Learners)),
+		LearnersNext:   slices.Sorted(maps.Keys(c.LearnersNext)),
 	}
 }
