@@ -108,6 +108,13 @@ const (
 	spareMinWritten = 1 << 20
 	// spareRetry: after a failed preparation, wait this long before trying again.
 	spareRetry = 10 * time.Second
+	// spareMaxSyncBytes: while the Syncs average this many bytes or more (syncBytesAvg), no spare is
+	// prepared and segments grow by appending. A preallocated segment saves each fsync the
+	// metadata of a growing file, 20-25 us of CPU on ext4 here, but its zeros cost 0.2-0.4 us of CPU per
+	// KiB written, more under a bulk load's page-cache pressure (docs/benchmarks.md): from about 64
+	// KiB per Sync the zeros cost more than they save. Bulk loads (LinkBench's 1,024-row INSERTs:
+	// hundreds of KiB per group) are past it; OLTP commits (hundreds of bytes to a few KiB) far below.
+	spareMaxSyncBytes = 64 << 10
 )
 
 // segment is one segment file. Its live entries are [first, next segment's first - 1]; for the active
@@ -158,6 +165,9 @@ type Log struct {
 	rollAfter int64     // after a failed roll, do not retry before the active segment reaches this size
 	err       error     // sticky: a failed write or fsync leaves the file in an unknown state
 	closed    bool
+
+	// syncBytesAvg is a moving average of the bytes one Sync writes (each Sync weighs 1/8).
+	syncBytesAvg int64
 
 	spareFile    vfs.File  // a zero-filled, synced file of spareSize bytes named spareName, or nil
 	spareSize    int64     //
@@ -595,6 +605,7 @@ func (l *Log) syncLocked() error {
 	}
 	l.stats.syncs.Add(1)
 	l.stats.bytesWritten.Add(uint64(len(buf)))
+	l.syncBytesAvg += (int64(len(buf)) - l.syncBytesAvg) / 8
 	err = l.maybeRoll()
 	spare := err == nil && l.wantSpare()
 	l.mu.Unlock()
@@ -611,9 +622,12 @@ func (l *Log) syncLocked() error {
 // wantSpare reports whether to start preparing a spare now, and if so marks it started. mu is held.
 // The active segment needs a successor when its preallocated room is down to half a segment (so the
 // spare is ready well before the roll), or at once when it has none (a segment created before the
-// log preallocated, or by a roll that found no spare ready) and holds enough to be worth it.
+// log preallocated, or by a roll that found no spare ready) and holds enough to be worth it. Not
+// while the Syncs are large (spareMaxSyncBytes): the next segment is then created by appending, and a
+// spare is prepared again once they are small.
 func (l *Log) wantSpare() bool {
-	if !l.prealloc || l.spareFile != nil || l.spareBusy || l.closed || l.err != nil || l.spareStop.Load() {
+	if !l.prealloc || l.spareFile != nil || l.spareBusy || l.closed || l.err != nil || l.spareStop.Load() ||
+		l.syncBytesAvg >= spareMaxSyncBytes {
 		return false
 	}
 	act := l.active()

@@ -385,3 +385,51 @@ func TestPreallocBackground(t *testing.T) {
 		t.Fatal(d)
 	}
 }
+
+// Large Syncs (a bulk load's groups) make the log stop preparing spares, whose zeros would cost more
+// than they save, and grow its segments by appending; once the Syncs are small again (OLTP commits) it
+// prepares a spare and rolls into it. Nothing written in either phase is lost.
+func TestPreallocSkippedForLargeSyncs(t *testing.T) {
+	fs := vfs.NewMem()
+	const segBytes = 1 << 20
+	open := func() *Log {
+		l, err := Open("/log", Options{FS: fs, SegmentBytes: segBytes, Logger: quiet, Preallocate: true, inlineSpare: true})
+		must(t, err)
+		return l
+	}
+	l := open()
+	m := newModel()
+	next := uint64(1)
+	// 100 KiB per Sync, well over spareMaxSyncBytes, for four segments' worth.
+	for l.Stats().BytesWritten < 4*segBytes {
+		run(t, l, m, []op{appendOp(next, next+100, 1, 1024), hsOp(1, 1, next+99), syncOp})
+		next += 100
+	}
+	// The average starts at zero, so the first segment may still get its spare before the first
+	// few Syncs have moved it past the threshold; none after that.
+	large := l.Stats()
+	if large.Spares > 1 || large.Rolls-large.SpareRolls < 2 {
+		t.Fatalf("after large Syncs: %+v (want rolls into appended segments, at most the first spare)", large)
+	}
+	// Small Syncs: the average falls below the threshold within a few, then a spare is prepared and the
+	// segment without preallocated room rolls into it.
+	for i := 0; l.Stats().SpareRolls == large.SpareRolls; i++ {
+		if i > 200 {
+			t.Fatalf("no roll into a spare after %d small Syncs: %+v", i, l.Stats())
+		}
+		run(t, l, m, []op{appendOp(next, next+2, 1, 300), hsOp(1, 1, next+1), syncOp})
+		next += 2
+	}
+	if d := m.diff(l); d != "" {
+		t.Fatal(d)
+	}
+	must(t, l.Close())
+	if rep, err := CheckOptions("/log", Options{FS: fs, Preallocate: true}); err != nil || rep.TornTail != nil || rep.LastIndex != m.last {
+		t.Fatalf("Check: %v\n%s", err, rep.String())
+	}
+	l = open()
+	defer l.Close()
+	if d := m.diff(l); d != "" {
+		t.Fatal(d)
+	}
+}
