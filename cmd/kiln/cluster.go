@@ -302,6 +302,8 @@ func roleHandlers(mux *http.ServeMux, srv *server.Server, maxLag time.Duration, 
 			answer(w, false, "primary, not a replica")
 		case n.Leader() == 0:
 			answer(w, false, "no leader known: this replica may be cut off")
+		case n.RestoredPending():
+			answer(w, false, "restored from a backup: its history is not confirmed by the leader yet")
 		case behind > maxLag:
 			answer(w, false, fmt.Sprintf("lagging: %d entries, %.1fs behind", entries, behind.Seconds()))
 		default:

@@ -131,6 +131,7 @@ func (n *Node) loadJoin() error {
 		n.join.state = joinMatched
 		return nil
 	}
+	n.joinPending.Store(true)
 	n.log.Info("restored member: its history is checked against the leader's before it takes entries", "restored_end", n.join.end, "term", n.join.term)
 	return nil
 }
@@ -160,11 +161,13 @@ func (n *Node) checkJoin(m pb.Message) bool {
 		}
 		if mine != t {
 			j.state = joinDiverged
+			n.joinPending.Store(false)
 			n.fail(fmt.Errorf("repl: this node was restored from a backup whose history is not the cluster's: the leader (node %d) has term %d at index %d, the restored log term %d; it takes nothing from the leader (restore a backup of this cluster, or join with an empty data directory)", m.From, t, i, mine))
 			return false
 		}
 		if i == j.end {
 			j.state = joinMatched
+			n.joinPending.Store(false)
 			n.log.Info("restored member: the leader's log matches the restored history; catching up from the leader's log", "leader", m.From, "index", i, "term", t)
 		}
 		return true
@@ -181,6 +184,14 @@ func (n *Node) checkJoin(m pb.Message) bool {
 		}
 	}
 	return true
+}
+
+// RestoredPending reports whether this node was restored from a backup to join its cluster and
+// its history has not been confirmed yet: neither has an append from the leader matched the
+// restored end nor has an engine snapshot replaced it. Until then its data may be another
+// cluster's (checkJoin), so it is not offered as a replica.
+func (n *Node) RestoredPending() bool {
+	return n.joinPending.Load() && n.Stats.SnapshotsInstalled.Load() == 0
 }
 
 // restoredCheck is a restored member's state for Status: "" (not a restored member), "pending",

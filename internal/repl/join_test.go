@@ -174,6 +174,10 @@ func restoredState(t *testing.T, c *clusterNode) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// /replica refuses a restored member while, and only while, its history is unconfirmed.
+	if p := c.n.RestoredPending(); p != (st.Restored == "pending") {
+		t.Fatalf("RestoredPending() = %v with Restored %q", p, st.Restored)
+	}
 	return st.Restored
 }
 

@@ -257,6 +257,9 @@ type Node struct {
 	join     joinCheck    // loop-owned: a restored member's check of its history (join.go)
 	entBuf   []klog.Entry // loop-owned: drainReady's buffer of entries to append
 
+	// joinPending mirrors join.state == joinPending on a restored member, for RestoredPending.
+	joinPending atomic.Bool
+
 	membersMu sync.Mutex
 	members   map[uint64]string // raft id -> raft address, as applied
 	logOnly   map[uint64]bool   // members that are log-only voters
