@@ -215,6 +215,10 @@ func (ins *Inserter) insertLists(compiled [][]expr.Expr, cols []int, lists [][]a
 			return err
 		}
 	}
+	if len(lists) > 1 {
+		// Each row writes its primary key and every secondary index's entry.
+		exec.TxnOf(env).Grow(len(lists) * len(ins.Tbl.Indexes))
+	}
 	for ri, list := range lists {
 		if err := env.CheckKilled(); err != nil {
 			return err

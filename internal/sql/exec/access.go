@@ -654,8 +654,17 @@ func keySize(row []types.Value, offs, more []int) int {
 // ones whose key has a NULL (NULLs never collide), append the primary key columns to the key.
 func SecondaryKey(tbl *catalog.Table, ix *catalog.Index, row []types.Value) (key, val []byte, unique bool) {
 	pk := tbl.Indexes[0]
-	key = make([]byte, 0, keySize(row, ix.Offsets, pk.Offsets))
-	key = rowenc.IndexPrefix(key, tbl.ID, ix.ID)
+	// The value's exact size, then one allocation for both: the value at its start (its capacity
+	// capped, so that it never runs into the key), the key after it. A key longer than keySize's
+	// estimate moves out on its own.
+	n := rowenc.RowHeaderSize
+	for _, o := range [2][]int{ix.Offsets, pk.Offsets} {
+		for _, ci := range o {
+			n += rowenc.RowValueSize(&row[ci])
+		}
+	}
+	buf := make([]byte, n+keySize(row, ix.Offsets, pk.Offsets))
+	key = rowenc.IndexPrefix(buf[n:n], tbl.ID, ix.ID)
 	hasNull := false
 	for i, ci := range ix.Offsets {
 		if row[ci].IsNull() {
@@ -669,15 +678,8 @@ func SecondaryKey(tbl *catalog.Table, ix *catalog.Index, row []types.Value) (key
 			key, _ = keyPart(key, row[ci], tbl, pk, i)
 		}
 	}
-	// The value: the index's columns, then the primary key's (rowenc's row encoding), in one
-	// buffer of its size.
-	n := rowenc.RowHeaderSize
-	for _, o := range [2][]int{ix.Offsets, pk.Offsets} {
-		for _, ci := range o {
-			n += rowenc.RowValueSize(&row[ci])
-		}
-	}
-	val = rowenc.AppendRowHeader(make([]byte, 0, n), len(ix.Offsets)+len(pk.Offsets))
+	// The value: the index's columns, then the primary key's (rowenc's row encoding).
+	val = rowenc.AppendRowHeader(buf[:0:n], len(ix.Offsets)+len(pk.Offsets))
 	for _, o := range [2][]int{ix.Offsets, pk.Offsets} {
 		for _, ci := range o {
 			val = rowenc.AppendRowValue(val, tbl.Columns[ci].ID, &row[ci])

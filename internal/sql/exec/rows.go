@@ -120,7 +120,8 @@ func PutRow(env *expr.Env, tbl *catalog.Table, row []types.Value, old []types.Va
 	return PutRowKey(env, tbl, row, old, nil)
 }
 
-// PutRowKey is PutRow with the row's primary key pk built by the caller (nil: built here).
+// PutRowKey is PutRow with the row's primary key pk built by the caller (nil: built here). The
+// write set keeps pk (Txn.SetOwned): the caller must not modify it afterwards.
 func PutRowKey(env *expr.Env, tbl *catalog.Table, row []types.Value, old []types.Value, pk []byte) error {
 	if err := checkRow(env, tbl, row); err != nil {
 		return err
@@ -129,7 +130,8 @@ func PutRowKey(env *expr.Env, tbl *catalog.Table, row []types.Value, old []types
 	if pk == nil {
 		pk = PrimaryKey(nil, tbl, row)
 	}
-	t.Set(pk, EncodeRow(nil, tbl, row))
+	t.SetOwned(pk, EncodeRow(nil, tbl, row))
+	// The keys below are built for their write alone: the write set keeps them as they are.
 	for _, ix := range tbl.Indexes[1:] {
 		if old != nil && sameValues(old, row, ix.Offsets) && sameValues(old, row, tbl.Indexes[0].Offsets) {
 			// An entry's key and value hold only its columns and the primary key's: unchanged,
@@ -142,9 +144,9 @@ func PutRowKey(env *expr.Env, tbl *catalog.Table, row []types.Value, old []types
 			if string(ok) == string(k) && string(ov) == string(v) {
 				continue
 			}
-			t.Delete(ok)
+			t.DeleteOwned(ok)
 		}
-		t.Set(k, v)
+		t.SetOwned(k, v)
 	}
 	// Checked after the write, so that a row may reference itself.
 	return checkParents(env, tbl, row, old)
@@ -191,7 +193,7 @@ func removeRow(env *expr.Env, tbl *catalog.Table, pk []byte, row []types.Value) 
 	t.Delete(pk)
 	for _, ix := range tbl.Indexes[1:] {
 		k, _, _ := SecondaryKey(tbl, ix, row)
-		t.Delete(k)
+		t.DeleteOwned(k) // built for this write alone
 	}
 	return nil
 }
