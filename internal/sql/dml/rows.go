@@ -295,6 +295,9 @@ func (ins *Inserter) Write(row []types.Value) error {
 			}
 			if changed {
 				ins.Affected += 2
+				if err := ins.observeUpdatedAuto(dupRow, newRow); err != nil {
+					return err
+				}
 			} else if ins.S.ClientFoundRows() {
 				ins.Affected++ // CLIENT_FOUND_ROWS: an unchanged duplicate counts as found
 			}

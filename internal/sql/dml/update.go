@@ -289,7 +289,26 @@ func (ins *Inserter) updateRow(sets []Assignment, old []types.Value, ignoreDup b
 		}
 		return false, err
 	}
+	if ok {
+		if err := ins.observeUpdatedAuto(old, nr); err != nil {
+			return false, err
+		}
+	}
 	return ok, nil
+}
+
+// observeUpdatedAuto moves the table's auto-increment counter past a value an update gave the
+// auto-increment column, as MySQL 8.0 does (InnoDB persists it): an UPDATE that sets id = 1000
+// makes the next inserted id 1001, instead of a duplicate-key error once the counter reaches 1000.
+func (ins *Inserter) observeUpdatedAuto(old, nr []types.Value) error {
+	ai := ins.Tbl.AutoIncCol
+	if ai < 0 || ins.Tbl.Columns[ai].Hidden || nr[ai].IsNull() || types.Compare(old[ai], nr[ai], nil) == 0 {
+		return nil
+	}
+	if types.ToFloat(nr[ai]) <= 0 {
+		return nil
+	}
+	return ins.S.ObserveAutoInc(ins.Env, ins.Tbl, ins.Tbl.Columns[ai], expr.ToUint64(nr[ai]))
 }
 
 // stampOnUpdate sets the ON UPDATE CURRENT_TIMESTAMP columns that sets did not assign, when the
