@@ -154,7 +154,7 @@ func (n *Node) ManualPropose(rec []byte, async bool, epoch uint64) *Pending {
 	if err := n.usableManual(); err != nil {
 		return &Pending{err: err}
 	}
-	p, err := n.newProposal(rec, async, epoch)
+	p, err := n.newProposal(frame(rec), async, epoch)
 	if err != nil {
 		return &Pending{err: err}
 	}

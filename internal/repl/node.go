@@ -586,7 +586,32 @@ type Ticket struct {
 // are in the log, log matching does the rest: a leader change that truncates the earlier one
 // truncates every later one, which then fails too.
 func (n *Node) Place(ctx context.Context, rec []byte, async bool, epoch uint64, after []Waiter) (Waiter, error) {
-	p, err := n.newProposal(rec, async, epoch)
+	return n.PlaceFramed(ctx, frame(rec), async, epoch, after)
+}
+
+// RecordHeadroom is the bytes CommitFramed and PlaceFramed want before a record: the entry's header.
+const RecordHeadroom = entryIDBytes + entryTimeBytes
+
+// frame returns rec after RecordHeadroom bytes, in a new buffer.
+func frame(rec []byte) []byte {
+	buf := make([]byte, RecordHeadroom+len(rec))
+	copy(buf[RecordHeadroom:], rec)
+	return buf
+}
+
+// CommitFramed is Commit of the record buf[RecordHeadroom:]; the bytes before it become the entry's
+// header, and buf becomes the entry (the caller must not touch it again).
+func (n *Node) CommitFramed(ctx context.Context, buf []byte, async bool, epoch uint64) (uint64, error) {
+	t, err := n.PlaceFramed(ctx, buf, async, epoch, nil)
+	if err != nil {
+		return 0, err
+	}
+	return t.Wait(ctx)
+}
+
+// PlaceFramed is Place of the record buf[RecordHeadroom:], framed in place as CommitFramed does.
+func (n *Node) PlaceFramed(ctx context.Context, buf []byte, async bool, epoch uint64, after []Waiter) (Waiter, error) {
+	p, err := n.newProposal(buf, async, epoch)
 	if err != nil {
 		return nil, err
 	}
@@ -627,8 +652,11 @@ func (t *Ticket) Wait(ctx context.Context) (uint64, error) {
 }
 
 // newProposal admits a commit (the node runs, leads in the transaction's epoch, has disk space) and
-// frames its record with a proposal id.
-func (n *Node) newProposal(rec []byte, async bool, epoch uint64) (*proposal, error) {
+// frames its record buf[RecordHeadroom:] with a proposal id, in place.
+func (n *Node) newProposal(buf []byte, async bool, epoch uint64) (*proposal, error) {
+	if len(buf) < RecordHeadroom {
+		return nil, fmt.Errorf("repl: a framed record of %d bytes, shorter than its header", len(buf))
+	}
 	if err := n.fatal(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStopped, err)
 	}
@@ -638,15 +666,14 @@ func (n *Node) newProposal(rec []byte, async bool, epoch uint64) (*proposal, err
 		}
 		return nil, ErrStaleEpoch
 	}
-	if err := n.checkDiskFree(len(rec)); err != nil {
+	if err := n.checkDiskFree(len(buf) - RecordHeadroom); err != nil {
 		return nil, err
 	}
 	p := &proposal{id: n.newID(), epoch: epoch, async: async, start: time.Now(), done: make(chan struct{})}
 	// Entry data format 2 (entry.go): the commit time is filled in by propose, on the loop.
-	p.data = make([]byte, entryIDBytes+entryTimeBytes+len(rec))
+	p.data = buf
 	binary.BigEndian.PutUint64(p.data, p.id)
 	p.data[entryIDBytes] = entryTimeTag
-	copy(p.data[entryIDBytes+entryTimeBytes:], rec)
 	return p, nil
 }
 

@@ -77,7 +77,7 @@ func TestPlaceRefusesAfterRefusedDependency(t *testing.T) {
 		t.Fatal(ok.Err())
 	}
 	frame := func(k string, ep uint64) *proposal {
-		p, err := n.newProposal(putRecord(t, k), false, epoch)
+		p, err := n.newProposal(frame(putRecord(t, k)), false, epoch)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,8 +33,12 @@ type committer struct {
 
 func (c committer) Epoch() uint64 { return c.n.Epoch() }
 
+// RecordHeadroom makes the committer a txn.RecordFramer: records arrive with room for repl's
+// entry header before them, and are proposed without a copy.
+func (c committer) RecordHeadroom() int { return repl.RecordHeadroom }
+
 func (c committer) Commit(ctx context.Context, rec []byte, async bool, epoch uint64) (uint64, error) {
-	idx, err := c.n.Commit(ctx, rec, async, epoch)
+	idx, err := c.n.CommitFramed(ctx, rec, async, epoch)
 	if err == nil {
 		return idx, nil
 	}
@@ -50,7 +54,7 @@ func (c committer) Place(ctx context.Context, rec []byte, async bool, epoch uint
 			deps = append(deps, t.w)
 		}
 	}
-	w, err := c.n.Place(ctx, rec, async, epoch, deps)
+	w, err := c.n.PlaceFramed(ctx, rec, async, epoch, deps)
 	if err != nil {
 		return nil, mapCommitError(err, c.primary)
 	}

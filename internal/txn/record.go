@@ -119,8 +119,12 @@ type logicalOp struct {
 func RecordReadsState(rec []byte) bool { return len(rec) > 0 && rec[0] == recordVersionLogical }
 
 // Encode returns the write set as a record.
-func (w *WriteSet) Encode() []byte {
-	n := 1
+func (w *WriteSet) Encode() []byte { return w.encode(0) }
+
+// encode returns the write set as a record after headroom bytes left for the committer
+// (RecordFramer): the record is the returned slice's bytes from headroom on.
+func (w *WriteSet) encode(headroom int) []byte {
+	n := headroom + 1
 	for _, r := range w.ranges {
 		n += 1 + 2*binary.MaxVarintLen32 + len(r.lo) + len(r.hi)
 	}
@@ -134,7 +138,7 @@ func (w *WriteSet) Encode() []byte {
 	for _, b := range w.before {
 		n += 1 + 2*binary.MaxVarintLen32 + len(b.key) + len(b.val)
 	}
-	buf := make([]byte, 0, n)
+	buf := make([]byte, headroom, n)
 	if len(w.logical) > 0 {
 		buf = append(buf, recordVersionLogical)
 	} else {

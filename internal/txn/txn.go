@@ -45,12 +45,20 @@ type Committer interface {
 	Epoch() uint64
 }
 
+// RecordFramer is a Committer (and Placer) that frames each record with a header of its own: it
+// receives every record with RecordHeadroom bytes before it, which it may overwrite, so that the
+// record is not copied into a framed buffer (a bulk INSERT's record is hundreds of KiB).
+type RecordFramer interface {
+	RecordHeadroom() int
+}
+
 // Manager creates transactions over one engine.
 type Manager struct {
 	eng       Engine
 	Locks     *LockManager
 	committer Committer
 	placer    Placer // the committer, when it can place records before they are durable
+	headroom  int    // RecordFramer's headroom: the bytes before each record given to the committer
 	early     atomic.Bool
 	pending   *pendingWrites
 	placeMu   sync.Mutex // orders Place and pending.add of early-released commits
@@ -63,6 +71,9 @@ type Manager struct {
 func NewManager(eng Engine, locks *LockManager, c Committer) *Manager {
 	m := &Manager{eng: eng, Locks: locks, committer: c, pending: newPendingWrites()}
 	m.placer, _ = c.(Placer)
+	if f, ok := c.(RecordFramer); ok {
+		m.headroom = f.RecordHeadroom()
+	}
 	return m
 }
 
@@ -280,12 +291,12 @@ func (t *Txn) commitShared(ctx context.Context) (uint64, error) {
 		}
 	}
 	if t.m.placer == nil {
-		pos, err := t.m.committer.Commit(ctx, t.ws.Encode(), t.ws.Async, t.epoch)
+		pos, err := t.m.committer.Commit(ctx, t.ws.encode(t.m.headroom), t.ws.Async, t.epoch)
 		t.finish()
 		return pos, err
 	}
 	if !t.m.early.Load() || !t.ws.earlyReleasable() {
-		tk, err := t.m.placer.Place(ctx, t.ws.Encode(), t.ws.Async, t.epoch, t.deps)
+		tk, err := t.m.placer.Place(ctx, t.ws.encode(t.m.headroom), t.ws.Async, t.epoch, t.deps)
 		if err != nil {
 			t.finish()
 			return 0, err
@@ -298,7 +309,7 @@ func (t *Txn) commitShared(ctx context.Context) (uint64, error) {
 	// and the locks go; the client is still acknowledged only once it is durable (pending.go).
 	// placeMu makes the pending set's order the log's for keys written without a row lock too (the
 	// auto-increment high-water mark).
-	rec := t.ws.Encode()
+	rec := t.ws.encode(t.m.headroom)
 	t.m.placeMu.Lock()
 	tk, err := t.m.placer.Place(ctx, rec, t.ws.Async, t.epoch, t.deps)
 	if err == nil {
