@@ -122,6 +122,9 @@ func (ins *Inserter) Convert(v types.Value, col *catalog.Column) (types.Value, e
 		}
 		return v, nil
 	}
+	if out, ok := types.ConvertExactInt(v, &col.Type); ok {
+		return out, nil
+	}
 	if !ins.modeLoaded {
 		ins.noZeroDate, ins.noZeroInDate = ins.S.SQLModeHas("NO_ZERO_DATE"), ins.S.SQLModeHas("NO_ZERO_IN_DATE")
 		ins.modeLoaded = true

@@ -132,6 +132,39 @@ func Convert(v Value, t *ColType, cc ConvertCtx) (Value, []sqlerr.Warning, error
 	return out, st.warns, nil
 }
 
+// ConvertExactInt is Convert's fast path for an integer value into an integer column whose range
+// holds it: the value Convert returns, which raises no warning; ok is false for anything else,
+// which the caller gives to Convert. A bulk INSERT converts every value of every row, most of them
+// such integers, and Convert's context costs more than the conversion.
+func ConvertExactInt(v Value, t *ColType) (Value, bool) {
+	switch t.Tp {
+	case mysql.TypeTiny, mysql.TypeShort, mysql.TypeInt24, mysql.TypeLong, mysql.TypeLonglong:
+	default:
+		return Value{}, false
+	}
+	lo, hi := intRange(t)
+	switch v.K {
+	case KindInt:
+		if v.I < lo || v.I >= 0 && uint64(v.I) > hi {
+			return Value{}, false
+		}
+		if t.Unsigned {
+			return NewUint(uint64(v.I)), true // lo is 0: v.I is not negative
+		}
+		return NewInt(v.I), true
+	case KindUint:
+		u := uint64(v.I)
+		if u > hi {
+			return Value{}, false
+		}
+		if t.Unsigned {
+			return NewUint(u), true
+		}
+		return NewInt(int64(u)), true
+	}
+	return Value{}, false
+}
+
 // intRange returns the bounds of an integer column type.
 func intRange(t *ColType) (lo int64, hi uint64) {
 	var bits uint

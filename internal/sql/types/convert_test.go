@@ -372,3 +372,35 @@ func TestCasts(t *testing.T) {
 		}
 	}
 }
+
+// ConvertExactInt answers exactly what Convert does wherever it answers, and answers for every
+// integer value an integer column holds; everything else (out of range, other kinds, other column
+// types) is left to Convert.
+func TestConvertExactInt(t *testing.T) {
+	cols := []*ColType{tTiny, tBool, tUTiny, tShort, tMedium, tInt, tUInt, tBig, tUBig, tDouble, tDec102, tVarchar64, tYear}
+	var vals []Value
+	for _, i := range []int64{0, 1, -1, 127, 128, -128, -129, 255, 256, 32767, -32768, 32768, 8388607, -8388608, 8388608,
+		2147483647, -2147483648, 2147483648, 4294967295, 4294967296, math.MaxInt64, math.MinInt64} {
+		vals = append(vals, NewInt(i))
+	}
+	for _, u := range []uint64{0, 127, 255, 65535, 4294967295, math.MaxInt64, math.MaxInt64 + 1, math.MaxUint64} {
+		vals = append(vals, NewUint(u))
+	}
+	vals = append(vals, NewFloat(1), NewString("1"), decV("1", 0), Null)
+	for _, ct := range cols {
+		for _, v := range vals {
+			got, ok := ConvertExactInt(v, ct)
+			want, warns, err := Convert(v, ct, ConvertCtx{Strict: true})
+			exact := err == nil && len(warns) == 0
+			isInt := (v.K == KindInt || v.K == KindUint) && ct.IsInteger()
+			switch {
+			case ok && !exact:
+				t.Errorf("%s %v: fast path answered %v where Convert warns or fails (%v %v)", ct.SQL(), v, got, warns, err)
+			case ok && (got.K != want.K || got.I != want.I):
+				t.Errorf("%s %v: fast path %v (kind %d), Convert %v (kind %d)", ct.SQL(), v, got, got.K, want, want.K)
+			case !ok && exact && isInt:
+				t.Errorf("%s %v: fast path declined a value the column holds", ct.SQL(), v)
+			}
+		}
+	}
+}
