@@ -64,6 +64,8 @@ func serveCmd() *cobra.Command {
 	var cl clusterFlags
 	var pprofOn bool
 	var commitPipeline bool
+	var commitWaitCount int
+	var commitWaitTime time.Duration
 	var tf tlsFlags
 	var shutdownTimeout time.Duration
 	var memLimit, backupMaxRate string
@@ -89,7 +91,7 @@ func serveCmd() *cobra.Command {
 				}
 			}
 			return serve(ctx, logger, server.Config{Memory: acct, DataDir: dataDir, Version: serverVersion(), MaxConnections: maxConn, LockWaitTimeout: lockWait, DiskReserveBytes: diskReserve, Durability: durability, SyncInterval: syncInterval, BeforeImages: beforeImages, EarlyLockRelease: earlyLockRelease, SecureFilePriv: secureFilePriv,
-				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, LogSegmentBytes: segmentBytes, CommitPipeline: commitPipeline, Logger: logger}, serveOpts{timeSlice: sliceOrNever(timeSlice), listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, shutdownTimeout: shutdownTimeout, tls: tf, backupMaxRate: bkRate})
+				LogRetainEntries: retain, LogRetainForFollowers: retainFollowers, LogPurgeInterval: purgeEvery, LogSegmentBytes: segmentBytes, CommitPipeline: commitPipeline, CommitWaitCount: commitWaitCount, CommitWaitTime: commitWaitTime, Logger: logger}, serveOpts{timeSlice: sliceOrNever(timeSlice), listen: listen, http: httpAddr, maxPacket: maxPacket, cluster: cl, pprof: pprofOn, shutdownTimeout: shutdownTimeout, tls: tf, backupMaxRate: bkRate})
 		},
 	}
 	f := cmd.Flags()
@@ -113,6 +115,8 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long running statements (cancelled, their transactions rolled back) and the engine's close may take before the process exits anyway; a second signal exits at once")
 	f.StringVar(&memLimit, "memory-limit", "", "server-wide memory limit, bytes with an optional K/M/G/T suffix (default: half of RAM or of the cgroup limit; 0: none): Go's memory limit, and statements that would hold memory past it fail with 3170")
 	f.BoolVar(&commitPipeline, "commit-pipeline", false, "on a single node, fsync the log on a goroutine of its own, so the next commit group is appended while one is fsynced (more CPU per commit; see docs/operations.md)")
+	f.DurationVar(&commitWaitTime, "commit-wait-time", time.Millisecond, "on a single node, the longest a commit group is held open for commits of other commands in progress, for fewer fsyncs per commit; the log's recent fsync time bounds it further (0: never wait; see docs/operations.md)")
+	f.IntVar(&commitWaitCount, "commit-wait-count", 0, "close a held commit group once it has this many commits (MariaDB's binlog_commit_wait_count; 0: no count)")
 	f.DurationVar(&timeSlice, "conn-time-slice", 200*time.Microsecond, "how long a connection serves commands without waiting for its client before it lets other runnable connections have its CPU, at a command boundary (0: never; see docs/operations.md)")
 	f.IntVar(&gcPercent, "gc-percent", 400, "Go's GOGC when the GOGC environment variable is not set: heap growth between collections, in percent of the live heap; with a --memory-limit the collector still works harder near the limit (with none, 100 is used)")
 	f.StringVar(&backupMaxRate, "backup-max-rate", "", "the fastest this node sends a backup stream (bytes per second, K/M/G suffix), whatever kiln backup --max-rate asks; default: unlimited")
@@ -246,7 +250,7 @@ func serve(ctx context.Context, logger *slog.Logger, cfg server.Config, o serveO
 	errc := make(chan error, 1)
 	var ps *mysql.Server
 	if ln != nil {
-		mcfg := mysql.Config{ServerVersion: serverVersion(), MaxAllowedPacket: o.maxPacket, TLS: ts.mysql(), TimeSlice: o.timeSlice,
+		mcfg := mysql.Config{ServerVersion: serverVersion(), MaxAllowedPacket: o.maxPacket, TLS: ts.mysql(), TimeSlice: o.timeSlice, Running: srv.Running(),
 			RequireSecureTransport: func() bool { return srv.DB.GlobalInt("require_secure_transport") != 0 }}
 		if cfg.Memory != nil {
 			mcfg.Memory = cfg.Memory

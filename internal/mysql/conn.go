@@ -279,6 +279,10 @@ func (c *conn) serveCommand() bool {
 		_ = c.readFailed(err)
 		return false
 	}
+	if r := c.srv.cfg.Running; r != nil {
+		r.Add(1)
+		defer r.Add(-1)
+	}
 	keep := c.dispatch(data)
 	if c.flush() != nil {
 		return false

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -822,5 +823,51 @@ func TestAuthUnknownUserLooksLikeKnown(t *testing.T) {
 	c.write(buildHandshakeResponse(rawClientCaps, "mallory", scrambleSHA2(c.scramble, "x"), "", CachingSHA2Password, nil))
 	if b := c.mustRead(); !bytes.Equal(b, []byte{hdrAuthMore, sha2PerformFullAuth}) {
 		t.Fatalf("unknown user: got %q, want perform-full-auth like a known account", b)
+	}
+}
+
+// Config.Running counts the commands being served: one while a query runs, none once it is
+// answered (Threads_running; the commit loop's hint that other commits may come).
+func TestRunningCounter(t *testing.T) {
+	h := newFakeHandler()
+	inside, release := make(chan struct{}), make(chan struct{})
+	h.stmts["SLOW"] = func(ctx context.Context, args []types.Value, w proto.ResultWriter) error {
+		close(inside)
+		<-release
+		return w.OK(proto.OK{}, false)
+	}
+	var running atomic.Int64
+	_, addr := startServer(t, Config{Running: &running}, h)
+	db := openDB(t, addr, "root", "", "")
+	db.SetMaxOpenConns(2)
+	// The counter drops after an answer is flushed, which the client may see first.
+	settled := func() int64 {
+		deadline := time.Now().Add(5 * time.Second)
+		for running.Load() != 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		return running.Load()
+	}
+	if err := db.Ping(); err != nil {
+		t.Fatal(err)
+	}
+	if got := settled(); got != 0 {
+		t.Fatalf("Running = %d with no command in progress, want 0", got)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.Exec("SLOW")
+		done <- err
+	}()
+	<-inside
+	if got := running.Load(); got != 1 {
+		t.Fatalf("Running = %d while one query runs, want 1", got)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := settled(); got != 0 {
+		t.Fatalf("Running = %d after the query was answered, want 0", got)
 	}
 }

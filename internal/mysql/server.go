@@ -51,6 +51,9 @@ type Config struct {
 	// TimeSlice is how long a connection serves commands without waiting for its client before it
 	// lets other runnable goroutines have its processor (slice.go). Default 200µs; < 0: never.
 	TimeSlice time.Duration
+	// Running, if set, counts the commands being served (read, not yet answered): MySQL's
+	// Threads_running, and what the commit loop asks to know whether other commits may be coming.
+	Running *atomic.Int64
 
 	// peerWatchDelay is how long a command runs before the server watches for its client going
 	// away (watch.go); < 0 watches from the start. Default defaultPeerWatchDelay. Tests and

@@ -5,8 +5,11 @@
 //
 // The commit path, as numbered duties. The raft loop (one goroutine, run) owns the RawNode:
 //  1. Drain every proposal that arrived while the previous fsync ran and propose them all: that is
-//     group commit. No artificial wait. A proposal carries the leadership epoch its transaction began
-//     under; one from an ended epoch is refused before it reaches raft (its reads may be stale).
+//     group commit. On a node that is the only voter the group may then be held open a little
+//     (gather, Config.CommitWaitTime): while other client commands are in progress, for at most the
+//     log's recent fsync time, so that the commits right behind share this group's fsync. A
+//     proposal carries the leadership epoch its transaction began under; one from an ended epoch
+//     is refused before it reaches raft (its reads may be stale).
 //  2. For each Ready: append its entries and hard state to the binlog (no fsync yet).
 //  3. Send messages. A leader whose term and vote did not change in this Ready sends its appends and
 //     heartbeats before its own fsync (raft thesis 10.2.1), so a commit costs max(local fsync,
@@ -185,6 +188,16 @@ type Config struct {
 	// per commit, so it is off by default (docs/benchmarks.md has the measurements). Ignored in a
 	// cluster and in Manual mode.
 	PipelineSync bool
+	// CommitWaitTime holds a single node's group of sync commits open for the commits right behind it
+	// (gather): while PendingCommits is above zero, the loop takes arriving commits for at most
+	// CommitWaitTime and the log's recent fsync time, or until the group has CommitWaitCount commits
+	// (0: no count). 0 never waits. MariaDB's binlog_commit_wait_usec and binlog_commit_wait_count,
+	// but without a wait when no other commit can come.
+	CommitWaitTime  time.Duration
+	CommitWaitCount int
+	// PendingCommits reports the client commands in progress that are not commits already handed to
+	// the loop (the server: Threads_running less txn.Manager.Committing); nil never waits.
+	PendingCommits func() int64
 	// Manual starts no goroutine at all (no raft loop, apply goroutine, background fsync or purge):
 	// the caller drives the node through the Manual* methods (manual.go), one thread for everything,
 	// which is what a deterministic simulation needs. Commit must not be used in this mode.
@@ -250,12 +263,17 @@ type Node struct {
 	diskAmpleUntil atomic.Int64
 	diskSince      atomic.Uint64 // record bytes proposed since the last ample reading
 
-	snaps    snapshots    // leader: pinned engine snapshots for followers
-	staged   *staged      // loop-owned: a fetched engine snapshot waiting for raft
-	fetching bool         // loop-owned: a snapshot fetch is running
-	lastConf uint64       // loop-owned: index of the last membership change handed to apply
-	join     joinCheck    // loop-owned: a restored member's check of its history (join.go)
-	entBuf   []klog.Entry // loop-owned: drainReady's buffer of entries to append
+	snaps     snapshots    // leader: pinned engine snapshots for followers
+	staged    *staged      // loop-owned: a fetched engine snapshot waiting for raft
+	fetching  bool         // loop-owned: a snapshot fetch is running
+	lastConf  uint64       // loop-owned: index of the last membership change handed to apply
+	join      joinCheck    // loop-owned: a restored member's check of its history (join.go)
+	entBuf    []klog.Entry // loop-owned: drainReady's buffer of entries to append
+	waitTimer *time.Timer  // loop-owned: gather's timer
+	// gatherSkip and gatherBackoff are loop-owned: groups gather will not hold open, and the
+	// length of the last such run (doubled after each wait that gained nothing).
+	gatherSkip, gatherBackoff int
+	syncNanos                 atomic.Int64 // the log's recent fsync time (a moving average), for gather
 
 	// joinPending mirrors join.state == joinPending on a restored member, for RestoredPending.
 	joinPending atomic.Bool
@@ -297,6 +315,8 @@ type Stats struct {
 	SnapshotsInstalled atomic.Uint64
 	// Handoffs counts leaderships a log-only voter passed to a full voter.
 	Handoffs atomic.Uint64
+	// CommitWaitTimeouts counts groups closed by CommitWaitTime before CommitWaitCount commits.
+	CommitWaitTimeouts atomic.Uint64
 }
 
 type proposal struct {

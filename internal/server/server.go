@@ -67,6 +67,10 @@ type Config struct {
 	// CommitPipeline fsyncs a single node's commit groups on a goroutine of their own
 	// (repl.Config.PipelineSync).
 	CommitPipeline bool
+	// CommitWaitCount and CommitWaitTime hold a commit group open for more commits
+	// (repl.Config.CommitWaitCount/CommitWaitTime; 0: never).
+	CommitWaitCount int
+	CommitWaitTime  time.Duration
 	// LogRetainForFollowers: the leader keeps up to this many more entries for a lagging member
 	// before it sends it an engine snapshot instead (repl.Config.FollowerRetainEntries).
 	LogRetainForFollowers uint64
@@ -129,6 +133,7 @@ type Server struct {
 	txm     *txn.Manager
 	DB      *sql.DB
 	started time.Time
+	running *atomic.Int64 // commands being served (Running)
 
 	mu       sync.Mutex
 	sessions map[uint32]*Session
@@ -190,7 +195,11 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	reserve := cfg.DiskReserveBytes
 	applier := sql.NewApplier()
-	node, err := repl.Start(ctx, repl.Config{Log: lg, Engine: eng, Applier: applier, Logger: cfg.Logger, DiskFree: freeBytes(cfg.DataDir), ReserveBytes: reserve, SyncInterval: cfg.SyncInterval, PipelineSync: cfg.CommitPipeline,
+	// The commit loop asks how many commands are being served besides the commits it already has
+	// (repl.Config.PendingCommits); the transaction manager is made below, over the node.
+	var txmRef atomic.Pointer[txn.Manager]
+	running := new(atomic.Int64)
+	node, err := repl.Start(ctx, repl.Config{Log: lg, Engine: eng, Applier: applier, Logger: cfg.Logger, DiskFree: freeBytes(cfg.DataDir), ReserveBytes: reserve, SyncInterval: cfg.SyncInterval, PipelineSync: cfg.CommitPipeline, CommitWaitCount: cfg.CommitWaitCount, CommitWaitTime: cfg.CommitWaitTime, PendingCommits: pendingCommits(running, &txmRef),
 		RetainEntries: cfg.LogRetainEntries, PurgeInterval: cfg.LogPurgeInterval, FollowerRetainEntries: cfg.LogRetainForFollowers,
 		ID: cfg.NodeID, Peers: cfg.Peers, Join: cfg.Join, LogOnly: cfg.LogOnly, FetchSnapshot: cfg.FetchSnapshot, Transport: cfg.Transport, TickInterval: cfg.TickInterval, ElectionTicks: cfg.ElectionTicks})
 	if err != nil {
@@ -203,7 +212,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.LogOnly {
 		// No SQL layer: nothing to serve to clients, nothing applied to the engine.
-		return &Server{cfg: cfg, log: cfg.Logger, eng: eng, lg: lg, node: node, started: time.Now(), sessions: map[uint32]*Session{}}, nil
+		return &Server{cfg: cfg, log: cfg.Logger, eng: eng, lg: lg, node: node, started: time.Now(), sessions: map[uint32]*Session{}, running: running}, nil
 	}
 	primary := func() string {
 		id := node.Leader()
@@ -214,6 +223,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	locks := txn.NewLockManager(txn.DefaultLockConfig())
 	txm := txn.NewManager(eng, locks, committer{n: node, primary: primary})
+	txmRef.Store(txm)
 	logPos, err := newLogPosition(node, cfg)
 	if err != nil {
 		node.Stop()
@@ -227,7 +237,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	// The SQL layer reaches back to the node (connections, KILL, status) through Config
 	// callbacks on s, which exists before its DB does.
-	s := &Server{cfg: cfg, log: cfg.Logger, eng: eng, lg: lg, node: node, locks: locks, txm: txm, started: time.Now(), sessions: map[uint32]*Session{}}
+	s := &Server{cfg: cfg, log: cfg.Logger, eng: eng, lg: lg, node: node, locks: locks, txm: txm, started: time.Now(), sessions: map[uint32]*Session{}, running: running}
 	db, err := sql.Open(ctx, txm, sql.Config{Version: cfg.Version, LockWaitTimeout: cfg.LockWaitTimeout, MaxConnections: cfg.MaxConnections, Durability: cfg.Durability, BeforeImages: cfg.BeforeImages, EarlyLockRelease: cfg.EarlyLockRelease,
 		SecureFilePriv: cfg.SecureFilePriv, Cluster: cluster, LogPosition: logPos, Memory: cfg.Memory,
 		SSLCert: cfg.SSLCert, SSLKey: cfg.SSLKey, SSLCA: cfg.SSLCA, RequireSecureTransport: cfg.RequireSecureTransport,
@@ -433,6 +443,7 @@ func (s *Server) status() map[string]string {
 		"Kiln_memory_refused":           strconv.FormatInt(s.cfg.Memory.Refused(), 10),
 		"Uptime":                        strconv.FormatInt(int64(time.Since(s.started).Seconds()), 10),
 		"Threads_connected":             strconv.FormatInt(s.active.Load(), 10),
+		"Threads_running":               strconv.FormatInt(s.running.Load(), 10),
 		"Connections":                   strconv.FormatUint(s.totalConn.Load(), 10),
 		"Aborted_connects":              strconv.FormatUint(s.aborted.Load(), 10),
 		"Questions":                     strconv.FormatUint(s.queries.Load(), 10),
@@ -458,6 +469,7 @@ func (s *Server) status() map[string]string {
 		"Kiln_role":                     s.role(),
 		"Kiln_snapshots_installed":      strconv.FormatUint(s.node.Stats.SnapshotsInstalled.Load(), 10),
 		"Kiln_commit_inline_applies":    strconv.FormatUint(s.node.Stats.InlineApplies.Load(), 10),
+		"Kiln_commit_wait_timeouts":     strconv.FormatUint(s.node.Stats.CommitWaitTimeouts.Load(), 10),
 	}
 	if s.DB != nil {
 		hits, misses := s.DB.PlanCacheStats()
@@ -614,3 +626,19 @@ func (ss *Session) Close() {
 	ss.srv.mu.Unlock()
 	ss.srv.active.Add(-1)
 }
+
+// pendingCommits reports the commands being served that are not commits already handed to the
+// commit loop: statements that may still commit soon. Reads count too (a command's kind is not known
+// when it is read); they only make a group wait its bound.
+func pendingCommits(running *atomic.Int64, ref *atomic.Pointer[txn.Manager]) func() int64 {
+	return func() int64 {
+		if m := ref.Load(); m != nil {
+			return running.Load() - m.Committing()
+		}
+		return 0
+	}
+}
+
+// Running is the count of commands being served, which the protocol layer keeps
+// (mysql.Config.Running): Threads_running, and the commit loop's hint that more commits are coming.
+func (s *Server) Running() *atomic.Int64 { return s.running }

@@ -65,7 +65,13 @@ type Manager struct {
 	// pendingReads counts current reads served from pending versions (PendingReads).
 	pendingReads atomic.Uint64
 	nextID       atomic.Uint64
+	// committing counts the commits handed to the committer and not yet answered (Committing).
+	committing atomic.Int64
 }
+
+// Committing is the number of commits handed to the committer whose outcome their sessions still
+// wait for.
+func (m *Manager) Committing() int64 { return m.committing.Load() }
 
 // NewManager returns a transaction manager. Early lock release (pending.go) starts off.
 func NewManager(eng Engine, locks *LockManager, c Committer) *Manager {
@@ -290,6 +296,8 @@ func (t *Txn) commitShared(ctx context.Context) (uint64, error) {
 			return 0, err
 		}
 	}
+	t.m.committing.Add(1)
+	defer t.m.committing.Add(-1)
 	if t.m.placer == nil {
 		pos, err := t.m.committer.Commit(ctx, t.ws.encode(t.m.headroom), t.ws.Async, t.epoch)
 		t.finish()
