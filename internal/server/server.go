@@ -627,15 +627,24 @@ func (ss *Session) Close() {
 	ss.srv.active.Add(-1)
 }
 
-// pendingCommits reports the commands being served that are not commits already handed to the
-// commit loop: statements that may still commit soon. Reads count too (a command's kind is not known
-// when it is read); they only make a group wait its bound.
+// pendingCommits reports the commands being served that may still commit soon: not the commits
+// already handed to the commit loop, nor statements blocked on a row lock. Without early lock
+// release a blocked statement's lock may be held by a commit in the very group being held open,
+// which keeps its locks until the group is applied: holding the group would hold them longer, so
+// while any statement is blocked nothing is reported. Reads count (a command's kind is not known
+// when it is read); they only make a group wait its bound, and the loop backs off from waits that
+// gain nothing.
 func pendingCommits(running *atomic.Int64, ref *atomic.Pointer[txn.Manager]) func() int64 {
 	return func() int64 {
-		if m := ref.Load(); m != nil {
-			return running.Load() - m.Committing()
+		m := ref.Load()
+		if m == nil {
+			return 0
 		}
-		return 0
+		blocked := m.Locks.CurrentWaits()
+		if blocked > 0 && !m.EarlyRelease() {
+			return 0
+		}
+		return running.Load() - m.Committing() - blocked
 	}
 }
 

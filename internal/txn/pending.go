@@ -129,6 +129,9 @@ func (m *Manager) PendingReads() uint64 { return m.pendingReads.Load() }
 // has no effect unless the Manager's committer is a Placer.
 func (m *Manager) SetEarlyRelease(on bool) { m.early.Store(on) }
 
+// EarlyRelease reports whether early lock release is on (SetEarlyRelease).
+func (m *Manager) EarlyRelease() bool { return m.early.Load() }
+
 // dependOn records that the transaction read tk's pending version.
 func (t *Txn) dependOn(tk Placed) {
 	for _, d := range t.deps {
