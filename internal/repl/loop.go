@@ -32,16 +32,7 @@ func (n *Node) run() {
 		case p := <-propc:
 			n.propose(p)
 			// Group commit: take everything else already waiting.
-			taken := 1
-			for ; taken < n.cfg.MaxBatchProposals; taken++ {
-				select {
-				case p := <-n.propc:
-					n.propose(p)
-					continue
-				default:
-				}
-				break
-			}
+			taken := n.takeQueued(1)
 			if n.cfg.CommitWaitTime > 0 && !p.async {
 				n.gather(taken)
 			}
@@ -114,15 +105,7 @@ func (n *Node) gather(taken int) {
 			taken++
 			if n.cfg.PendingCommits() <= 0 {
 				// Every other command has handed over its commit or ended: take what is queued.
-				for ; taken < n.cfg.MaxBatchProposals; taken++ {
-					select {
-					case p := <-n.propc:
-						n.propose(p)
-						continue
-					default:
-					}
-					break
-				}
+				n.takeQueued(taken)
 				n.gatherBackoff = 0
 				return
 			}
@@ -140,6 +123,20 @@ func (n *Node) gather(taken int) {
 		}
 	}
 	n.gatherBackoff = 0
+}
+
+// takeQueued proposes the proposals already queued, without waiting, until the group holds
+// MaxBatchProposals; taken is how many it holds already. It returns the group's new size.
+func (n *Node) takeQueued(taken int) int {
+	for ; taken < n.cfg.MaxBatchProposals; taken++ {
+		select {
+		case p := <-n.propc:
+			n.propose(p)
+		default:
+			return taken
+		}
+	}
+	return taken
 }
 
 // maxGatherSkip bounds gather's back-off: at worst one group in this many waits for nothing.
