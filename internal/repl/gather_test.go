@@ -15,36 +15,6 @@ import (
 	"github.com/kiln-db/kiln/internal/txn"
 )
 
-// slowSyncFS is an in-memory filesystem whose fsyncs take d, as a disk's do.
-type slowSyncFS struct {
-	vfs.FS
-	d time.Duration
-}
-
-type slowSyncFile struct {
-	vfs.File
-	d time.Duration
-}
-
-func (f slowSyncFile) Sync() error     { time.Sleep(f.d); return f.File.Sync() }
-func (f slowSyncFile) SyncData() error { time.Sleep(f.d); return f.File.SyncData() }
-
-func (fs slowSyncFS) Create(name string, cat vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := fs.FS.Create(name, cat)
-	if err != nil {
-		return nil, err
-	}
-	return slowSyncFile{f, fs.d}, nil
-}
-
-func (fs slowSyncFS) OpenReadWrite(name string, cat vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
-	f, err := fs.FS.OpenReadWrite(name, cat, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return slowSyncFile{f, fs.d}, nil
-}
-
 // startGatherNode starts a single node whose log fsyncs take fsync and whose loop holds groups open
 // (gather) for at most wait, for up to count commits (0: no count). As the server wires it, the
 // commits that may still come are the commands being served (running, which the test sets) less
@@ -52,7 +22,9 @@ func (fs slowSyncFS) OpenReadWrite(name string, cat vfs.DiskWriteCategory, opts 
 func startGatherNode(t *testing.T, fsync, wait time.Duration, count int, running *atomic.Int64) (*Node, *txn.Manager) {
 	t.Helper()
 	mem := vfs.NewMem()
-	lg, err := klog.Open("/log", klog.Options{FS: slowSyncFS{mem, fsync}})
+	// Every fsync under /log takes fsync, as a disk's does.
+	slow := &syncHookFS{FS: mem, prefix: "/log", before: func(string) { time.Sleep(fsync) }}
+	lg, err := klog.Open("/log", klog.Options{FS: slow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +122,7 @@ func TestGatherHoldsGroupForPendingWriters(t *testing.T) {
 			t.Fatalf("two commits, the second arriving while the first's group waited for it: %+v, want 2 commits in 1 group, no timeout", got)
 		}
 	})
-	t.Run("no wait without other writers", func(t *testing.T) {
+	t.Run("no wait without other commands", func(t *testing.T) {
 		n, m := startGatherNode(t, fsync, time.Second, 0, &running)
 		running.Store(1) // the commit's own command
 		defer running.Store(0)
@@ -163,7 +135,7 @@ func TestGatherHoldsGroupForPendingWriters(t *testing.T) {
 			t.Fatalf("a lone commit: %+v, want 1 group and no timeout", got)
 		}
 	})
-	t.Run("a writer that does not come ends the wait at the bound", func(t *testing.T) {
+	t.Run("a command that does not commit ends the wait at the bound", func(t *testing.T) {
 		n, m := startGatherNode(t, fsync, 2*time.Millisecond, 0, &running)
 		running.Store(2) // the commit's command, and a long statement that does not commit
 		defer running.Store(0)
@@ -173,7 +145,7 @@ func TestGatherHoldsGroupForPendingWriters(t *testing.T) {
 		}
 		got := countsOf(n).since(before)
 		if got.groups != 1 || got.timeouts != 1 {
-			t.Fatalf("a commit while another writer idles: %+v, want 1 group closed by the timeout", got)
+			t.Fatalf("a commit beside a statement that does not commit: %+v, want 1 group closed by the timeout", got)
 		}
 		running.Store(1) // the long statement ended
 		before = countsOf(n)
@@ -181,7 +153,7 @@ func TestGatherHoldsGroupForPendingWriters(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := countsOf(n).since(before); got.timeouts != 0 {
-			t.Fatalf("a commit with no other writer after the idle one rolled back: %+v, want no timeout", got)
+			t.Fatalf("a commit with no other command once the long statement ended: %+v, want no timeout", got)
 		}
 	})
 	t.Run("waits that gain nothing back off", func(t *testing.T) {
