@@ -42,8 +42,7 @@ trap 'rm -rf "$work"' EXIT
 
 labels=()
 for b in $bins; do
-  label=${b%%=*} path=${b#*=}
-  path=${path%%,*}
+  bin_entry "$b"
   [[ $label != "$b" && -x $path ]] || die "BINS entry $b: want label=path to an executable kiln"
   [[ $label != mariadb ]] || die "label mariadb is taken"
   labels+=("$label")
@@ -54,12 +53,7 @@ printf 'rep\tserver\tworkload\tthreads\tstatus\ttps\tp99_ms\tfsyncs_per_commit\t
 for ((r = 1; r <= reps; r++)); do
   first=1
   for b in $bins; do
-    label=${b%%=*} path=${b#*=} flags=""
-    if [[ $path == *,* ]]; then
-      flags=${path#*,}
-      flags=${flags//,/ }
-      path=${path%%,*}
-    fi
+    bin_entry "$b"
     servers=kiln
     [[ $first == 1 ]] && servers="mariadb kiln"
     first=0

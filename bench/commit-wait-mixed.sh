@@ -43,12 +43,7 @@ sb() { # PORT WORKLOAD THREADS EXTRA...
 declare -A wtps wp99 rqps
 for ((r = 1; r <= reps; r++)); do
   for b in $BINS; do
-    label=${b%%=*} path=${b#*=} flags=""
-    if [[ $path == *,* ]]; then
-      flags=${path#*,}
-      flags=${flags//,/ }
-      path=${path%%,*}
-    fi
+    bin_entry "$b"
     dir=$work/$label-$r
     port=$(KILN_BIN=$path KILN_FLAGS=$flags "$repo/scripts/kiln.sh" start "$dir")
     mysql_tcp 127.0.0.1 "$port" -e "CREATE DATABASE sbtest"

@@ -9,6 +9,17 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# bin_entry ENTRY splits a benchmark's BINS entry, label=path[,flag...], into the globals label,
+# path and flags (the flags separated by spaces, for KILN_FLAGS).
+bin_entry() {
+  label=${1%%=*} path=${1#*=} flags=""
+  if [[ $path == *,* ]]; then
+    flags=${path#*,}
+    flags=${flags//,/ }
+    path=${path%%,*}
+  fi
+}
+
 # median [VALUE...]: the median of numbers given as arguments, or read from stdin (separated by
 # blanks or newlines) when there are none; "-" entries are skipped; "-" if none is left.
 # shellcheck disable=SC2120 # arguments are optional: without them it reads stdin
