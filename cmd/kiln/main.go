@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -335,6 +336,12 @@ func adminHTTP(srv *server.Server, o serveOpts, ts tlsSetup) *http.Server {
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		// The storage engine's own counters (levels, compactions, write amplification, caches): what
+		// a profile of compaction CPU needs beside it.
+		mux.HandleFunc("GET /debug/engine", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			_, _ = io.WriteString(w, srv.EngineMetrics())
+		})
 		// Contention is the question profiles of a server that does not use its cores must answer:
 		// sample 1 in 100 mutex contentions and blocking events of 100 µs or more.
 		runtime.SetMutexProfileFraction(100)

@@ -50,6 +50,7 @@ type Engine struct {
 	gen     atomic.Uint64
 	started atomic.Uint64
 	snaps   snapCache
+	steps   stepCounter // reads stepping over old versions: see versions.go
 }
 
 // Generation counts the changes made to the latest state (applied batches, ingests), each
@@ -90,6 +91,7 @@ func Open(dir string, o Options) (*Engine, error) {
 	setCompression(opts)
 	e := &Engine{}
 	opts.EventListener = &pebble.EventListener{FlushBegin: func(pebble.FlushInfo) {
+		e.steps.unflushed.Store(0)
 		if f := e.beforeFlush.Load(); f != nil {
 			(*f)()
 		}
@@ -126,6 +128,7 @@ func setCompression(o *pebble.Options) {
 
 // Close flushes nothing (the WAL or the log holds what matters) and closes the store.
 func (e *Engine) Close() error {
+	e.stopVersionFlushes()
 	e.dropSnapshot()
 	return e.db.Close()
 }
@@ -145,7 +148,10 @@ func (e *Engine) Get(key []byte) ([]byte, bool, error) { return get(e.db, key) }
 // Positioning methods report whether the iterator is now on an entry; Key and Value stay valid
 // until the next call that moves it (duty 3); Error is the first error met, checked once Valid
 // turns false. The zero Iterator is not usable: NewIter returns one only with a nil error.
-type Iterator struct{ p *pebble.Iterator }
+type Iterator struct {
+	p *pebble.Iterator
+	e *Engine // counts its steps on Close (versions.go)
+}
 
 func (i *Iterator) First() bool { return i.p.First() }
 func (i *Iterator) SeekGE(k []byte) bool {
@@ -157,23 +163,28 @@ func (i *Iterator) Prev() bool   { return i.p.Prev() }
 func (i *Iterator) Valid() bool  { return i.p.Valid() }
 func (i *Iterator) Key() []byte  { return i.p.Key() }
 func (i *Iterator) Error() error { return i.p.Error() }
-func (i *Iterator) Close() error { return i.p.Close() }
+func (i *Iterator) Close() error {
+	if i.e != nil {
+		i.e.noteSteps(i.p)
+	}
+	return i.p.Close()
+}
 
 // Value is the current value; ValueAndErr also reports a failure to read it (pebble may keep
 // values out of line, in value blocks).
 func (i *Iterator) Value() []byte                { return i.p.Value() }
 func (i *Iterator) ValueAndErr() ([]byte, error) { return i.p.ValueAndErr() }
 
-func iterator(it *pebble.Iterator, err error) (Iterator, error) {
+func (e *Engine) iterator(it *pebble.Iterator, err error) (Iterator, error) {
 	if err != nil {
 		return Iterator{}, fmt.Errorf("engine iterator: %w", err)
 	}
-	return Iterator{p: it}, nil
+	return Iterator{p: it, e: e}, nil
 }
 
 // NewIter iterates the latest state over [lower, upper).
 func (e *Engine) NewIter(lower, upper []byte) (Iterator, error) {
-	return iterator(e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper}))
+	return e.iterator(e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper}))
 }
 
 // Snapshot is a consistent, read-only view of the store at one moment (duty 2), held until Close.
@@ -193,12 +204,15 @@ type Snapshot interface {
 }
 
 // pebbleSnapshot is pebble's Snapshot.
-type pebbleSnapshot struct{ s *pebble.Snapshot }
+type pebbleSnapshot struct {
+	s *pebble.Snapshot
+	e *Engine
+}
 
 func (s *pebbleSnapshot) Get(key []byte) ([]byte, bool, error) { return get(s.s, key) }
 
 func (s *pebbleSnapshot) NewIter(lower, upper []byte) (Iterator, error) {
-	return iterator(s.s.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper}))
+	return s.e.iterator(s.s.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper}))
 }
 
 func (s *pebbleSnapshot) Close() error { return s.s.Close() }
@@ -249,6 +263,7 @@ func (e *Engine) Apply(b *Batch, pos uint64, sync bool) error {
 	e.started.Add(1)
 	err := b.b.Commit(wo)
 	e.gen.Add(1)
+	e.steps.unflushed.Add(int64(b.b.Len()))
 	if err != nil {
 		return fmt.Errorf("engine apply at %d: %w", pos, err)
 	}

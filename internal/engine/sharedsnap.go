@@ -78,7 +78,7 @@ func (e *Engine) NewSnapshot() Snapshot {
 		return old // another reader took it meanwhile
 	}
 	g := e.gen.Load() // before the snapshot: it holds at least these changes
-	s := &sharedSnapshot{pebbleSnapshot: pebbleSnapshot{s: e.db.NewSnapshot()}, gen: g}
+	s := &sharedSnapshot{pebbleSnapshot: pebbleSnapshot{s: e.db.NewSnapshot(), e: e}, gen: g}
 	s.refs.Store(2) // the cache's and the caller's
 	e.snaps.cur.Store(s)
 	if old != nil {

@@ -14,18 +14,19 @@ func (s *Server) Collector() prometheus.Collector { return &collector{s: s} }
 type collector struct{ s *Server }
 
 var metricDescs = map[string]*prometheus.Desc{
-	"Kiln_commits":              prometheus.NewDesc("kiln_commits_total", "Transactions committed with writes.", nil, nil),
-	"Kiln_commit_groups":        prometheus.NewDesc("kiln_commit_groups_total", "Commit groups written (one fsync each).", nil, nil),
-	"Questions":                 prometheus.NewDesc("kiln_queries_total", "Statements executed.", nil, nil),
-	"Threads_connected":         prometheus.NewDesc("kiln_connections", "Open client connections.", nil, nil),
-	"Threads_running":           prometheus.NewDesc("kiln_commands_running", "Client commands being served now (Threads_running).", nil, nil),
-	"Kiln_commit_wait_timeouts": prometheus.NewDesc("kiln_commit_wait_timeouts_total", "Commit groups held open for other commands (--commit-wait-time) that closed at the wait's bound.", nil, nil),
-	"Innodb_row_lock_waits":     prometheus.NewDesc("kiln_row_lock_waits_total", "Row lock requests that waited.", nil, nil),
-	"Innodb_deadlocks":          prometheus.NewDesc("kiln_deadlocks_total", "Deadlocks detected.", nil, nil),
-	"Kiln_lock_wait_timeouts":   prometheus.NewDesc("kiln_lock_wait_timeouts_total", "Lock waits that timed out.", nil, nil),
-	"Kiln_memory_accounted":     prometheus.NewDesc("kiln_memory_accounted_bytes", "Memory statements and connections hold, as accounted against --memory-limit.", nil, nil),
-	"Kiln_memory_limit":         prometheus.NewDesc("kiln_memory_limit_bytes", "The server-wide memory limit (0: none).", nil, nil),
-	"Kiln_memory_refused":       prometheus.NewDesc("kiln_memory_refused_total", "Memory reservations refused at the server-wide limit (statements failed with 3170, long data refused).", nil, nil),
+	"Kiln_commits":                prometheus.NewDesc("kiln_commits_total", "Transactions committed with writes.", nil, nil),
+	"Kiln_commit_groups":          prometheus.NewDesc("kiln_commit_groups_total", "Commit groups written (one fsync each).", nil, nil),
+	"Questions":                   prometheus.NewDesc("kiln_queries_total", "Statements executed.", nil, nil),
+	"Threads_connected":           prometheus.NewDesc("kiln_connections", "Open client connections.", nil, nil),
+	"Threads_running":             prometheus.NewDesc("kiln_commands_running", "Client commands being served now (Threads_running).", nil, nil),
+	"Kiln_commit_wait_timeouts":   prometheus.NewDesc("kiln_commit_wait_timeouts_total", "Commit groups held open for other commands (--commit-wait-time) that closed at the wait's bound.", nil, nil),
+	"Kiln_engine_version_flushes": prometheus.NewDesc("kiln_engine_version_flushes_total", "Memtable flushes started because range scans stepped over more old versions than rows.", nil, nil),
+	"Innodb_row_lock_waits":       prometheus.NewDesc("kiln_row_lock_waits_total", "Row lock requests that waited.", nil, nil),
+	"Innodb_deadlocks":            prometheus.NewDesc("kiln_deadlocks_total", "Deadlocks detected.", nil, nil),
+	"Kiln_lock_wait_timeouts":     prometheus.NewDesc("kiln_lock_wait_timeouts_total", "Lock waits that timed out.", nil, nil),
+	"Kiln_memory_accounted":       prometheus.NewDesc("kiln_memory_accounted_bytes", "Memory statements and connections hold, as accounted against --memory-limit.", nil, nil),
+	"Kiln_memory_limit":           prometheus.NewDesc("kiln_memory_limit_bytes", "The server-wide memory limit (0: none).", nil, nil),
+	"Kiln_memory_refused":         prometheus.NewDesc("kiln_memory_refused_total", "Memory reservations refused at the server-wide limit (statements failed with 3170, long data refused).", nil, nil),
 }
 
 var (

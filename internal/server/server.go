@@ -315,6 +315,9 @@ func (s *Server) ClusterID() string { return s.cfg.ClusterID }
 // Node is the raft member under this server (cluster status, the HTTP role endpoints).
 func (s *Server) Node() *repl.Node { return s.node }
 
+// EngineMetrics is the storage engine's report of its levels, compactions and caches, as text.
+func (s *Server) EngineMetrics() string { return s.eng.Metrics().String() }
+
 // Close stops the node: sessions roll back, the engine flushes and closes.
 func (s *Server) Close() error {
 	s.mu.Lock()
@@ -470,6 +473,7 @@ func (s *Server) status() map[string]string {
 		"Kiln_snapshots_installed":      strconv.FormatUint(s.node.Stats.SnapshotsInstalled.Load(), 10),
 		"Kiln_commit_inline_applies":    strconv.FormatUint(s.node.Stats.InlineApplies.Load(), 10),
 		"Kiln_commit_wait_timeouts":     strconv.FormatUint(s.node.Stats.CommitWaitTimeouts.Load(), 10),
+		"Kiln_engine_version_flushes":   strconv.FormatUint(s.eng.VersionFlushes(), 10),
 	}
 	if s.DB != nil {
 		hits, misses := s.DB.PlanCacheStats()
