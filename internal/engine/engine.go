@@ -8,6 +8,8 @@
 //     state, Snapshot sees the state at the time it was taken.
 //  3. Callers copy nothing out of an Iterator beyond its current position: Key and Value are valid until
 //     the next call that moves it.
+//  4. Range scans do not keep paying for old versions: when they step over more superseded versions
+//     than rows, the memtable holding them is flushed (versions.go).
 //
 // Until the log-first commit path (issue 3) exists, Apply with sync=true is also what makes a commit
 // durable: pebble's commit pipeline already groups concurrent synced batches into one WAL fsync and
@@ -37,7 +39,18 @@ type Options struct {
 	CacheBytes int64  // block cache size; 0: 256 MiB
 	Logger     *slog.Logger
 	DisableWAL bool // for the log-first path: the binlog is the durable record
+	// MemTableBytes is the size of one memtable; 0: 32 MiB (DefaultMemTableBytes).
+	MemTableBytes uint64
 }
+
+// DefaultMemTableBytes is the memtable size of a server's engine. Large memtables mean fewer, larger
+// flushes, so an L0 compaction takes more new data per rewrite of the base level: on LinkBench's
+// load (1.95 M rows) 32 MiB wrote 1.5 GB of tables against 2.0 GB with 8 MiB and cost 15% less
+// server CPU per row. They once made range scans step over many old versions of hot rows
+// (docs/decisions.md: 64 MiB cut read_write 10x after updates, hence 8 MiB until 2026-11-25); the
+// flush for old versions (versions.go) now bounds that, and sysbench shows no difference between 8,
+// 16 and 32 MiB (docs/benchmarks.md, "Flushing old versions for range scans").
+const DefaultMemTableBytes = 32 << 20
 
 // Engine is an open pebble store.
 type Engine struct {
@@ -72,15 +85,14 @@ func Open(dir string, o Options) (*Engine, error) {
 	}
 	cache := pebble.NewCache(cacheBytes)
 	defer cache.Unref()
+	memtable := o.MemTableBytes
+	if memtable == 0 {
+		memtable = DefaultMemTableBytes
+	}
 	opts := &pebble.Options{
-		FS:    o.FS,
-		Cache: cache,
-		// Small memtables on purpose: every update of a row is a new version in the memtable until
-		// a flush drops the obsolete ones, and range scans step over all of them. With 64 MiB,
-		// sysbench's skewed updates left thousands of versions on hot rows and read_write ran 10x
-		// slower after update_non_index (13.1k -> 1.3k QPS); with 8 MiB it stays at 13.7k (see
-		// docs/decisions.md).
-		MemTableSize:                8 << 20,
+		FS:                          o.FS,
+		Cache:                       cache,
+		MemTableSize:                memtable,
 		MemTableStopWritesThreshold: 4,
 		L0CompactionThreshold:       4,
 		L0StopWritesThreshold:       24,

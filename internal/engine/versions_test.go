@@ -59,8 +59,8 @@ func flushCount(e *Engine) int64 { return e.Metrics().Flush.Count }
 // no extra steps; scans of keys with one version each, or of many versions in a memtable too small
 // to pay for a flush, start none.
 func TestVersionFlush(t *testing.T) {
-	// 500 keys x 100 versions x 32-byte values: about 2 MB of batches, 5 MB of memtable (8 MB
-	// flushes by itself); with empty values, under versionFlushBytes.
+	// 500 keys x 100 versions x 32-byte values: about 2 MB of batches, 5 MB of memtable (a memtable
+	// flushes by itself at 32 MB); with empty values, under versionFlushBytes.
 	const keys = 500
 	cases := []struct {
 		name      string

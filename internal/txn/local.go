@@ -37,7 +37,7 @@ type Local struct {
 // NewLocal opens an empty in-memory store for the keys in [lo, hi). ops are the logical operations
 // a DDL on the span may log (an index build), run against this store instead of at log apply.
 func NewLocal(lo, hi []byte, ops map[string]LogicalFunc) (*Local, error) {
-	eng, err := engine.Open("", engine.Options{FS: vfs.NewMem(), CacheBytes: 1 << 20, DisableWAL: true})
+	eng, err := engine.Open("", engine.Options{FS: vfs.NewMem(), CacheBytes: 1 << 20, DisableWAL: true, MemTableBytes: 8 << 20})
 	if err != nil {
 		return nil, fmt.Errorf("open temporary store: %w", err)
 	}
