@@ -45,7 +45,7 @@ type Options struct {
 
 // DefaultMemTableBytes is the memtable size of a server's engine. Large memtables mean fewer, larger
 // flushes, so an L0 compaction takes more new data per rewrite of the base level: on LinkBench's
-// load (1.95 M rows) 32 MiB wrote 1.5 GB of tables against 2.0 GB with 8 MiB and cost 15% less
+// load (1.95 M rows) 32 MiB wrote 1.5 GB of tables against 2.0 GB with 8 MiB and cost 13-15% less
 // server CPU per row. They once made range scans step over many old versions of hot rows
 // (docs/decisions.md: 64 MiB cut read_write 10x after updates, hence 8 MiB until 2026-11-25); the
 // flush for old versions (versions.go) now bounds that, and sysbench shows no difference between 8,

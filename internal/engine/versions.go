@@ -22,10 +22,11 @@ import (
 // steps pebble took beneath them to get there. When the extra steps reach versionFlushSteps and
 // are at least as many as the asked-for ones, and the memtable holds versionFlushBytes written
 // since the last flush, it flushes the memtable: at most once per versionFlushEvery, in the
-// background (the flush runs the log's fsync first, as every flush does: SetBeforeFlush). A
-// million extra steps cost a reader about as much CPU as flushing a full memtable costs the
-// server. Reverse steps are not counted: a step back takes more than one internal step even with
-// one version per key.
+// background (the flush runs the log's fsync first, as every flush does: SetBeforeFlush). The
+// bound on extra steps is there so that reads have wasted about what a flush costs (tens of
+// milliseconds of CPU either way) before one starts: a few scans over a few versions start none.
+// Reverse steps are not counted: pebble's reverse iteration takes internal steps of its own to
+// find each key's newest version, so its counts would say less about old versions.
 const (
 	versionFlushSteps = 1 << 20
 	versionWindow     = 16 << 20 // asked-for steps after which the counts start again
