@@ -55,3 +55,29 @@ func TestLatin1DecodeMatchesRunes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLatin1Decode is a LinkBench payload (random bytes, most of them above 0x7F, as its
+// loader binds them) and an ASCII one of the same length, decoded into UTF-8.
+func BenchmarkLatin1Decode(b *testing.B) {
+	random := make([]byte, 256)
+	x := uint32(1)
+	for i := range random {
+		x = x*1664525 + 1013904223
+		random[i] = byte(x >> 24)
+	}
+	ascii := make([]byte, 256)
+	for i := range ascii {
+		ascii[i] = 'a' + byte(i%26)
+	}
+	for _, c := range []struct {
+		name string
+		s    string
+	}{{"random", string(random)}, {"ascii", string(ascii)}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.s)))
+			for b.Loop() {
+				_ = Latin1Decode(c.s)
+			}
+		})
+	}
+}
