@@ -49,12 +49,10 @@ type stepCounter struct {
 // noteSteps adds a closing iterator's steps to the engine's count, and starts a flush when reads
 // step over old versions more than over the keys they want.
 func (e *Engine) noteSteps(it *pebble.Iterator) {
-	st := it.Stats()
-	asked := int64(st.ForwardStepCount[pebble.InterfaceCall])
+	asked, extra := forwardSteps(it)
 	if asked == 0 {
 		return // point reads and seeks: the newest version is the first one met
 	}
-	extra := int64(st.ForwardStepCount[pebble.InternalIterCall]) - asked
 	c := &e.steps
 	as := c.asked.Add(asked)
 	ex := c.extra.Load()
@@ -76,6 +74,14 @@ func (e *Engine) noteSteps(it *pebble.Iterator) {
 	// Not on the reader's goroutine: starting a flush takes the store's lock and can wait for
 	// room for a new memtable.
 	go e.flushVersions()
+}
+
+// forwardSteps is what an iterator's forward steps cost so far: the steps its caller asked for,
+// and the internal steps pebble took beyond them (over old versions and deletions).
+func forwardSteps(it *pebble.Iterator) (asked, extra int64) {
+	st := it.Stats()
+	asked = int64(st.ForwardStepCount[pebble.InterfaceCall])
+	return asked, int64(st.ForwardStepCount[pebble.InternalIterCall]) - asked
 }
 
 func (e *Engine) flushVersions() {

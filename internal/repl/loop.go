@@ -663,8 +663,8 @@ func (n *Node) syncLogThen(after func()) error {
 		return fmt.Errorf("repl: fsync log: %w", err)
 	}
 	// The recent fsync time bounds how long gather holds a group open: an eighth of each new sample.
-	d := int64(time.Since(t0))
-	n.syncNanos.Store(n.syncNanos.Load() + (d-n.syncNanos.Load())/8)
+	avg := n.syncNanos.Load() // written only here, under syncMu
+	n.syncNanos.Store(avg + (int64(time.Since(t0))-avg)/8)
 	n.Stats.Syncs.Add(1)
 	if last > prev {
 		n.Stats.Groups.Add(1)

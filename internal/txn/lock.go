@@ -559,10 +559,10 @@ func (w *lockWaiter) blockers(dst []uint64) []uint64 {
 	return dst
 }
 
-// Stats returns the counters for SHOW STATUS.
 // CurrentWaits is the number of lock requests blocked now (LockStats.CurrentWaits, without the rest).
 func (m *LockManager) CurrentWaits() int64 { return m.currentWaits.Load() }
 
+// Stats returns the counters for SHOW STATUS.
 func (m *LockManager) Stats() LockStats {
 	var held int64
 	for i := range m.shards {
