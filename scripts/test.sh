@@ -15,7 +15,8 @@
 #   unit         go test -race ./internal/...
 #   sim          the deterministic cluster simulation without -race, 1,000 seeds
 #                (go test -run 'TestClusterSim$' ./internal/repl/; 17-45 s)
-#   fuzz         scripts/fuzz.sh: every Go fuzz target for 5 s (make fuzz for longer)
+#   fuzz         scripts/fuzz.sh with FUZZTIME=seeds: every Go fuzz target's seed corpus
+#                and the check that scripts/fuzz.sh lists them all (make fuzz fuzzes)
 #   tools        go test ./tools/...
 #   build        go build -o bin/kiln ./cmd/kiln
 #   kiln-start   scripts/kiln.sh start on a temporary data dir
@@ -213,7 +214,7 @@ step vet 600 go vet ./... || true
 step lint 300 "$0" lint || true
 step unit 720 go test -race -timeout 10m ./internal/... || true
 step sim 240 go test -count=1 -v -timeout 200s -run 'TestClusterSim$' ./internal/repl/ || true
-step fuzz 480 env FUZZTIME=5s scripts/fuzz.sh || true
+step fuzz 480 env FUZZTIME=seeds scripts/fuzz.sh || true
 step tools 300 go test -timeout 4m ./tools/... || true
 
 need_server=0
