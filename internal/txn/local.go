@@ -142,15 +142,14 @@ func (t *Txn) isLocal(key []byte) bool { return t.loc != nil && t.loc.Owns(key) 
 // there are none). What stays is what the log gets.
 func (t *Txn) splitLocal(withLogical bool) []byte {
 	var lw WriteSet
-	lw.init()
 	var moved []wsEntry
-	t.ws.tree.AscendRange(wsEntry{key: string(t.loc.lo)}, wsEntry{key: string(t.loc.hi)}, func(e wsEntry) bool {
+	t.ws.pts.ascendRange(string(t.loc.lo), string(t.loc.hi), func(e wsEntry) bool {
 		moved = append(moved, e)
 		return true
 	})
 	for _, e := range moved {
-		t.ws.tree.Delete(e)
-		lw.writable().ReplaceOrInsert(e)
+		t.ws.pts.remove(e.key)
+		lw.pts.put(e)
 	}
 	keep := t.ws.ranges[:0:0]
 	for _, r := range t.ws.ranges {
@@ -164,7 +163,7 @@ func (t *Txn) splitLocal(withLogical bool) []byte {
 	if withLogical {
 		lw.logical, t.ws.logical = t.ws.logical, nil
 	}
-	if lw.tree.Len() == 0 && len(lw.ranges) == 0 && len(lw.logical) == 0 {
+	if lw.pts.Len() == 0 && len(lw.ranges) == 0 && len(lw.logical) == 0 {
 		return nil
 	}
 	return lw.Encode()

@@ -80,7 +80,7 @@ func (p *pendingWrites) get(key []byte) (pendingEntry, bool) {
 // keys' row locks, so no other transaction adds a version of them meanwhile.
 func (p *pendingWrites) add(ws *WriteSet, tk Placed) {
 	p.mu.Lock()
-	ws.tree.Ascend(func(e wsEntry) bool {
+	ws.pts.ascend(func(e wsEntry) bool {
 		if _, replaced := p.tree.ReplaceOrInsert(pendingEntry{key: e.key, val: e.val, del: e.del, tk: tk}); !replaced {
 			p.n.Add(1)
 		}
@@ -93,7 +93,7 @@ func (p *pendingWrites) add(ws *WriteSet, tk Placed) {
 // engine has them; if it failed, they never existed.
 func (p *pendingWrites) remove(ws *WriteSet, tk Placed) {
 	p.mu.Lock()
-	ws.tree.Ascend(func(e wsEntry) bool {
+	ws.pts.ascend(func(e wsEntry) bool {
 		if cur, ok := p.tree.Get(pendingEntry{key: e.key}); ok && cur.tk == tk {
 			p.tree.Delete(cur)
 			p.n.Add(-1)
@@ -158,7 +158,7 @@ func (t *Txn) waitDeps(ctx context.Context) error {
 // earlyReleasable reports whether the write set holds only point writes (duty 5), and at most
 // MaxEarlyReleaseKeys of them.
 func (w *WriteSet) earlyReleasable() bool {
-	return len(w.ranges) == 0 && len(w.logical) == 0 && w.tree.Len() <= MaxEarlyReleaseKeys
+	return len(w.ranges) == 0 && len(w.logical) == 0 && w.pts.Len() <= MaxEarlyReleaseKeys
 }
 
 // MaxEarlyReleaseKeys bounds the write sets released early. Early release pays for hot rows,

@@ -128,7 +128,7 @@ func (w *WriteSet) encode(headroom int) []byte {
 	for _, r := range w.ranges {
 		n += 1 + 2*binary.MaxVarintLen32 + len(r.lo) + len(r.hi)
 	}
-	w.tree.Ascend(func(e wsEntry) bool {
+	w.pts.ascend(func(e wsEntry) bool {
 		n += 1 + 2*binary.MaxVarintLen32 + len(e.key) + len(e.val)
 		return true
 	})
@@ -163,7 +163,7 @@ func (w *WriteSet) encode(headroom int) []byte {
 	for _, r := range w.ranges {
 		put(opDeleteRange, string(r.lo), r.hi)
 	}
-	w.tree.Ascend(func(e wsEntry) bool {
+	w.pts.ascend(func(e wsEntry) bool {
 		if len(w.ranges) > 0 {
 			k := unsafe.Slice(unsafe.StringData(e.key), len(e.key)) // read only, by inRange
 			for _, r := range w.ranges {

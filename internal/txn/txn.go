@@ -30,8 +30,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/google/btree"
-
 	"github.com/kiln-db/kiln/internal/engine"
 )
 
@@ -125,9 +123,7 @@ type undoRec struct {
 
 // Begin starts a transaction.
 func (m *Manager) Begin(iso Isolation, readOnly bool) *Txn {
-	t := &Txn{ID: m.nextID.Add(1), m: m, iso: iso, ReadOnly: readOnly, epoch: m.committer.Epoch()}
-	t.ws.init()
-	return t
+	return &Txn{ID: m.nextID.Add(1), m: m, iso: iso, ReadOnly: readOnly, epoch: m.committer.Epoch()}
 }
 
 // TakeSnapshot fixes the read view now (START TRANSACTION WITH CONSISTENT SNAPSHOT).
@@ -216,13 +212,16 @@ func (t *Txn) DeleteOwned(key []byte) {
 
 // Grow makes room for n more writes without growing the undo log write by write (a multi-row
 // INSERT knows how many it will make).
-func (t *Txn) Grow(n int) { t.undo = slices.Grow(t.undo, n) }
+func (t *Txn) Grow(n int) {
+	t.undo = slices.Grow(t.undo, n)
+	t.ws.pts.grow(n)
+}
 
-// write puts the entry and records what it replaced for RollbackTo, with one tree descent (a bulk
-// INSERT writes two or more keys per row).
+// write puts the entry and records what it replaced for RollbackTo, with one search of the set (a
+// bulk INSERT writes two or more keys per row).
 func (t *Txn) write(k string, val []byte, del bool) {
 	t.ws.seq++
-	prev, ok := t.ws.writable().ReplaceOrInsert(wsEntry{key: k, val: val, del: del, seq: t.ws.seq})
+	prev, ok := t.ws.pts.put(wsEntry{key: k, val: val, del: del, seq: t.ws.seq})
 	t.undo = append(t.undo, undoRec{key: k, prev: prev.val, prevDel: prev.del, existed: ok})
 }
 
@@ -267,7 +266,7 @@ func (t *Txn) SetAsync(async bool) { t.ws.Async = async }
 
 // HasWrites reports whether the transaction wrote anything.
 func (t *Txn) HasWrites() bool {
-	return t.ws.tree.Len() > 0 || len(t.ws.ranges) > 0 || len(t.ws.logical) > 0
+	return t.ws.pts.Len() > 0 || len(t.ws.ranges) > 0 || len(t.ws.logical) > 0
 }
 
 // Commit makes the writes durable and visible, then releases the locks. It returns the commit position
@@ -338,7 +337,7 @@ func (t *Txn) commitShared(ctx context.Context) (uint64, error) {
 func (t *Txn) captureBefore() error {
 	t.ws.before = t.ws.before[:0]
 	var err error
-	t.ws.tree.Ascend(func(e wsEntry) bool {
+	t.ws.pts.ascend(func(e wsEntry) bool {
 		k := []byte(e.key)
 		if !t.beforeFor(k) {
 			return true
@@ -387,102 +386,6 @@ func (t *Txn) releaseLocks() {
 // Done reports whether the transaction has ended.
 func (t *Txn) Done() bool { return t.done }
 
-// WriteSet is a transaction's pending writes, ordered by key, plus range deletions.
-type WriteSet struct {
-	// Async asks the committer to acknowledge once the commit is applied, without waiting for the
-	// log's fsync (durability=async). It is not part of the record.
-	Async   bool
-	tree    *btree.BTreeG[wsEntry]
-	logical []logicalOp
-	before  []beforeImage // filled at commit when the transaction asked for before-images
-	ranges  []keyRange
-	seq     uint64
-}
-
-type keyRange struct {
-	lo, hi []byte
-	seq    uint64
-}
-
-type beforeImage struct {
-	key    string
-	val    []byte
-	exists bool
-}
-
-type wsEntry struct {
-	key string
-	val []byte
-	del bool
-	seq uint64
-}
-
-// wsNodes is the node free list of every write set: shared and of capacity 0, so it keeps no nodes
-// (a write set's nodes go with it) and no transaction allocates a free list of its own, which
-// btree.NewG does (two allocations and ~300 bytes, at every Begin, for transactions most of which
-// write nothing: an autocommit SELECT is one).
-var wsNodes = btree.NewFreeListG[wsEntry](0)
-
-func wsLess(a, b wsEntry) bool { return a.key < b.key }
-
-// emptyWS is the tree of every write set that has not written yet: it is only ever read (Len, Get,
-// Ascend* and Delete of an empty tree change nothing), and a write set gets a tree of its own at
-// its first write (writable). Most transactions are autocommit SELECTs that never write, and a
-// tree costs two allocations.
-var emptyWS = btree.NewWithFreeListG[wsEntry](16, wsLess, wsNodes)
-
-func (w *WriteSet) init() { w.tree = emptyWS }
-
-// writable gives the write set a tree of its own before its first write.
-func (w *WriteSet) writable() *btree.BTreeG[wsEntry] {
-	if w.tree == emptyWS {
-		w.tree = btree.NewWithFreeListG[wsEntry](16, wsLess, wsNodes)
-	}
-	return w.tree
-}
-
-func (w *WriteSet) set(key string, val []byte, del bool) {
-	w.seq++
-	w.writable().ReplaceOrInsert(wsEntry{key: key, val: val, del: del, seq: w.seq})
-}
-
-func (w *WriteSet) remove(key string) { w.tree.Delete(wsEntry{key: key}) }
-
-// get returns an entry unless a later range deletion covers it.
-func (w *WriteSet) get(key []byte) ([]byte, bool, bool) {
-	if w.tree.Len() == 0 {
-		return nil, false, false // a read-only transaction: no key to build for the search
-	}
-	// The search key is key's bytes viewed as a string, not copied: Get keeps nothing of it (the
-	// duplicate-key checks of a bulk INSERT look up every key they write).
-	e, ok := w.tree.Get(wsEntry{key: unsafe.String(unsafe.SliceData(key), len(key))})
-	if !ok {
-		return nil, false, false
-	}
-	for _, r := range w.ranges {
-		if r.seq > e.seq && inRange(key, r) {
-			return nil, true, true
-		}
-	}
-	return e.val, e.del, true
-}
-
-func inRange(key []byte, r keyRange) bool {
-	return bytes.Compare(key, r.lo) >= 0 && bytes.Compare(key, r.hi) < 0
-}
-
-func (w *WriteSet) rangeDeleted(key []byte) bool {
-	for _, r := range w.ranges {
-		if inRange(key, r) {
-			return true
-		}
-	}
-	return false
-}
-
-// Len is the number of point writes.
-func (w *WriteSet) Len() int { return w.tree.Len() }
-
 // Iterator walks keys in a range in one direction over a merged view.
 type Iterator struct {
 	it      engine.Iterator
@@ -515,8 +418,8 @@ func (t *Txn) NewIter(lo, hi []byte, reverse, latest bool) (*Iterator, error) {
 		return nil, err
 	}
 	it := &Iterator{it: pit, reverse: reverse, ranges: t.ws.ranges}
-	if t.ws.tree.Len() > 0 {
-		t.ws.tree.AscendRange(wsEntry{key: string(lo)}, wsEntry{key: string(hi)}, func(e wsEntry) bool {
+	if t.ws.pts.Len() > 0 {
+		t.ws.pts.ascendRange(string(lo), string(hi), func(e wsEntry) bool {
 			k := []byte(e.key)
 			for _, r := range t.ws.ranges {
 				if r.seq > e.seq && inRange(k, r) {

@@ -333,7 +333,6 @@ func TestBeforeImages(t *testing.T) {
 // checks of a bulk INSERT look up every key they write).
 func TestWriteSetGetAllocs(t *testing.T) {
 	var w WriteSet
-	w.init()
 	for i := range 100 {
 		w.set(fmt.Sprintf("key%03d", i), []byte("v"), false)
 	}
@@ -354,7 +353,6 @@ func TestWriteSetGetAllocs(t *testing.T) {
 // number of keys (a bulk INSERT's commit encodes thousands).
 func TestWriteSetEncodeAllocs(t *testing.T) {
 	var w WriteSet
-	w.init()
 	for i := range 500 {
 		w.set(fmt.Sprintf("a key longer than 32 bytes, as index keys are: %03d", i), []byte("v"), i%7 == 0)
 	}
