@@ -77,6 +77,40 @@ func TestCompressionByLevel(t *testing.T) {
 	}
 }
 
+// TestBlockSize: flushed and compacted tables have BlockSize data blocks (pebble's default, 4 KiB,
+// would make about four times as many).
+func TestBlockSize(t *testing.T) {
+	e := openTest(t)
+	defer e.Close()
+	fillFlush(t, e, 1, 20000)
+	fillFlush(t, e, 2, 20000)
+	check := func(when string) {
+		t.Helper()
+		levels, err := e.db.SSTables(pebble.WithProperties())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var size, blocks uint64
+		for _, tables := range levels {
+			for _, ti := range tables {
+				size += ti.Properties.RawKeySize + ti.Properties.RawValueSize // before compression
+				blocks += ti.Properties.NumDataBlocks
+			}
+		}
+		if blocks == 0 || size < 40*BlockSize {
+			t.Fatalf("%s: %d bytes in %d data blocks: too little to tell", when, size, blocks)
+		}
+		if avg := size / blocks; avg < BlockSize*3/4 {
+			t.Errorf("%s: data blocks of %d bytes on average, want about %d", when, avg, BlockSize)
+		}
+	}
+	check("after the flushes")
+	if err := e.db.Compact(t.Context(), []byte("k"), []byte("l"), false); err != nil {
+		t.Fatal(err)
+	}
+	check("after a full compaction")
+}
+
 // TestOpensStoreWithOtherCompression: a store written with pebble's defaults (Snappy at every
 // level, as Kiln wrote before setCompression) opens, reads and compacts as before.
 func TestOpensStoreWithOtherCompression(t *testing.T) {

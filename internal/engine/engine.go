@@ -118,8 +118,17 @@ func Open(dir string, o Options) (*Engine, error) {
 	return e, nil
 }
 
+// BlockSize is the size of an sstable's data blocks: InnoDB's page size (pebble's default is 4 KiB).
+// Compactions and flushes do work per block (an index entry, a checksum, a compression call, a
+// write), and reads seek through fewer index entries to the block they need; every block a read
+// misses in the cache costs 16 KiB from the file, as an InnoDB page does. Measured
+// (docs/benchmarks.md, "Write sets without a btree"): LinkBench's load -6..9% CPU per row, sysbench
+// point selects -5..8% CPU per query, read_only -2..5%. 32 KiB did a little better on those cached
+// runs; it was not taken because a store larger than memory reads whole blocks per point read.
+const BlockSize = 16 << 10
+
 // setCompression compresses only the bottom level's tables (Snappy, pebble's default) and writes
-// every level above it uncompressed. The upper levels are where the writes go: a memtable flush writes
+// every level above it uncompressed; every level gets BlockSize blocks. The upper levels are where the writes go: a memtable flush writes
 // L0 and each L0 compaction rewrites the base level's overlapping tables, so in LinkBench's load the
 // base level was written 3.5 times over and Snappy's encoding was ~11% of the server's CPU. The bottom
 // level holds most of the data (about 90% once the store has several levels), so compressing it alone
@@ -135,6 +144,7 @@ func setCompression(o *pebble.Options) {
 			p = block.SnappyCompression
 		}
 		o.Levels[i].Compression = func() *block.CompressionProfile { return p }
+		o.Levels[i].BlockSize = BlockSize
 	}
 }
 
