@@ -220,8 +220,7 @@ func (t *Txn) Grow(n int) {
 // write puts the entry and records what it replaced for RollbackTo, with one search of the set (a
 // bulk INSERT writes two or more keys per row).
 func (t *Txn) write(k string, val []byte, del bool) {
-	t.ws.seq++
-	prev, ok := t.ws.pts.put(wsEntry{key: k, val: val, del: del, seq: t.ws.seq})
+	prev, ok := t.ws.set(k, val, del)
 	t.undo = append(t.undo, undoRec{key: k, prev: prev.val, prevDel: prev.del, existed: ok})
 }
 

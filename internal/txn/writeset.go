@@ -85,12 +85,12 @@ type wsIndex struct {
 
 // wsLarge is the index and key order of a write set of more than wsLinear keys.
 type wsLarge struct {
-	idx     map[string]int32       // key -> slot in es
-	runs    [wsMaxRuns + 1][]int32 // ascending runs of slots, in write order (the last: over, sorted)
-	nruns   int                    // runs in use
-	over    []int32                // slots that fitted no run
-	order   []int32                // the slots in key order; stale when len(order) != len(es)
-	rebuilt int                    // slots put in order by rebuilds for iterators
+	idx     map[string]int32   // key -> slot in es
+	runs    [wsMaxRuns][]int32 // ascending runs of slots, in write order
+	nruns   int                // runs in use
+	over    []int32            // slots that fitted no run
+	order   []int32            // the slots in key order; stale when len(order) != len(es)
+	rebuilt int                // slots put in order by rebuilds for iterators
 }
 
 // Len is the number of keys written (and not removed).
@@ -231,7 +231,8 @@ func (b *wsLarge) sorted(es []wsEntry) []int32 {
 	if len(b.order) == len(es) {
 		return b.order
 	}
-	runs := b.runs[:b.nruns]
+	var all [wsMaxRuns + 1][]int32 // the runs, and over sorted
+	runs := append(all[:0], b.runs[:b.nruns]...)
 	if len(b.over) > 0 {
 		slices.SortFunc(b.over, func(i, j int32) int { return strings.Compare(es[i].key, es[j].key) })
 		runs = append(runs, b.over)
@@ -315,9 +316,10 @@ func (x *wsIndex) toTree() {
 	*x = wsIndex{tree: t}
 }
 
-func (w *WriteSet) set(key string, val []byte, del bool) {
+// set writes key with the next sequence number and returns the entry it replaced.
+func (w *WriteSet) set(key string, val []byte, del bool) (wsEntry, bool) {
 	w.seq++
-	w.pts.put(wsEntry{key: key, val: val, del: del, seq: w.seq})
+	return w.pts.put(wsEntry{key: key, val: val, del: del, seq: w.seq})
 }
 
 func (w *WriteSet) remove(key string) { w.pts.remove(key) }
