@@ -130,9 +130,8 @@ const BlockSize = 16 << 10
 // setCompression compresses only the bottom level's tables (Snappy, pebble's default) and writes
 // every level above it uncompressed; every level gets BlockSize blocks. The upper levels are where
 // the writes go: a memtable flush writes L0 and each L0 compaction rewrites the base level's
-// overlapping tables, so in LinkBench's load the
-// base level was written 3.5 times over and Snappy's encoding was ~11% of the server's CPU. The bottom
-// level holds most of the data (about 90% once the store has several levels), so compressing it alone
+// overlapping tables, so in LinkBench's load the base level was written 3.5 times over and Snappy's
+// encoding was ~11% of the server's CPU. The bottom level holds most of the data (about 90% once the store has several levels), so compressing it alone
 // keeps most of the space saving. Measured on the LinkBench load (docs/benchmarks.md): 6-9% less
 // server CPU per loaded row, the data directory about as large right after the load (the upper levels
 // hold 30-40% of that small store; less as it grows). The choice is per table: stores written with
