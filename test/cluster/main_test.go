@@ -95,6 +95,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/kiln-db/kiln/test/internal/testport"
 )
 
 var kilnBin string
@@ -153,51 +154,9 @@ func seed(t testing.TB) int64 {
 	return s
 }
 
-// Ports are picked below the kernel's ephemeral range. A node keeps its three ports across
-// restarts (its peers know its raft address; clients learn its MySQL address from 1290 errors), so
-// a port must still be free when a killed node comes back. An ephemeral port (what net.Listen
-// ":0" hands out) may meanwhile be taken as the local end of some outgoing connection, on a
-// machine where other builds and tests run too; ports below that range are never handed out that
-// way.
-var (
-	portMu    sync.Mutex
-	portsUsed = map[int]bool{}
-	portRand  = rand.New(rand.NewSource(time.Now().UnixNano() ^ int64(os.Getpid())<<20))
-)
-
-func ephemeralLow() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if n, err := strconv.Atoi(f[0]); err == nil && n > 12000 {
-				return n
-			}
-		}
-	}
-	return 32768
-}
-
-func fixedPort(t testing.TB) string {
-	portMu.Lock()
-	defer portMu.Unlock()
-	hi := ephemeralLow()
-	lo := 10000
-	for range 1000 {
-		p := lo + portRand.Intn(hi-lo)
-		if portsUsed[p] {
-			continue
-		}
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err != nil {
-			continue
-		}
-		l.Close()
-		portsUsed[p] = true
-		return l.Addr().String()
-	}
-	t.Fatal("no free port below the ephemeral range")
-	return ""
-}
+// fixedPort picks a port that stays free across a node's restarts: a node keeps its three ports
+// (its peers know its raft address; clients learn its MySQL address from 1290 errors).
+func fixedPort(t testing.TB) string { return testport.Addr(t) }
 
 // status is the part of GET /cluster/status (repl.Status) the tests read.
 type status struct {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	_ "github.com/go-sql-driver/mysql"
+	"github.com/kiln-db/kiln/test/internal/testport"
 )
 
 // kiln is one running server.
@@ -48,14 +48,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func freePort(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
+// freePort picks a port below the ephemeral range (see testport): a restarted or restored
+// server must still find it free.
+func freePort(t testing.TB) string { return testport.Addr(t) }
 
 // startKiln starts a server on dir (a new temp dir if empty) and stops it when the test ends.
 func startKiln(t testing.TB, dir string, extra ...string) *kiln {
