@@ -21,6 +21,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -88,6 +89,10 @@ type Index struct {
 	KeyVersion int `json:"key_version,omitempty"`
 	// Offsets are the offsets of the key columns in Table.Columns, derived by Table.Init (not stored).
 	Offsets []int `json:"-"`
+	// ValueOffsets are the columns a secondary entry's value holds (derived by Table.Init): the
+	// index's, then the primary key's that the index does not already hold. Values are read by
+	// column id, so entries written when the value repeated those columns read the same.
+	ValueOffsets []int `json:"-"`
 }
 
 // Table is a table definition. Indexes[0] is always the primary (clustered) index: the declared
@@ -175,6 +180,17 @@ func (t *Table) Init() {
 		ix.Offsets = ix.Offsets[:0]
 		for _, ic := range ix.Columns {
 			ix.Offsets = append(ix.Offsets, t.ColPos[ic.Col])
+		}
+	}
+	for _, ix := range t.Indexes {
+		ix.ValueOffsets = append(ix.ValueOffsets[:0], ix.Offsets...)
+		if ix.Primary {
+			continue
+		}
+		for _, ci := range t.Indexes[0].Offsets {
+			if !slices.Contains(ix.Offsets, ci) {
+				ix.ValueOffsets = append(ix.ValueOffsets, ci)
+			}
 		}
 	}
 	t.HiddenPK = len(t.Indexes) > 0 && t.Columns[t.Indexes[0].Offsets[0]].Hidden

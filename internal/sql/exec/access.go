@@ -658,10 +658,8 @@ func SecondaryKey(tbl *catalog.Table, ix *catalog.Index, row []types.Value) (key
 	// capped, so that it never runs into the key), the key after it. A key longer than keySize's
 	// estimate moves out on its own.
 	n := rowenc.RowHeaderSize
-	for _, o := range [2][]int{ix.Offsets, pk.Offsets} {
-		for _, ci := range o {
-			n += rowenc.RowValueSize(&row[ci])
-		}
+	for _, ci := range ix.ValueOffsets {
+		n += rowenc.RowValueSize(&row[ci])
 	}
 	buf := make([]byte, n+keySize(row, ix.Offsets, pk.Offsets))
 	key = rowenc.IndexPrefix(buf[n:n], tbl.ID, ix.ID)
@@ -678,12 +676,11 @@ func SecondaryKey(tbl *catalog.Table, ix *catalog.Index, row []types.Value) (key
 			key, _ = keyPart(key, row[ci], tbl, pk, i)
 		}
 	}
-	// The value: the index's columns, then the primary key's (rowenc's row encoding).
-	val = rowenc.AppendRowHeader(buf[:0:n], len(ix.Offsets)+len(pk.Offsets))
-	for _, o := range [2][]int{ix.Offsets, pk.Offsets} {
-		for _, ci := range o {
-			val = rowenc.AppendRowValue(val, tbl.Columns[ci].ID, &row[ci])
-		}
+	// The value: the index's columns, then the primary key's that the index does not hold
+	// (rowenc's row encoding, read by column id).
+	val = rowenc.AppendRowHeader(buf[:0:n], len(ix.ValueOffsets))
+	for _, ci := range ix.ValueOffsets {
+		val = rowenc.AppendRowValue(val, tbl.Columns[ci].ID, &row[ci])
 	}
 	return key, val, unique
 }

@@ -22,7 +22,9 @@
 //	't' <table id: 8> <index id: 4> <key cols>  a secondary index entry (index ids from 2); non-unique
 //	                                            entries (and unique ones with a NULL) append the
 //	                                            primary key columns; the value is AppendRow of the
-//	                                            index and primary-key columns
+//	                                            index's columns and the primary key's not among
+//	                                            them (read by column id: entries that repeat them
+//	                                            read the same)
 //
 // Numbers are big-endian, so a table's keys, and an index's, are contiguous: DROP TABLE, TRUNCATE
 // and DROP INDEX are range deletions of TableSpan or IndexSpan. Every catalog key starts with
