@@ -88,7 +88,10 @@ type accessIter struct {
 	// reuse: the consumer keeps no row (Select.OpenStreaming): decode every row into one and
 	// its strings into the same arena chunk, overwritten by the next row.
 	reuse bool
-	one   []types.Value
+	// keepStrs (with reuse): the consumer keeps decoded values but not the row slice (a sort
+	// above a projection): the row is reused, the arena is not reset.
+	keepStrs bool
+	one      []types.Value
 	// perRow: every row gets allocations of its own, for callers that keep a filtered subset of
 	// the rows (a join cache), where a kept row would otherwise hold its whole chunk alive beyond
 	// what the statement's memory quota counts for it.
@@ -564,7 +567,9 @@ func (ai *accessIter) decode(v []byte) ([]types.Value, error) {
 			ai.one = make([]types.Value, len(tbl.Columns))
 		}
 		row, ar = ai.one, &ai.strs
-		ar.Reset()
+		if !ai.keepStrs {
+			ar.Reset()
+		}
 	case ai.perRow:
 		row = make([]types.Value, len(tbl.Columns))
 	default:

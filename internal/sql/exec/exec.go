@@ -70,6 +70,10 @@ func (pl *Select) open(env *expr.Env, reuse bool) (RowIter, error) {
 	folds := pl.foldsRows()
 	// The join and the projection, always opened together, are one allocation.
 	its := &openIters{join: joinIter{pl: pl, env: env, reuse: reuse || folds}}
+	// Below a projection that copies each row's values out (no grouping, window or union keeps
+	// the rows themselves), one row buffer serves every row even when the values are kept (a
+	// sort): sysbench's ORDER BY range decoded each of its 100 rows into a fresh slice.
+	its.join.valuesOnly = !its.join.reuse && pl.Union == nil && pl.Static == nil && !pl.Grouped && pl.Windows == nil
 	var it RowIter = &its.join
 	if pl.Static != nil {
 		rows, err := pl.Static(env)
@@ -176,6 +180,10 @@ type joinIter struct {
 	// reuse: the consumer keeps no row (Select.OpenStreaming); the first level's access decodes
 	// every row into the same buffers (accessIter.reuse).
 	reuse bool
+	// valuesOnly: the consumer keeps values of the rows (their strings), never a row slice; a
+	// direct read decodes every row into the same slice, its strings into an arena kept whole
+	// (accessIter.keepStrs).
+	valuesOnly bool
 	// one holds its, state, matched and filters of a one-level plan (a point select): no allocations.
 	one struct {
 		its     [1]RowIter
@@ -230,7 +238,8 @@ func (j *joinIter) Next() ([]types.Value, error) {
 				if lv.Implied && ai.exact {
 					j.filters[L] = lv.Residual
 				}
-				ai.reuse = j.reuse && j.direct
+				ai.reuse = (j.reuse || j.valuesOnly) && j.direct
+				ai.keepStrs = ai.reuse && !j.reuse
 			}
 		}
 		var r []types.Value
@@ -305,7 +314,15 @@ func (j *joinIter) Next() ([]types.Value, error) {
 // (nearly) every row, since one kept row holds its whole chunk alive, beyond what the statement's
 // memory quota counts for it. A range whose residual filter re-checks its bounds keeps its chunks.
 func (j *joinIter) rejected(L int) {
-	if ai, ok := j.its[L].(*accessIter); ok && !ai.reuse {
+	ai, ok := j.its[L].(*accessIter)
+	if !ok {
+		return
+	}
+	if ai.keepStrs {
+		// The kept arena would hold the strings of every row read, rejected or not.
+		ai.reuse, ai.keepStrs = false, false
+	}
+	if !ai.reuse {
 		ai.perRow = true
 	}
 }
