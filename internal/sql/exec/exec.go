@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"slices"
 	"sort"
@@ -773,14 +774,20 @@ func (s *sortIter) sortRows() error {
 		}
 	}
 	if !keyed || len(s.rows) < 8 {
-		// slices.SortStableFunc, not sort.SliceStable: the latter swaps rows through reflection
-		// (a typed memmove with write barriers per swap), 20% of an ORDER BY of 100 rows.
-		err := s.env.SortCancellable(func() {
-			slices.SortStableFunc(s.rows, func(a, b []types.Value) int {
-				s.env.SortTick()
-				return compareRows(a, b, s.keys, colls)
+		var err error
+		if len(s.rows) >= 8 && colls[s.keys[0].Idx] == nil && allStrings(s.rows, s.keys[0].Idx) {
+			err = s.sortByPrefix(colls)
+		} else {
+			// slices.SortStableFunc, not sort.SliceStable: the latter swaps rows through
+			// reflection (a typed memmove with write barriers per swap), 20% of an ORDER BY of
+			// 100 rows.
+			err = s.env.SortCancellable(func() {
+				slices.SortStableFunc(s.rows, func(a, b []types.Value) int {
+					s.env.SortTick()
+					return compareRows(a, b, s.keys, colls)
+				})
 			})
-		})
+		}
 		if err == nil && s.distinct > 0 {
 			s.ties = make([]bool, len(s.rows))
 			for i := 1; i < len(s.rows); i++ {
@@ -886,6 +893,53 @@ func (s *sortIter) byteOrderColls() []*types.Collation {
 		out[k.Idx] = nil
 	}
 	return out
+}
+
+// allStrings reports whether column i of every row is a string (no NULL, no other kind).
+func allStrings(rows [][]types.Value, i int) bool {
+	for _, r := range rows {
+		if r[i].K != types.KindString {
+			return false
+		}
+	}
+	return true
+}
+
+// sortByPrefix is the stable sort for a first key whose values are all strings compared as
+// bytes: each row carries its first key's first eight bytes as a big-endian integer (zero-padded),
+// and rows whose integers differ are ordered by them without touching the rows. Where they
+// differ, the strings differ within those bytes, or one is a prefix of the other (its padding is
+// 0, below any byte the other has there), so the integers order as the strings do; equal
+// integers fall back to comparing the rows. sysbench's ORDER BY c spent a third of its time in
+// string comparisons of 100 rows.
+func (s *sortIter) sortByPrefix(colls []*types.Collation) error {
+	type prefixed struct {
+		p   uint64
+		row []types.Value
+	}
+	k0 := s.keys[0]
+	pr := make([]prefixed, len(s.rows))
+	for i, r := range s.rows {
+		var b [8]byte
+		copy(b[:], r[k0.Idx].S)
+		pr[i] = prefixed{binary.BigEndian.Uint64(b[:]), r}
+	}
+	err := s.env.SortCancellable(func() {
+		slices.SortStableFunc(pr, func(a, b prefixed) int {
+			s.env.SortTick()
+			if a.p != b.p {
+				if (a.p < b.p) != k0.Desc {
+					return -1
+				}
+				return 1
+			}
+			return compareRows(a.row, b.row, s.keys, colls)
+		})
+	})
+	for i := range pr {
+		s.rows[i] = pr[i].row
+	}
+	return err
 }
 
 // dedupe drops, from the sorted rows, every row equal to an earlier one on the first s.distinct

@@ -278,3 +278,41 @@ func TestSortByteOrdered(t *testing.T) {
 		}
 	}
 }
+
+// TestSortByPrefix: a first key of byte-compared strings sorts by its eight-byte prefixes, then by
+// the rows (sortByPrefix); the order is exactly the stable order of comparing the rows. Strings of
+// 0-12 bytes over an alphabet with NUL and a high byte share long prefixes, so both the prefix
+// and the fallback decide.
+func TestSortByPrefix(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	const alpha = "\x00ab\xff"
+	str := func() types.Value {
+		b := make([]byte, r.Intn(13))
+		for i := range b {
+			b[i] = alpha[r.Intn(len(alpha))]
+		}
+		return types.NewString(string(b))
+	}
+	for round := 0; round < 200; round++ {
+		n := 8 + r.Intn(60)
+		rows := make([][]types.Value, n)
+		for i := range rows {
+			rows[i] = []types.Value{str(), str(), types.NewInt(int64(i))}
+		}
+		keys := [][]SortKey{{{Idx: 0}}, {{Idx: 0, Desc: true}}, {{Idx: 0}, {Idx: 1, Desc: true}}, {{Idx: 0, Desc: true}, {Idx: 1}}}[round%4]
+		colls := []*types.Collation{nil, nil, nil}
+		want := slices.Clone(rows)
+		slices.SortStableFunc(want, func(a, b []types.Value) int { return compareRows(a, b, keys, colls) })
+		env := &expr.Env{Sess: noSession{}, Ctx: context.Background()}
+		si := &sortIter{env: env, keys: keys, colls: colls, rows: slices.Clone(rows)}
+		if err := si.sortRows(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if types.ToString(si.rows[i][2]) != types.ToString(want[i][2]) {
+				t.Fatalf("round %d keys=%v: row %d is #%s (%q), want #%s (%q)", round, keys, i,
+					types.ToString(si.rows[i][2]), si.rows[i][0].S, types.ToString(want[i][2]), want[i][0].S)
+			}
+		}
+	}
+}
