@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand"
 	"slices"
 	"testing"
@@ -41,19 +42,7 @@ func TestSortByCollationKeys(t *testing.T) {
 			rows[i] = []types.Value{pick(), pick(), types.NewInt(int64(i))}
 		}
 		for _, keys := range [][]SortKey{{{Idx: 0}}, {{Idx: 0, Desc: true}, {Idx: 1}}, {{Idx: 1}, {Idx: 0, Desc: true}, {Idx: 2, Desc: true}}} {
-			colls := []*types.Collation{ci, pad, nil}
-			want := slices.Clone(rows)
-			slices.SortStableFunc(want, func(a, b []types.Value) int { return compareRows(a, b, keys, colls) })
-			env := &expr.Env{Sess: noSession{}, Ctx: context.Background()}
-			si := &sortIter{env: env, keys: keys, colls: colls, rows: slices.Clone(rows)}
-			if err := si.sortRows(); err != nil {
-				t.Fatal(err)
-			}
-			for i := range want {
-				if types.ToString(si.rows[i][2]) != types.ToString(want[i][2]) {
-					t.Fatalf("n=%d keys=%v: row %d is #%s, want #%s", n, keys, i, types.ToString(si.rows[i][2]), types.ToString(want[i][2]))
-				}
-			}
+			checkStableSort(t, fmt.Sprintf("n=%d", n), rows, keys, []*types.Collation{ci, pad, nil})
 		}
 	}
 }
@@ -300,19 +289,25 @@ func TestSortByPrefix(t *testing.T) {
 			rows[i] = []types.Value{str(), str(), types.NewInt(int64(i))}
 		}
 		keys := [][]SortKey{{{Idx: 0}}, {{Idx: 0, Desc: true}}, {{Idx: 0}, {Idx: 1, Desc: true}}, {{Idx: 0, Desc: true}, {Idx: 1}}}[round%4]
-		colls := []*types.Collation{nil, nil, nil}
-		want := slices.Clone(rows)
-		slices.SortStableFunc(want, func(a, b []types.Value) int { return compareRows(a, b, keys, colls) })
-		env := &expr.Env{Sess: noSession{}, Ctx: context.Background()}
-		si := &sortIter{env: env, keys: keys, colls: colls, rows: slices.Clone(rows)}
-		if err := si.sortRows(); err != nil {
-			t.Fatal(err)
-		}
-		for i := range want {
-			if types.ToString(si.rows[i][2]) != types.ToString(want[i][2]) {
-				t.Fatalf("round %d keys=%v: row %d is #%s (%q), want #%s (%q)", round, keys, i,
-					types.ToString(si.rows[i][2]), si.rows[i][0].S, types.ToString(want[i][2]), want[i][0].S)
-			}
+		checkStableSort(t, fmt.Sprintf("round %d", round), rows, keys, []*types.Collation{nil, nil, nil})
+	}
+}
+
+// checkStableSort sorts rows (whose column 2 numbers them) with sortIter.sortRows and fails unless
+// the order is exactly the stable order of compareRows.
+func checkStableSort(t *testing.T, label string, rows [][]types.Value, keys []SortKey, colls []*types.Collation) {
+	t.Helper()
+	want := slices.Clone(rows)
+	slices.SortStableFunc(want, func(a, b []types.Value) int { return compareRows(a, b, keys, colls) })
+	env := &expr.Env{Sess: noSession{}, Ctx: context.Background()}
+	si := &sortIter{env: env, keys: keys, colls: colls, rows: slices.Clone(rows)}
+	if err := si.sortRows(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if types.ToString(si.rows[i][2]) != types.ToString(want[i][2]) {
+			t.Fatalf("%s keys=%v: row %d is #%s (%q), want #%s (%q)", label, keys, i,
+				types.ToString(si.rows[i][2]), si.rows[i][0].S, types.ToString(want[i][2]), want[i][0].S)
 		}
 	}
 }
