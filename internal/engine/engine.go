@@ -94,7 +94,7 @@ func Open(dir string, o Options) (*Engine, error) {
 		Cache:                       cache,
 		MemTableSize:                memtable,
 		MemTableStopWritesThreshold: 4,
-		L0CompactionThreshold:       4,
+		L0CompactionThreshold:       L0CompactionThreshold,
 		L0StopWritesThreshold:       24,
 		LBaseMaxBytes:               64 << 20,
 		DisableWAL:                  o.DisableWAL,
@@ -117,6 +117,17 @@ func Open(dir string, o Options) (*Engine, error) {
 	e.fs, e.dir = opts.FS, dir
 	return e, nil
 }
+
+// L0CompactionThreshold is how many L0 sublevels (a memtable flush adds one) make pebble compact L0
+// into the base level (pebble's default: 4). Every such compaction rewrites the base level's tables
+// that the flushed keys overlap, and a flush of keys from all over a table (LinkBench's links,
+// sysbench's updates) overlaps all of them: merging eight flushes per rewrite instead of four
+// halves those rewrites. Measured (docs/benchmarks.md, "L0 compactions after eight flushes"):
+// LinkBench's load -20% server CPU per row (threshold 6: -17%; 12 and 16: no further gain). Reads
+// pay for each sublevel a seek merges, but sysbench's reads after a minute of updates or after
+// read_write cost within 3% of what they cost at 4 (L0 kept 1-3 sublevels there: flushes that
+// follow updates are small). L0StopWritesThreshold stays well above it.
+const L0CompactionThreshold = 8
 
 // BlockSize is the size of an sstable's data blocks: InnoDB's page size (pebble's default is 4 KiB).
 // Compactions and flushes do work per block (an index entry, a checksum, a compression call, a
