@@ -30,7 +30,10 @@
 // statement and its plan.
 package sqltext
 
-import "strings"
+import (
+	"strings"
+	"unsafe"
+)
 
 // Kind is a literal's lexical kind; it is part of the cache key.
 type Kind byte
@@ -99,7 +102,9 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 	// vals.from and vals.to index kinds.
 	var vals valuesRegion
 	isInsert := maxLits == MaxInsertLiterals
+	var hexes *hexArena
 	if isInsert {
+		hexes = &hexArena{}
 		// A many-row INSERT's literals, about one per comma: sized once instead of grown a
 		// dozen times (a 1,024-row INSERT has thousands).
 		if n := min(strings.Count(text, ",")+1, maxLits); n > len(kindsBuf) {
@@ -162,7 +167,7 @@ func Normalize(text string, mode Mode) (Normalized, bool) {
 			i += n
 			prevWord = ""
 		case (c == 'x' || c == 'X') && i+1 < len(text) && text[i+1] == '\'' && (i == 0 || !isWordByte(text[i-1])):
-			lit, n, ok := readHexQuoted(text[i:])
+			lit, n, ok := readHexQuoted(text[i:], hexes)
 			if !ok {
 				return Normalized{}, false
 			}
@@ -433,8 +438,9 @@ func fitsInt64(digits string) bool {
 	return len(d) < len(max) || len(d) == len(max) && d <= max
 }
 
-// readHexQuoted reads X'..' at the start of s.
-func readHexQuoted(s string) (Literal, int, bool) {
+// readHexQuoted reads X'..' at the start of s, decoding into a's buffer (nil: an allocation of
+// its own).
+func readHexQuoted(s string, a *hexArena) (Literal, int, bool) {
 	end := strings.IndexByte(s[2:], '\'')
 	if end < 0 {
 		return Literal{}, 0, false
@@ -443,26 +449,75 @@ func readHexQuoted(s string) (Literal, int, bool) {
 	if len(digits)%2 == 1 {
 		return Literal{}, 0, false // an error in MySQL: the parser reports it
 	}
-	text, ok := decodeHexChecked(digits)
+	var text string
+	var ok bool
+	if a != nil {
+		text, ok = a.decode(digits, len(s))
+	} else {
+		text, ok = decodeHexChecked(digits)
+	}
 	if !ok {
 		return Literal{}, 0, false
 	}
 	return Literal{Kind: Hex, Text: text}, 2 + end + 1, true
 }
 
-// decodeHexChecked decodes an even number of hex digits, checking them in the same pass: the
-// payloads of a bulk INSERT are mostly hex literals, so this runs over most of its text.
-func decodeHexChecked(digits string) (string, bool) {
-	var b strings.Builder
-	b.Grow(len(digits) / 2)
-	for i := 0; i < len(digits); i += 2 {
-		hi, lo := hexValue[digits[i]], hexValue[digits[i+1]]
-		if hi|lo > 0x0f {
-			return "", false
-		}
-		b.WriteByte(hi<<4 | lo)
+// hexArena holds the decoded bytes of a bulk INSERT's hex literals, a chunk for many of them (a
+// 1,024-row INSERT of LinkBench's nodes has 1,024 payloads: one allocation each was 1,024 of
+// its statement's 1,027). Each literal is a string over its part of a chunk, whose bytes are never
+// written again once a string refers to them. Only INSERT and REPLACE use it: their literals are
+// converted and encoded into rows, so a chunk does not outlive the statement by much; a literal
+// that other statements keep (SET @v = x'..') gets an allocation of its own.
+type hexArena struct{ buf []byte }
+
+// hexArenaChunk bounds a chunk: a statement with a few short literals in a long text does not get
+// half its length.
+const hexArenaChunk = 64 << 10
+
+// decode is decodeHexChecked into the arena; rest is the length of the text from the literal on,
+// which bounds what the statement's hex literals can still need.
+func (a *hexArena) decode(digits string, rest int) (string, bool) {
+	n := len(digits) / 2
+	if n == 0 {
+		return "", true
 	}
-	return b.String(), true
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, max(n, min(rest/2, hexArenaChunk)))
+	}
+	start := len(a.buf)
+	dst := a.buf[start : start+n]
+	if !decodeHexInto(dst, digits) {
+		return "", false // nothing refers to dst: the next literal may take it
+	}
+	a.buf = a.buf[:start+n]
+	return unsafe.String(&dst[0], n), true
+}
+
+// decodeHexChecked decodes an even number of hex digits, checking them in the same pass.
+func decodeHexChecked(digits string) (string, bool) {
+	if len(digits) == 0 {
+		return "", true
+	}
+	dst := make([]byte, len(digits)/2)
+	if !decodeHexInto(dst, digits) {
+		return "", false
+	}
+	return unsafe.String(&dst[0], len(dst)), true
+}
+
+// decodeHexInto decodes the 2*len(dst) hex digits into dst and reports whether they all were
+// hex digits: the payloads of a bulk INSERT are mostly hex literals, so this runs over most of
+// its text.
+func decodeHexInto(dst []byte, digits string) bool {
+	digits = digits[:2*len(dst)]
+	for i := range dst {
+		hi, lo := hexValue[digits[2*i]], hexValue[digits[2*i+1]]
+		if hi|lo > 0x0f {
+			return false
+		}
+		dst[i] = hi<<4 | lo
+	}
+	return true
 }
 
 // hexValue is a hex digit's value, or 0xff for a byte that is not one.

@@ -1,6 +1,7 @@
 package sqltext
 
 import (
+	"fmt"
 	"math/rand"
 	"strings"
 	"testing"
@@ -193,5 +194,47 @@ func TestNormalizeValueKinds(t *testing.T) {
 	}
 	if string(kinds) != "isixis"+"ixisid" {
 		t.Errorf("literal kinds %q", kinds)
+	}
+}
+
+// A bulk INSERT's hex literals share chunks of one buffer (hexArena): every literal must keep its
+// own bytes, across chunk boundaries, for a literal longer than a chunk, and when a later literal
+// turns out not to be hex.
+func TestNormalizeHexArena(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	var want []string
+	var sb strings.Builder
+	sb.WriteString("INSERT INTO t (id, d) VALUES ")
+	for i := range 3000 {
+		n := r.Intn(200)
+		if i == 1500 {
+			n = hexArenaChunk + 10 // longer than a chunk
+		}
+		p := make([]byte, n)
+		for j := range p {
+			p[j] = byte(r.Uint32())
+		}
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "(%d, x'%X')", i, p)
+		want = append(want, string(p))
+	}
+	n, ok := Normalize(sb.String(), Mode{})
+	if !ok {
+		t.Fatal("not normalised")
+	}
+	if len(n.Lits) != 2*len(want) {
+		t.Fatalf("%d literals, want %d", len(n.Lits), 2*len(want))
+	}
+	for i, w := range want {
+		if got := n.Lits[2*i+1]; got.Kind != Hex || got.Text != w {
+			t.Fatalf("row %d: literal %v %q, want Hex %q", i, got.Kind, got.Text, w)
+		}
+	}
+
+	// A bad digit after good literals: not eligible (the parser reports the error).
+	if _, ok := Normalize("INSERT INTO t VALUES (x'41'), (x'4G')", Mode{}); ok {
+		t.Error("x'4G' normalised")
 	}
 }
