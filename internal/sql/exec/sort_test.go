@@ -195,11 +195,7 @@ func TestSortByteOrdered(t *testing.T) {
 		if r.Intn(10) == 0 {
 			return types.Null
 		}
-		b := make([]byte, r.Intn(4))
-		for i := range b {
-			b[i] = alpha[r.Intn(len(alpha))]
-		}
-		return types.NewString(string(b))
+		return randString(r, alpha, 3)
 	}
 	for round := 0; round < 60; round++ {
 		n := 8 + r.Intn(60)
@@ -275,13 +271,7 @@ func TestSortByteOrdered(t *testing.T) {
 func TestSortByPrefix(t *testing.T) {
 	r := rand.New(rand.NewSource(5))
 	const alpha = "\x00ab\xff"
-	str := func() types.Value {
-		b := make([]byte, r.Intn(13))
-		for i := range b {
-			b[i] = alpha[r.Intn(len(alpha))]
-		}
-		return types.NewString(string(b))
-	}
+	str := func() types.Value { return randString(r, alpha, 12) }
 	for round := 0; round < 200; round++ {
 		n := 8 + r.Intn(60)
 		rows := make([][]types.Value, n)
@@ -310,4 +300,13 @@ func checkStableSort(t *testing.T, label string, rows [][]types.Value, keys []So
 				types.ToString(si.rows[i][2]), si.rows[i][0].S, types.ToString(want[i][2]), want[i][0].S)
 		}
 	}
+}
+
+// randString is a string of 0-maxLen bytes drawn from alpha.
+func randString(r *rand.Rand, alpha string, maxLen int) types.Value {
+	b := make([]byte, r.Intn(maxLen+1))
+	for i := range b {
+		b[i] = alpha[r.Intn(len(alpha))]
+	}
+	return types.NewString(string(b))
 }
