@@ -49,7 +49,7 @@ type Config struct {
 	// hold more than the server's limit. A refusal answers 3170.
 	Memory MemoryAccount
 	// TimeSlice is how long a connection serves commands without waiting for its client before it
-	// lets other runnable goroutines have its processor (slice.go). Default 200µs; < 0: never.
+	// lets other runnable goroutines have its processor (slice.go). Default 30µs; < 0: never.
 	TimeSlice time.Duration
 	// Running, if set, counts the commands being served (read, not yet answered): MySQL's
 	// Threads_running, and what the commit loop asks to know whether other commits may be coming.

@@ -1,11 +1,11 @@
 package mysql
 
 import (
-	"runtime"
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
+	_ "unsafe" // go:linkname runtime.goyield
 )
 
 // A connection's goroutine gives up its processor at a command boundary once it has served commands
@@ -22,9 +22,11 @@ import (
 // Nothing is yielded when nothing else is runnable: a lone busy connection keeps its processor (a
 // yield costs it a trip through the scheduler and, often, a move to another thread).
 
-// defaultTimeSlice is Config.TimeSlice's default. Shorter slices gave no better p99 in the
-// measurements and cost throughput; 10 ms is what Go's own preemption gives.
-const defaultTimeSlice = 200 * time.Microsecond
+// defaultTimeSlice is Config.TimeSlice's default: with yields to the processor's own queue, 30µs
+// brought sysbench's p99 at 4-64 threads to MariaDB's or below for about the throughput that 200µs
+// slices through the global queue had (docs/benchmarks.md, "Yielding to the processor's own
+// queue"); 20µs cost 5-10% of it for little more. 10 ms is what Go's own preemption gives.
+const defaultTimeSlice = 30 * time.Microsecond
 
 // parkedRead is how long a packet read must take to count as having waited for the client (the
 // goroutine parked, and others ran): a read that finds its data already there takes a few µs.
@@ -49,8 +51,8 @@ func (s *timeSlice) readDone(began time.Time) {
 
 // commandDone is called after a command's result is flushed: once the slice is used up, it wakes
 // the parked connections whose command has arrived (ready_linux.go) and yields if it woke any or
-// other goroutines are runnable. The woken ones wait on this processor's queue, which it serves
-// before the global queue Gosched puts this goroutine on.
+// other goroutines are runnable. The woken ones wait on this processor's queue, and the yield puts
+// this goroutine behind them (goyield).
 func (s *timeSlice) commandDone() {
 	if s.limit <= 0 {
 		return
@@ -62,9 +64,23 @@ func (s *timeSlice) commandDone() {
 	if s.ready.kickReady(now) == 0 && !runnableNow(now) {
 		return
 	}
-	runtime.Gosched()
+	goyield()
 	s.start = time.Now()
 }
+
+// goyield puts the calling goroutine at the tail of its processor's run queue and runs the next
+// one: the runtime's own yield for spinning waiters (sync's semaphores use it), which the runtime
+// keeps for linkname callers (go.dev/issue/67401).
+//
+// Why not runtime.Gosched: it puts the goroutine on the global run queue, under the scheduler's
+// lock, and wakes an idle thread to look for work (a futex wake-up, ~10µs of CPU on this VM, for a
+// thread that usually finds nothing). A busy processor serves the global queue once every 61
+// schedules, so a yielded connection also waited behind the connections its processor kept waking.
+// Yielding locally made the yield cheap enough for 30µs slices (docs/benchmarks.md). An idle
+// processor still steals from this queue.
+//
+//go:linkname goyield runtime.goyield
+func goyield()
 
 // runnableNow is othersRunnable; a variable for tests.
 var runnableNow = othersRunnable

@@ -1,7 +1,9 @@
 package mysql
 
 import (
+	"runtime"
 	"runtime/metrics"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -55,4 +57,21 @@ func TestRunnableMetricExists(t *testing.T) {
 		}
 	}
 	t.Fatal("runtime/metrics has no /sched/goroutines/runnable:goroutines")
+}
+
+// goyield must hand the processor to a goroutine queued on it: with one processor, a goroutine just
+// started runs only when this one blocks, yields, or is preempted after 10 ms (far beyond the loop).
+func TestGoyieldRunsQueued(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var ran atomic.Bool
+	done := make(chan struct{})
+	go func() { ran.Store(true); close(done) }()
+	yields := 0
+	for ; yields < 100 && !ran.Load(); yields++ {
+		goyield()
+	}
+	if !ran.Load() {
+		t.Fatalf("the queued goroutine did not run in %d yields", yields)
+	}
+	<-done
 }
