@@ -17,7 +17,7 @@
 #                (go test -run 'TestClusterSim$' ./internal/repl/; 17-45 s)
 #   fuzz         scripts/fuzz.sh with FUZZTIME=seeds: every Go fuzz target's seed corpus
 #                and the check that scripts/fuzz.sh lists them all (make fuzz fuzzes)
-#   tools        go test ./tools/...
+#   tools        go test ./tools/... and bench/tracesum's test (its own module)
 #   build        go build -o bin/kiln ./cmd/kiln
 #   kiln-start   scripts/kiln.sh start on a temporary data dir
 #   pymysql      test/clients/pymysql_session.py
@@ -94,9 +94,17 @@ lint() {
   fi
 }
 
+# The repository's tools, and bench/tracesum (a module of its own: its trace reader's version must
+# not touch the server's dependencies).
+tools() {
+  go test -timeout 3m ./tools/... || return 1
+  (cd bench/tracesum && go test -timeout 1m ./...)
+}
+
 case ${1:-} in
   deps) deps; exit ;;
   lint) lint; exit ;;
+  tools) tools; exit ;;
   "") ;;
   *) die "unknown subcommand $1" ;;
 esac
@@ -215,7 +223,7 @@ step lint 300 "$0" lint || true
 step unit 720 go test -race -timeout 10m ./internal/... || true
 step sim 240 go test -count=1 -v -timeout 200s -run 'TestClusterSim$' ./internal/repl/ || true
 step fuzz 480 env FUZZTIME=seeds scripts/fuzz.sh || true
-step tools 300 go test -timeout 4m ./tools/... || true
+step tools 300 "$0" tools || true
 
 need_server=0
 for s in pymysql cli jdbc dump gosql slt sqlalchemy sysbench linkbench integration; do
