@@ -19,8 +19,9 @@ import (
 // server leaves this to the kernel, whose slices are a few milliseconds and fair between threads.
 // Yielding at a command boundary costs no locks held and no half-written result.
 //
-// Nothing is yielded when nothing else is runnable: a lone busy connection keeps its processor (a
-// yield costs it a trip through the scheduler and, often, a move to another thread).
+// Nothing is yielded when nothing else is runnable: a lone busy connection keeps its processor. Even
+// the local yield costs it a trip through the scheduler: yielding at every slice's end regardless
+// cost a lone read_only connection 7% of its throughput (docs/benchmarks.md).
 
 // defaultTimeSlice is Config.TimeSlice's default: with yields to the processor's own queue, 30µs
 // brought sysbench's p99 at 4-64 threads to MariaDB's or below for about the throughput that 200µs
