@@ -427,7 +427,7 @@ func (ai *accessIter) Next() ([]types.Value, error) {
 			break
 		}
 		k, v := ai.it.Key(), ai.it.Value()
-		row, ok, err := ai.entryRow(k, v)
+		row, ok, err := ai.entryRow(k, v, true)
 		ai.it.Next()
 		if err != nil {
 			return nil, err
@@ -488,12 +488,14 @@ func (ai *accessIter) pointRead(k []byte) ([]types.Value, bool, error) {
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	return ai.entryRow(k, v)
+	return ai.entryRow(k, v, false)
 }
 
 // entryRow turns an index entry into a row: a primary entry is the row; a secondary entry holds the
 // index and primary key columns, enough for covering reads, else the row is fetched by primary key.
-func (ai *accessIter) entryRow(k, v []byte) ([]types.Value, bool, error) {
+//
+// scanned: k and v are the entry ai.it is on (a scan), not a point read's.
+func (ai *accessIter) entryRow(k, v []byte, scanned bool) ([]types.Value, bool, error) {
 	a := ai.a
 	tbl := a.Tbl
 	if a.Idx.Primary {
@@ -502,7 +504,10 @@ func (ai *accessIter) entryRow(k, v []byte) ([]types.Value, bool, error) {
 			if err := LockRow(ai.env, pk, a.Lock); err != nil {
 				return nil, false, err
 			}
-			return ai.readPK(pk, true)
+			if !scanned || !ai.it.Fresh() {
+				return ai.readPK(pk, true)
+			}
+			// The scan's entry is still the latest version (txn.Iterator.Fresh): decode it.
 		}
 		row, err := ai.decode(v)
 		if err != nil {
