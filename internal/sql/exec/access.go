@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/kiln-db/kiln/internal/sql/catalog"
 	"github.com/kiln-db/kiln/internal/sql/expr"
@@ -92,6 +93,9 @@ type accessIter struct {
 	// above a projection): the row is reused, the arena is not reset.
 	keepStrs bool
 	one      []types.Value
+	// wait is innodb_lock_wait_timeout, read at the first row lock (waitSet).
+	wait    time.Duration
+	waitSet bool
 	// perRow: every row gets allocations of its own, for callers that keep a filtered subset of
 	// the rows (a join cache), where a kept row would otherwise hold its whole chunk alive beyond
 	// what the statement's memory quota counts for it.
@@ -465,7 +469,7 @@ func (ai *accessIter) pointRead(k []byte) ([]types.Value, bool, error) {
 	if a.Idx.Primary {
 		if a.Lock != 0 {
 			// Lock first, also when the row does not exist: a later insert of this key waits.
-			if err := LockRow(ai.env, k, a.Lock); err != nil {
+			if err := ai.lock(k); err != nil {
 				return nil, false, err
 			}
 			return ai.readPK(k, true)
@@ -473,7 +477,7 @@ func (ai *accessIter) pointRead(k []byte) ([]types.Value, bool, error) {
 		return ai.readPK(k, a.Latest)
 	}
 	if a.Lock != 0 {
-		if err := LockRow(ai.env, k, a.Lock); err != nil {
+		if err := ai.lock(k); err != nil {
 			return nil, false, err
 		}
 	}
@@ -500,12 +504,12 @@ func (ai *accessIter) entryRow(k, v []byte, scanned bool) ([]types.Value, bool, 
 	tbl := a.Tbl
 	if a.Idx.Primary {
 		if a.Lock != 0 {
-			pk := append([]byte(nil), k...)
-			if err := LockRow(ai.env, pk, a.Lock); err != nil {
+			// k stays valid while the lock is awaited: the scan does not move meanwhile.
+			if err := ai.lock(k); err != nil {
 				return nil, false, err
 			}
 			if !scanned || !ai.it.Fresh() {
-				return ai.readPK(pk, true)
+				return ai.readPK(k, true)
 			}
 			// The scan's entry is still the latest version (txn.Iterator.Fresh): decode it.
 		}
@@ -524,7 +528,7 @@ func (ai *accessIter) entryRow(k, v []byte, scanned bool) ([]types.Value, bool, 
 	}
 	pk := PrimaryKey(nil, tbl, part)
 	if a.Lock != 0 {
-		if err := LockRow(ai.env, pk, a.Lock); err != nil {
+		if err := ai.lock(pk); err != nil {
 			return nil, false, err
 		}
 		return ai.readPK(pk, true)
@@ -533,6 +537,15 @@ func (ai *accessIter) entryRow(k, v []byte, scanned bool) ([]types.Value, bool, 
 		return part, true, nil
 	}
 	return ai.readPK(pk, a.Latest)
+}
+
+// lock takes key's row lock in the access's mode, with innodb_lock_wait_timeout read at the
+// first lock of the statement.
+func (ai *accessIter) lock(key []byte) error {
+	if !ai.waitSet {
+		ai.wait, ai.waitSet = ai.env.Sess.(Session).LockWaitTimeout(), true
+	}
+	return lockRow(ai.env, key, ai.a.Lock, ai.wait)
 }
 
 func (ai *accessIter) readPK(pk []byte, latest bool) ([]types.Value, bool, error) {

@@ -36,11 +36,17 @@ func TxnOf(env *expr.Env) *txn.Txn {
 
 // LockRow takes a row lock for the statement's transaction, waiting innodb_lock_wait_timeout.
 func LockRow(env *expr.Env, key []byte, mode txn.LockMode) error {
+	return lockRow(env, key, mode, env.Sess.(Session).LockWaitTimeout())
+}
+
+// lockRow is LockRow waiting at most wait: a scan that locks every row it reads looks the timeout
+// up once (reading the variable was 7% of a full-scan UPDATE's CPU).
+func lockRow(env *expr.Env, key []byte, mode txn.LockMode, wait time.Duration) error {
 	t := TxnOf(env)
 	if t.ReadOnly && mode == txn.LockExclusive {
 		return sqlerr.New(sqlerr.ErrReadOnlyTrans, "Cannot execute statement in a READ ONLY transaction.")
 	}
-	err := t.Lock(env.Ctx, key, mode, env.Sess.(Session).LockWaitTimeout())
+	err := t.Lock(env.Ctx, key, mode, wait)
 	if err != nil && env.Ctx.Err() != nil && !sqlerr.Is(err, sqlerr.ErrLockDeadlock) && !sqlerr.Is(err, sqlerr.ErrLockWaitTimeout) {
 		return env.Interrupted()
 	}
