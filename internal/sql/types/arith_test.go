@@ -167,3 +167,26 @@ func BenchmarkAddInt(b *testing.B) {
 		_, _ = Add(x, y)
 	}
 }
+
+// The signed-integer fast paths of *, % and DIV give what the general integer path gives, result
+// and error alike, at the edges of BIGINT.
+func TestArithIntFastPath(t *testing.T) {
+	vals := []int64{0, 1, -1, 2, -2, 3, -3, 7, -7, 10, 1 << 31, -(1 << 31), 1<<32 + 1, 3037000499, 3037000500,
+		-3037000500, math.MaxInt64, math.MaxInt64 - 1, math.MinInt64, math.MinInt64 + 1, math.MaxInt64 / 2, math.MinInt64 / 2}
+	ops := []struct {
+		name string
+		op   arithOp
+	}{{"*", opMul}, {"%", opMod}, {"DIV", opIntDiv}}
+	for _, o := range ops {
+		for _, x := range vals {
+			for _, y := range vals {
+				a, b := NewInt(x), NewInt(y)
+				got, gerr := arith(o.op, a, b)
+				want, werr := intArith(o.op, a, b, a, b)
+				if (gerr == nil) != (werr == nil) || got != want {
+					t.Errorf("%d %s %d = %v (err %v), want %v (err %v)", x, o.name, y, got, gerr, want, werr)
+				}
+			}
+		}
+	}
+}
