@@ -21,7 +21,7 @@ func errCode(err error) uint16 {
 }
 
 // N clients increment rows: no update is lost and none fails. The statements reach the rows by a
-// point read, a primary-key range and a full scan: a locking scan that waited for a row's lock must
+// point read, a primary-key range, a full scan and a secondary index: a locking scan that waited for a row's lock must
 // read the row again (the version its scan saw may have been replaced meanwhile), not increment the
 // version it scanned (txn.Iterator.Fresh).
 func TestConcurrentIncrement(t *testing.T) {
@@ -35,10 +35,11 @@ func TestConcurrentIncrement(t *testing.T) {
 		{"point", "UPDATE inc.t%d SET n = n + 1 WHERE id = 1", 1},
 		{"range", "UPDATE inc.t%d SET n = n + 1 WHERE id BETWEEN 1 AND 3", 3},
 		{"full scan", "UPDATE inc.t%d SET n = n + 1 WHERE n >= 0", 3},
+		{"secondary index", "UPDATE inc.t%d SET n = n + 1 WHERE k BETWEEN 10 AND 30", 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mustExec(t, db, fmt.Sprintf("CREATE TABLE inc.t%d (id INT PRIMARY KEY, n INT NOT NULL)", i))
-			mustExec(t, db, fmt.Sprintf("INSERT INTO inc.t%d VALUES (1, 0), (2, 0), (3, 0)", i))
+			mustExec(t, db, fmt.Sprintf("CREATE TABLE inc.t%d (id INT PRIMARY KEY, k INT NOT NULL, n INT NOT NULL, KEY (k))", i))
+			mustExec(t, db, fmt.Sprintf("INSERT INTO inc.t%d VALUES (1, 30, 0), (2, 20, 0), (3, 10, 0)", i))
 			update := fmt.Sprintf(tc.update, i)
 			const clients, each = 16, 50
 			var wg sync.WaitGroup
