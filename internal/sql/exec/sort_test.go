@@ -310,3 +310,55 @@ func randString(r *rand.Rand, alpha string, maxLen int) types.Value {
 	}
 	return types.NewString(string(b))
 }
+
+// A sort's buffers are recycled at Close (sortSlices, prefixSlices): the rows a closed sort
+// returned stay as they were while later sorts reuse its buffers, and a recycled buffer holds no
+// row.
+func TestSortBuffersRecycled(t *testing.T) {
+	env := &expr.Env{Sess: noSession{}, Ctx: context.Background()}
+	run := func(vals []string) [][]types.Value {
+		t.Helper()
+		var rows [][]types.Value
+		for _, v := range vals {
+			rows = append(rows, []types.Value{types.NewString(v)})
+		}
+		si := &sortIter{src: &sliceIter{rows: rows}, env: env, keys: []SortKey{{Idx: 0}}, colls: []*types.Collation{nil}, limit: -1}
+		var out [][]types.Value
+		for {
+			r, err := si.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r == nil {
+				break
+			}
+			out = append(out, r)
+		}
+		si.Close()
+		return out
+	}
+	var first []string
+	for i := 0; i < 50; i++ {
+		first = append(first, fmt.Sprintf("a%03d", 49-i))
+	}
+	got := run(first)
+	for round := 0; round < 20; round++ {
+		var vals []string
+		for i := 0; i < 40+round; i++ {
+			vals = append(vals, fmt.Sprintf("z%03d", (i*37+round)%97))
+		}
+		_ = run(vals)
+	}
+	for i, r := range got {
+		if want := fmt.Sprintf("a%03d", i); r[0].S != want {
+			t.Fatalf("row %d of the first sort is %q after later sorts, want %q", i, r[0].S, want)
+		}
+	}
+	if p, ok := sortSlices.Get().(*[][]types.Value); ok {
+		for i, r := range (*p)[:cap(*p)] {
+			if r != nil {
+				t.Fatalf("a recycled row buffer still points to a row at %d", i)
+			}
+		}
+	}
+}
