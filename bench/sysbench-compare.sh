@@ -63,20 +63,13 @@ cleanup() {
 trap cleanup EXIT
 
 for s in $servers; do
-  case $s in
-    kiln*)
-      suffix=${s#kiln}
-      binvar=BIN_$suffix
-      initvar=INIT_$suffix
-      port[$s]=$(KILN_BIN=${!binvar:-${KILN_BIN:-$repo/bin/kiln}} "$repo/scripts/kiln.sh" start "$work/$s") ||
-        die "$s did not start"
-      if [[ -n $suffix && -n ${!initvar:-} ]]; then
-        mysql_tcp 127.0.0.1 "${port[$s]}" -e "${!initvar}"
-      fi
-      ;;
-    mariadb) port[mariadb]=$("$repo/scripts/mariadb.sh" start "$work/mariadb") || die "mariadb did not start" ;;
-    *) die "unknown server $s" ;;
-  esac
+  port[$s]=$(bench_start "$work" "$s") || die "$s did not start"
+  if [[ $s == kiln?* ]]; then
+    initvar=INIT_${s#kiln}
+    if [[ -n ${!initvar:-} ]]; then
+      mysql_tcp 127.0.0.1 "${port[$s]}" -e "${!initvar}"
+    fi
+  fi
   pid[$s]=$(cat "$work/$s/pid")
 done
 

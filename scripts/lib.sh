@@ -50,6 +50,22 @@ bench_cleanup() {
   fi
 }
 
+# bench_start WORK SERVER starts SERVER under WORK/SERVER and prints its port: mariadb (Debian's,
+# via scripts/mariadb.sh) or kiln<suffix> (scripts/kiln.sh with $BIN_<suffix>, default $KILN_BIN
+# or the repository's bin/kiln). bench_cleanup stops it.
+bench_start() {
+  local work=$1 s=$2 lib_dir binvar
+  lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  case $s in
+    kiln*)
+      binvar=BIN_${s#kiln}
+      KILN_BIN=${!binvar:-${KILN_BIN:-$(dirname "$lib_dir")/bin/kiln}} "$lib_dir/kiln.sh" start "$work/$s"
+      ;;
+    mariadb) "$lib_dir/mariadb.sh" start "$work/mariadb" ;;
+    *) die "unknown server $s" ;;
+  esac
+}
+
 # free_port prints a TCP port on 127.0.0.1 that is free right now, below the kernel's
 # ephemeral range: a server restarted on the same ports (kiln.sh restart) must find them free
 # again, and an ephemeral port may meanwhile be the local end of some outgoing connection
