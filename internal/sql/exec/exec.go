@@ -1139,15 +1139,22 @@ func (a *aggIter) load() error {
 		if err := a.env.CheckKilled(); err != nil {
 			return err
 		}
-		key = key[:0]
-		for i, e := range pl.GroupBy {
-			v, err := e.Eval(a.env, r)
-			if err != nil {
-				return err
+		var g *group
+		ok := false
+		if len(pl.GroupBy) == 0 && len(order) == 1 {
+			// One group: no key to build or look up per row (SELECT SUM(k) FROM t).
+			g, ok = order[0], true
+		} else {
+			key = key[:0]
+			for i, e := range pl.GroupBy {
+				v, err := e.Eval(a.env, r)
+				if err != nil {
+					return err
+				}
+				key = groupKey(key, v, colls[i])
 			}
-			key = groupKey(key, v, colls[i])
+			g, ok = groups[string(key)]
 		}
-		g, ok := groups[string(key)]
 		if !ok {
 			if err := a.env.Grow(int64(len(key)) + expr.MapEntryOverhead + expr.RowBytes(r) + int64(len(pl.Aggs))*aggStateBytes); err != nil {
 				return err
