@@ -101,6 +101,7 @@ func Open(dir string, o Options) (*Engine, error) {
 		Logger:                      quietLogger{},
 	}
 	setCompression(opts)
+	opts.Experimental.CompactionScheduler = newCompactionScheduler() // compactsched.go
 	e := &Engine{}
 	opts.EventListener = &pebble.EventListener{FlushBegin: func(pebble.FlushInfo) {
 		e.steps.unflushed.Store(0)
