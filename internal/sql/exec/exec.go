@@ -942,13 +942,8 @@ func allStrings(rows [][]types.Value, i int) bool {
 // string comparisons of 100 rows.
 func (s *sortIter) sortByPrefix(colls []*types.Collation) error {
 	k0 := s.keys[0]
-	var pr []prefixed
-	pp, _ := prefixSlices.Get().(*[]prefixed)
-	if pp != nil && cap(*pp) >= len(s.rows) {
-		pr = (*pp)[:len(s.rows)]
-	} else {
-		pr = make([]prefixed, len(s.rows))
-	}
+	pp := prefixSlices.Get().(*[]prefixed)
+	pr := slices.Grow((*pp)[:0], len(s.rows))[:len(s.rows)]
 	for i, r := range s.rows {
 		var b [8]byte
 		copy(b[:], r[k0.Idx].S)
@@ -971,9 +966,6 @@ func (s *sortIter) sortByPrefix(colls []*types.Collation) error {
 	}
 	if cap(pr) <= maxPooledSort {
 		clear(pr)
-		if pp == nil {
-			pp = new([]prefixed)
-		}
 		*pp = pr[:0]
 		prefixSlices.Put(pp)
 	}
@@ -987,7 +979,7 @@ type prefixed struct {
 }
 
 // prefixSlices recycles sortByPrefix's prefixed copies (sortSlices says why).
-var prefixSlices sync.Pool
+var prefixSlices = sync.Pool{New: func() any { return new([]prefixed) }}
 
 // dedupe drops, from the sorted rows, every row equal to an earlier one on the first s.distinct
 // columns, as distinctIter would have before the sort: equal rows form runs of ties (the sort keys
