@@ -58,12 +58,7 @@ trap cleanup EXIT
 for s in $servers; do
   port[$s]=$(bench_start "$work" "$s") || die "$s did not start"
   pid[$s]=$(cat "$work/$s/pid")
-  mysql_tcp 127.0.0.1 "${port[$s]}" -e 'DROP DATABASE IF EXISTS sbtest; CREATE DATABASE sbtest'
-  log "$s: prepare $table_size rows"
-  sysbench oltp_read_write --db-driver=mysql --mysql-host=127.0.0.1 "--mysql-port=${port[$s]}" --mysql-user=root \
-    --mysql-password= --mysql-db=sbtest --tables=1 "--table-size=$table_size" --rand-seed=1 prepare >"$work/$s.prepare.log" 2>&1 ||
-    { tail -n 20 "$work/$s.prepare.log" >&2; die "$s: prepare failed"; }
-  mysql_tcp 127.0.0.1 "${port[$s]}" -D sbtest -N -e 'SELECT COUNT(*), SUM(LENGTH(c)) FROM sbtest1' >/dev/null
+  sbtest_prepare "$work" "$s" "${port[$s]}" 1 "$table_size" --rand-seed=1
 done
 
 # The load leaves the servers flushing and compacting for a while (pebble's L0, InnoDB's dirty

@@ -81,13 +81,7 @@ sb_common() {
 declare -A rss_loaded rss_conn version
 for s in $servers; do
   version[$s]=$(mysql_tcp 127.0.0.1 "${port[$s]}" -N -e 'SELECT VERSION()')
-  mysql_tcp 127.0.0.1 "${port[$s]}" -e 'DROP DATABASE IF EXISTS sbtest; CREATE DATABASE sbtest'
-  log "$s: prepare $tables x $table_size rows"
-  # shellcheck disable=SC2046
-  sysbench oltp_read_write $(sb_common "$s") --threads="$tables" prepare >"$work/$s.prepare.log" 2>&1 ||
-    { tail -n 20 "$work/$s.prepare.log" >&2; die "$s: prepare failed"; }
-  # Read every row once, so both servers hold the table in memory.
-  mysql_tcp 127.0.0.1 "${port[$s]}" -D sbtest -N -e 'SELECT COUNT(*), SUM(LENGTH(c)) FROM sbtest1' >/dev/null
+  sbtest_prepare "$work" "$s" "${port[$s]}" "$tables" "$table_size"
   rss_loaded[$s]=$(proc_rss_kb "${pid[$s]}")
   rss_conn[$s]=$("$PYTHON" - "${port[$s]}" "${pid[$s]}" "$rss_conns" <<'PY'
 import sys

@@ -66,6 +66,20 @@ bench_start() {
   esac
 }
 
+# sbtest_prepare WORK SERVER PORT TABLES SIZE [SYSBENCH_OPTION...] creates the database sbtest afresh
+# on the server at PORT, loads TABLES sysbench tables of SIZE rows (log in WORK/SERVER.prepare.log)
+# and reads sbtest1 once, so that the server holds it in memory.
+sbtest_prepare() {
+  local work=$1 s=$2 port=$3 tables=$4 size=$5
+  shift 5
+  mysql_tcp 127.0.0.1 "$port" -e 'DROP DATABASE IF EXISTS sbtest; CREATE DATABASE sbtest'
+  log "$s: prepare $tables x $size rows"
+  sysbench oltp_read_write --db-driver=mysql --mysql-host=127.0.0.1 "--mysql-port=$port" --mysql-user=root \
+    --mysql-password= --mysql-db=sbtest "--tables=$tables" "--table-size=$size" --threads="$tables" "$@" prepare \
+    >"$work/$s.prepare.log" 2>&1 || { tail -n 20 "$work/$s.prepare.log" >&2; die "$s: prepare failed"; }
+  mysql_tcp 127.0.0.1 "$port" -D sbtest -N -e 'SELECT COUNT(*), SUM(LENGTH(c)) FROM sbtest1' >/dev/null
+}
+
 # free_port prints a TCP port on 127.0.0.1 that is free right now, below the kernel's
 # ephemeral range: a server restarted on the same ports (kiln.sh restart) must find them free
 # again, and an ephemeral port may meanwhile be the local end of some outgoing connection
