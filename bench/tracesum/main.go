@@ -1,14 +1,17 @@
 // Command tracesum summarises a Go execution trace (runtime/trace, or a Kiln server's
 // /debug/pprof/trace with --pprof) for scheduling questions: how long goroutines ran without a
 // break, and how long they waited in a run queue before running again, grouped by the function each
-// goroutine started in. docs/benchmarks.md quotes its figures.
+// goroutine started in; with -tx, how each transaction's time splits between running, waiting for a
+// processor, waiting for its client and system calls (tx.go). docs/benchmarks.md quotes its figures.
 //
 //	go run . trace.out
+//	go run . -tx trace.out
 //
 // It is a module of its own so that golang.org/x/exp/trace's version does not touch the server's.
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,16 +22,28 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: tracesum TRACE")
+	tx := flag.Bool("tx", false, "split transactions' time by goroutine state (tx.go)")
+	flag.Usage = func() { fmt.Fprintln(os.Stderr, "usage: tracesum [-tx] TRACE") }
+	flag.Parse()
+	if flag.NArg() != 1 {
+		flag.Usage()
 		os.Exit(2)
 	}
-	f, err := os.Open(os.Args[1])
+	f, err := os.Open(flag.Arg(0))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	defer f.Close()
+	if *tx {
+		rep, err := transactions(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		rep.print(os.Stdout)
+		return
+	}
 	s, err := summarise(f)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -10,7 +10,9 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	rtrace "runtime/trace"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -283,13 +285,49 @@ func (c *conn) serveCommand() bool {
 		r.Add(1)
 		defer r.Add(-1)
 	}
+	var tag string
+	if rtrace.IsEnabled() {
+		tag = c.traceTag(data)
+		rtrace.Log(context.Background(), "cmd", "s:"+tag)
+	}
 	keep := c.dispatch(data)
 	if c.flush() != nil {
 		return false
 	}
+	if tag != "" {
+		rtrace.Log(context.Background(), "cmd", "e:"+tag)
+	}
 	c.slice.commandDone()
 	c.pio.releaseBuffers()
 	return keep && c.netErr == nil
+}
+
+// traceTag names a command in an execution trace (`kiln serve --pprof`, /debug/pprof/trace), where
+// serveCommand logs each command's start and the flush of its reply: bench/tracesum -tx follows
+// transactions by these. A statement is named by its first bytes (stmtTag).
+func (c *conn) traceTag(data []byte) string {
+	switch {
+	case len(data) > 1 && data[0] == pmysql.ComQuery:
+		return stmtTag(string(data[1:]))
+	case len(data) >= 5 && data[0] == pmysql.ComStmtExecute:
+		if st := c.stmts[binary.LittleEndian.Uint32(data[1:5])]; st != nil {
+			return st.traceTag
+		}
+	}
+	if len(data) == 0 {
+		return "empty"
+	}
+	return fmt.Sprintf("command %d", data[0])
+}
+
+// stmtTag is a statement's first 24 bytes, cut before its first quote: enough to tell statements
+// apart in a trace, without a string literal's content (a password in CREATE USER ... IDENTIFIED BY).
+func stmtTag(text string) string {
+	text = text[:min(len(text), 24)]
+	if i := strings.IndexAny(text, `'"`); i >= 0 {
+		text = text[:i]
+	}
+	return text
 }
 
 func (c *conn) dispatch(data []byte) bool {

@@ -871,3 +871,26 @@ func TestRunningCounter(t *testing.T) {
 		t.Fatalf("Running = %d after the query was answered, want 0", got)
 	}
 }
+
+func TestTraceTag(t *testing.T) {
+	c := &conn{stmts: map[uint32]*stmtState{7: {traceTag: "SELECT c FROM sbtest1 WH"}}}
+	exec := func(id uint32) []byte { return binary.LittleEndian.AppendUint32([]byte{pmysql.ComStmtExecute}, id) }
+	cases := []struct {
+		data []byte
+		want string
+	}{
+		{append([]byte{pmysql.ComQuery}, "BEGIN"...), "BEGIN"},
+		{append([]byte{pmysql.ComQuery}, "SELECT c FROM sbtest1 WHERE id = 5"...), "SELECT c FROM sbtest1 WH"},
+		{append([]byte{pmysql.ComQuery}, "SET PASSWORD = 'secret'"...), "SET PASSWORD = "},
+		{append([]byte{pmysql.ComQuery}, `SELECT "x"`...), "SELECT "},
+		{exec(7), "SELECT c FROM sbtest1 WH"},
+		{exec(8), "command 23"},
+		{[]byte{pmysql.ComPing}, "command 14"},
+		{nil, "empty"},
+	}
+	for _, tc := range cases {
+		if got := c.traceTag(tc.data); got != tc.want {
+			t.Errorf("traceTag(%q) = %q, want %q", tc.data, got, tc.want)
+		}
+	}
+}

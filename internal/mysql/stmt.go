@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"strings"
 
 	pmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
@@ -17,6 +18,9 @@ import (
 // change), and long data accumulated for the next execution.
 type stmtState struct {
 	params int
+	// traceTag is the statement's first bytes, naming it in execution traces (conn.traceTag); a copy,
+	// so that it does not keep a long statement's text alive.
+	traceTag string
 	// paramTypes holds 2 bytes per parameter (type code, then 0x80 for unsigned); nil until the
 	// client first binds.
 	paramTypes []byte
@@ -69,7 +73,7 @@ func (c *conn) stmtPrepare(text string) {
 		// The session reused an id it had not been told to close; forget the old state.
 		c.clearLongData(old)
 	}
-	c.stmts[info.ID] = &stmtState{params: info.Params}
+	c.stmts[info.ID] = &stmtState{params: info.Params, traceTag: strings.Clone(stmtTag(text))}
 
 	b := append(c.pio.startPacket(), hdrOK)
 	b = appendUint32(b, info.ID)
