@@ -19,8 +19,8 @@ import (
 // was last woken before it (its client's command arrived), or the end of its previous command if it
 // never waited. sysbench's latency adds the client's own time on both sides.
 //
-// It also lists stalls: stretches of more than stallAfter in which a processor running a goroutine
-// recorded no event at all. A goroutine serving commands records a system call every few
+// It also times each kind of command (by its tag), and lists stalls: stretches of more than
+// stallAfter in which a processor running a goroutine, not in a system call, recorded no event at all. A goroutine serving commands records a system call every few
 // microseconds, so such a stretch means the thread holding the processor was off its CPU (the
 // kernel ran something else), which the Go trace cannot show otherwise.
 
@@ -48,6 +48,7 @@ type txGoroutine struct {
 
 type txReport struct {
 	txns   []*txn
+	cmds   map[string][]time.Duration // each command's time from its start to its reply, by tag
 	gcs    int
 	stalls []stall
 }
@@ -77,6 +78,9 @@ func transactions(r io.Reader) (*txReport, error) {
 	var marks [][2]trace.Time
 	var markStart trace.Time
 	lastEv := map[trace.ProcID]trace.Time{}
+	inSyscall := map[trace.ProcID]bool{} // its goroutine is in a system call: silence is expected
+	cmdStart := map[trace.GoID]trace.Time{}
+	rep.cmds = map[string][]time.Duration{}
 	for {
 		ev, err := tr.ReadEvent()
 		if err == io.EOF {
@@ -87,7 +91,7 @@ func transactions(r io.Reader) (*txReport, error) {
 		}
 		now := ev.Time()
 		if p := ev.Proc(); p != trace.NoProc {
-			if l, ok := lastEv[p]; ok && time.Duration(now-l) > stallAfter && ev.Goroutine() != trace.NoGoroutine {
+			if l, ok := lastEv[p]; ok && !inSyscall[p] && time.Duration(now-l) > stallAfter && ev.Goroutine() != trace.NoGoroutine {
 				rep.stalls = append(rep.stalls, stall{p, l, now})
 			}
 			lastEv[p] = now
@@ -119,6 +123,13 @@ func transactions(r io.Reader) (*txReport, error) {
 				gs[id] = g
 			}
 			from, to := st.Goroutine()
+			if p := ev.Proc(); p != trace.NoProc {
+				if to == trace.GoSyscall {
+					inSyscall[p] = true
+				} else if from == trace.GoSyscall || to == trace.GoRunning {
+					delete(inSyscall, p)
+				}
+			}
 			if g.cur != nil {
 				g.cur.in[from] += time.Duration(now - g.since)
 			}
@@ -138,6 +149,7 @@ func transactions(r io.Reader) (*txReport, error) {
 			}
 			tag, started := strings.CutPrefix(l.Message, "s:")
 			if started {
+				cmdStart[ev.Goroutine()] = now
 				if isBegin(tag) {
 					start := max(g.lastEnd, g.woke)
 					if start == 0 {
@@ -161,6 +173,10 @@ func transactions(r io.Reader) (*txReport, error) {
 			}
 			tag = strings.TrimPrefix(l.Message, "e:")
 			g.lastEnd = now
+			if t0, ok := cmdStart[ev.Goroutine()]; ok {
+				rep.cmds[tag] = append(rep.cmds[tag], time.Duration(now-t0))
+				delete(cmdStart, ev.Goroutine())
+			}
 			if g.cur != nil && isEnd(tag) {
 				t := g.cur
 				t.in[g.state] += time.Duration(now - g.since)
@@ -224,6 +240,18 @@ func (rep *txReport) print(w io.Writer) {
 	fmt.Fprintln(w, "slowest transactions (command@µs after the start):")
 	for _, t := range rep.txns[max(0, n-5):] {
 		fmt.Fprintf(w, "  %v: %s\n", t.total(), strings.Join(t.cmds, " "))
+	}
+	fmt.Fprintln(w, "commands by tag (start to reply flushed; at least 100): count, mean, p50, p99, max")
+	var tags []string
+	for tag, ds := range rep.cmds {
+		if len(ds) >= 100 {
+			tags = append(tags, tag)
+		}
+	}
+	sort.Strings(tags)
+	for _, tag := range tags {
+		st := statsOf(rep.cmds[tag])
+		fmt.Fprintf(w, "  %-26s %8d %10v %10v %10v %10v\n", tag, st.n, st.total/time.Duration(st.n), st.p50, st.p99, st.m)
 	}
 	var over time.Duration
 	for _, s := range rep.stalls {
