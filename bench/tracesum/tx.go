@@ -20,9 +20,11 @@ import (
 // never waited. sysbench's latency adds the client's own time on both sides.
 //
 // It also times each kind of command (by its tag), and lists stalls: stretches of more than
-// stallAfter in which a processor running a goroutine, not in a system call, recorded no event at all. A goroutine serving commands records a system call every few
-// microseconds, so such a stretch means the thread holding the processor was off its CPU (the
-// kernel ran something else), which the Go trace cannot show otherwise.
+// stallAfter in which a processor running a connection's goroutine (one that logged commands), not
+// in a system call, recorded no event at all. A goroutine serving commands records a system call
+// every few microseconds, so such a stretch means the thread holding the processor was off its CPU
+// (the kernel ran something else), which the Go trace cannot show otherwise. Other goroutines (the
+// collector's workers, compactions) may compute for long stretches without an event: not counted.
 
 // stallAfter is the shortest processor silence reported as a stall.
 const stallAfter = 300 * time.Microsecond
@@ -79,6 +81,8 @@ func transactions(r io.Reader) (*txReport, error) {
 	var markStart trace.Time
 	lastEv := map[trace.ProcID]trace.Time{}
 	inSyscall := map[trace.ProcID]bool{} // its goroutine is in a system call: silence is expected
+	runningOn := map[trace.ProcID]trace.GoID{}
+	conns := map[trace.GoID]bool{} // goroutines that logged commands
 	cmdStart := map[trace.GoID]trace.Time{}
 	rep.cmds = map[string][]time.Duration{}
 	for {
@@ -91,7 +95,7 @@ func transactions(r io.Reader) (*txReport, error) {
 		}
 		now := ev.Time()
 		if p := ev.Proc(); p != trace.NoProc {
-			if l, ok := lastEv[p]; ok && !inSyscall[p] && time.Duration(now-l) > stallAfter && ev.Goroutine() != trace.NoGoroutine {
+			if l, ok := lastEv[p]; ok && !inSyscall[p] && conns[runningOn[p]] && time.Duration(now-l) > stallAfter {
 				rep.stalls = append(rep.stalls, stall{p, l, now})
 			}
 			lastEv[p] = now
@@ -124,6 +128,11 @@ func transactions(r io.Reader) (*txReport, error) {
 			}
 			from, to := st.Goroutine()
 			if p := ev.Proc(); p != trace.NoProc {
+				if to == trace.GoRunning {
+					runningOn[p] = id
+				} else if from == trace.GoRunning && runningOn[p] == id {
+					delete(runningOn, p)
+				}
 				if to == trace.GoSyscall {
 					inSyscall[p] = true
 				} else if from == trace.GoSyscall || to == trace.GoRunning {
@@ -142,6 +151,7 @@ func transactions(r io.Reader) (*txReport, error) {
 			if l.Category != "cmd" || ev.Goroutine() == trace.NoGoroutine {
 				continue
 			}
+			conns[ev.Goroutine()] = true
 			g := gs[ev.Goroutine()]
 			if g == nil {
 				g = &txGoroutine{state: trace.GoRunning, since: now}
@@ -253,9 +263,16 @@ func (rep *txReport) print(w io.Writer) {
 		st := statsOf(rep.cmds[tag])
 		fmt.Fprintf(w, "  %-26s %8d %10v %10v %10v %10v\n", tag, st.n, st.total/time.Duration(st.n), st.p50, st.p99, st.m)
 	}
-	var over time.Duration
+	var over, longest time.Duration
+	overMs := 0
 	for _, s := range rep.stalls {
-		over += time.Duration(s.hi - s.lo)
+		d := time.Duration(s.hi - s.lo)
+		over += d
+		longest = max(longest, d)
+		if d > time.Millisecond {
+			overMs++
+		}
 	}
-	fmt.Fprintf(w, "processor stalls over %v (a running processor with no event): %d, %v in all\n", stallAfter, len(rep.stalls), over)
+	fmt.Fprintf(w, "processor stalls over %v (a running processor with no event): %d, %v in all, %d over 1ms, the longest %v\n",
+		stallAfter, len(rep.stalls), over, overMs, longest)
 }

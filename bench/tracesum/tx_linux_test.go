@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"runtime"
 	"runtime/trace"
 	"syscall"
@@ -10,31 +11,51 @@ import (
 	"unsafe"
 )
 
-// A thread that sleeps without telling the runtime (a raw system call records no event) looks like
-// a processor whose thread the kernel took away: tx must report the silence as a stall.
+// rawSleep blocks the calling thread for d without telling the runtime (a raw system call records
+// no event): to the trace, its processor falls silent, as when the kernel takes the thread away.
+func rawSleep(d time.Duration) {
+	ts := syscall.Timespec{Nsec: int64(d)}
+	syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+}
+
+// A connection's goroutine (it logged a command) whose processor falls silent is a stall; another
+// goroutine's silence is not (it may be computing).
 func TestStalls(t *testing.T) {
 	var buf bytes.Buffer
 	if err := trace.Start(&buf); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() {
-		runtime.Gosched() // an event on this processor before the silence
-		ts := syscall.Timespec{Nsec: int64(5 * time.Millisecond)}
-		syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
-		runtime.Gosched() // and one after
-		close(done)
-	}()
-	<-done
+	run := func(logs bool, d time.Duration) {
+		done := make(chan struct{})
+		go func() {
+			if logs {
+				trace.Log(context.Background(), "cmd", "s:SELECT 1")
+			}
+			runtime.Gosched() // an event on this processor before the silence
+			rawSleep(d)
+			runtime.Gosched() // and one after
+			close(done)
+		}()
+		<-done
+	}
+	run(false, 8*time.Millisecond)
+	run(true, 5*time.Millisecond)
 	trace.Stop()
 	rep, err := transactions(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var found int
 	for _, s := range rep.stalls {
-		if time.Duration(s.hi-s.lo) >= 4*time.Millisecond {
-			return
+		d := time.Duration(s.hi - s.lo)
+		if d >= 7*time.Millisecond {
+			t.Errorf("a goroutine that logged no command counted as stalled for %v", d)
+		}
+		if d >= 4*time.Millisecond {
+			found++
 		}
 	}
-	t.Fatalf("no stall of 4ms or more among %v", rep.stalls)
+	if found != 1 {
+		t.Fatalf("%d stalls of 4-7ms, want 1: %v", found, rep.stalls)
+	}
 }
