@@ -1,7 +1,8 @@
 // Command tracesum summarises a Go execution trace (runtime/trace, or a Kiln server's
 // /debug/pprof/trace with --pprof) for scheduling questions: how long goroutines ran without a
 // break, and how long they waited in a run queue before running again, grouped by the function each
-// goroutine started in; with -tx, how each transaction's time splits between running, waiting for a
+// goroutine started in and by how the wait began (yielded, woken, woken by a goroutine that then
+// went into a system call, back from a system call); with -tx, how each transaction's time splits between running, waiting for a
 // processor, waiting for its client and system calls (tx.go). docs/benchmarks.md quotes its figures.
 //
 //	go run . trace.out
@@ -61,6 +62,12 @@ type summary struct {
 	waits map[string][]time.Duration
 }
 
+// wakeThenSyscall: a goroutine woken this shortly before its waker entered a system call is counted
+// apart ("from Waiting, waker then in a system call"): Go queues it on the waker's processor, which
+// stays with the waker's thread in the call until the runtime's monitor takes it back. The raft
+// loop waking the apply goroutine and then fsyncing the next group is one (docs/benchmarks.md).
+const wakeThenSyscall = 20 * time.Microsecond
+
 func summarise(r io.Reader) (*summary, error) {
 	tr, err := trace.NewReader(r)
 	if err != nil {
@@ -71,6 +78,10 @@ func summarise(r io.Reader) (*summary, error) {
 	running := map[trace.GoID]trace.Time{}
 	runnable := map[trace.GoID]trace.Time{}
 	left := map[trace.GoID]string{}
+	// woke: goroutines woken by each goroutine, with when; a waker that enters a system call within
+	// wakeThenSyscall leaves them queued on a processor whose thread is in that call.
+	woke := map[trace.GoID][]trace.GoID{}
+	wokeAt := map[trace.GoID]trace.Time{}
 	for {
 		ev, err := tr.ReadEvent()
 		if err == io.EOF {
@@ -99,6 +110,16 @@ func summarise(r io.Reader) (*summary, error) {
 			name = "(unknown)"
 		}
 		from, to := st.Goroutine()
+		if to == trace.GoSyscall {
+			for _, w := range woke[id] {
+				if _, still := runnable[w]; still && left[w] == "Waiting" && time.Duration(ev.Time()-wokeAt[w]) <= wakeThenSyscall {
+					left[w] = "Waiting, waker then in a system call"
+				}
+			}
+		}
+		if from == trace.GoRunning {
+			delete(woke, id) // a waker that ran on without a system call
+		}
 		if from == trace.GoRunning && to != trace.GoRunning {
 			if t, ok := running[id]; ok {
 				s.runs[name] = append(s.runs[name], time.Duration(ev.Time()-t))
@@ -109,6 +130,10 @@ func summarise(r io.Reader) (*summary, error) {
 		case trace.GoRunnable:
 			runnable[id] = ev.Time()
 			left[id] = from.String()
+			if from == trace.GoWaiting && ev.Goroutine() != trace.NoGoroutine {
+				woke[ev.Goroutine()] = append(woke[ev.Goroutine()], id)
+				wokeAt[id] = ev.Time()
+			}
 		case trace.GoRunning:
 			if t, ok := runnable[id]; ok {
 				w := time.Duration(ev.Time() - t)

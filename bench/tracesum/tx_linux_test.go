@@ -5,6 +5,7 @@ import (
 	"context"
 	"runtime"
 	"runtime/trace"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -58,4 +59,33 @@ func TestStalls(t *testing.T) {
 	if found != 1 {
 		t.Fatalf("%d stalls of 4-7ms, want 1: %v", found, rep.stalls)
 	}
+}
+
+// A goroutine woken just before its waker goes into a blocking system call waits apart: with one
+// processor, it runs only once the runtime takes the processor back from the sleeping thread.
+func TestWakeThenSyscall(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		t.Fatal(err)
+	}
+	c := make(chan struct{})
+	done := make(chan struct{})
+	go func() { <-c; close(done) }()
+	runtime.Gosched() // let it block on c
+	c <- struct{}{}
+	ts := syscall.Timespec{Nsec: int64(2 * time.Millisecond)}
+	_ = syscall.Nanosleep(&ts, nil)
+	<-done
+	trace.Stop()
+	s, err := summarise(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, ds := range s.waits {
+		if strings.Contains(k, "TestWakeThenSyscall.func1 from Waiting, waker then in a system call") && len(ds) == 1 {
+			return
+		}
+	}
+	t.Fatalf("no wait counted apart: %v", keys(s.waits))
 }
