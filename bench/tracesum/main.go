@@ -2,8 +2,9 @@
 // /debug/pprof/trace with --pprof) for scheduling questions: how long goroutines ran without a
 // break, and how long they waited in a run queue before running again, grouped by the function each
 // goroutine started in and by how the wait began (yielded, woken, woken by a goroutine that then
-// went into a system call, back from a system call); with -tx, how each transaction's time splits between running, waiting for a
-// processor, waiting for its client and system calls (tx.go). docs/benchmarks.md quotes its figures.
+// went into a system call, back from a system call); with -tx, how each transaction's time splits
+// between running, waiting for a processor, waiting for its client and system calls (tx.go).
+// docs/benchmarks.md quotes its figures.
 //
 //	go run . trace.out
 //	go run . -tx trace.out
