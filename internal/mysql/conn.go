@@ -308,7 +308,7 @@ func (c *conn) serveCommand() bool {
 func (c *conn) traceTag(data []byte) string {
 	switch {
 	case len(data) > 1 && data[0] == pmysql.ComQuery:
-		return stmtTag(string(data[1:]))
+		return stmtTag(string(data[1:min(len(data), 1+stmtTagBytes)]))
 	case len(data) >= 5 && data[0] == pmysql.ComStmtExecute:
 		if st := c.stmts[binary.LittleEndian.Uint32(data[1:5])]; st != nil {
 			return st.traceTag
@@ -320,10 +320,14 @@ func (c *conn) traceTag(data []byte) string {
 	return fmt.Sprintf("command %d", data[0])
 }
 
-// stmtTag is a statement's first 24 bytes, cut before its first quote: enough to tell statements
-// apart in a trace, without a string literal's content (a password in CREATE USER ... IDENTIFIED BY).
+// stmtTagBytes is how much of a statement names it in a trace (stmtTag).
+const stmtTagBytes = 24
+
+// stmtTag is a statement's first stmtTagBytes bytes, cut before its first quote: enough to tell
+// statements apart in a trace, without a string literal's content (a password in CREATE USER ...
+// IDENTIFIED BY).
 func stmtTag(text string) string {
-	text = text[:min(len(text), 24)]
+	text = text[:min(len(text), stmtTagBytes)]
 	if i := strings.IndexAny(text, `'"`); i >= 0 {
 		text = text[:i]
 	}
