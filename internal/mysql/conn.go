@@ -285,8 +285,9 @@ func (c *conn) serveCommand() bool {
 		r.Add(1)
 		defer r.Add(-1)
 	}
+	traced := rtrace.IsEnabled()
 	var tag string
-	if rtrace.IsEnabled() {
+	if traced {
 		tag = c.traceTag(data)
 		rtrace.Log(context.Background(), "cmd", "s:"+tag)
 	}
@@ -294,7 +295,7 @@ func (c *conn) serveCommand() bool {
 	if c.flush() != nil {
 		return false
 	}
-	if tag != "" {
+	if traced {
 		rtrace.Log(context.Background(), "cmd", "e:"+tag)
 	}
 	c.slice.commandDone()
