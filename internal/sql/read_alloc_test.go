@@ -128,6 +128,8 @@ func TestRangeReadResults(t *testing.T) {
 		"CREATE TABLE t (id INT PRIMARY KEY, k INT UNSIGNED NOT NULL, c CHAR(20) NOT NULL, pad CHAR(10) NOT NULL, KEY (k))",
 		"INSERT INTO t VALUES (1, 0, 'c1', 'p1'), (2, 1, 'c2', 'p2'), (3, 1, 'c3', 'p3'), (4, 2, 'c4', 'p4'), (5, 3, 'c5', 'p5'), (6, 5, 'c6', 'p6')",
 		"CREATE VIEW v AS SELECT id, pad FROM t",
+		"CREATE TABLE s (name VARCHAR(20) PRIMARY KEY, k INT, v INT, KEY (k))",
+		"INSERT INTO s VALUES ('anna', 1, 10), ('bob', 2, 20), ('carla-long-name', 1, 30), ('dan', 1, NULL)",
 	} {
 		if err := s.Query(ctx, q, &textWriter{}); err != nil {
 			t.Fatal(err)
@@ -144,6 +146,27 @@ func TestRangeReadResults(t *testing.T) {
 		{"SELECT id FROM t WHERE id BETWEEN 5 AND 18446744073709551615", "5\n6\n"},
 		{"SELECT id FROM t WHERE k BETWEEN -3 AND 1", "1\n2\n3\n"},
 		{"SELECT id FROM t WHERE k BETWEEN 1 AND 2 AND c <> 'c3'", "2\n4\n"},
+		// An OR of ranges read as a multi-range scan implies its condition the same way.
+		{"SELECT COUNT(k) FROM t WHERE k BETWEEN 0 AND 1 OR k BETWEEN 3 AND 4", "4\n"},
+		{"SELECT id FROM t WHERE id BETWEEN 1 AND 2 OR id BETWEEN 2 AND 3 OR id = 6", "1\n2\n3\n6\n"},
+		{"SELECT id FROM t WHERE id < 2 OR id > 5 OR id IN (3, 4)", "1\n3\n4\n6\n"},
+		{"SELECT id FROM t WHERE id <= 1 OR 5 <= id", "1\n5\n6\n"},
+		{"SELECT id FROM t WHERE id BETWEEN 1.5 AND 2.5 OR id BETWEEN 4 AND 4.9", "2\n4\n"},
+		{"SELECT id FROM t WHERE id BETWEEN '2' AND '2.5' OR id = '5.0'", "2\n5\n"},
+		{"SELECT id FROM t WHERE id BETWEEN 3 AND 1 OR id BETWEEN NULL AND 9 OR id = 2", "2\n"},
+		{"SELECT id FROM t WHERE k BETWEEN -3 AND 0 OR k BETWEEN 5 AND 18446744073709551615", "1\n6\n"},
+		{"SELECT id FROM t WHERE k < 1 OR k > 4.5", "1\n6\n"},
+		{"SELECT id FROM t WHERE (k BETWEEN 1 AND 2 OR k = 5) AND c <> 'c3'", "2\n4\n6\n"},
+		{"SELECT id FROM t WHERE id BETWEEN 2 AND 5 AND (k = 1 OR k = 3)", "2\n3\n5\n"},
+		// Index entries: a covering read returns them as rows (streamed, or kept by a sort); any
+		// other read turns each into its primary key in scratch space.
+		{"SELECT k, id FROM t WHERE k BETWEEN 1 AND 3", "1\t2\n1\t3\n2\t4\n3\t5\n"},
+		{"SELECT k, id FROM t WHERE k BETWEEN 1 AND 3 ORDER BY id DESC", "3\t5\n2\t4\n1\t3\n1\t2\n"},
+		{"SELECT c FROM t WHERE k IN (1, 5)", "c2\nc3\nc6\n"},
+		{"SELECT name, k FROM s WHERE k = 1 ORDER BY name DESC", "dan\t1\ncarla-long-name\t1\nanna\t1\n"},
+		{"SELECT v FROM s WHERE k = 1", "10\n30\nNULL\n"},
+		{"SELECT COUNT(v), COUNT(k), COUNT(*), COUNT(DISTINCT k) FROM s WHERE k BETWEEN 1 AND 2", "3\t4\t4\t2\n"},
+		{"SELECT COUNT(v + 1), COUNT(name) FROM s", "3\t4\n"},
 		{"SELECT id FROM t WHERE id BETWEEN 2 AND 5 AND k BETWEEN 1 AND 2", "2\n3\n4\n"},
 		{"SELECT SUM(k) FROM t WHERE id BETWEEN 1 AND 6", "12\n"},
 		{"SELECT c FROM t WHERE id BETWEEN 2 AND 4 ORDER BY pad DESC", "c4\nc3\nc2\n"},
@@ -178,24 +201,37 @@ func TestRangeReadResults(t *testing.T) {
 		}
 	}
 	// A prepared range is planned once: the same plan must check the bounds that are not exact.
-	if err := s.Query(ctx, "PREPARE p FROM 'SELECT c FROM t WHERE id BETWEEN ? AND ?'", &textWriter{}); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct{ set, want string }{
-		{"SET @a = 2, @b = 3", "c2\nc3\n"},
-		{"SET @a = 1.5, @b = 3.5", "c2\nc3\n"},
-		{"SET @a = '5', @b = 'x'", ""},
-		{"SET @a = 5, @b = 7", "c5\nc6\n"},
+	for _, p := range []struct {
+		prepare, execute string
+		runs             []struct{ set, want string }
+	}{
+		{"PREPARE p FROM 'SELECT c FROM t WHERE id BETWEEN ? AND ?'", "EXECUTE p USING @a, @b", []struct{ set, want string }{
+			{"SET @a = 2, @b = 3", "c2\nc3\n"},
+			{"SET @a = 1.5, @b = 3.5", "c2\nc3\n"},
+			{"SET @a = '5', @b = 'x'", ""},
+			{"SET @a = 5, @b = 7", "c5\nc6\n"},
+		}},
+		{"PREPARE p FROM 'SELECT c FROM t WHERE k BETWEEN ? AND ? OR k BETWEEN ? AND ?'", "EXECUTE p USING @a, @b, @c, @d", []struct{ set, want string }{
+			{"SET @a = 0, @b = 0, @c = 3, @d = 4", "c1\nc5\n"},
+			{"SET @a = 0.5, @b = 1, @c = 2.5, @d = 4", "c2\nc3\nc5\n"},
+			{"SET @a = -1, @b = 0, @c = 5, @d = 99", "c1\nc6\n"},
+			{"SET @a = 2, @b = 1, @c = NULL, @d = 4", ""},
+		}},
 	} {
-		w := &textWriter{}
-		if err := s.Query(ctx, c.set, &textWriter{}); err != nil {
+		if err := s.Query(ctx, p.prepare, &textWriter{}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Query(ctx, "EXECUTE p USING @a, @b", w); err != nil {
-			t.Fatalf("%s: %v", c.set, err)
-		}
-		if got := w.b.String(); got != c.want {
-			t.Errorf("EXECUTE after %s: got %q, want %q", c.set, got, c.want)
+		for _, c := range p.runs {
+			w := &textWriter{}
+			if err := s.Query(ctx, c.set, &textWriter{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Query(ctx, p.execute, w); err != nil {
+				t.Fatalf("%s: %v", c.set, err)
+			}
+			if got := w.b.String(); got != c.want {
+				t.Errorf("%s, EXECUTE after %s: got %q, want %q", p.prepare, c.set, got, c.want)
+			}
 		}
 	}
 }

@@ -93,6 +93,11 @@ type accessIter struct {
 	// above a projection): the row is reused, the arena is not reset.
 	keepStrs bool
 	one      []types.Value
+	// entry, entryStrs and pk: scratch for the index entry a non-covering read turns into a
+	// primary key (entryRow).
+	entry     []types.Value
+	entryStrs rowenc.Arena
+	pk        []byte
 	// wait is innodb_lock_wait_timeout, read at the first row lock (waitSet).
 	wait    time.Duration
 	waitSet bool
@@ -304,6 +309,8 @@ func (ai *accessIter) openRanges(prefix []byte, nEq int, outer []types.Value) (*
 		return ai.openRange(prefix, types.Null, types.Null, false, false, nEq)
 	}
 	col := a.Tbl.Columns[a.Idx.Offsets[nEq]]
+	// exact until a bound is not an integer keyed as itself (openRange's rule, for every range).
+	exact := true
 	var spans [][2][]byte
 	for _, r := range a.Ors {
 		lower := append(append([]byte(nil), prefix...), 0x01) // non-NULL values
@@ -320,6 +327,7 @@ func (ai *accessIter) openRanges(prefix []byte, nEq int, outer []types.Value) (*
 				return false // cannot bound exactly: scan the whole prefix
 			}
 			k, cut := keyPart(append([]byte(nil), prefix...), kv, a.Tbl, a.Idx, nEq)
+			exact = exact && !cut && isIntKind(v) && isIntKind(kv)
 			if isLo {
 				lower = k
 				if !incl && !cut {
@@ -357,6 +365,7 @@ func (ai *accessIter) openRanges(prefix []byte, nEq int, outer []types.Value) (*
 		}
 	}
 	ai.spans = merged
+	ai.exact = exact
 	if len(merged) == 0 {
 		ai.done = true
 		return ai, nil
@@ -519,24 +528,45 @@ func (ai *accessIter) entryRow(k, v []byte, scanned bool) ([]types.Value, bool, 
 		}
 		return row, true, nil
 	}
-	part, ar := ai.rows.get(len(tbl.Columns)), &ai.strs
-	if ai.perRow {
-		part, ar = make([]types.Value, len(tbl.Columns)), nil
+	// The entry holds the index's and the primary key's columns. A covering read returns them as
+	// the row; any other read only builds the primary key from them, in scratch space reused for
+	// every entry (the lock table and the reads copy or drop the key).
+	var part []types.Value
+	var ar *rowenc.Arena
+	switch {
+	case a.Covering && a.Lock == 0 && ai.reuse:
+		if ai.one == nil {
+			ai.one = make([]types.Value, len(tbl.Columns))
+		}
+		part, ar = ai.one, &ai.strs
+		if !ai.keepStrs {
+			ar.Reset()
+		}
+	case a.Covering && a.Lock == 0 && ai.perRow:
+		part = make([]types.Value, len(tbl.Columns))
+	case a.Covering && a.Lock == 0:
+		part, ar = ai.rows.get(len(tbl.Columns)), &ai.strs
+	default:
+		if ai.entry == nil {
+			ai.entry = make([]types.Value, len(tbl.Columns))
+		}
+		part, ar = ai.entry, &ai.entryStrs
+		ar.Reset()
 	}
 	if err := rowenc.DecodeRowArena(v, tbl.ColPos, part, ar); err != nil {
 		return nil, false, fmt.Errorf("index %s.%s: key %x: %w", tbl.Name, a.Idx.Name, k, err)
 	}
-	pk := PrimaryKey(nil, tbl, part)
-	if a.Lock != 0 {
-		if err := ai.lock(pk); err != nil {
-			return nil, false, err
-		}
-		return ai.readPK(pk, true)
-	}
-	if a.Covering {
+	if a.Covering && a.Lock == 0 {
 		return part, true, nil
 	}
-	return ai.readPK(pk, a.Latest)
+	ai.pk = PrimaryKey(ai.pk[:0], tbl, part)
+	if a.Lock != 0 {
+		if err := ai.lock(ai.pk); err != nil {
+			return nil, false, err
+		}
+		return ai.readPK(ai.pk, true)
+	}
+	return ai.readPK(ai.pk, a.Latest)
 }
 
 // lock takes key's row lock in the access's mode, with innodb_lock_wait_timeout read at the

@@ -1192,6 +1192,25 @@ func (a *aggIter) accumulate(spec *Agg, st *aggState, r []types.Value) error {
 		st.count++
 		return nil
 	}
+	if spec.Fn == "count" && !spec.Distinct {
+		// COUNT(a, ...) counts the rows where no argument is NULL; the values are not kept, so
+		// they are not copied (a column's is read in place): a COUNT(k) over a range scan is
+		// one check per row.
+		for _, e := range spec.Args {
+			if c, ok := e.(*expr.Col); ok {
+				if r[c.Idx].K == types.KindNull {
+					return nil
+				}
+				continue
+			}
+			v, err := e.Eval(a.env, r)
+			if err != nil || v.IsNull() {
+				return err
+			}
+		}
+		st.count++
+		return nil
+	}
 	var vals []types.Value
 	if spec.Fn == "group_concat" || strings.HasPrefix(spec.Fn, "json_") {
 		vals = make([]types.Value, len(spec.Args)) // kept (ORDER BY) or handed on

@@ -19,7 +19,8 @@ type Level struct {
 	CTE    CTEKind   // what kind of CTE Sub is, if any (EXPLAIN shows it); in Left's padding
 	Filter expr.Expr // conditions checked once this level's row is placed
 	// Implied: Residual is Filter without the condition that the access path's range bounds
-	// imply when they are exact (an integer column BETWEEN two integers: accessIter.exact). The
+	// imply when they are exact (an integer column BETWEEN two integers, or an OR of such ranges
+	// read as a multi-range scan: accessIter.exact). The
 	// rows of such a scan are checked against Residual (nil: none), sparing a re-check of the
 	// bounds per row; any other opening of the access checks Filter.
 	Implied  bool

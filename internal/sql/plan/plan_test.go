@@ -241,6 +241,12 @@ func TestPlainReadDecodesAndResidual(t *testing.T) {
 		{"SELECT a FROM t1 WHERE a NOT BETWEEN 1 AND 5", "[-1 0 -1]", false, false},
 		{"SELECT a FROM t1 WHERE a >= 1 AND a <= 5", "[-1 0 -1]", false, false},
 		{"SELECT a FROM t1 WHERE a BETWEEN 1 AND b", "", false, false},
+		{"SELECT COUNT(a) FROM t1 WHERE a BETWEEN 1 AND 3 OR a BETWEEN 7 AND 9", "[-1 0 -1]", true, false},
+		{"SELECT a FROM t1 WHERE a = 1 OR a < 0 OR a >= 9 OR 5 > a OR a IN (3, 4)", "[-1 0 -1]", true, false},
+		{"SELECT b FROM t1 WHERE (a BETWEEN 1 AND 3 OR a = 7) AND b > 2", "", true, true},
+		{"SELECT a FROM t1 WHERE a BETWEEN 1 AND 3 OR a <> 7", "[-1 0 -1]", false, false},
+		{"SELECT a FROM t1 WHERE a BETWEEN 1 AND 3 OR a NOT BETWEEN 7 AND 9", "[-1 0 -1]", false, false},
+		{"SELECT a FROM t1 WHERE a BETWEEN 1 AND 3 OR a BETWEEN 7 AND 9 FOR UPDATE", "", false, false},
 		{"SELECT t1.a FROM t1 LEFT JOIN t2 ON t2.a BETWEEN 1 AND 5", "[-1 0 -1]", false, false},
 		{"SELECT a FROM t1 WHERE EXISTS (SELECT 1 FROM t2 WHERE t2.a = t1.b)", "", false, false},
 	} {
