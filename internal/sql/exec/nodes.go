@@ -11,7 +11,7 @@ import (
 // combined row. Exactly one of Acc, Sub and Fn is set.
 type Level struct {
 	Acc    *Access // a base table
-	Sub    *Select // a derived table, a view or a virtual table: materialised each time the level opens
+	Sub    *Select // a derived table, a view or a virtual table: materialised once per execution
 	Alias  string
 	Off    int
 	Width  int

@@ -461,6 +461,12 @@ func (b *selectBuilder) buildLevels() error {
 			if err != nil {
 				return err
 			}
+			if sub.Correlated {
+				// The derived table reads an enclosing query's row (MySQL 8.0.14's outer
+				// references), reaching past this block's own scope, which its chain skips: this
+				// block must then run again for each of that query's rows, not once and cached.
+				b.sc.correlated = true
+			}
 			setSub(lv, b.sc, sub, "", it.alias, "", li)
 		}
 		b.pl.Levels = append(b.pl.Levels, lv)
