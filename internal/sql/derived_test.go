@@ -2,6 +2,7 @@ package sql
 
 import (
 	"context"
+	"fmt"
 	"testing"
 )
 
@@ -63,5 +64,71 @@ func TestDerivedMaterializedOnce(t *testing.T) {
 	err := s.Query(ctx, "SELECT * FROM t, (SELECT t.g AS x) AS d", &textWriter{})
 	if err == nil {
 		t.Fatal("a derived table read a column of an earlier FROM item")
+	}
+}
+
+// TestDerivedHashLookup: an inner materialised level looks its rows up by hash on its equality
+// conditions (exec lookupRows). Each query is run again with the probe side wrapped (an
+// expression, so no hash key: every row is scanned) and must give the same rows: integers of
+// either signedness, strings in a case- and accent-insensitive PAD SPACE collation, NULLs on
+// either side, LEFT JOIN padding, several keys at once, constants and parameters as probes.
+func TestDerivedHashLookup(t *testing.T) {
+	db := testDB(t)
+	s := db.NewSession(1, "root", "localhost", "")
+	defer s.Close()
+	ctx := context.Background()
+	setup := []string{"CREATE DATABASE dh", "USE dh",
+		"CREATE TABLE a (id INT PRIMARY KEY, k INT, u BIGINT UNSIGNED, s VARCHAR(10) COLLATE utf8mb4_0900_ai_ci, b VARCHAR(10) COLLATE utf8mb4_bin)",
+		"CREATE TABLE z (id INT PRIMARY KEY, k INT, u BIGINT UNSIGNED, s VARCHAR(10) COLLATE utf8mb4_0900_ai_ci, n INT)",
+	}
+	for i := 1; i <= 12; i++ {
+		setup = append(setup, fmt.Sprintf("INSERT INTO a VALUES (%d, %s, %s, %s, %s)", i,
+			[]string{"NULL", "1", "2", "3", "-4"}[i%5], []string{"0", "1", "18446744073709551615", "2"}[i%4],
+			[]string{"'abc'", "'ABC '", "'Äbc'", "NULL", "'x'"}[i%5], []string{"'abc'", "'abc '", "'ABC'"}[i%3]))
+	}
+	for i := 1; i <= 20; i++ {
+		setup = append(setup, fmt.Sprintf("INSERT INTO z VALUES (%d, %s, %s, %s, %d)", i,
+			[]string{"1", "2", "NULL", "-4", "7"}[i%5], []string{"1", "18446744073709551615", "2"}[i%3],
+			[]string{"'abc'", "'x '", "NULL", "'y'"}[i%4], i*10))
+	}
+	setup = append(setup, "SET @p = 2")
+	for _, q := range setup {
+		if err := s.Query(ctx, q, &textWriter{}); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	run := func(q string) string {
+		w := &textWriter{}
+		if err := s.Query(ctx, q, w); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return w.b.String()
+	}
+	for _, c := range []struct{ hashed, scanned string }{
+		{"SELECT a.id, d.id FROM a JOIN (SELECT id, k FROM z) AS d ON d.k = a.k ORDER BY a.id, d.id",
+			"SELECT a.id, d.id FROM a JOIN (SELECT id, k FROM z) AS d ON d.k = a.k + 0 ORDER BY a.id, d.id"},
+		{"SELECT a.id, d.id FROM a LEFT JOIN (SELECT id, u FROM z) AS d ON a.u = d.u ORDER BY a.id, d.id",
+			"SELECT a.id, d.id FROM a LEFT JOIN (SELECT id, u FROM z) AS d ON a.u + 0 = d.u ORDER BY a.id, d.id"},
+		{"SELECT a.id, d.id FROM a JOIN (SELECT id, u FROM z) AS d ON d.u = a.k ORDER BY a.id, d.id",
+			"SELECT a.id, d.id FROM a JOIN (SELECT id, u FROM z) AS d ON d.u = a.k + 0 ORDER BY a.id, d.id"},
+		{"SELECT a.id, d.id FROM a LEFT JOIN (SELECT id, s FROM z) AS d ON d.s = a.s ORDER BY a.id, d.id",
+			"SELECT a.id, d.id FROM a LEFT JOIN (SELECT id, s FROM z) AS d ON d.s = CONCAT(a.s, '') ORDER BY a.id, d.id"},
+		{"SELECT a.id, d.id FROM a JOIN (SELECT id, s FROM z) AS d ON d.s = a.b COLLATE utf8mb4_0900_ai_ci ORDER BY a.id, d.id",
+			"SELECT a.id, d.id FROM a JOIN (SELECT id, s FROM z) AS d ON d.s = CONCAT(a.b, '') COLLATE utf8mb4_0900_ai_ci ORDER BY a.id, d.id"},
+		{"SELECT a.id, d.id FROM a JOIN (SELECT id, k, s FROM z) AS d ON d.k = a.k AND d.s = a.s ORDER BY a.id, d.id",
+			"SELECT a.id, d.id FROM a JOIN (SELECT id, k, s FROM z) AS d ON d.k = a.k + 0 AND d.s = CONCAT(a.s, '') ORDER BY a.id, d.id"},
+		{"SELECT a.id, d.n FROM a, (SELECT k, SUM(n) AS n FROM z GROUP BY k) AS d WHERE d.k = a.k AND d.n > 100 ORDER BY a.id",
+			"SELECT a.id, d.n FROM a, (SELECT k, SUM(n) AS n FROM z GROUP BY k) AS d WHERE d.k = a.k + 0 AND d.n > 100 ORDER BY a.id"},
+		{"SELECT a.id, COUNT(d.id) FROM a JOIN (SELECT id, k FROM z) AS d ON d.k = 2 GROUP BY a.id ORDER BY a.id",
+			"SELECT a.id, COUNT(d.id) FROM a JOIN (SELECT id, k FROM z) AS d ON d.k = 2 + 0 GROUP BY a.id ORDER BY a.id"},
+		{"SELECT a.id, d.id FROM a JOIN (SELECT id, k FROM z) AS d ON d.k = @p AND a.k = d.k ORDER BY a.id, d.id",
+			"SELECT a.id, d.id FROM a JOIN (SELECT id, k FROM z) AS d ON d.k = @p + 0 AND a.k + 0 = d.k ORDER BY a.id, d.id"},
+		{"WITH c AS (SELECT id, k FROM z) SELECT a.id, c.id FROM a JOIN c ON c.k = a.k WHERE a.id < 5 ORDER BY a.id, c.id",
+			"WITH c AS (SELECT id, k FROM z) SELECT a.id, c.id FROM a JOIN c ON c.k = a.k + 0 WHERE a.id < 5 ORDER BY a.id, c.id"},
+	} {
+		got, want := run(c.hashed), run(c.scanned)
+		if got != want || want == "" {
+			t.Errorf("%s:\ngot  %q\nwant %q (%s)", c.hashed, got, want, c.scanned)
+		}
 	}
 }

@@ -130,6 +130,9 @@ func explainRows(pl *exec.Select, id int64) [][]types.Value {
 		if lv.Filter != nil {
 			extra = append(extra, "filter")
 		}
+		if len(lv.Keys) > 0 {
+			extra = append(extra, "hash lookup") // MySQL: ref on <auto_key0>
+		}
 		if i == 0 {
 			if pl.Grouped {
 				extra = append(extra, "aggregate")

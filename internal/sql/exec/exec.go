@@ -174,6 +174,8 @@ type joinIter struct {
 	// a slice of its own, so rows are filtered and returned as they are, without the copy into row
 	// and back out of it.
 	direct bool
+	// hashes: per level, the rows of a level materialised once by its Keys (lookupRows).
+	hashes []*levelHash
 	// matBytes: per level, the memory its last materialised rows were counted for.
 	matBytes []int64
 	// filters: per level, the filter its current rows are checked against: Filter, or Residual
@@ -459,7 +461,98 @@ func (j *joinIter) constFnRows(lv *Level) (RowIter, error) {
 		}
 		j.cache[L] = rows
 	}
-	return &sliceIter{rows: j.cache[L]}, nil
+	return j.lookupRows(lv, j.cache[L])
+}
+
+// minHashRows: fewer materialised rows than this are scanned, not hashed.
+const minHashRows = 8
+
+// levelHash is a materialised level's rows by the values of its Keys (Level.Keys). m nil: some
+// row's value is of a kind the key cannot hash (the level is scanned).
+type levelHash struct {
+	m   map[string][][]types.Value
+	buf []byte
+}
+
+// lookupRows serves the rows of an inner level materialised once: those whose Keys equal the
+// current outer row's values, found by hash (the level's filter still checks every condition), or
+// all of them. A row whose key value is NULL matches no outer row; an outer value that is NULL
+// matches no row.
+func (j *joinIter) lookupRows(lv *Level, rows [][]types.Value) (RowIter, error) {
+	L := j.depth
+	if len(lv.Keys) == 0 || len(rows) < minHashRows {
+		return &sliceIter{rows: rows}, nil
+	}
+	if j.hashes == nil {
+		j.hashes = make([]*levelHash, len(j.pl.Levels))
+	}
+	h := j.hashes[L]
+	if h == nil {
+		h = &levelHash{m: make(map[string][][]types.Value)}
+		var size int64
+	build:
+		for _, r := range rows {
+			k := h.buf[:0]
+			for _, key := range lv.Keys {
+				var ok, null bool
+				if k, ok, null = appendHashKey(k, r[key.Col], key.Coll); null {
+					continue build
+				} else if !ok {
+					h.m = nil
+					break build
+				}
+			}
+			h.buf = k
+			b, seen := h.m[string(k)]
+			if !seen {
+				size += int64(len(k)) + 64
+			}
+			h.m[string(k)] = append(b, r)
+		}
+		if h.m != nil {
+			size += int64(len(rows)) * 24
+			if err := j.env.Tracker().Grow(size); err != nil {
+				return nil, err
+			}
+		}
+		j.hashes[L] = h
+	}
+	if h.m == nil {
+		return &sliceIter{rows: rows}, nil
+	}
+	k := h.buf[:0]
+	for _, key := range lv.Keys {
+		v, err := key.Probe.Eval(j.env, j.row)
+		if err != nil {
+			return nil, err
+		}
+		var ok, null bool
+		if k, ok, null = appendHashKey(k, v, key.Coll); null {
+			return &sliceIter{}, nil
+		} else if !ok {
+			return &sliceIter{rows: rows}, nil
+		}
+	}
+	h.buf = k
+	return &sliceIter{rows: h.m[string(k)]}, nil
+}
+
+// appendHashKey appends v's hash-key form for an equality compared as integers (coll nil) or
+// as character strings in coll: equal values, and only they, append equal bytes. ok is false for
+// a value of another kind (its equality is not decided by this form); null reports a NULL.
+func appendHashKey(buf []byte, v types.Value, coll *types.Collation) (out []byte, ok, null bool) {
+	switch {
+	case v.K == types.KindNull:
+		return buf, false, true
+	case coll == nil && (v.K == types.KindInt || v.K == types.KindUint && v.I >= 0):
+		// A KindUint up to MaxInt64 is the same number as the KindInt.
+		return binary.BigEndian.AppendUint64(append(buf, 'i'), uint64(v.I)), true, false
+	case coll == nil && v.K == types.KindUint:
+		return binary.BigEndian.AppendUint64(append(buf, 'u'), uint64(v.I)), true, false
+	case coll != nil && v.K == types.KindString:
+		return coll.Key(append(buf, 's'), v.S), true, false
+	}
+	return buf, false, false
 }
 
 func (j *joinIter) Close() {

@@ -26,6 +26,10 @@ type Level struct {
 	Implied  bool
 	Residual expr.Expr
 	Indep    bool // reads nothing of earlier levels: its filtered rows can be read once per execution
+	// Keys: equality conditions of Filter by which the rows of an inner level materialised once
+	// (a derived table, view, CTE or constant table function) are looked up by hash for each
+	// outer row instead of all being scanned (joinIter.lookupRows). Filter still checks them.
+	Keys []HashKey
 
 	// Fn is a table function (JSON_TABLE): its rows for the current row of the earlier levels.
 	Fn *JSONTable
@@ -41,6 +45,15 @@ type Agg struct {
 	T        types.ColType // the result type
 	Order    []SortKey     // GROUP_CONCAT ... ORDER BY, over Args
 	NOrder   int           // trailing args that only ORDER BY uses
+}
+
+// HashKey is one condition `row[Col] = Probe` of a level's filter: Col an offset in the level's
+// rows, Probe read from the earlier levels' row before the level opens. Both sides are integers
+// (Coll nil) or character strings compared in Coll.
+type HashKey struct {
+	Col   int
+	Probe expr.Expr
+	Coll  *types.Collation
 }
 
 // SortKey is one ORDER BY key: a column of the rows it sorts (the projection, or an aggregate's

@@ -1155,11 +1155,68 @@ func (b *selectBuilder) chooseLevelAccess() {
 			lv.Indep = boundsIndependent(lv.Acc, sc)
 		}
 		lv.Filter = andAll(es)
+		if li > 0 && lv.Acc == nil && (lv.Sub != nil || lv.Fn != nil && lv.Fn.Const) {
+			lv.Keys = hashKeys(lv, b.levels[li].conds)
+		}
 		if i := impliedByBounds(lv, es); i >= 0 {
 			lv.Implied = true
 			lv.Residual = andAll(slices.Delete(slices.Clone(es), i, i+1))
 		}
 	}
+}
+
+// hashKeys returns the equality conditions placed at an inner level whose rows are materialised
+// once (a derived table, view, CTE or constant table function) that can look its rows up by hash
+// (exec.Level.Keys): `col = v`, col one of the level's columns and v a column of an earlier level,
+// of an enclosing query, a constant or a parameter, both integers or both character strings
+// (compared in the condition's collation). MySQL adds an index to such a materialised table
+// (<auto_key0>); scanning all its rows for each outer row made go-tpc's consistency check 3.3.2.6
+// (orders LEFT JOIN a derived table grouped from order_line) quadratic.
+func hashKeys(lv *exec.Level, conds []*conjunct) []exec.HashKey {
+	var keys []exec.HashKey
+	own := func(e expr.Expr) (*expr.Col, bool) {
+		c, ok := e.(*expr.Col)
+		return c, ok && c.Idx >= lv.Off && c.Idx < lv.Off+lv.Width
+	}
+	for _, cj := range conds {
+		c, ok := cj.e.(*expr.Cmp)
+		if !ok || c.Op != opcode.EQ {
+			continue
+		}
+		col, ok := own(c.L)
+		probe := c.R
+		if !ok {
+			if col, ok = own(c.R); !ok {
+				continue
+			}
+			probe = c.L
+		}
+		switch x := probe.(type) {
+		case *expr.Col:
+			if x.Idx >= lv.Off {
+				continue
+			}
+		case *expr.OuterCol, *expr.Const, *expr.Param:
+		default:
+			continue
+		}
+		ct, pt := col.Type(), probe.Type()
+		k := exec.HashKey{Col: col.Idx - lv.Off, Probe: probe}
+		switch {
+		case ct.IsInteger() && pt.IsInteger():
+		case plainString(ct) && plainString(pt) && c.Coll != nil && !c.Coll.IsBinary():
+			k.Coll = c.Coll
+		default:
+			continue
+		}
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// plainString: CHAR or VARCHAR (not ENUM, SET or the BLOB/TEXT types).
+func plainString(t types.ColType) bool {
+	return t.Tp == mysql.TypeString || t.Tp == mysql.TypeVarchar || t.Tp == mysql.TypeVarString
 }
 
 // impliedByBounds returns the index of the conjunct of es that level lv's range scan makes
