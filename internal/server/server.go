@@ -380,6 +380,9 @@ func (s *Server) OpenSession(ctx context.Context, info proto.ConnInfo) (proto.Se
 		}
 	}
 	s.totalConn.Add(1)
+	// Listed as sleeping from the start, before its first command (SHOW PROCESSLIST showed a
+	// connection that had sent none as thread 0 with no user).
+	ss.end()
 	s.mu.Lock()
 	s.sessions[info.ConnID] = ss
 	s.mu.Unlock()
@@ -584,7 +587,7 @@ func (ss *Session) Prepare(ctx context.Context, text string) (proto.StmtInfo, er
 
 // Execute implements the protocol Session.
 func (ss *Session) Execute(ctx context.Context, id uint32, args []types.Value, w proto.ResultWriter) error {
-	ctx = ss.begin(ctx, "Execute", "")
+	ctx = ss.begin(ctx, "Execute", ss.sql.PreparedText(id))
 	defer ss.end()
 	err := ss.sql.Execute(ctx, id, args, w)
 	ss.count(err)

@@ -125,6 +125,15 @@ func (s *Session) planPrepared(p *prepared, rs ast.ResultSetNode) error {
 	return nil
 }
 
+// PreparedText is the text of prepared statement id ("" if there is none): SHOW PROCESSLIST's
+// Info while it executes, as MySQL shows it.
+func (s *Session) PreparedText(id uint32) string {
+	if p, ok := s.stmts[id]; ok {
+		return p.stmt.Text() // the statement's own text, kept by the parser
+	}
+	return ""
+}
+
 // Execute runs a prepared statement with bound arguments.
 func (s *Session) Execute(ctx context.Context, id uint32, args []types.Value, w proto.ResultWriter) error {
 	p, ok := s.stmts[id]

@@ -319,3 +319,50 @@ func TestShutdownTimeoutForcesExit(t *testing.T) {
 	k.start()
 	checkAcked(t, k, "st", 50)
 }
+
+// SHOW PROCESSLIST lists a connection that has sent no command yet as sleeping, under its own id
+// and user, and shows a prepared statement's text while it executes (COM_STMT_EXECUTE), as MySQL
+// does.
+func TestProcessListIdleAndPrepared(t *testing.T) {
+	k := startKiln(t, "")
+	db := k.db(t, "")
+	ctx := context.Background()
+	idle, err := db.Conn(ctx) // connected, no command sent
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	var zero int
+	if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = 0 OR USER = ''").Scan(&zero); err != nil || zero != 0 {
+		t.Fatalf("processlist rows with id 0 or no user: %d (%v)", zero, err)
+	}
+	var sleeping int
+	if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Sleep' AND USER = 'root'").Scan(&sleeping); err != nil || sleeping < 1 {
+		t.Fatalf("sleeping connections: %d (%v)", sleeping, err)
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		var v int
+		// An argument makes the driver prepare and execute (binary protocol).
+		done <- db.QueryRow("SELECT SLEEP(?) + 7", 2).Scan(&v)
+	}()
+	deadline := time.Now().Add(stopBound)
+	for {
+		var info string
+		err := db.QueryRow("SELECT COALESCE(MAX(INFO), '') FROM information_schema.PROCESSLIST WHERE COMMAND = 'Execute'").Scan(&info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info == "SELECT SLEEP(?) + 7" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the executing prepared statement's INFO: %q", info)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
