@@ -29,12 +29,15 @@ const (
 // against the row built so far (earlier join levels), so a prepared plan is reused with new parameters
 // and an inner join level is a lookup per outer row (index nested loop).
 type Access struct {
-	Tbl      *catalog.Table
-	Kind     AccessKind
-	Idx      *catalog.Index
-	Eq       []expr.Expr // values for the first len(Eq) index columns
-	In       []expr.Expr // AccBatch: values for index column len(Eq)
-	Lo, Hi   expr.Expr   // AccRange: bounds on index column len(Eq); nil = open
+	Tbl  *catalog.Table
+	Kind AccessKind
+	Idx  *catalog.Index
+	Eq   []expr.Expr // values for the first len(Eq) index columns
+	In   []expr.Expr // AccBatch: values for index column len(Eq)
+	// Tuples (AccBatch, no Eq): a row constructor IN list, `(a, b) IN ((1, 2), (3, 4))`, as values
+	// for the index's first len(Tuples[i]) columns, in index order.
+	Tuples   [][]expr.Expr
+	Lo, Hi   expr.Expr // AccRange: bounds on index column len(Eq); nil = open
 	LoIncl   bool
 	HiIncl   bool
 	Ors      []OrRange // AccRanges
@@ -172,6 +175,9 @@ func (a *Access) eqKey(env *expr.Env, outer []types.Value) (key []byte, nEq int,
 func (ai *accessIter) openBatch(key []byte, nEq int, outer []types.Value) (*accessIter, error) {
 	a, env := ai.a, ai.env
 	tbl, ix := a.Tbl, a.Idx
+	if len(a.Tuples) > 0 {
+		return ai.openTuples(key, outer)
+	}
 	col := tbl.Columns[ix.Offsets[nEq]]
 	// The keys of a long IN list are built in one buffer, then sorted and deduplicated in
 	// place: no allocation and no map entry per value. Their bytes count against the
@@ -198,6 +204,50 @@ func (ai *accessIter) openBatch(key []byte, nEq int, outer []types.Value) (*acce
 			return nil, err
 		}
 	}
+	return ai.readKeys(arena, ends, nEq+1)
+}
+
+// openTuples reads a row constructor IN list (Access.Tuples) on the index's first columns: one
+// point read per tuple on a full unique key, otherwise one prefix scan per tuple. A tuple with a
+// NULL matches nothing; a value that cannot be keyed exactly makes it scan the whole index (the
+// filter decides).
+func (ai *accessIter) openTuples(prefix []byte, outer []types.Value) (*accessIter, error) {
+	a, env := ai.a, ai.env
+	tbl, ix := a.Tbl, a.Idx
+	width := len(a.Tuples[0])
+	arena := make([]byte, 0, len(a.Tuples)*(len(prefix)+10*width))
+	ends := make([]int, 0, len(a.Tuples))
+tuples:
+	for _, tup := range a.Tuples {
+		start := len(arena)
+		arena = append(arena, prefix...)
+		for i, e := range tup {
+			v, err := e.Eval(env, outer)
+			if err != nil {
+				return nil, err
+			}
+			if v.IsNull() {
+				arena = arena[:start]
+				continue tuples
+			}
+			kv, ok := keyValue(v, tbl.Columns[ix.Offsets[i]])
+			if !ok {
+				return ai.openRange(prefix, types.Null, types.Null, false, false, 0)
+			}
+			arena, _ = keyPart(arena, kv, tbl, ix, i)
+		}
+		ends = append(ends, len(arena))
+		if err := env.Grow(int64(len(arena)-start) + 32); err != nil {
+			return nil, err
+		}
+	}
+	return ai.readKeys(arena, ends, width)
+}
+
+// readKeys reads the keys laid end to end in arena (ends: where each ends), each keying the
+// index's first width columns, in index order (reversed for a descending read), once each.
+func (ai *accessIter) readKeys(arena []byte, ends []int, width int) (*accessIter, error) {
+	a, ix := ai.a, ai.a.Idx
 	ai.keys = make([][]byte, len(ends))
 	start := 0
 	for i, end := range ends {
@@ -211,7 +261,7 @@ func (ai *accessIter) openBatch(key []byte, nEq int, outer []types.Value) (*acce
 			ai.keys[i], ai.keys[j] = ai.keys[j], ai.keys[i]
 		}
 	}
-	if !(ix.Primary || ix.Unique) || nEq+1 < len(ix.Offsets) {
+	if !(ix.Primary || ix.Unique) || width < len(ix.Offsets) {
 		// Not a full unique key: each value is a prefix to scan.
 		for _, k := range ai.keys {
 			ai.spans = append(ai.spans, [2][]byte{k, PrefixEnd(k)})

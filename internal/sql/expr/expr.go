@@ -739,10 +739,10 @@ func (r *Row) Eval(*Env, []types.Value) (types.Value, error) {
 // RowCmp compares two row constructors element-wise: (a,b) = (c,d), (a,b) IN ((..),(..)).
 type RowCmp struct {
 	Typed
-	L    []Expr
-	Rs   [][]Expr // one for =, several for IN
-	Not  bool
-	Coll *types.Collation
+	L     []Expr
+	Rs    [][]Expr // one for =, several for IN
+	Not   bool
+	Colls []*types.Collation // per position: the collation strings there compare in
 }
 
 func (r *RowCmp) Eval(env *Env, row []types.Value) (types.Value, error) {
@@ -766,7 +766,11 @@ func (r *RowCmp) Eval(env *Env, row []types.Value) (types.Value, error) {
 				null = true
 				continue
 			}
-			if types.Compare(lv[i], v, r.Coll) != 0 {
+			var coll *types.Collation
+			if i < len(r.Colls) {
+				coll = r.Colls[i]
+			}
+			if types.Compare(lv[i], v, coll) != 0 {
 				eq = false
 				break
 			}

@@ -365,7 +365,8 @@ func (c *Compiler) binary(x *ast.BinaryOperationExpr) (expr.Expr, error) {
 			if x.Op != opcode.EQ && x.Op != opcode.NE {
 				return nil, c.errf(sqlerr.ErrNotSupportedYet, "row comparison with %s", x.Op)
 			}
-			return &expr.RowCmp{Typed: expr.Typed{T: expr.TBool}, L: lr.Items, Rs: [][]expr.Expr{rr.Items}, Not: x.Op == opcode.NE, Coll: nil}, nil
+			rs := [][]expr.Expr{rr.Items}
+			return &expr.RowCmp{Typed: expr.Typed{T: expr.TBool}, L: lr.Items, Rs: rs, Not: x.Op == opcode.NE, Colls: c.rowCollations(lr.Items, rs)}, nil
 		}
 		if x.Op == opcode.EQ || x.Op == opcode.NE || x.Op == opcode.NullEQ {
 			if expr.IsJSONType(l.Type()) && boolOperand(x.R, r) {
@@ -446,7 +447,7 @@ func (c *Compiler) in(x *ast.PatternInExpr) (expr.Expr, error) {
 			}
 			rs[i] = lr.Items
 		}
-		return &expr.RowCmp{Typed: expr.Typed{T: expr.TBool}, L: r.Items, Rs: rs, Not: x.Not, Coll: nil}, nil
+		return &expr.RowCmp{Typed: expr.Typed{T: expr.TBool}, L: r.Items, Rs: rs, Not: x.Not, Colls: c.rowCollations(r.Items, rs)}, nil
 	}
 	in := &expr.In{Typed: expr.Typed{T: expr.TBool}, E: e, List: list, Not: x.Not, Coll: c.collationOf(append([]expr.Expr{e}, list...)...)}
 	in.Ints, in.IntsNull, in.AllInts = expr.ConstIntSet(list)
@@ -704,4 +705,20 @@ func (c *Compiler) regexp(x *ast.PatternRegexpExpr) (expr.Expr, error) {
 // subPlan is a planned subquery.
 type subPlan struct {
 	plan *exec.Select
+}
+
+// rowCollations is the collation each position of a row comparison compares strings in, decided
+// as for a plain comparison of that position's operands (`(name, q) = ('A', 10)` compares name in
+// its column's collation, as `name = 'A'` does).
+func (c *Compiler) rowCollations(l []expr.Expr, rs [][]expr.Expr) []*types.Collation {
+	colls := make([]*types.Collation, len(l))
+	ops := make([]expr.Expr, 0, 1+len(rs))
+	for i, e := range l {
+		ops = append(ops[:0], e)
+		for _, r := range rs {
+			ops = append(ops, r[i])
+		}
+		colls[i] = c.collationOf(ops...)
+	}
+	return colls
 }

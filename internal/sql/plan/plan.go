@@ -1348,6 +1348,9 @@ func boundsIndependent(a *exec.Access, sc *Scope) bool {
 	for _, r := range a.Ors {
 		bounds = append(bounds, r.Lo, r.Hi)
 	}
+	for _, t := range a.Tuples {
+		bounds = append(bounds, t...)
+	}
 	indep := true
 	for _, b := range bounds {
 		if b == nil {

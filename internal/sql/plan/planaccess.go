@@ -78,6 +78,7 @@ type accessCandidate struct {
 	loIncl   bool
 	hiIncl   bool
 	ors      []exec.OrRange // accRanges: an OR of ranges on the next column
+	tuples   [][]expr.Expr  // accBatch: a row constructor IN list on the first columns (Access.Tuples)
 	covering bool           // a secondary index holding every column the query reads
 	score    int
 }
@@ -132,6 +133,9 @@ func scoreCandidate(c *accessCandidate) int {
 	case exec.AccPoint:
 		s = scorePointGet
 	case exec.AccBatch:
+		if len(c.tuples) > 0 {
+			n = len(c.tuples[0]) - 1 // the tuple's columns but the last count as an equal prefix
+		}
 		s = scorePerEqColumn*n + scoreNextIn
 		if (c.ix.Primary || c.ix.Unique) && n == len(c.ix.Offsets)-1 {
 			s = scoreUniqueBatch
@@ -164,6 +168,7 @@ type accessChooser struct {
 	tbl     *catalog.Table
 	before  uint64                  // levels whose values are known when this one opens
 	bounds  []bound                 // single-column conditions usable as index bounds
+	tuples  []*expr.RowCmp          // row constructor IN lists (and =) on this level's columns
 	ors     []orBound               // ORs of ranges on one column
 	allowed map[*catalog.Index]bool // what the index hints leave
 	forced  bool                    // FORCE INDEX: an unbounded secondary index is read rather than the table
@@ -184,6 +189,7 @@ func (p *Planner) chooseAccess(pl *exec.Select, li int, sc *Scope, lp *levelPlan
 	ch.bounds = ch.collectBounds()
 	var orsBuf [1]orBound // the usual case, on the stack
 	ch.ors = ch.collectOrBounds(orsBuf[:0])
+	ch.tuples = ch.collectTuples()
 	ch.forced = indexHints(ch.allowed, ch.tbl, lp.hints)
 	var best *accessCandidate
 	for _, ix := range ch.tbl.Indexes {
@@ -192,6 +198,11 @@ func (p *Planner) chooseAccess(pl *exec.Select, li int, sc *Scope, lp *levelPlan
 		}
 		if c := ch.indexCandidate(ix); c != nil {
 			best = pickBetter(best, c)
+		}
+		for _, rc := range ch.tuples {
+			if c := ch.tupleCandidate(ix, rc); c != nil {
+				best = pickBetter(best, c)
+			}
 		}
 	}
 	best = ch.orderedScan(best)
@@ -205,7 +216,7 @@ func (p *Planner) chooseAccess(pl *exec.Select, li int, sc *Scope, lp *levelPlan
 // useCandidate makes c the access path of a.
 func useCandidate(a *exec.Access, c *accessCandidate) {
 	a.Idx, a.Kind, a.Eq, a.In, a.Lo, a.Hi, a.LoIncl, a.HiIncl, a.Covering = c.ix, c.kind, c.eq, c.in, c.lo, c.hi, c.loIncl, c.hiIncl, c.covering
-	a.Ors = c.ors
+	a.Ors, a.Tuples = c.ors, c.tuples
 	if c.ix.Primary {
 		a.Covering = false
 	}
@@ -392,6 +403,72 @@ func (ch *accessChooser) indexCandidate(ix *catalog.Index) *accessCandidate {
 	if c.score == 0 && !(ch.forced && !ix.Primary) {
 		return nil
 	}
+	return c
+}
+
+// collectTuples finds the level's row constructor comparisons `(a, b) IN ((1, 2), ...)` and
+// `(a, b) = (1, 2)` whose left side is columns of the level and whose values are known when it
+// opens. MySQL reads them as ranges over an index on those columns (go-tpc's New-Order locks its
+// stock rows by `(s_w_id, s_i_id) IN (...) FOR UPDATE`: a full scan locked the whole table).
+func (ch *accessChooser) collectTuples() []*expr.RowCmp {
+	var out []*expr.RowCmp
+	for _, cj := range ch.conds {
+		rc, ok := cj.e.(*expr.RowCmp)
+		if !ok || rc.Not || len(rc.Rs) == 0 {
+			continue
+		}
+		ok = true
+		for _, l := range rc.L {
+			if _, own := ch.onThis(l); !own {
+				ok = false
+			}
+		}
+		for _, r := range rc.Rs {
+			ok = ok && len(r) == len(rc.L) && ch.usable(r...)
+		}
+		if ok {
+			out = append(out, rc)
+		}
+	}
+	return out
+}
+
+// tupleCandidate reads rc through ix when ix's first columns are among rc's columns: a batch of
+// keys, each a tuple's values in index order (point reads on a whole unique key, else prefix
+// scans).
+func (ch *accessChooser) tupleCandidate(ix *catalog.Index, rc *expr.RowCmp) *accessCandidate {
+	var pos []int // rc.L position of each leading index column
+	for i, colOff := range ix.Offsets {
+		if ix.Columns[i].Prefix > 0 {
+			break
+		}
+		p := -1
+		for j, l := range rc.L {
+			if ci, _ := ch.onThis(l); ci-ch.lv.Off == colOff {
+				p = j
+				break
+			}
+		}
+		if p < 0 {
+			break
+		}
+		pos = append(pos, p)
+	}
+	if len(pos) == 0 {
+		return nil
+	}
+	c := &accessCandidate{ix: ix, kind: exec.AccBatch}
+	for _, r := range rc.Rs {
+		t := make([]expr.Expr, len(pos))
+		for i, p := range pos {
+			t[i] = r[p]
+		}
+		c.tuples = append(c.tuples, t)
+	}
+	if !ix.Primary {
+		c.covering = ch.covers(ix)
+	}
+	c.score = scoreCandidate(c)
 	return c
 }
 
