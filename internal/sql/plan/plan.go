@@ -627,7 +627,83 @@ func (b *selectBuilder) placeConjuncts() error {
 		}
 	}
 	pl.Where = andAll(post)
+	b.propagateConstants()
 	return nil
+}
+
+// propagateConstants adds `a = v` wherever the conditions placed at inner-joined levels say
+// `a = b` and `b = v`, for integer columns a and b and v a constant or a parameter (MySQL's
+// equality propagation): the derived condition can then bound a's index. go-tpc's New-Order reads
+// `FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?`, which
+// without `c_w_id = ?` scanned the whole customer table. Integers only: numeric equality is
+// transitive, while comparisons of strings in different collations, or of strings with numbers,
+// are not. A level on the NULL-filled side of a LEFT JOIN takes no derived condition (its ON
+// condition decides whether it matches; a WHERE condition on it stays after the join).
+func (b *selectBuilder) propagateConstants() {
+	sc := b.sc
+	isInt := func(e expr.Expr) (*expr.Col, bool) {
+		c, ok := e.(*expr.Col)
+		if !ok || c.Idx >= len(sc.Cols) || b.levels[sc.Cols[c.Idx].level].Left {
+			return nil, false
+		}
+		t := sc.Cols[c.Idx].T
+		return c, t.IsInteger()
+	}
+	isValue := func(e expr.Expr) bool {
+		switch e.(type) {
+		case *expr.Const, *expr.Param:
+			return true
+		}
+		return false
+	}
+	values := map[int]expr.Expr{} // scope index -> the value it equals
+	type pair struct{ a, b *expr.Col }
+	var pairs []pair
+	for li := range b.levels {
+		if b.levels[li].Left {
+			continue
+		}
+		for _, cj := range b.levels[li].conds {
+			c, ok := cj.e.(*expr.Cmp)
+			if !ok || c.Op != opcode.EQ {
+				continue
+			}
+			l, lok := isInt(c.L)
+			r, rok := isInt(c.R)
+			switch {
+			case lok && rok:
+				pairs = append(pairs, pair{l, r})
+			case lok && isValue(c.R):
+				if _, seen := values[l.Idx]; !seen {
+					values[l.Idx] = c.R
+				}
+			case rok && isValue(c.L):
+				if _, seen := values[r.Idx]; !seen {
+					values[r.Idx] = c.L
+				}
+			}
+		}
+	}
+	if len(pairs) == 0 || len(values) == 0 {
+		return
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, p := range pairs {
+			for _, d := range [2][2]*expr.Col{{p.a, p.b}, {p.b, p.a}} {
+				to, from := d[0], d[1]
+				v, ok := values[from.Idx]
+				if _, has := values[to.Idx]; !ok || has {
+					continue
+				}
+				values[to.Idx] = v
+				li := sc.Cols[to.Idx].level
+				e := &expr.Cmp{Typed: expr.Typed{T: expr.TBool}, Op: opcode.EQ, L: to, R: v}
+				b.levels[li].conds = append(b.levels[li].conds, &conjunct{e: e, refs: 1 << uint(li)})
+				changed = true
+			}
+		}
+	}
 }
 
 // findField finds the select field a name in GROUP BY / HAVING / ORDER BY refers to: an explicit
