@@ -408,9 +408,13 @@ func (s *Server) processes() []sql.ProcessInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]sql.ProcessInfo, 0, len(s.sessions))
+	now := time.Now()
 	for _, ss := range s.sessions {
 		ss.mu.Lock()
 		p := ss.info
+		// Seconds in the current state (a statement running, or idle since the last one), which
+		// monitoring tools (pt-kill --busy-time, innotop) read to find long-running statements.
+		p.Time = int64(now.Sub(ss.since) / time.Second)
 		ss.mu.Unlock()
 		out = append(out, p)
 	}
@@ -527,6 +531,7 @@ type Session struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc // cmdCancel while a command runs, nil between commands
 	info   sql.ProcessInfo
+	since  time.Time // when info's command began or the session went idle: SHOW PROCESSLIST's Time
 }
 
 // begin runs at the start of each command: the context for KILL QUERY. end must follow.
@@ -541,6 +546,7 @@ func (ss *Session) begin(ctx context.Context, cmd, text string) context.Context 
 	ss.mu.Lock()
 	ss.cancel = ss.cmdCancel
 	ss.info = sql.ProcessInfo{ID: ss.id, User: ss.sql.User, Host: ss.sql.Host, DB: ss.sql.CurDB, Command: cmd, State: "executing", Info: text}
+	ss.since = time.Now()
 	ss.mu.Unlock()
 	return ss.cmdCtx
 }
@@ -550,7 +556,8 @@ func (ss *Session) begin(ctx context.Context, cmd, text string) context.Context 
 func (ss *Session) end() {
 	ss.mu.Lock()
 	ss.cancel = nil
-	ss.info = sql.ProcessInfo{ID: ss.id, User: ss.sql.User, Host: ss.sql.Host, DB: ss.sql.CurDB, Command: "Sleep", Time: 0}
+	ss.info = sql.ProcessInfo{ID: ss.id, User: ss.sql.User, Host: ss.sql.Host, DB: ss.sql.CurDB, Command: "Sleep"}
+	ss.since = time.Now()
 	ss.mu.Unlock()
 }
 

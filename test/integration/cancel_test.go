@@ -321,8 +321,8 @@ func TestShutdownTimeoutForcesExit(t *testing.T) {
 }
 
 // SHOW PROCESSLIST lists a connection that has sent no command yet as sleeping, under its own id
-// and user, and shows a prepared statement's text while it executes (COM_STMT_EXECUTE), as MySQL
-// does.
+// and user, and shows a prepared statement's text while it executes (COM_STMT_EXECUTE) and the
+// seconds it has run, as MySQL does.
 func TestProcessListIdleAndPrepared(t *testing.T) {
 	k := startKiln(t, "")
 	db := k.db(t, "")
@@ -345,22 +345,24 @@ func TestProcessListIdleAndPrepared(t *testing.T) {
 	go func() {
 		var v int
 		// An argument makes the driver prepare and execute (binary protocol).
-		done <- db.QueryRow("SELECT SLEEP(?) + 7", 2).Scan(&v)
+		done <- db.QueryRow("SELECT SLEEP(?) + 7", 3).Scan(&v)
 	}()
+	// Its INFO is its text, and its TIME counts the seconds it has run.
 	deadline := time.Now().Add(stopBound)
 	for {
 		var info string
-		err := db.QueryRow("SELECT COALESCE(MAX(INFO), '') FROM information_schema.PROCESSLIST WHERE COMMAND = 'Execute'").Scan(&info)
+		var secs int64
+		err := db.QueryRow("SELECT COALESCE(MAX(INFO), ''), COALESCE(MAX(TIME), -1) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Execute'").Scan(&info, &secs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info == "SELECT SLEEP(?) + 7" {
+		if info == "SELECT SLEEP(?) + 7" && secs >= 1 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the executing prepared statement's INFO: %q", info)
+			t.Fatalf("the executing prepared statement's INFO %q, TIME %d", info, secs)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
