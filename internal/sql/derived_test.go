@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -125,10 +126,28 @@ func TestDerivedHashLookup(t *testing.T) {
 			"SELECT a.id, d.id FROM a JOIN (SELECT id, k FROM z) AS d ON d.k = @p + 0 AND a.k + 0 = d.k ORDER BY a.id, d.id"},
 		{"WITH c AS (SELECT id, k FROM z) SELECT a.id, c.id FROM a JOIN c ON c.k = a.k WHERE a.id < 5 ORDER BY a.id, c.id",
 			"WITH c AS (SELECT id, k FROM z) SELECT a.id, c.id FROM a JOIN c ON c.k = a.k + 0 WHERE a.id < 5 ORDER BY a.id, c.id"},
+		// A base table without an index on the join column: read once, hashed (HashScan).
+		{"SELECT a.id, z.id FROM a JOIN z ON z.k = a.k ORDER BY a.id, z.id",
+			"SELECT a.id, z.id FROM a JOIN z ON z.k = a.k + 0 ORDER BY a.id, z.id"},
+		{"SELECT a.id, z.id FROM a LEFT JOIN z ON z.u = a.u AND z.n > 50 ORDER BY a.id, z.id",
+			"SELECT a.id, z.id FROM a LEFT JOIN z ON z.u = a.u + 0 AND z.n > 50 ORDER BY a.id, z.id"},
+		{"SELECT a.id, z.id FROM a STRAIGHT_JOIN z ON z.s = a.s WHERE z.n < 150 ORDER BY a.id, z.id",
+			"SELECT a.id, z.id FROM a STRAIGHT_JOIN z ON z.s = CONCAT(a.s, '') WHERE z.n < 150 ORDER BY a.id, z.id"},
+		{"SELECT a.id, z.id FROM a, z WHERE z.k = a.k AND z.s = a.s AND z.id BETWEEN 2 AND 18 ORDER BY a.id, z.id",
+			"SELECT a.id, z.id FROM a, z WHERE z.k = a.k + 0 AND z.s = CONCAT(a.s, '') AND z.id BETWEEN 2 AND 18 ORDER BY a.id, z.id"},
+		{"SELECT a.id, z.id, y.id FROM a JOIN z ON z.k = a.k JOIN z AS y ON y.u = z.u AND y.n <> z.n ORDER BY a.id, z.id, y.id",
+			"SELECT a.id, z.id, y.id FROM a JOIN z ON z.k = a.k + 0 JOIN z AS y ON y.u = z.u + 0 AND y.n <> z.n ORDER BY a.id, z.id, y.id"},
 	} {
 		got, want := run(c.hashed), run(c.scanned)
 		if got != want || want == "" {
 			t.Errorf("%s:\ngot  %q\nwant %q (%s)", c.hashed, got, want, c.scanned)
+		}
+		// A COLLATE clause is an expression, not a column: not a hash key.
+		if plan := run("EXPLAIN " + c.hashed); !strings.Contains(plan, "hash lookup") && !strings.Contains(c.hashed, "COLLATE") {
+			t.Errorf("EXPLAIN %s: no hash lookup:\n%s", c.hashed, plan)
+		}
+		if plan := run("EXPLAIN " + c.scanned); strings.Contains(plan, "hash lookup") {
+			t.Errorf("EXPLAIN %s: the reference query uses a hash lookup:\n%s", c.scanned, plan)
 		}
 	}
 }

@@ -26,8 +26,10 @@
 //  3. Each level of the join opens its Access once per outer row: the equality prefix and bounds
 //     are evaluated against the row built so far (index nested loop). A level that reads nothing of
 //     the earlier ones (Indep) is read and filtered once per execution and served from memory, up to
-//     maxJoinCacheRows; a derived table is materialised each time its level opens (per outer row
-//     for an inner level).
+//     maxJoinCacheRows. An inner derived table, view, CTE or constant table function is
+//     materialised once per execution, on its first opening (constFnRows). Either kind, given
+//     equality conditions against earlier levels (Level.Keys), serves each outer row the rows
+//     whose keys match, found by hash (lookupRows); the level's filter still checks them.
 //  4. Reads go through the statement's transaction (TxnOf: the Env's own, else the session's);
 //     a locking read (Access.Lock) takes its row lock first, also on a key that does not exist,
 //     waiting innodb_lock_wait_timeout (LockRow), and then reads the latest committed version.

@@ -350,16 +350,25 @@ const maxJoinCacheRows = 100000
 func (j *joinIter) openLevel(lv *Level) (RowIter, error) {
 	if lv.Acc != nil {
 		L := j.depth
-		if !lv.Indep || L == 0 {
+		if !(lv.Indep || lv.HashScan) || L == 0 {
 			return lv.Acc.open(j.env, j.row)
 		}
 		// An inner level that depends on no earlier level yields the same rows for every outer row:
-		// read and filter it once (block nested loop), not once per outer row.
+		// read and filter it once (block nested loop), not once per outer row. One whose access
+		// depends on no earlier level but whose conditions do (HashScan) is read and filtered by
+		// its own conditions once, and looked up by hash on its Keys (a hash join).
+		filter := lv.Filter
+		if lv.HashScan {
+			filter = lv.Local
+		}
 		if j.cache == nil {
 			j.cache = make([][][]types.Value, len(j.pl.Levels))
 			j.nocache = make([]bool, len(j.pl.Levels))
 		}
 		if j.cache[L] != nil {
+			if lv.HashScan {
+				return j.lookupRows(lv, j.cache[L])
+			}
 			return &sliceIter{rows: j.cache[L]}, nil
 		}
 		if j.nocache[L] {
@@ -383,9 +392,9 @@ func (j *joinIter) openLevel(lv *Level) (RowIter, error) {
 			if err := j.env.CheckKilled(); err != nil {
 				return nil, err
 			}
-			if lv.Filter != nil {
+			if filter != nil {
 				copy(tmp[lv.Off:lv.Off+lv.Width], r)
-				v, err := lv.Filter.Eval(j.env, tmp)
+				v, err := filter.Eval(j.env, tmp)
 				if err != nil {
 					return nil, err
 				}
@@ -404,6 +413,9 @@ func (j *joinIter) openLevel(lv *Level) (RowIter, error) {
 			}
 		}
 		j.cache[L] = rows
+		if lv.HashScan {
+			return j.lookupRows(lv, rows)
+		}
 		return &sliceIter{rows: rows}, nil
 	}
 	if (lv.Fn == nil || lv.Fn.Const) && j.depth > 0 {

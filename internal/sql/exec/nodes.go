@@ -27,9 +27,15 @@ type Level struct {
 	Residual expr.Expr
 	Indep    bool // reads nothing of earlier levels: its filtered rows can be read once per execution
 	// Keys: equality conditions of Filter by which the rows of an inner level materialised once
-	// (a derived table, view, CTE or constant table function) are looked up by hash for each
-	// outer row instead of all being scanned (joinIter.lookupRows). Filter still checks them.
+	// (a derived table, view, CTE or constant table function, or a HashScan base table) are
+	// looked up by hash for each outer row instead of all being scanned (joinIter.lookupRows).
+	// Filter still checks them.
 	Keys []HashKey
+	// HashScan: a base-table level whose access reads nothing of the earlier levels but whose
+	// conditions do, through Keys: its rows are read once, filtered by Local (the conditions on
+	// this level alone), and looked up by hash for each outer row (a hash join).
+	HashScan bool
+	Local    expr.Expr
 
 	// Fn is a table function (JSON_TABLE): its rows for the current row of the earlier levels.
 	Fn *JSONTable

@@ -1234,6 +1234,20 @@ func (b *selectBuilder) chooseLevelAccess() {
 		if li > 0 && lv.Acc == nil && (lv.Sub != nil || lv.Fn != nil && lv.Fn.Const) {
 			lv.Keys = hashKeys(lv, b.levels[li].conds)
 		}
+		if li > 0 && lv.Acc != nil && !lv.Indep && lv.Acc.Lock == 0 && lv.Acc.Kind != exec.AccPoint && boundsIndependent(lv.Acc, sc) {
+			// The access is the same for every outer row (a full scan, or bounds of constants)
+			// while an equality joins it to the earlier levels: a hash join instead of a scan per
+			// outer row (MySQL 8.0.18's hash join).
+			if keys := hashKeys(lv, b.levels[li].conds); len(keys) > 0 {
+				var local []expr.Expr
+				for _, cj := range b.levels[li].conds {
+					if cj.refs&^(1<<uint(li)) == 0 {
+						local = append(local, cj.e)
+					}
+				}
+				lv.Keys, lv.Local, lv.HashScan = keys, andAll(local), true
+			}
+		}
 		if i := impliedByBounds(lv, es); i >= 0 {
 			lv.Implied = true
 			lv.Residual = andAll(slices.Delete(slices.Clone(es), i, i+1))
@@ -1241,8 +1255,9 @@ func (b *selectBuilder) chooseLevelAccess() {
 	}
 }
 
-// hashKeys returns the equality conditions placed at an inner level whose rows are materialised
-// once (a derived table, view, CTE or constant table function) that can look its rows up by hash
+// hashKeys returns the equality conditions placed at an inner level whose rows are read once (a
+// derived table, view, CTE or constant table function, or a base table read the same way for
+// every outer row) that can look its rows up by hash
 // (exec.Level.Keys): `col = v`, col one of the level's columns and v a column of an earlier level,
 // of an enclosing query, a constant or a parameter, both integers or both character strings
 // (compared in the condition's collation). MySQL adds an index to such a materialised table
