@@ -21,7 +21,8 @@ func TestTimeSlice(t *testing.T) {
 		wantReset bool // the slice starts again (a wait for the client, or a yield)
 		wantAsked bool // the scheduler's count was consulted
 	}{
-		{"a read that waited starts a new slice", 200 * time.Microsecond, long, time.Millisecond, true, true, false},
+		// A slice limit far beyond the test's run: the new slice is not used up by a late wake-up.
+		{"a read that waited starts a new slice", time.Hour, long, time.Millisecond, true, true, false},
 		{"slice used up, others runnable: yield", 200 * time.Microsecond, long, 0, true, true, true},
 		{"slice used up, nobody else: keep running", 200 * time.Microsecond, long, 0, false, false, true},
 		{"slice not used up", time.Hour, time.Millisecond, 0, true, false, false},
@@ -33,7 +34,13 @@ func TestTimeSlice(t *testing.T) {
 			runnableNow = func(time.Time) bool { asked = true; return tc.others }
 			start := time.Now().Add(-tc.sinceRun)
 			s := timeSlice{limit: tc.limit, start: start}
-			s.readDone(time.Now().Add(-tc.readTook))
+			// A read that took no time is dated ahead: however late this goroutine runs on a busy
+			// machine (-race, 2 cores), it never looks parked (parkedRead, 20 us).
+			began := time.Now().Add(time.Minute)
+			if tc.readTook > 0 {
+				began = time.Now().Add(-tc.readTook)
+			}
+			s.readDone(began)
 			s.commandDone()
 			if reset := !s.start.Equal(start); reset != tc.wantReset {
 				t.Errorf("slice restarted = %v, want %v", reset, tc.wantReset)
