@@ -366,10 +366,7 @@ func (j *joinIter) openLevel(lv *Level) (RowIter, error) {
 			j.nocache = make([]bool, len(j.pl.Levels))
 		}
 		if j.cache[L] != nil {
-			if lv.HashScan {
-				return j.lookupRows(lv, j.cache[L])
-			}
-			return &sliceIter{rows: j.cache[L]}, nil
+			return j.lookupRows(lv, j.cache[L]) // all of them unless HashScan gave Keys
 		}
 		if j.nocache[L] {
 			return lv.Acc.open(j.env, j.row)
@@ -413,10 +410,7 @@ func (j *joinIter) openLevel(lv *Level) (RowIter, error) {
 			}
 		}
 		j.cache[L] = rows
-		if lv.HashScan {
-			return j.lookupRows(lv, rows)
-		}
-		return &sliceIter{rows: rows}, nil
+		return j.lookupRows(lv, rows)
 	}
 	if (lv.Fn == nil || lv.Fn.Const) && j.depth > 0 {
 		return j.constFnRows(lv)
@@ -504,6 +498,9 @@ func (j *joinIter) lookupRows(lv *Level, rows [][]types.Value) (RowIter, error) 
 		var size int64
 	build:
 		for _, r := range rows {
+			if err := j.env.CheckKilled(); err != nil {
+				return nil, err
+			}
 			k := h.buf[:0]
 			for _, key := range lv.Keys {
 				var ok, null bool
